@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+/** Where training episodes come from (DESIGN.md section 7). */
+export const dataSection = z
+  .strictObject({
+    source: z.enum(['synthetic', 'musique', 'hotpotqa', '2wiki']).default('synthetic').describe('Episode source for training.'),
+    path: z.string().default('').describe('Dataset file for non-synthetic sources.'),
+    synthetic: z
+      .strictObject({
+        seed: z.number().int().nonnegative().default(1).describe('Seed of the synthetic world.'),
+        train: z.number().int().positive().default(2000).describe('Synthetic training episodes.'),
+        heldOut: z.number().int().positive().default(100).describe('Held-out synthetic episodes for accuracy before/after RL.'),
+        minHops: z.number().int().min(2).max(4).default(2).describe('Fewest hops of a question.'),
+        maxHops: z.number().int().min(2).max(4).default(4).describe('Most hops of a question.'),
+      })
+      .prefault({})
+      .describe('Synthetic multi-hop world (sharp data synth).'),
+  })
+  .describe('Training data.');

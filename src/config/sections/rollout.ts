@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+const DEFAULT_PLANNER_PROMPT =
+  'You are the planner. Split the question into single-hop subtasks and delegate each one with <delegate>subtask</delegate>. ' +
+  'Each delegation returns a report in <result>...</result>. When you know the answer, reply <answer>final answer</answer>.';
+const DEFAULT_WORKER_PROMPT =
+  'You are a worker. Solve the subtask with tools: <search>query</search>, <calculate>expression</calculate>, <code>javascript</code>. ' +
+  'Tool output comes back in <result>...</result>. Reply <answer>short answer</answer> when done.';
+
+/** The self-play loop (DESIGN.md section 4). */
+export const rolloutSection = z
+  .strictObject({
+    groupSize: z.number().int().positive().default(8).describe('G: trajectories per question (GRPO group).'),
+    protocol: z.enum(['tags', 'json']).default('tags').describe('Tool-call syntax: tags for small models, json (Hermes/Qwen3 <tool_call>) for chat models.'),
+    plannerPrompt: z.string().default(DEFAULT_PLANNER_PROMPT).describe('System prompt of the planner role.'),
+    workerPrompt: z.string().default(DEFAULT_WORKER_PROMPT).describe('System prompt of the worker role.'),
+    maxPlannerTurns: z.number().int().positive().default(6).describe('Planner messages before it is stopped.'),
+    maxDelegations: z.number().int().nonnegative().default(4).describe('Delegations per trajectory.'),
+    maxWorkerTurns: z.number().int().positive().default(4).describe('Messages per worker before it is stopped.'),
+    maxNewTokens: z.number().int().positive().default(64).describe('New tokens per message.'),
+    maxContext: z.number().int().positive().default(1024).describe('Context length in tokens of any agent.'),
+    temperature: z.number().nonnegative().default(1).describe('Sampling temperature (0 = greedy).'),
+    topK: z.number().int().nonnegative().default(0).describe('Top-k sampling; 0 = off.'),
+    topP: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass; 1 = off.'),
+    search: z
+      .strictObject({
+        topK: z.number().int().positive().default(2).describe('Paragraphs a search returns.'),
+        corpus: z.enum(['episode', 'pooled']).default('episode').describe("episode: the episode's paragraphs (distractor setting); pooled: all episodes' paragraphs."),
+        maxChars: z.number().int().positive().default(300).describe('Characters of each paragraph shown to the agent.'),
+      })
+      .prefault({}),
+    code: z
+      .strictObject({
+        timeoutMs: z.number().int().positive().default(1000).describe('Wall-clock limit of one sandboxed program.'),
+        memoryBytes: z.number().int().positive().default(32 * 1024 * 1024).describe('QuickJS heap limit.'),
+        maxOutputChars: z.number().int().positive().default(2000).describe('Captured console output kept.'),
+      })
+      .prefault({}),
+  })
+  .describe('Rollout engine: roles, protocol, limits, sampling, tools.');

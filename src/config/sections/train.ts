@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+/** GRPO / SFT / DPO optimisation (DESIGN.md section 6). */
+export const trainSection = z
+  .strictObject({
+    steps: z.number().int().nonnegative().default(50).describe('RL steps.'),
+    batchQuestions: z.number().int().positive().default(4).describe('B: questions per step (each gives a group of G trajectories).'),
+    lr: z.number().positive().default(1e-4).describe('Peak learning rate (1e-6..1e-5 for real models; tiny models need more).'),
+    schedule: z.enum(['constant', 'cosine']).default('constant').describe('LR schedule after warmup.'),
+    warmupSteps: z.number().int().nonnegative().default(0).describe('Linear warmup steps.'),
+    weightDecay: z.number().nonnegative().default(0).describe('AdamW decoupled weight decay.'),
+    beta1: z.number().min(0).lt(1).default(0.9).describe('Adam beta1.'),
+    beta2: z.number().min(0).lt(1).default(0.999).describe('Adam beta2.'),
+    adamEps: z.number().positive().default(1e-8).describe('Adam epsilon.'),
+    gradClip: z.number().nonnegative().default(1.0).describe('Global-norm gradient clip; 0 = off.'),
+    microBatch: z.number().int().positive().default(8).describe('Sequences per forward/backward (gradient accumulation bounds memory).'),
+    epochs: z.number().int().positive().default(1).describe('mu: update epochs per batch of rollouts.'),
+    clipLow: z.number().positive().default(0.2).describe('eps_low of the clipped surrogate.'),
+    clipHigh: z.number().positive().default(0.2).describe('eps_high (0.28 for DAPO clip-higher).'),
+    klBeta: z.number().nonnegative().default(0).describe('beta of the k3 KL to the reference; 0 = no reference model is held.'),
+    aggregation: z
+      .enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'])
+      .default('token-mean')
+      .describe('Loss aggregation; seq-mean-token-sum-norm is Dr. GRPO.'),
+    advEps: z.number().positive().default(1e-6).describe('eps in (R - mean_role) / (std_role + eps).'),
+    dpoWeight: z.number().nonnegative().default(0).describe('Weight of the DPO loss on failure pairs mixed into GRPO steps.'),
+    dpoBeta: z.number().positive().default(0.1).describe('beta of the DPO loss.'),
+    checkpointEvery: z.number().int().positive().default(10).describe('Steps between checkpoints.'),
+    keepCheckpoints: z.number().int().positive().default(2).describe('Checkpoints kept per run (oldest deleted).'),
+    sft: z
+      .strictObject({
+        data: z.string().default('').describe('Transcripts JSONL (chat messages with per-message loss masks).'),
+        steps: z.number().int().nonnegative().default(0).describe('SFT steps before RL (0 = none).'),
+        lr: z.number().positive().default(1e-3).describe('SFT learning rate.'),
+        batch: z.number().int().positive().default(8).describe('Transcripts per SFT step.'),
+      })
+      .prefault({}),
+  })
+  .describe('Trainer.');
