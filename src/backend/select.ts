@@ -1,0 +1,116 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import { availableParallelism } from 'node:os';
+
+/**
+ * Backend selection (DESIGN.md section 3). `auto` tries tfjs-node-gpu, tfjs-node, wasm, cpu in that
+ * order and records why each better one was skipped; an explicitly requested backend that cannot
+ * load fails with a one-line BackendError.
+ */
+export type BackendName = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
+
+export class BackendError extends Error {
+  override readonly name = 'BackendError';
+}
+
+export interface BackendChoice {
+  /** tfjs backend name now active: 'tensorflow', 'wasm' or 'cpu'. */
+  backend: 'tensorflow' | 'wasm' | 'cpu';
+  /** npm package that provided it. */
+  pkg: string;
+  /** Why each better candidate was skipped, in the order tried. */
+  skipped: { candidate: string; reason: string }[];
+  /** wasm only: SIMD and thread count in effect. */
+  wasm?: { simd: boolean; threads: number; threadsRequested: number };
+}
+
+const require = createRequire(import.meta.url);
+let current: BackendChoice | undefined;
+
+/** Loads a tfjs-node package and proves it works with a 2x2 matmul; throws with the reason otherwise. */
+async function tryTensorflow(pkg: string): Promise<void> {
+  try {
+    await import(pkg);
+  } catch (err) {
+    throw new BackendError(`${pkg} is not installed or failed to load (${firstLine(err)})`);
+  }
+  if (!(await tf.setBackend('tensorflow'))) throw new BackendError(`${pkg} loaded but the tensorflow backend did not initialise`);
+  smokeTest();
+}
+
+async function tryWasm(threads: number): Promise<BackendChoice['wasm']> {
+  const wasm = await import('@tensorflow/tfjs-backend-wasm');
+  // The .wasm binaries ship inside the npm package: point tfjs at them so nothing is fetched.
+  const dir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'));
+  wasm.setWasmPaths(join(dir, 'dist') + '/');
+  const requested = threads > 0 ? threads : availableParallelism();
+  wasm.setThreadsCount(requested);
+  if (!(await tf.setBackend('wasm'))) throw new BackendError('wasm backend did not initialise');
+  smokeTest();
+  const simd = Boolean(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'));
+  return { simd, threads: wasm.getThreadsCount(), threadsRequested: requested };
+}
+
+async function tryCpu(): Promise<void> {
+  if (!(await tf.setBackend('cpu'))) throw new BackendError('cpu backend did not initialise');
+  smokeTest();
+}
+
+function smokeTest(): void {
+  const v = tf.tidy(() => tf.matMul(tf.tensor2d([1, 2, 3, 4], [2, 2]), tf.tensor2d([5, 6, 7, 8], [2, 2])).dataSync()); // [2, 2]
+  const want = [19, 22, 43, 50];
+  if (!want.every((w, i) => v[i] === w)) throw new BackendError(`2x2 matmul smoke test gave [${Array.from(v).join(', ')}]`);
+}
+
+function firstLine(err: unknown): string {
+  return String(err instanceof Error ? err.message : err).split('\n')[0] ?? '';
+}
+
+/**
+ * Initialises the requested backend once per process; later calls return the first choice when
+ * compatible (tests and commands may call it freely).
+ */
+export async function initBackend(name: BackendName = 'auto', threads = 0): Promise<BackendChoice> {
+  if (current && (name === 'auto' || name === current.backend)) return current;
+  const skipped: BackendChoice['skipped'] = [];
+  const attempt = async (candidate: string, run: () => Promise<BackendChoice | undefined>): Promise<BackendChoice | undefined> => {
+    try {
+      return await run();
+    } catch (err) {
+      if (name !== 'auto') throw new BackendError(`backend '${name}' is unavailable: ${firstLine(err)}`);
+      skipped.push({ candidate, reason: firstLine(err) });
+      return undefined;
+    }
+  };
+  let choice: BackendChoice | undefined;
+  if (name === 'auto' || name === 'tensorflow') {
+    for (const pkg of ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node']) {
+      choice ??= await attempt(pkg, async () => {
+        await tryTensorflow(pkg);
+        return { backend: 'tensorflow', pkg, skipped };
+      });
+      if (choice) break;
+      if (name === 'tensorflow' && pkg === '@tensorflow/tfjs-node') {
+        throw new BackendError(`backend 'tensorflow' is unavailable: ${skipped.map((s) => `${s.candidate}: ${s.reason}`).join('; ')}`);
+      }
+    }
+  }
+  if (!choice && (name === 'auto' || name === 'wasm')) {
+    choice = await attempt('wasm', async () => ({ backend: 'wasm', pkg: '@tensorflow/tfjs-backend-wasm', skipped, wasm: await tryWasm(threads) }));
+  }
+  if (!choice && (name === 'auto' || name === 'cpu')) {
+    choice = await attempt('cpu', async () => {
+      await tryCpu();
+      return { backend: 'cpu', pkg: '@tensorflow/tfjs-backend-cpu', skipped };
+    });
+  }
+  if (!choice) throw new BackendError(`no tfjs backend could be initialised: ${skipped.map((s) => `${s.candidate}: ${s.reason}`).join('; ')}`);
+  current = choice;
+  return choice;
+}
+
+/** The backend chosen by initBackend, if any. */
+export function currentBackend(): BackendChoice | undefined {
+  return current;
+}
