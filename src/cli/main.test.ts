@@ -1,0 +1,42 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '../..');
+const sharp = (...args: string[]) => spawnSync(process.execPath, [join(root, 'bin/sharp.js'), ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+
+describe('sharp CLI', () => {
+  it('prints the resolved config', () => {
+    const r = sharp('config', '--config', 'configs/quickstart.yaml', '--set', 'train.steps=5');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('name: quickstart');
+    expect(r.stdout).toMatch(/steps: 5\n/);
+  });
+
+  it('names the bad key in one line and exits 2', () => {
+    const r = sharp('config', '--config', 'configs/quickstart.yaml', '--set', 'train.lr=abc');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('train.lr');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('reports a missing config file with exit 2', () => {
+    const r = sharp('config', '--config', 'configs/nope.yaml');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe('sharp: config: file not found: configs/nope.yaml');
+  });
+
+  it('rejects an unknown option with exit 2', () => {
+    expect(sharp('config', '--bogus').status).toBe(2);
+  });
+
+  it('doctor names the backend and a matmul rate', () => {
+    const r = sharp('doctor');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/backend\s+wasm/);
+    expect(r.stdout).toMatch(/wasm SIMD\s+on/);
+    expect(r.stdout).toMatch(/libcudnn\.so\.8\s+(MISSING|\/)/);
+    expect(r.stdout).toMatch(/matmul\s+\d+\.\d+ GFLOP\/s/);
+  });
+});

@@ -1,0 +1,160 @@
+import { Command, CommanderError, Option } from 'commander';
+import { NotImplementedError, UserError } from '../errors.ts';
+
+/**
+ * The `sharp` CLI: declares commands and lazy-imports each command module (STYLE.md rule 9), so
+ * `sharp config` does not pay for loading tfjs. Typed errors become one line and an exit code.
+ */
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+const int = (name: string) => (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new UserError(`${name} expects an integer, got '${value}'`);
+  return n;
+};
+const num = (name: string) => (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new UserError(`${name} expects a number, got '${value}'`);
+  return n;
+};
+
+const backendOption = () => new Option('--backend <name>', 'tensor backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']);
+const configOption = (cmd: Command): Command =>
+  cmd
+    .option('-c, --config <file>', 'YAML config (overrides the schema defaults)')
+    .option('--set <key=value>', 'override one config key (repeatable; applied last)', collect, []);
+
+export function buildProgram(): Command {
+  const program = new Command('sharp')
+    .description('Train teams of LLM agents with reinforcement learning (SHARP credit + GRPO) on TensorFlow.js')
+    .version('0.1.0')
+    .exitOverride()
+    .showHelpAfterError(false);
+
+  configOption(program.command('train').description('SHARP-GRPO training (rollouts -> credit -> advantages -> update)'))
+    .addOption(backendOption())
+    .option('--resume [dir]', 'resume a run (default: the latest checkpoint of the run)')
+    .action(notImplemented('train'));
+
+  configOption(program.command('sft').description('supervised fine-tuning on transcripts')).addOption(backendOption()).action(notImplemented('sft'));
+  configOption(program.command('dpo').description('DPO on preference pairs')).addOption(backendOption()).action(notImplemented('dpo'));
+
+  configOption(program.command('eval').description('evaluate on a benchmark and write official-format predictions'))
+    .option('--bench <name>', 'benchmark name (see --list)')
+    .option('--data <path>', 'benchmark file (default: the shipped sample)')
+    .option('--model <dir>', 'checkpoint folder')
+    .option('--limit <n>', 'evaluate the first n items', int('--limit'))
+    .option('--out <dir>', 'output folder')
+    .addOption(new Option('--agents <mode>', 'agent system').choices(['multi', 'single', 'direct']))
+    .option('--credit', 'also run counterfactual credit and report it')
+    .option('--list', 'list the benchmarks')
+    .addOption(backendOption())
+    .action(notImplemented('eval'));
+
+  const config = configOption(program.command('config').description('print the resolved config')).action(async (opts) => {
+    const m = await import('./commands/config.ts');
+    await m.run(opts as { config?: string; set: string[] });
+  });
+  config
+    .command('schema')
+    .description('write configs/schema.json (JSON Schema of the config files)')
+    .option('--out <file>', 'output file', 'configs/schema.json')
+    .action(async (opts: { out: string }) => {
+      const m = await import('./commands/config.ts');
+      await m.runSchema(opts);
+    });
+
+  program
+    .command('doctor')
+    .description('report versions, backend, GPU libraries and a measured matmul rate')
+    .addOption(backendOption().default('auto'))
+    .option('--threads <n>', 'wasm threads (0 = all cores)', int('--threads'), 0)
+    .action(async (opts) => {
+      const m = await import('./commands/doctor.ts');
+      await m.run(opts as { backend: 'auto'; threads: number });
+    });
+
+  program
+    .command('generate')
+    .description('generate a continuation with a checkpoint')
+    .requiredOption('--model <dir>', 'checkpoint folder')
+    .requiredOption('--prompt <text>', 'prompt text')
+    .option('--chat', 'render the prompt through the chat template')
+    .option('--max-new-tokens <n>', 'tokens to generate', int('--max-new-tokens'), 64)
+    .option('--temperature <t>', 'sampling temperature (0 = greedy)', num('--temperature'), 0)
+    .option('--top-p <p>', 'nucleus mass', num('--top-p'), 1)
+    .option('--top-k <k>', 'top-k (0 = off)', int('--top-k'), 0)
+    .option('--seed <s>', 'sampling seed', int('--seed'), 0)
+    .addOption(backendOption().default('auto'))
+    .action(notImplemented('generate'));
+
+  program
+    .command('init-model')
+    .description('write a random-init model in Hugging Face layout')
+    .addOption(new Option('--arch <arch>', 'model family').choices(['llama', 'qwen2', 'qwen3']).default('llama'))
+    .option('--layers <n>', 'layers', int('--layers'), 2)
+    .option('--hidden <n>', 'hidden size', int('--hidden'), 128)
+    .option('--heads <n>', 'attention heads', int('--heads'), 4)
+    .option('--kv-heads <n>', 'key/value heads', int('--kv-heads'), 2)
+    .option('--intermediate <n>', 'MLP size', int('--intermediate'), 344)
+    .option('--vocab <n>', 'vocabulary size', int('--vocab'), 2000)
+    .option('--tokenizer <dir>', 'copy tokenizer files from this folder')
+    .option('--seed <s>', 'init seed', int('--seed'), 0)
+    .requiredOption('--out <dir>', 'output folder')
+    .action(notImplemented('init-model'));
+
+  const data = program.command('data').description('datasets: synthetic world, expert transcripts');
+  data
+    .command('synth')
+    .description('write synthetic multi-hop episodes in the MuSiQue format')
+    .option('--seed <s>', 'world seed', int('--seed'), 1)
+    .option('--n <n>', 'episodes', int('--n'), 100)
+    .option('--min-hops <n>', 'fewest hops', int('--min-hops'), 2)
+    .option('--max-hops <n>', 'most hops', int('--max-hops'), 4)
+    .requiredOption('--out <file>', 'output JSONL')
+    .action(notImplemented('data synth'));
+  data
+    .command('expert')
+    .description("write the scripted expert's transcripts (SFT data)")
+    .requiredOption('--in <file>', 'episodes JSONL (MuSiQue format)')
+    .requiredOption('--out <file>', 'transcripts JSONL')
+    .action(notImplemented('data expert'));
+
+  configOption(program.command('rollout').description('run the agents and write trajectories'))
+    .option('--n <n>', 'episodes', int('--n'), 8)
+    .requiredOption('--out <file>', 'trajectories JSONL')
+    .addOption(backendOption())
+    .action(notImplemented('rollout'));
+
+  program.command('plot').description('render reward / accuracy / credit curves of a run to PNG').argument('<runDir>').action(notImplemented('plot'));
+
+  return program;
+}
+
+function notImplemented(name: string): () => never {
+  return () => {
+    throw new NotImplementedError(name);
+  };
+}
+
+/** Runs the CLI; never throws: prints one line and sets the exit code instead. */
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    process.exitCode = exitCodeFor(err);
+  }
+}
+
+function exitCodeFor(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Commander already printed its message (help, version, unknown option).
+    return err.exitCode === 0 ? 0 : 2;
+  }
+  if (err instanceof UserError) {
+    process.stderr.write(`sharp: ${err.message}\n`);
+    return err.exitCode;
+  }
+  process.stderr.write(`sharp: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return 1;
+}

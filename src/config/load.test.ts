@@ -1,0 +1,86 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseSet } from './load.ts';
+
+function tmpYaml(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sharp-cfg-'));
+  const file = join(dir, 'c.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('gives schema defaults with no file', () => {
+    const c = loadConfig();
+    expect(c.train.clipLow).toBe(0.2);
+    expect(c.credit.weights).toEqual({ broadcast: 1.0, marginal: 0.9, tool: 0.1 });
+    expect(c.run.backend).toBe('auto');
+  });
+
+  it('lets YAML override defaults and --set override YAML, parsing scalars as YAML', () => {
+    const f = tmpYaml('train:\n  lr: 0.001\n  steps: 3\nrollout:\n  protocol: json\n');
+    const c = loadConfig({ file: f, sets: ['train.steps=7', 'credit.weights.tool=0.5', 'run.name=abc', 'credit.toolGate=true'] });
+    expect(c.train.lr).toBe(0.001);
+    expect(c.train.steps).toBe(7);
+    expect(c.rollout.protocol).toBe('json');
+    expect(c.credit.weights.tool).toBe(0.5);
+    expect(c.credit.weights.marginal).toBe(0.9);
+    expect(c.credit.toolGate).toBe(true);
+    expect(c.run.name).toBe('abc');
+  });
+
+  it('names the key and the --set on a wrong type', () => {
+    const msg = errorOf(() => loadConfig({ sets: ['train.lr=abc'] }));
+    expect(msg).toContain('train.lr');
+    expect(msg).toContain('--set train.lr=abc');
+    expect(msg.split('\n')).toHaveLength(1);
+  });
+
+  it('names an unknown key and its file', () => {
+    const f = tmpYaml('train:\n  lrr: 0.1\n');
+    const msg = errorOf(() => loadConfig({ file: f }));
+    expect(msg).toBe(`config: unknown key train.lrr (in ${f})`);
+  });
+
+  it('names an unknown section', () => {
+    expect(errorOf(() => loadConfig({ sets: ['bogus.x=1'] }))).toContain('unknown key bogus');
+  });
+
+  it('reports a missing file and an unparsable file in one line', () => {
+    expect(errorOf(() => loadConfig({ file: '/nonexistent/x.yaml' }))).toBe('config: file not found: /nonexistent/x.yaml');
+    const f = tmpYaml('train:\n  lr: [1, 2\n');
+    const msg = errorOf(() => loadConfig({ file: f }));
+    expect(msg).toMatch(/cannot parse .*c\.yaml:\d+:\d+/);
+    expect(msg.split('\n')).toHaveLength(1);
+  });
+
+  it('rejects a non-mapping document', () => {
+    expect(errorOf(() => loadConfig({ file: tmpYaml('- a\n- b\n') }))).toContain('mapping');
+  });
+
+  it('applies the cross-field rules', () => {
+    const msg = errorOf(() => loadConfig({ sets: ['data.synthetic.minHops=4', 'data.synthetic.maxHops=2'] }));
+    expect(msg).toContain('data.synthetic.minHops (4) must be <= data.synthetic.maxHops (2)');
+    expect(errorOf(() => loadConfig({ sets: ['data.source=musique'] }))).toContain('data.path is required');
+  });
+
+  it('parses --set values', () => {
+    expect(parseSet('a.b=1')).toEqual({ path: ['a', 'b'], value: 1 });
+    expect(parseSet('a=x=y')).toEqual({ path: ['a'], value: 'x=y' });
+    expect(parseSet('a=')).toEqual({ path: ['a'], value: '' });
+    expect(() => parseSet('novalue')).toThrow(/key.path=value/);
+    expect(() => parseSet('a..b=1')).toThrow(/empty key/);
+  });
+});

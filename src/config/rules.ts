@@ -1,0 +1,61 @@
+import type { Config } from './schema.ts';
+
+/**
+ * Cross-field checks (STYLE.md rule 2): each a small named rule returning the problem as one line
+ * naming the key path, or null when the config is fine.
+ */
+export interface ConfigRule {
+  name: string;
+  check: (cfg: Config) => string | null;
+}
+
+export const configRules: ConfigRule[] = [
+  {
+    name: 'hops-ordered',
+    check: (c) =>
+      c.data.synthetic.minHops <= c.data.synthetic.maxHops
+        ? null
+        : `data.synthetic.minHops (${c.data.synthetic.minHops}) must be <= data.synthetic.maxHops (${c.data.synthetic.maxHops})`,
+  },
+  {
+    name: 'dataset-path',
+    check: (c) => (c.data.source !== 'synthetic' && c.data.path === '' ? `data.path is required when data.source is '${c.data.source}'` : null),
+  },
+  {
+    name: 'clip-low-below-one',
+    check: (c) => (c.train.clipLow < 1 ? null : `train.clipLow (${c.train.clipLow}) must be < 1 (the ratio clip range is [1 - clipLow, 1 + clipHigh])`),
+  },
+  {
+    name: 'group-needs-two',
+    check: (c) =>
+      c.train.steps > 0 && c.rollout.groupSize < 2
+        ? `rollout.groupSize (${c.rollout.groupSize}) must be >= 2 for GRPO: advantages are normalised within a group`
+        : null,
+  },
+  {
+    name: 'warmup-within-steps',
+    check: (c) =>
+      c.train.warmupSteps > c.train.steps && c.train.steps > 0
+        ? `train.warmupSteps (${c.train.warmupSteps}) must be <= train.steps (${c.train.steps})`
+        : null,
+  },
+  {
+    name: 'sft-needs-data',
+    check: (c) => (c.train.sft.steps > 0 && c.train.sft.data === '' ? 'train.sft.data is required when train.sft.steps > 0' : null),
+  },
+  {
+    name: 'context-fits-message',
+    check: (c) =>
+      c.rollout.maxNewTokens < c.rollout.maxContext
+        ? null
+        : `rollout.maxNewTokens (${c.rollout.maxNewTokens}) must be < rollout.maxContext (${c.rollout.maxContext})`,
+  },
+];
+
+/** Runs every rule; returns the problems found (empty when valid). */
+export function checkRules(cfg: Config, rules: readonly ConfigRule[] = configRules): string[] {
+  return rules.flatMap((r) => {
+    const problem = r.check(cfg);
+    return problem === null ? [] : [problem];
+  });
+}

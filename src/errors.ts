@@ -1,0 +1,16 @@
+/**
+ * Typed errors shared by every layer. The CLI maps them to exit codes and one-line messages
+ * (STYLE.md rule 9); anything else that escapes is a bug (exit 1 with the stack).
+ */
+export class UserError extends Error {
+  override readonly name: string = 'UserError';
+  /** Exit code: 2 for bad input (config, flags, files, checkpoints). */
+  readonly exitCode: number = 2;
+}
+
+export class NotImplementedError extends UserError {
+  override readonly name = 'NotImplementedError';
+  constructor(command: string) {
+    super(`${command}: not implemented yet`);
+  }
+}
