@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
-import pino, { type Logger, type LevelWithSilent } from 'pino';
+import pino, { type Logger, type Level } from 'pino';
 import pretty from 'pino-pretty';
 
 /**
@@ -40,7 +40,7 @@ function plainStream(out: NodeJS.WritableStream): Writable {
   });
 }
 
-export function createLogger(opts: { file?: string; level?: LevelWithSilent; terminal?: NodeJS.WriteStream | null }): RunLogger {
+export function createLogger(opts: { file?: string; level?: Level; terminal?: NodeJS.WriteStream | null }): RunLogger {
   const level = opts.level ?? 'info';
   const streams: pino.StreamEntry[] = [];
   let file: WriteStream | undefined;

@@ -9,6 +9,7 @@ export const creditSection = z
     placeholder: z.string().default('[no report]').describe('Text that replaces a masked worker report.'),
     shapleyExactMaxWorkers: z.number().int().min(1).max(10).default(6).describe('Exact Shapley up to this many workers, permutation sampling beyond.'),
     shapleyPermutations: z.number().int().positive().default(32).describe('Permutations sampled when Shapley is not exact.'),
+    shapleyMode: z.enum(['auto', 'exact', 'sampled']).default('auto').describe('auto: exact up to shapleyExactMaxWorkers, sampled beyond; exact/sampled force one (exact is refused past 12 workers: 4096 replays).'),
     success: z.enum(['em', 'f1', 'cover_em']).default('em').describe('Success function R: exact match, F1 >= threshold, or cover-EM.'),
     f1Threshold: z.number().min(0).max(1).default(0.5).describe('F1 needed for success when success = f1.'),
     weights: z
@@ -21,7 +22,11 @@ export const creditSection = z
     toolGate: z.boolean().default(false).describe('Count the tool reward only when the outcome succeeded.'),
     noToolCallsValue: z.number().min(0).max(1).default(0).describe('R_tool of an agent that made no tool calls.'),
     messageLevel: z.boolean().default(false).describe('Split each agent credit into signed per-message shares (judge labels).'),
+    messageShareBeta: z.number().min(0).default(1).describe('beta in r_t = C/T + beta|C|(s_t - mean s)/T (src/credit/message-shares.ts); 0 = even split, bound (1+2beta)|C|/T.'),
     failurePairs: z.boolean().default(false).describe('On failure: localise the first error and write DPO preference pairs.'),
+    failureResamples: z.number().int().positive().default(4).describe('Alternatives resampled for the first error until the judge accepts one (no pair if none is).'),
     judge: z.enum(['rule', 'llm']).default('rule').describe('rule: gold sub-answers; llm: a yes/no question to a model.'),
+    hopMatchF1: z.number().min(0).max(1).default(0.5).describe('Rule judge: token F1 a subtask needs with a gold hop question to be judged against that hop.'),
+    judgeMargin: z.number().min(0).default(0).describe('LLM judge: |logp(yes) - logp(no)| under this labels a message 0 (undecided).'),
   })
   .describe('Credit assignment.');

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 
+// Protocol-neutral role prompts: the protocol (src/rollout/protocol) appends the tool list in its own syntax.
 const DEFAULT_PLANNER_PROMPT =
-  'You are the planner. Split the question into single-hop subtasks and delegate each one with <delegate>subtask</delegate>. ' +
-  'Each delegation returns a report in <result>...</result>. When you know the answer, reply <answer>final answer</answer>.';
+  'You are the planner of a team. Split the question into single-hop subtasks and delegate them one at a time to workers. ' +
+  'Each delegation returns the worker report. Use earlier reports in later subtasks. When you know the answer, give it as a short final answer.';
 const DEFAULT_WORKER_PROMPT =
-  'You are a worker. Solve the subtask with tools: <search>query</search>, <calculate>expression</calculate>, <code>javascript</code>. ' +
-  'Tool output comes back in <result>...</result>. Reply <answer>short answer</answer> when done.';
+  'You are a worker. Solve the subtask you are given with the tools: search the paragraphs, calculate arithmetic, run code. ' +
+  'When you know the answer, give it as a short final answer.';
+const DEFAULT_WORKER_FAILURE = 'The worker found no answer.';
 
 /** The self-play loop (DESIGN.md section 4). */
 export const rolloutSection = z
@@ -19,6 +21,7 @@ export const rolloutSection = z
     maxWorkerTurns: z.number().int().positive().default(4).describe('Messages per worker before it is stopped.'),
     maxNewTokens: z.number().int().positive().default(64).describe('New tokens per message.'),
     maxContext: z.number().int().positive().default(1024).describe('Context length in tokens of any agent.'),
+    workerFailureText: z.string().default(DEFAULT_WORKER_FAILURE).describe('Report the planner gets from a worker that ended without an answer.'),
     temperature: z.number().nonnegative().default(1).describe('Sampling temperature (0 = greedy).'),
     topK: z.number().int().nonnegative().default(0).describe('Top-k sampling; 0 = off.'),
     topP: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass; 1 = off.'),
