@@ -66,11 +66,11 @@ export function buildProgram(): Command {
   program
     .command('doctor')
     .description('report versions, backend, GPU libraries and a measured matmul rate')
-    .addOption(backendOption().default('auto'))
+    .addOption(backendOption())
     .option('--threads <n>', 'wasm threads (0 = all cores)', int('--threads'), 0)
     .action(async (opts) => {
       const m = await import('./commands/doctor.ts');
-      await m.run(opts as { backend: 'auto'; threads: number });
+      await m.run(opts as { backend?: string; threads: number });
     });
 
   program

@@ -29,6 +29,8 @@ export interface ToolCall {
   retrievedIdx?: number[];
   /** `delegate` only: index into Trajectory.agents of the worker this call spawned. */
   workerAgent?: number;
+  /** `delegate` only, replays only: the report was replaced by the placeholder (no worker ran). */
+  masked?: boolean;
 }
 
 /** Why an agent stopped. */

@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendChoice, type BackendName } from '../../backend/select.ts';
 import { findDriver, probeCudaLibs, type LibProbe } from '../../backend/cuda-libs.ts';
 import { matmulGflops } from '../../backend/matmul-bench.ts';
+import { resolveBackendName } from '../../backend/gpu-check.ts';
 
 /**
  * `sharp doctor [--backend B]`: what this machine gives sharp-rl. Node and tfjs versions, the
@@ -66,7 +67,7 @@ export function formatDoctor(r: DoctorReport): string {
   return lines.join('\n');
 }
 
-export async function run(opts: { backend?: BackendName; threads?: number }): Promise<void> {
-  const report = await collectDoctor(opts.backend ?? 'auto', opts.threads ?? 0);
+export async function run(opts: { backend?: string; threads?: number }): Promise<void> {
+  const report = await collectDoctor(resolveBackendName(opts.backend, 'auto'), opts.threads ?? 0);
   process.stdout.write(formatDoctor(report) + '\n');
 }
