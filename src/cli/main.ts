@@ -111,7 +111,10 @@ export function buildProgram(): Command {
     .option('--min-hops <n>', 'fewest hops', int('--min-hops'), 2)
     .option('--max-hops <n>', 'most hops', int('--max-hops'), 4)
     .requiredOption('--out <file>', 'output JSONL')
-    .action(notImplemented('data synth'));
+    .action(async (opts) => {
+      const m = await import('./commands/data-synth.ts');
+      await m.run(opts as Parameters<typeof m.run>[0]);
+    });
   data
     .command('expert')
     .description("write the scripted expert's transcripts (SFT data)")

@@ -1,0 +1,91 @@
+import { ARITHMETIC, escapeRegExp, fill, hopRegex, RELATIONS, sentenceRegex, templatesFor, type RelationId } from './relations.ts';
+
+/**
+ * How the scripted expert worker "reads" (issue 4 item 6): it answers a hop question of the synthetic
+ * world from one paragraph by matching the world's own templates (relations.ts), and turns an
+ * arithmetic hop into a mathjs expression for the calculate tool. No gold data is consulted: a wrong
+ * paragraph or a wrong subject gives null.
+ */
+
+const RELATION_IDS = Object.keys(RELATIONS) as RelationId[];
+const HOP_REGEXES = RELATION_IDS.map((id) => ({ id, regex: hopRegex(id) }));
+
+function normaliseSpace(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** Which relation a hop question asks and about whom; null when it is not one of the world's. */
+export function parseHopQuestion(subQuestion: string): { relation: RelationId; subject: string } | null {
+  const q = normaliseSpace(subQuestion);
+  for (const { id, regex } of HOP_REGEXES) {
+    const m = regex.exec(q);
+    if (m?.[1]) return { relation: id, subject: m[1] };
+  }
+  return null;
+}
+
+/**
+ * The answer to a single-hop question (its #k references already replaced by answers) as stated in
+ * `paragraphText`, or null when the paragraph does not state it.
+ */
+export function extractAnswer(subQuestion: string, paragraphText: string): string | null {
+  const parsed = parseHopQuestion(subQuestion);
+  if (!parsed) return null;
+  const text = normaliseSpace(paragraphText);
+  for (const regex of sentenceRegexes(parsed.relation, parsed.subject)) {
+    const m = regex.exec(text);
+    if (m?.[1]) return m[1];
+  }
+  return null;
+}
+
+/** Compiled sentence regexes per (relation, subject); bounded, since subjects may be model output. */
+const regexCache = new Map<string, RegExp[]>();
+const REGEX_CACHE_LIMIT = 20_000;
+
+function sentenceRegexes(relation: RelationId, subject: string): RegExp[] {
+  const key = `${relation}\u0000${subject}`;
+  let regexes = regexCache.get(key);
+  if (!regexes) {
+    if (regexCache.size >= REGEX_CACHE_LIMIT) regexCache.clear();
+    regexes = templatesFor(relation).map((t) => sentenceRegex(t, subject, relation));
+    regexCache.set(key, regexes);
+  }
+  return regexes;
+}
+
+const NUMBER = '(-?\\d+(?:\\.\\d+)?)';
+
+const ARITHMETIC_REGEXES = ARITHMETIC.map((form) => {
+  const slots: string[] = [];
+  let src = '';
+  let last = 0;
+  for (const m of form.hop.matchAll(/\{(\w+)\}/g)) {
+    src += escapeRegExp(form.hop.slice(last, m.index));
+    src += NUMBER;
+    slots.push(m[1] as string);
+    last = (m.index ?? 0) + m[0].length;
+  }
+  src += escapeRegExp(form.hop.slice(last));
+  return { form, slots, regex: new RegExp(`^${src}$`) };
+});
+
+/**
+ * A mathjs expression for an arithmetic hop whose references are replaced by numbers, e.g.
+ * "How many years passed between 1950 and 1987?" -> "1987 - 1950"; null for any other question.
+ */
+export function arithmeticExpression(subQuestion: string): string | null {
+  const q = normaliseSpace(subQuestion);
+  for (const { form, slots, regex } of ARITHMETIC_REGEXES) {
+    const m = regex.exec(q);
+    if (!m) continue;
+    const values = Object.fromEntries(slots.map((s, i) => [s, m[i + 1] as string]));
+    return fill(form.expression, values);
+  }
+  return null;
+}
+
+/** Replaces `#k` references (1-based, MuSiQue style) by the answers of earlier hops. */
+export function substituteRefs(question: string, answers: readonly string[]): string {
+  return question.replace(/#(\d+)/g, (ref, k: string) => answers[Number(k) - 1] ?? ref);
+}

@@ -1,0 +1,132 @@
+import MiniSearch from 'minisearch';
+import type { Episode, Paragraph } from '../data/episode.ts';
+import type { Tool, ToolOutcome } from './types.ts';
+
+/**
+ * `search` tool (DESIGN.md section 4, issue 4 item 4): BM25 (minisearch's BM25+) over the title and
+ * text of a paragraph set, either one episode's paragraphs (MuSiQue distractor setting) or a pooled
+ * corpus. The agent reads the top-k hits as `[idx] Title: text` lines; the engine records the idx
+ * values in rank order (`retrievedIdx`) for the support metrics.
+ */
+
+export interface SearchOptions {
+  /** Paragraphs returned per query. */
+  topK: number;
+  /** Characters of each paragraph's text shown to the agent (longer texts end with "..."). */
+  maxChars: number;
+  /**
+   * Weight of a title match relative to a text match. Titles name the paragraph's subject (as in
+   * Wikipedia-derived MuSiQue), so a query about an entity should rank that entity's own paragraph
+   * above paragraphs that only mention it.
+   */
+  titleBoost?: number;
+}
+
+/** Longest query accepted; longer text is not a search query but a paste. */
+const MAX_QUERY_CHARS = 1000;
+
+interface IndexedParagraph {
+  id: number;
+  title: string;
+  text: string;
+}
+
+/** Built indexes, keyed by the paragraph array they index (one build per episode; no leak). */
+const indexCache = new WeakMap<readonly Paragraph[], MiniSearch<IndexedParagraph>>();
+
+function buildIndex(paragraphs: readonly Paragraph[]): MiniSearch<IndexedParagraph> {
+  const seen = new Set<number>();
+  for (const p of paragraphs) {
+    if (!Number.isInteger(p.idx)) throw new Error(`search: paragraph idx ${String(p.idx)} (title '${p.title}') is not an integer`);
+    if (seen.has(p.idx)) throw new Error(`search: duplicate paragraph idx ${p.idx} (title '${p.title}')`);
+    seen.add(p.idx);
+  }
+  const index = new MiniSearch<IndexedParagraph>({ fields: ['title', 'text'], idField: 'id' });
+  index.addAll(paragraphs.map((p) => ({ id: p.idx, title: p.title, text: p.text })));
+  return index;
+}
+
+function indexFor(paragraphs: readonly Paragraph[]): MiniSearch<IndexedParagraph> {
+  let index = indexCache.get(paragraphs);
+  if (!index) {
+    index = buildIndex(paragraphs);
+    indexCache.set(paragraphs, index);
+  }
+  return index;
+}
+
+/** One hit as the agent reads it: `[idx] Title: text`, text cut to maxChars, newlines flattened. */
+export function formatHit(p: Paragraph, maxChars: number): string {
+  const flat = p.text.replace(/\s+/g, ' ').trim();
+  const text = flat.length > maxChars ? `${flat.slice(0, Math.max(0, maxChars - 3)).trimEnd()}...` : flat;
+  return `[${p.idx}] ${p.title}: ${text}`;
+}
+
+function validateOptions(opts: SearchOptions): void {
+  if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new Error(`search: topK must be a positive integer, got ${opts.topK}`);
+  if (!Number.isInteger(opts.maxChars) || opts.maxChars <= 3) throw new Error(`search: maxChars must be an integer > 3, got ${opts.maxChars}`);
+}
+
+/**
+ * A search tool over `paragraphs` (their `idx` values must be distinct, else this throws). The index
+ * is cached per array, so all G trajectories of an episode share one build.
+ */
+export function createSearch(paragraphs: readonly Paragraph[], opts: SearchOptions): Tool {
+  validateOptions(opts);
+  const byIdx = new Map(paragraphs.map((p) => [p.idx, p]));
+  const boost = { title: opts.titleBoost ?? 2 };
+  // Built (or fetched from the cache) now, so a bad corpus fails where it is made, not mid-rollout.
+  const index = indexFor(paragraphs);
+  return async (args: string): Promise<ToolOutcome> => {
+    const query = args.trim();
+    if (query.length === 0) return { ok: false, output: 'search error: empty query' };
+    if (query.length > MAX_QUERY_CHARS) return { ok: false, output: `search error: query longer than ${MAX_QUERY_CHARS} characters` };
+    // BM25+ with OR over the query terms: a hop question shares only a few words with its paragraph.
+    const hits = index.search(query, { boost, combineWith: 'OR' }).slice(0, opts.topK);
+    const retrievedIdx = hits.map((h) => h.id as number);
+    if (retrievedIdx.length === 0) return { ok: true, output: 'No paragraph matched the query.', retrievedIdx };
+    const lines = retrievedIdx.map((idx) => formatHit(byIdx.get(idx) as Paragraph, opts.maxChars));
+    return { ok: true, output: lines.join('\n'), retrievedIdx };
+  };
+}
+
+/** A search tool for one episode's own paragraphs (distractor setting). */
+export function createEpisodeSearch(episode: Episode, opts: SearchOptions): Tool {
+  return createSearch(episode.paragraphs, opts);
+}
+
+/**
+ * Pools the paragraphs of many episodes into one corpus (open-retrieval setting): identical
+ * (title, text) pairs are kept once and renumbered 0..N-1 in first-seen order, so `retrievedIdx`
+ * values are corpus ids. `origin` maps each corpus id back to (episode id, episode idx) pairs, which
+ * lets a caller score support against an episode's own idx values.
+ */
+export interface PooledCorpus {
+  paragraphs: Paragraph[];
+  origin: Map<number, { episodeId: string; idx: number }[]>;
+}
+
+export function poolParagraphs(episodes: readonly Episode[]): PooledCorpus {
+  const paragraphs: Paragraph[] = [];
+  const origin = new Map<number, { episodeId: string; idx: number }[]>();
+  const idOf = new Map<string, number>();
+  for (const ep of episodes) {
+    for (const p of ep.paragraphs) {
+      const key = `${p.title}\u0000${p.text}`;
+      let id = idOf.get(key);
+      if (id === undefined) {
+        id = paragraphs.length;
+        idOf.set(key, id);
+        paragraphs.push({ idx: id, title: p.title, text: p.text });
+        origin.set(id, []);
+      }
+      origin.get(id)?.push({ episodeId: ep.id, idx: p.idx });
+    }
+  }
+  return { paragraphs, origin };
+}
+
+/** A search tool over a pooled corpus (build it once with `poolParagraphs` and share it). */
+export function createPooledSearch(corpus: PooledCorpus, opts: SearchOptions): Tool {
+  return createSearch(corpus.paragraphs, opts);
+}
