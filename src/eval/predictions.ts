@@ -1,0 +1,110 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import type { Episode } from '../data/episode.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import type { Benchmark, Prediction } from './types.ts';
+
+/**
+ * Resumable predictions (issue 7: "an interrupted eval resumes and skips ids already predicted").
+ * Each finished episode is appended as one line to a log; a kill can only tear the last line, which
+ * is ignored on resume. At the end the official-format file is written atomically in gold order.
+ */
+
+/**
+ * Stable key per episode: its id, plus `#k` for the k-th repeat of an id (MuSiQue full holds each
+ * question twice under one id, answerable then unanswerable, in a fixed order).
+ */
+export function episodeKeys(eps: readonly Episode[]): string[] {
+  const seen = new Map<string, number>();
+  return eps.map((ep) => {
+    const k = seen.get(ep.id) ?? 0;
+    seen.set(ep.id, k + 1);
+    return k === 0 ? ep.id : `${ep.id}#${k}`;
+  });
+}
+
+const logLineSchema = z.object({
+  key: z.string(),
+  id: z.string(),
+  answer: z.string(),
+  supportIdx: z.array(z.number().int()),
+  answerable: z.boolean(),
+  trace: z.string().optional(),
+});
+
+export class PredictionLog {
+  private readonly done = new Map<string, Prediction>();
+
+  private constructor(readonly file: string) {}
+
+  /** Opens (or starts) the log at `file`, reading what an earlier run recorded. */
+  static open(file: string): PredictionLog {
+    const log = new PredictionLog(file);
+    mkdirSync(dirname(file), { recursive: true });
+    if (!existsSync(file)) return log;
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.forEach((raw, i) => {
+      if (raw.trim().length === 0) return;
+      const isLast = lines.slice(i + 1).every((l) => l.trim().length === 0);
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        if (isLast) return; // torn by a kill mid-write: that episode simply runs again
+        throw new Error(`${file}:${i + 1}: not valid JSON (only the last line may be torn)`);
+      }
+      const r = logLineSchema.safeParse(value);
+      if (!r.success) throw new Error(`${file}:${i + 1}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
+      const { key, ...pred } = r.data;
+      log.done.set(key, pred);
+    });
+    return log;
+  }
+
+  has(key: string): boolean {
+    return this.done.has(key);
+  }
+
+  get(key: string): Prediction | undefined {
+    return this.done.get(key);
+  }
+
+  get size(): number {
+    return this.done.size;
+  }
+
+  /** Records one finished episode (one appended line). */
+  append(key: string, pred: Prediction): void {
+    const line = JSON.stringify({ key, ...pred });
+    appendFileSync(this.file, `${line}\n`);
+    this.done.set(key, pred);
+  }
+
+  /** Predictions aligned with `eps`, or the keys still missing. */
+  collect(eps: readonly Episode[]): { preds: Prediction[]; missing: string[] } {
+    const keys = episodeKeys(eps);
+    const preds: Prediction[] = [];
+    const missing: string[] = [];
+    keys.forEach((k) => {
+      const p = this.done.get(k);
+      if (p) preds.push(p);
+      else missing.push(k);
+    });
+    return { preds, missing };
+  }
+}
+
+/**
+ * Writes the official predictions file (and, where the benchmark has an offline evaluator, the gold
+ * records of exactly these episodes) into `outDir`, atomically. Returns the paths written.
+ */
+export function writeOfficialPredictions(bench: Benchmark, outDir: string, eps: readonly Episode[], preds: readonly Prediction[], sourceFile?: string): { predictions: string; gold?: string } {
+  mkdirSync(outDir, { recursive: true });
+  const predictions = join(outDir, bench.predictionsFile);
+  writeFileAtomic(predictions, bench.formatPredictions(preds, eps));
+  if (!bench.goldSubset || sourceFile === undefined) return { predictions };
+  const gold = join(outDir, bench.goldSubset.file);
+  writeFileAtomic(gold, bench.goldSubset.text(sourceFile, eps));
+  return { predictions, gold };
+}

@@ -1,0 +1,89 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import type { Episode } from '../data/episode.ts';
+import { BenchmarkFormatError } from '../data/readers/records.ts';
+import { getBenchmark } from './benchmarks.ts';
+import { PredictionLog, episodeKeys, writeOfficialPredictions } from './predictions.ts';
+import { buildReport, writeReport, type EvalReport } from './report.ts';
+import type { Benchmark, Prediction } from './types.ts';
+
+/**
+ * Everything `sharp eval` does around running the agents (issue 7): pick the benchmark and its file
+ * (the shipped sample by default), take the first --limit episodes, resume from the prediction log,
+ * and at the end write the official predictions, the gold subset, metrics.json and report.md.
+ * The command itself only loops over `pending` and calls `record` with each prediction.
+ */
+
+export interface EvalSessionOptions {
+  bench: string;
+  /** Benchmark file; '' or undefined = the shipped sample. */
+  data?: string;
+  /** First n episodes; 0 or undefined = all. */
+  limit?: number;
+  out: string;
+  /** Repository root, for the shipped samples. */
+  repoRoot: string;
+}
+
+export interface EvalSession {
+  bench: Benchmark;
+  dataFile: string;
+  episodes: Episode[];
+  keys: string[];
+  log: PredictionLog;
+  outDir: string;
+  /** Episodes (with their keys) not yet predicted: what a resumed run still has to do. */
+  pending(): Array<{ key: string; episode: Episode }>;
+  record(key: string, pred: Prediction): void;
+}
+
+/**
+ * The first `limit` episodes, extended so that a run of equal ids (MuSiQue full: the answerable
+ * and unanswerable versions) is never cut in two: the official evaluator needs both.
+ */
+export function limitEpisodes(eps: readonly Episode[], limit: number | undefined): Episode[] {
+  if (!limit || limit >= eps.length) return [...eps];
+  let n = limit;
+  while (n < eps.length && eps[n].id === eps[n - 1].id) n += 1;
+  return eps.slice(0, n);
+}
+
+export function openEvalSession(o: EvalSessionOptions): EvalSession {
+  const bench = getBenchmark(o.bench);
+  const dataFile = o.data ? (isAbsolute(o.data) ? o.data : resolve(o.data)) : join(o.repoRoot, bench.sample);
+  if (!existsSync(dataFile)) throw new BenchmarkFormatError(`${dataFile}: benchmark file not found (--data)`);
+  if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 0)) throw new BenchmarkFormatError(`--limit: expected a non-negative integer, got ${o.limit}`);
+  const episodes = limitEpisodes(bench.read(dataFile), o.limit);
+  const keys = episodeKeys(episodes);
+  const log = PredictionLog.open(join(o.out, 'predictions.log.jsonl'));
+  return {
+    bench,
+    dataFile,
+    episodes,
+    keys,
+    log,
+    outDir: o.out,
+    pending: () => episodes.map((episode, i) => ({ key: keys[i], episode })).filter(({ key }) => !log.has(key)),
+    record: (key, pred) => log.append(key, pred),
+  };
+}
+
+export interface EvalResult {
+  report: EvalReport;
+  files: { predictions: string; gold?: string; metrics: string; report: string };
+}
+
+/**
+ * Writes the official predictions (+ gold subset) and the report. Where the benchmark has a ported
+ * file evaluator, the printed metrics are computed from the written files, as the official script
+ * would compute them.
+ */
+export function finishEvalSession(s: EvalSession, settings: Record<string, string | number | boolean> = {}, extraMarkdown: readonly string[] = []): EvalResult {
+  const { preds, missing } = s.log.collect(s.episodes);
+  if (missing.length > 0) throw new Error(`eval: ${missing.length} episode(s) have no prediction yet (first: ${missing[0]})`);
+  const written = writeOfficialPredictions(s.bench, s.outDir, s.episodes, preds, s.dataFile);
+  const report = buildReport(s.bench, s.dataFile, s.episodes, preds, settings);
+  if (s.bench.scoreFiles && written.gold) report.metrics = s.bench.scoreFiles(written.gold, written.predictions);
+  const files = writeReport(s.outDir, report, extraMarkdown);
+  return { report, files: { ...written, ...files } };
+}
