@@ -85,7 +85,10 @@ export function buildProgram(): Command {
     .option('--top-k <k>', 'top-k (0 = off)', int('--top-k'), 0)
     .option('--seed <s>', 'sampling seed', int('--seed'), 0)
     .addOption(backendOption().default('auto'))
-    .action(notImplemented('generate'));
+    .action(async (opts) => {
+      const m = await import('./commands/generate.ts');
+      await m.run(opts as Parameters<typeof m.run>[0]);
+    });
 
   program
     .command('init-model')
@@ -100,7 +103,10 @@ export function buildProgram(): Command {
     .option('--tokenizer <dir>', 'copy tokenizer files from this folder')
     .option('--seed <s>', 'init seed', int('--seed'), 0)
     .requiredOption('--out <dir>', 'output folder')
-    .action(notImplemented('init-model'));
+    .action(async (opts) => {
+      const m = await import('./commands/init-model.ts');
+      await m.run(opts as Parameters<typeof m.run>[0]);
+    });
 
   const data = program.command('data').description('datasets: synthetic world, expert transcripts');
   data

@@ -1,0 +1,186 @@
+import * as tf from '@tensorflow/tfjs';
+import type { CausalLM } from '../model/causal-lm.ts';
+import { positionsFromMask } from '../model/decoder.ts';
+import type { Rng } from '../random/rng.ts';
+import { tidyObject } from '../model/tidy.ts';
+import { KvCache } from './kv-cache.ts';
+import { checkSampling, sampleNext, type SamplingParams } from './sampling.ts';
+import { IncrementalDecoder, findStop, type Decodes } from '../tokenizer/incremental.ts';
+
+/**
+ * Batched generation with a KV cache (DESIGN.md section 2, issue 3 item 5): the prompts are
+ * left-padded and prefilled once, then one token per step is fed; nothing of the prefix is
+ * recomputed. Finished sequences leave the batch (their cache rows are dropped), and the only
+ * device-to-host read per step is the chosen ids with their logprobs.
+ */
+export interface GenerateRequest {
+  promptIds: number[];
+  maxNewTokens: number;
+  /** Stop after any of these strings appears in the generated text (it stays in the text). */
+  stop?: string[];
+  /** Emit exactly these tokens (replay); maxNewTokens and stops do not cut it short. */
+  forcedTokens?: number[];
+}
+
+export interface GenerateResult {
+  tokenIds: number[];
+  /** log p(token | prefix) under the model (untempered), one per token. */
+  logprobs: number[];
+  /** Decoded text of tokenIds (a trailing EOS is not rendered). */
+  text: string;
+  finishReason: 'stop' | 'eos' | 'length';
+}
+
+export interface GenerateOptions extends SamplingParams {
+  rng: Rng;
+  eosIds: readonly number[];
+  /** The tokenizer (only decode is used). */
+  decoder: Decodes;
+  /** Id used for left padding (never attended to); default 0. */
+  padId?: number;
+}
+
+interface RowState {
+  req: GenerateRequest;
+  tokens: number[];
+  logprobs: number[];
+  text: string;
+  /** Seeded with the last prompt token: SentencePiece decoders drop the leading space of the first
+   * token decoded, so decoding the continuation alone would turn " upon" into "upon". */
+  detok: IncrementalDecoder;
+  /** Text of the seed token, cut from the front of detok's text. */
+  seedLen: number;
+  /** This row's own stream (forked per request in order), so a row samples the same whatever else shares the batch. */
+  rng: Rng;
+  finish?: GenerateResult['finishReason'];
+  /** Real tokens so far (prompt + generated): the RoPE position of the next token. */
+  length: number;
+}
+
+function validate(reqs: GenerateRequest[], vocab: number): void {
+  reqs.forEach((r, i) => {
+    if (r.promptIds.length === 0) throw new Error(`generate: request ${i} has an empty prompt`);
+    if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 0) throw new Error(`generate: request ${i} maxNewTokens must be a non-negative integer (got ${r.maxNewTokens})`);
+    const bad = [...r.promptIds, ...(r.forcedTokens ?? [])].find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
+    if (bad !== undefined) throw new Error(`generate: request ${i} has token id ${bad} outside the vocabulary [0, ${vocab})`);
+  });
+}
+
+/** Decides whether row s is done after its newest token. */
+function finishOf(s: RowState, eos: ReadonlySet<number>, checkedLen: number): GenerateResult['finishReason'] | undefined {
+  const last = s.tokens[s.tokens.length - 1] as number;
+  const forced = s.req.forcedTokens;
+  const stopHit = s.req.stop && s.req.stop.length > 0 ? findStop(s.text, s.req.stop, checkedLen) !== undefined : false;
+  if (forced) {
+    if (s.tokens.length < forced.length) return undefined;
+    return eos.has(last) ? 'eos' : stopHit ? 'stop' : 'length';
+  }
+  if (eos.has(last)) return 'eos';
+  if (stopHit) return 'stop';
+  return s.tokens.length >= s.req.maxNewTokens ? 'length' : undefined;
+}
+
+function newRow(req: GenerateRequest, dec: Decodes, rng: Rng): RowState {
+  const detok = new IncrementalDecoder(dec, { skipSpecialTokens: true });
+  detok.push(req.promptIds[req.promptIds.length - 1] as number);
+  detok.flush();
+  return { req, tokens: [], logprobs: [], text: '', detok, seedLen: detok.text.length, rng, length: req.promptIds.length };
+}
+
+/** Adds a generated token's text (EOS renders as nothing). */
+function pushText(s: RowState, token: number, eos: ReadonlySet<number>): void {
+  if (!eos.has(token)) s.detok.push(token);
+  s.text = s.detok.text.slice(s.seedLen);
+}
+
+/** Generates for every request in one batch; results in request order. */
+export async function generate(model: CausalLM, requests: GenerateRequest[], opts: GenerateOptions): Promise<GenerateResult[]> {
+  checkSampling(opts);
+  validate(requests, model.config.vocabSize);
+  const eos = new Set(opts.eosIds);
+  const states: RowState[] = requests.map((req) => newRow(req, opts.decoder, opts.rng.fork()));
+  // Rows with nothing to generate never enter the batch.
+  for (const s of states) if ((s.req.forcedTokens?.length ?? s.req.maxNewTokens) === 0) s.finish = 'length';
+  let live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);
+  if (live.length === 0) return states.map((s) => ({ tokenIds: [], logprobs: [], text: '', finishReason: s.finish ?? 'length' }));
+
+  const padId = opts.padId ?? 0;
+  const tp = Math.max(...live.map((i) => (states[i] as RowState).req.promptIds.length));
+  const idsHost = new Int32Array(live.length * tp).fill(padId);
+  const maskHost = new Float32Array(live.length * tp);
+  live.forEach((i, r) => {
+    const p = (states[i] as RowState).req.promptIds;
+    idsHost.set(p, r * tp + tp - p.length); // left padding: every prompt ends at column tp-1
+    maskHost.fill(1, r * tp + tp - p.length, (r + 1) * tp);
+  });
+
+  let cache: KvCache | undefined;
+  let logits: tf.Tensor2D | undefined;
+  const headT = model.inferenceHead(); // [D, V] transposed once per call, not per step
+  try {
+    {
+      const ids = tf.tensor2d(idsHost, [live.length, tp], 'int32'); // [B, Tp]
+      const mask = tf.tensor2d(maskHost, [live.length, tp], 'float32'); // [B, Tp]
+      const pos = positionsFromMask(mask); // [B, Tp]
+      const out = model.forwardCached(ids, pos, mask, undefined, true, headT); // logits [B, V]
+      tf.dispose([ids, pos]);
+      logits = out.logits;
+      cache = new KvCache(out.kv, mask, model.config.kvHeads);
+    }
+    for (;;) {
+      const uniforms = live.map((i) => Math.min((states[i] as RowState).rng.float(), 1 - 1e-7));
+      const forced = live.map((i) => {
+        const s = states[i] as RowState;
+        return s.req.forcedTokens ? (s.req.forcedTokens[s.tokens.length] as number) : -1;
+      });
+      const current: tf.Tensor2D = logits as tf.Tensor2D;
+      const picked = tf.tidy(() => {
+        const { ids, logprobs } = sampleNext(current, tf.tensor1d(uniforms, 'float32'), tf.tensor1d(forced, 'int32'), opts);
+        return tf.stack([tf.cast(ids, 'float32'), logprobs]); // [2, B] one read per step (ids < 2^24 are exact in float32)
+      });
+      current.dispose();
+      logits = undefined;
+      const host = (await picked.data()) as Float32Array;
+      picked.dispose();
+      const b = live.length;
+      const keep: number[] = [];
+      live.forEach((i, r) => {
+        const s = states[i] as RowState;
+        s.tokens.push(host[r] as number);
+        s.logprobs.push(host[b + r] as number);
+        s.length += 1;
+        const checked = s.text.length;
+        pushText(s, host[r] as number, eos);
+        s.finish = finishOf(s, eos, checked);
+        if (s.finish !== undefined) {
+          s.detok.flush(); // an incomplete multi-byte character at the end renders as U+FFFD, as a full decode would
+          s.text = s.detok.text.slice(s.seedLen);
+        }
+        if (s.finish === undefined) keep.push(r);
+      });
+      if (keep.length === 0) break;
+      if (keep.length < b) cache.keepRows(keep);
+      live = keep.map((r) => live[r] as number);
+      const next = live.map((i) => {
+        const s = states[i] as RowState;
+        return s.tokens[s.tokens.length - 1] as number;
+      });
+      const positions = live.map((i) => (states[i] as RowState).length - 1);
+      const c: KvCache = cache;
+      const step = tidyObject(() => {
+        const ids = tf.tensor2d(next, [live.length, 1], 'int32'); // [B, 1]
+        const pos = tf.tensor2d(positions, [live.length, 1], 'float32'); // [B, 1]
+        const mask = c.extendedMask(); // [B, Tk+1]
+        const out = model.forwardCached(ids, pos, mask, c.past, true, headT);
+        return { logits: out.logits, kv: out.kv, mask };
+      });
+      cache.update(step.kv, step.mask);
+      logits = step.logits;
+    }
+  } finally {
+    headT.dispose();
+    logits?.dispose();
+    cache?.dispose();
+  }
+  return states.map((s) => ({ tokenIds: s.tokens, logprobs: s.logprobs, text: s.text, finishReason: s.finish ?? 'length' }));
+}

@@ -1,0 +1,106 @@
+import * as tf from '@tensorflow/tfjs';
+import type { ModelConfig } from './config.ts';
+import type { LayerNames } from './weight-map.ts';
+import type { OpSet } from './ops/op-set.ts';
+import { rmsNorm } from './ops/norm.ts';
+import { applyRope, type RopeTables } from './ops/rope.ts';
+
+/** Looks a weight up by HF name (linear weights come back stored [in, out]). */
+export type WeightGetter = (name: string) => tf.Tensor;
+
+/**
+ * Keys and values of one layer, both [B*KV, Tk, hd] so a decode step appends along axis 1 (whole
+ * contiguous blocks; a last-axis concat is a strided copy, slow on wasm) and never transposes the cache.
+ */
+export interface LayerKv {
+  k: tf.Tensor3D; // [B*KV, Tk, hd]
+  v: tf.Tensor3D; // [B*KV, Tk, hd]
+}
+
+/**
+ * Additive attention bias [B, 1, T, Tk]: 0 where query t (absolute index past + t) may see key k
+ * (k <= past + t and the key is a real token), -1e9 elsewhere. -1e9 rather than -Infinity keeps a
+ * padding query whose keys are all masked finite (uniform weights; its output is masked later).
+ */
+export function attentionBias(keyMask: tf.Tensor2D, queries: number, past: number): tf.Tensor4D {
+  return tf.tidy(() => {
+    const [b, tk] = keyMask.shape;
+    if (queries === 1 && tk === past + 1) {
+      // A decode step's query is the newest token: causality allows every key, only padding is masked.
+      return tf.reshape(tf.mul(tf.sub(tf.cast(keyMask, 'float32'), 1), 1e9), [b, 1, 1, tk]) as tf.Tensor4D; // [B, 1, 1, Tk]
+    }
+    const kIdx = tf.expandDims(tf.range(0, tk, 1, 'int32'), 0); // [1, Tk]
+    const qIdx = tf.expandDims(tf.range(past, past + queries, 1, 'int32'), 1); // [T, 1]
+    const causal = tf.cast(tf.lessEqual(kIdx, qIdx), 'float32'); // [T, Tk]
+    const allowed = tf.mul(tf.reshape(causal, [1, 1, queries, tk]), tf.reshape(tf.cast(keyMask, 'float32'), [b, 1, 1, tk])); // [B, 1, T, Tk]
+    return tf.mul(tf.sub(allowed, 1), 1e9) as tf.Tensor4D; // [B, 1, T, Tk]
+  });
+}
+
+/**
+ * tf.transpose that becomes a free reshape when every moved axis but one has size 1 (a decode
+ * step has T = 1, so its head swaps are pure relabelings): saves a copy kernel per call.
+ */
+function permute<T extends tf.Tensor>(x: T, perm: number[]): T {
+  const moved = perm.filter((p, i) => p !== i).map((p) => x.shape[p] as number);
+  if (moved.filter((d) => d !== 1).length <= 1) return tf.reshape(x, perm.map((p) => x.shape[p] as number)) as T;
+  return tf.transpose(x, perm) as T;
+}
+
+/**
+ * Grouped-query self-attention of one layer (HF LlamaAttention / Qwen2Attention / Qwen3Attention).
+ * GQA without repeat_kv: query heads are grouped by the kv head they share, so q reshapes to
+ * [B*KV, rep*T, hd] and multiplies the un-repeated keys directly (a reshape, not a copy). Heads
+ * are separated with 4-D transposes only (DESIGN.md section 3, technique 3).
+ */
+export function attention(
+  x: tf.Tensor2D, // [B*T, D] normed input
+  batch: number,
+  seq: number,
+  c: ModelConfig,
+  n: LayerNames,
+  w: WeightGetter,
+  rope: RopeTables,
+  bias: tf.Tensor4D, // [B, 1, T, Tk]
+  past: LayerKv | undefined,
+  keepKv: boolean, // return this layer's keys/values (prefill and decode; not training)
+  ops: OpSet,
+): { out: tf.Tensor2D; kv: LayerKv | undefined } {
+  const { heads: H, kvHeads: KV, headDim: hd } = c;
+  const rep = H / KV;
+  const opt = (name: string | undefined): tf.Tensor1D | undefined => (name === undefined ? undefined : (w(name) as tf.Tensor1D));
+  let q = tf.reshape(ops.linear(x, w(n.q) as tf.Tensor2D, opt(n.qBias)), [batch, seq, H, hd]) as tf.Tensor4D; // [B, T, H, hd]
+  let k = tf.reshape(ops.linear(x, w(n.k) as tf.Tensor2D, opt(n.kBias)), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
+  const v = tf.reshape(ops.linear(x, w(n.v) as tf.Tensor2D, opt(n.vBias)), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
+  if (n.qNorm !== undefined && n.kNorm !== undefined) {
+    // Qwen3: RMSNorm over head_dim of each head, before RoPE.
+    q = rmsNorm(q, w(n.qNorm) as tf.Tensor1D, c.rmsEps); // [B, T, H, hd]
+    k = rmsNorm(k, w(n.kNorm) as tf.Tensor1D, c.rmsEps); // [B, T, KV, hd]
+  }
+  // One RoPE over q and k together (fewer kernels: each is ~10 small ops).
+  const qk = applyRope(tf.concat([q, k], 2) as tf.Tensor4D, rope); // [B, T, H+KV, hd]
+  [q, k] = tf.split(qk, [H, KV], 2) as [tf.Tensor4D, tf.Tensor4D]; // [B, T, H, hd], [B, T, KV, hd]
+  const qs = tf.mul(permute(q, [0, 2, 1, 3]), 1 / Math.sqrt(hd)); // [B, H, T, hd], scaled before the product (fewer values)
+  const qg = tf.reshape(qs, [batch * KV, rep * seq, hd]) as tf.Tensor3D; // [B*KV, rep*T, hd]
+  const vNew = tf.reshape(permute(v, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
+  const vAll = past ? (tf.concat([past.v, vNew], 1) as tf.Tensor3D) : vNew; // [B*KV, Tk, hd]
+  let scores: tf.Tensor3D; // [B*KV, rep*T, Tk]
+  let kAll: tf.Tensor3D | undefined; // [B*KV, Tk, hd], only when the caller keeps the cache
+  if (past) {
+    kAll = tf.concat([past.k, tf.reshape(permute(k, [0, 2, 1, 3]), [batch * KV, seq, hd])], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
+    // Decode: (K @ q^T)^T transposes only the small [rep*T, Tk] result, never the cache.
+    const qgT = permute(qg, [0, 2, 1]); // [B*KV, hd, rep*T]
+    scores = permute(ops.bmm(kAll, qgT), [0, 2, 1]); // [B*KV, Tk, rep*T] -> [B*KV, rep*T, Tk]
+  } else {
+    const kT = tf.reshape(tf.transpose(k, [0, 2, 3, 1]), [batch * KV, hd, seq]) as tf.Tensor3D; // [B*KV, hd, T]
+    if (keepKv) kAll = tf.reshape(tf.transpose(k, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
+    scores = ops.bmm(qg, kT); // [B*KV, rep*T, T]
+  }
+  const tk = vAll.shape[1];
+  const biased = tf.add(tf.reshape(scores, [batch, H, seq, tk]), bias); // [B, H, T, Tk]
+  const probs = tf.reshape(tf.softmax(biased), [batch * KV, rep * seq, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
+  const ctx = tf.reshape(ops.bmm(probs, vAll), [batch, H, seq, hd]); // [B, H, T, hd]
+  const merged = tf.reshape(permute(ctx, [0, 2, 1, 3]), [batch * seq, H * hd]) as tf.Tensor2D; // [B*T, H*hd]
+  const out = ops.linear(merged, w(n.o) as tf.Tensor2D, opt(n.oBias)); // [B*T, D]
+  return { out, kv: kAll ? { k: kAll, v: vAll } : undefined };
+}

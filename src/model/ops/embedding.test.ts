@@ -1,0 +1,31 @@
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../backend/select.ts';
+import { embed } from './embedding.ts';
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+describe('embed', () => {
+  it('gathers rows and sums the gradient of repeated ids (hand-computed)', () => {
+    // table 4x2, ids [2, 0, 2]; loss = sum(out * [[1,2],[3,4],[5,6]]) -> dTable row 2 = [1+5, 2+6], row 0 = [3, 4], rows 1, 3 = 0.
+    const table = tf.tensor2d([0, 1, 2, 3, 4, 5, 6, 7], [4, 2]);
+    const ids = tf.tensor1d([2, 0, 2], 'int32');
+    expect(Array.from(embed(table, ids).dataSync())).toEqual([4, 5, 0, 1, 4, 5]);
+    const up = tf.tensor2d([1, 2, 3, 4, 5, 6], [3, 2]);
+    const g = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(embed(t as tf.Tensor2D, ids), up)))(table);
+    expect(Array.from(g.dataSync())).toEqual([3, 4, 0, 0, 6, 8, 0, 0]);
+  });
+
+  it('equals autodiff of a one-hot matmul on a random batch', () => {
+    tf.tidy(() => {
+      const table = tf.randomNormal([50, 8], 0, 1, 'float32', 1) as tf.Tensor2D;
+      const ids = tf.tensor1d([3, 7, 3, 49, 0, 7, 7, 12], 'int32');
+      const up = tf.randomNormal([8, 8], 0, 1, 'float32', 2);
+      const got = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(embed(t as tf.Tensor2D, ids), up)))(table);
+      const want = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(tf.matMul(tf.oneHot(ids, 50).toFloat(), t as tf.Tensor2D), up)))(table);
+      expect(tf.max(tf.abs(tf.sub(got, want))).dataSync()[0]).toBeLessThan(1e-5);
+    });
+  });
+});
