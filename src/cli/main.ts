@@ -134,7 +134,15 @@ export function buildProgram(): Command {
     .addOption(backendOption())
     .action(notImplemented('rollout'));
 
-  program.command('plot').description('render reward / accuracy / credit curves of a run to PNG').argument('<runDir>').action(notImplemented('plot'));
+  program
+    .command('plot')
+    .description('render reward / accuracy / credit curves of a run to PNG')
+    .argument('<runDir>', 'run folder holding metrics.jsonl')
+    .option('--out <dir>', 'output folder (default: <runDir>/plots)')
+    .action(async (runDir: string, opts: { out?: string }) => {
+      const m = await import('./commands/plot.ts');
+      await m.run({ runDir, ...opts });
+    });
 
   return program;
 }

@@ -7,6 +7,7 @@ export const trainSection = z
     batchQuestions: z.number().int().positive().default(4).describe('B: questions per step (each gives a group of G trajectories).'),
     lr: z.number().positive().default(1e-4).describe('Peak learning rate (1e-6..1e-5 for real models; tiny models need more).'),
     schedule: z.enum(['constant', 'cosine']).default('constant').describe('LR schedule after warmup.'),
+    minLrRatio: z.number().min(0).max(1).default(0).describe('Cosine floor as a fraction of lr (0: decay to 0 at the last step).'),
     warmupSteps: z.number().int().nonnegative().default(0).describe('Linear warmup steps.'),
     weightDecay: z.number().nonnegative().default(0).describe('AdamW decoupled weight decay.'),
     beta1: z.number().min(0).lt(1).default(0.9).describe('Adam beta1.'),
@@ -15,13 +16,25 @@ export const trainSection = z
     gradClip: z.number().nonnegative().default(1.0).describe('Global-norm gradient clip; 0 = off.'),
     microBatch: z.number().int().positive().default(8).describe('Sequences per forward/backward (gradient accumulation bounds memory).'),
     epochs: z.number().int().positive().default(1).describe('mu: update epochs per batch of rollouts.'),
-    clipLow: z.number().positive().default(0.2).describe('eps_low of the clipped surrogate.'),
+    clipLow: z.number().positive().lt(1).default(0.2).describe('eps_low of the clipped surrogate.'),
     clipHigh: z.number().positive().default(0.2).describe('eps_high (0.28 for DAPO clip-higher).'),
     klBeta: z.number().nonnegative().default(0).describe('beta of the k3 KL to the reference; 0 = no reference model is held.'),
     aggregation: z
       .enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'])
       .default('token-mean')
       .describe('Loss aggregation; seq-mean-token-sum-norm is Dr. GRPO.'),
+    sumNormLength: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe('Dr. GRPO constant length for seq-mean-token-sum-norm; 0 = the longest completion of the batch.'),
+    oldLogp: z
+      .enum(['recompute', 'sampling'])
+      .default('recompute')
+      .describe('pi_old: recompute with the training forward before the update (exact ratio 1 at epoch 1), or the logprobs recorded at sampling (saves a forward; KV-cache numerics differ slightly).'),
+    logEntropy: z.boolean().default(false).describe('Log the policy entropy per step (one extra softmax pass over the vocabulary).'),
+    tensorboard: z.boolean().default(true).describe('Also write TensorBoard event files to the run folder.'),
     advEps: z.number().positive().default(1e-6).describe('eps in (R - mean_role) / (std_role + eps).'),
     dpoWeight: z.number().nonnegative().default(0).describe('Weight of the DPO loss on failure pairs mixed into GRPO steps.'),
     dpoBeta: z.number().positive().default(0.1).describe('beta of the DPO loss.'),

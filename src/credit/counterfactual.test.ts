@@ -1,0 +1,68 @@
+import { describe, it, expect } from 'vitest';
+import type { Episode } from '../data/episode.ts';
+import { allCoalitions, leaveOneOutCoalitions, maskedDelegations, workerCount } from './coalitions.ts';
+import { CoalitionCache, evaluateCoalitions, valueOf } from './counterfactual.ts';
+import { gameRunner, makeTrajectory } from './fixtures.ts';
+import { emSuccess } from './success.ts';
+
+const episode: Episode = { id: 'ep', question: 'q', answers: ['yes'], paragraphs: [] };
+
+describe('coalitions', () => {
+  it('masks the delegations outside S', () => {
+    expect(maskedDelegations(0b101, 3)).toEqual([1]);
+    expect(maskedDelegations(0, 2)).toEqual([0, 1]);
+    expect(leaveOneOutCoalitions(3)).toEqual([0b110, 0b101, 0b011]);
+    expect(allCoalitions(2)).toEqual([0, 1, 2, 3]);
+  });
+  it('rejects trajectories whose delegation numbers have gaps', () => {
+    const t = makeTrajectory({ id: 'bad', workers: [{ subtask: 'a', answer: 'b' }, { subtask: 'c', answer: 'd' }], finalAnswer: 'x' });
+    t.agents[2] = { ...t.agents[2], delegation: 5 };
+    expect(() => workerCount(t)).toThrow(/trajectory bad: worker delegation numbers must be 0\.\.1/);
+  });
+});
+
+describe('evaluateCoalitions', () => {
+  it('one runner call per group, each coalition once, v(N) from the recording', async () => {
+    const a = makeTrajectory({ id: 'a', workers: [{ subtask: 's0', answer: 'r' }, { subtask: 's1', answer: 'r' }, { subtask: 's2', answer: 'r' }], finalAnswer: 'yes' });
+    const b = makeTrajectory({ id: 'b', workers: [{ subtask: 's0', answer: 'r' }], finalAnswer: 'no' });
+    // game: success iff workers 0 and 1 both report
+    const runner = gameRunner((s) => (s & 3) === 3);
+    const cache = new CoalitionCache();
+    const { tables, stats } = await evaluateCoalitions(
+      [
+        { traj: a, episode, coalitions: [...leaveOneOutCoalitions(3), ...allCoalitions(3)] },
+        { traj: b, episode, coalitions: leaveOneOutCoalitions(1) },
+      ],
+      runner,
+      { success: emSuccess, replays: 1 },
+      cache,
+    );
+    expect(runner.batches).toHaveLength(1);
+    // a: 2^3 - 1 = 7 coalitions (N is recorded); b: its one LOO coalition {} -> 8 items
+    expect(stats).toEqual({ runnerCalls: 1, replayItems: 8, cachedCoalitions: 4 });
+    expect(valueOf(tables[0], 0b111)).toBe(1);
+    expect(valueOf(tables[0], 0b011)).toBe(1);
+    expect(valueOf(tables[0], 0b101)).toBe(0);
+    expect(valueOf(tables[1], 1)).toBe(0); // b recorded 'no' even though the game says yes
+    // a second request for the same coalitions replays nothing
+    const again = await evaluateCoalitions([{ traj: a, episode, coalitions: allCoalitions(3) }], runner, { success: emSuccess, replays: 1 }, cache);
+    expect(again.stats.runnerCalls).toBe(0);
+    expect(runner.batches).toHaveLength(1);
+  });
+  it('averages n replays per coalition', async () => {
+    const a = makeTrajectory({ id: 'a', workers: [{ subtask: 's0', answer: 'r' }, { subtask: 's1', answer: 'r' }], finalAnswer: 'yes' });
+    // replay r of a coalition succeeds on r = 0 and 2 of 4 when worker 0 reports: v = 0.5
+    const runner = gameRunner((s, _k, r) => (s & 1) === 1 && r % 2 === 0);
+    const { tables, stats } = await evaluateCoalitions([{ traj: a, episode, coalitions: [0b01, 0b10] }], runner, { success: emSuccess, replays: 4 }, new CoalitionCache());
+    expect(stats.replayItems).toBe(8);
+    expect(valueOf(tables[0], 0b01)).toBe(0.5);
+    expect(valueOf(tables[0], 0b10)).toBe(0);
+    expect(() => valueOf(tables[0], 0)).toThrow(/coalition 0 .* was not evaluated/);
+  });
+  it('clear errors for bad coalitions, replay counts and runner output', async () => {
+    const a = makeTrajectory({ id: 'a', workers: [{ subtask: 's0', answer: 'r' }], finalAnswer: 'yes' });
+    await expect(evaluateCoalitions([{ traj: a, episode, coalitions: [4] }], gameRunner(() => true), { success: emSuccess, replays: 1 })).rejects.toThrow(/coalition 4 is not a subset of its 1 workers/);
+    await expect(evaluateCoalitions([{ traj: a, episode, coalitions: [0] }], gameRunner(() => true), { success: emSuccess, replays: 0 })).rejects.toThrow(/credit.replays/);
+    await expect(evaluateCoalitions([{ traj: a, episode, coalitions: [0] }], () => Promise.resolve([]), { success: emSuccess, replays: 1 })).rejects.toThrow(/returned 0 trajectories for 1 items/);
+  });
+});

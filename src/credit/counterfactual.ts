@@ -1,0 +1,125 @@
+import type { Episode } from '../data/episode.ts';
+import type { Trajectory } from '../rollout/types.ts';
+import { type Coalition, coalitionSize, fullCoalition, maskedDelegations, workerCount } from './coalitions.ts';
+import type { SuccessFn } from './success.ts';
+
+/**
+ * Counterfactual values v(S) through replays (DESIGN.md section 5; SHARP). The replay runner is
+ * injected so this module stays pure: in training it wraps the engine's `replay` (see
+ * replay-runner.ts), in tests it can be the same engine driven by the scripted expert.
+ */
+export interface ReplayItem {
+  traj: Trajectory;
+  episode: Episode;
+  /** Delegation indices whose reports are replaced by the placeholder. */
+  masked: number[];
+}
+
+/** Runs every item (one engine batch) and returns one replayed trajectory per item, in order. */
+export type ReplayRunner = (items: ReplayItem[]) => Promise<Trajectory[]>;
+
+/** v(S) of one trajectory, for the coalitions evaluated so far. */
+export interface ValueTable {
+  trajectoryId: string;
+  /** Number of workers K. */
+  k: number;
+  values: Map<Coalition, number>;
+}
+
+/**
+ * Tables by trajectory id, shared across calls so that a coalition's value is computed once (the
+ * LOO coalitions are reused by Shapley, and a later report does not replay again).
+ */
+export class CoalitionCache {
+  private readonly tables = new Map<string, ValueTable>();
+
+  table(traj: Trajectory): ValueTable {
+    let t = this.tables.get(traj.id);
+    if (!t) {
+      t = { trajectoryId: traj.id, k: workerCount(traj), values: new Map() };
+      this.tables.set(traj.id, t);
+    }
+    return t;
+  }
+
+  get size(): number {
+    return this.tables.size;
+  }
+}
+
+export interface CoalitionRequest {
+  traj: Trajectory;
+  episode: Episode;
+  coalitions: readonly Coalition[];
+}
+
+export interface EvaluateOptions {
+  success: SuccessFn;
+  /** Replays averaged per coalition (n in DESIGN.md section 5). */
+  replays: number;
+}
+
+export interface EvaluateStats {
+  /** Runner invocations (0 when everything was cached, else 1: the whole group is one batch). */
+  runnerCalls: number;
+  /** Replayed trajectories requested (unique coalitions x replays). */
+  replayItems: number;
+  /** Coalitions whose value came from the cache or the recorded trajectory. */
+  cachedCoalitions: number;
+}
+
+/**
+ * Fills the value tables for every requested coalition of every trajectory of a group with ONE
+ * runner call. v(N) is the recorded outcome R(tau_i) (SHARP compares counterfactuals with the
+ * trajectory that was actually sampled, and replaying N in `final` mode would resample the answer);
+ * every other coalition is the mean success of `replays` replays that mask the workers outside it.
+ */
+export async function evaluateCoalitions(
+  requests: readonly CoalitionRequest[],
+  runner: ReplayRunner,
+  opts: EvaluateOptions,
+  cache: CoalitionCache = new CoalitionCache(),
+): Promise<{ tables: ValueTable[]; stats: EvaluateStats }> {
+  if (!Number.isInteger(opts.replays) || opts.replays < 1) throw new Error(`credit.replays: ${opts.replays} is not a positive integer`);
+  const items: ReplayItem[] = [];
+  const slots: { table: ValueTable; coalition: Coalition }[] = [];
+  const tables: ValueTable[] = [];
+  let cachedCoalitions = 0;
+  for (const req of requests) {
+    const table = cache.table(req.traj);
+    tables.push(table);
+    const full = fullCoalition(table.k);
+    if (!table.values.has(full)) table.values.set(full, opts.success(req.traj.finalAnswer, req.episode.answers));
+    const pending = new Set<Coalition>();
+    for (const s of req.coalitions) {
+      if (!Number.isInteger(s) || s < 0 || s > full) throw new Error(`trajectory ${req.traj.id}: coalition ${s} is not a subset of its ${table.k} workers`);
+      if (table.values.has(s) || pending.has(s)) {
+        cachedCoalitions += 1;
+        continue;
+      }
+      pending.add(s);
+      const masked = maskedDelegations(s, table.k);
+      for (let r = 0; r < opts.replays; r++) items.push({ traj: req.traj, episode: req.episode, masked });
+      slots.push({ table, coalition: s });
+    }
+  }
+  if (items.length === 0) return { tables, stats: { runnerCalls: 0, replayItems: 0, cachedCoalitions } };
+  const replayed = await runner(items);
+  if (replayed.length !== items.length) throw new Error(`replay runner returned ${replayed.length} trajectories for ${items.length} items`);
+  slots.forEach((slot, i) => {
+    let sum = 0;
+    for (let r = 0; r < opts.replays; r++) {
+      const idx = i * opts.replays + r;
+      sum += opts.success(replayed[idx].finalAnswer, items[idx].episode.answers);
+    }
+    slot.table.values.set(slot.coalition, sum / opts.replays);
+  });
+  return { tables, stats: { runnerCalls: 1, replayItems: items.length, cachedCoalitions } };
+}
+
+/** v(S) from a table; a coalition that was never evaluated is a programming error. */
+export function valueOf(table: ValueTable, s: Coalition): number {
+  const v = table.values.get(s);
+  if (v === undefined) throw new Error(`trajectory ${table.trajectoryId}: coalition ${s} (size ${coalitionSize(s)}) was not evaluated`);
+  return v;
+}

@@ -1,0 +1,70 @@
+import type { Policy, PolicyRequest } from '../rollout/policy.ts';
+import type { Protocol } from '../rollout/protocol/index.ts';
+import { agentContext } from '../rollout/record.ts';
+import { type EngineOptions, type RequestMeta } from '../rollout/engine.ts';
+import { replay } from '../rollout/replay.ts';
+import type { ReplayItem, ReplayRunner } from './counterfactual.ts';
+import type { ContextOf, Resampler } from './first-error.ts';
+
+/**
+ * The credit module's three ports onto the rollout engine (DESIGN.md section 1: credit drives the
+ * engine only through its replay API): the replay runner behind v(S), the agent context of a message
+ * (for DPO prefixes), and a resampler that asks the policy for another version of a message.
+ */
+
+export interface ReplaySettings {
+  /** credit.replayMode */
+  replayMode: 'final' | 'replan';
+  /** credit.placeholder */
+  placeholder: string;
+}
+
+/**
+ * A ReplayRunner over the engine's batched `replay`: the whole group's coalitions go into one engine
+ * run. Repeated items (n replays of one coalition) get distinct ids (`...#r`) so that a sampling
+ * policy keyed by trajectory id draws independent replays.
+ */
+export function engineReplayRunner(policy: Policy, engine: EngineOptions, settings: ReplaySettings): ReplayRunner {
+  return (items: ReplayItem[]) => {
+    const seen = new Map<string, number>();
+    const withIds = items.map((it) => {
+      const base = `${it.traj.id}~${settings.replayMode}:${[...it.masked].sort((a, b) => a - b).join(',')}`;
+      const r = seen.get(base) ?? 0;
+      seen.set(base, r + 1);
+      return { ...it, id: r === 0 ? base : `${base}#${r}` };
+    });
+    return replay(policy, withIds, { ...engine, mode: settings.replayMode, placeholder: settings.placeholder });
+  };
+}
+
+/** The context the agent saw when it generated message `index` (the engine's own reconstruction). */
+export const engineContextOf: ContextOf = (ctx, index) => agentContext(ctx.traj, ctx.traj.messages[index].agent, index);
+
+/**
+ * Resamples message `index` from the policy with the agent's recorded context, with the same meta
+ * the engine gives a live request (scripted policies read it): episode, agent, turn and the agent's
+ * earlier tool results, rebuilt from the record.
+ */
+export function policyResampler(policy: Policy, protocol: Protocol, maxNewTokens: number): Resampler {
+  return async ({ ctx, index, prefix, role, attempt }) => {
+    const { traj, episode } = ctx;
+    const msg = traj.messages[index];
+    const agent = traj.agents[msg.agent];
+    const earlier = traj.messages.filter((m) => m.agent === agent.id && m.chatRole === 'assistant' && m.index < index);
+    const results: RequestMeta['results'] = [];
+    for (const m of earlier) {
+      for (const c of m.toolCalls) {
+        if (c.result === undefined) continue;
+        const r: RequestMeta['results'][number] = { name: c.name, valid: c.valid, output: c.result };
+        if (c.retrievedIdx) r.retrievedIdx = [...c.retrievedIdx];
+        results.push(r);
+      }
+    }
+    const meta: RequestMeta = { episode, trajectoryId: `${traj.id}~resample${attempt}`, sample: traj.sample, agent: agent.id, role, delegation: agent.delegation, turn: earlier.length, protocol: protocol.name, results };
+    if (agent.subtask !== undefined) meta.subtask = agent.subtask;
+    const req: PolicyRequest = { key: `${meta.trajectoryId}/${agent.id}`, role, messages: prefix, stop: [...protocol.stop], maxNewTokens, meta };
+    const [res] = await policy.generate([req]);
+    if (!res) throw new Error(`resample ${traj.id} message ${index}: the policy returned no response`);
+    return res.text;
+  };
+}

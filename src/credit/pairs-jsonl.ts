@@ -1,0 +1,46 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import type { PreferencePair } from './first-error.ts';
+
+/**
+ * Preference pairs as JSONL for DPO (issue 5 item 6), one pair per line. Writes are atomic (temp file
+ * + rename, DEVELOPERS.md); appending rewrites the whole file atomically so a crash never leaves a
+ * torn last line.
+ */
+export function writePreferencePairs(file: string, pairs: readonly PreferencePair[]): void {
+  writeFileAtomic(file, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
+}
+
+export function readPreferencePairs(file: string): PreferencePair[] {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const out: PreferencePair[] = [];
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      throw new Error(`${file}:${i + 1}: not valid JSON`);
+    }
+    out.push(checkPair(v, `${file}:${i + 1}`));
+  });
+  return out;
+}
+
+export function appendPreferencePairs(file: string, pairs: readonly PreferencePair[]): void {
+  const existing = existsSync(file) ? readPreferencePairs(file) : [];
+  writePreferencePairs(file, [...existing, ...pairs]);
+}
+
+function checkPair(v: unknown, where: string): PreferencePair {
+  if (typeof v !== 'object' || v === null) throw new Error(`${where}: a pair must be a JSON object`);
+  const o = v as Record<string, unknown>;
+  if (!Array.isArray(o.prefix)) throw new Error(`${where}: field 'prefix' must be an array of messages`);
+  o.prefix.forEach((m: unknown, j) => {
+    const r = m as Record<string, unknown> | null;
+    if (typeof r !== 'object' || r === null || typeof r.role !== 'string' || typeof r.content !== 'string') throw new Error(`${where}: prefix[${j}] must be {role, content} strings`);
+  });
+  for (const k of ['chosen', 'rejected'] as const) if (typeof o[k] !== 'string') throw new Error(`${where}: field '${k}' must be a string`);
+  if (typeof o.metadata !== 'object' || o.metadata === null) throw new Error(`${where}: field 'metadata' must be an object`);
+  return v as PreferencePair;
+}

@@ -1,0 +1,55 @@
+import type { Role, Trajectory } from '../rollout/types.ts';
+
+/**
+ * Per-agent reward (DESIGN.md section 5): R(i,m) = w_b R_b + w_mc R_mc(m) + w_tool R_tool(m).
+ * Defaults 1.0 / 0.9 / 0.1 (config). The optional gate counts the tool reward only when the
+ * outcome succeeded (R_b > 0), so valid-but-useless tool use cannot earn reward on failures.
+ */
+export interface RewardWeights {
+  broadcast: number;
+  marginal: number;
+  tool: number;
+}
+
+/** The trainer reads `role` (advantage normalisation per role) and `total` (the reward). */
+export interface AgentCredit {
+  trajectoryId: string;
+  /** Index into Trajectory.agents (planner 0). */
+  agent: number;
+  role: Role;
+  /** Delegation that spawned the worker; null for the planner. */
+  delegation: number | null;
+  /** Unweighted reward parts entering the total (tool after the gate). */
+  parts: { broadcast: number; marginal: number; tool: number };
+  total: number;
+}
+
+export interface TrajectoryRewardInputs {
+  /** R_b = R(tau_i). */
+  broadcast: number;
+  /** R_mc of each worker, indexed by delegation (LOO Delta or Shapley phi; zeros for method none). */
+  workerMarginal: readonly number[];
+  /** R_mc of the planner. */
+  plannerMarginal: number;
+  /** R_tool indexed by agent id. */
+  tool: readonly number[];
+}
+
+export function agentCredits(traj: Trajectory, inputs: TrajectoryRewardInputs, weights: RewardWeights, toolGate: boolean): AgentCredit[] {
+  if (inputs.tool.length !== traj.agents.length) {
+    throw new Error(`trajectory ${traj.id}: ${inputs.tool.length} tool rewards for ${traj.agents.length} agents`);
+  }
+  const gateOpen = !toolGate || inputs.broadcast > 0;
+  return traj.agents.map((a) => {
+    let marginal: number;
+    if (a.role === 'planner') marginal = inputs.plannerMarginal;
+    else {
+      const d = a.delegation;
+      if (d === null || d < 0 || d >= inputs.workerMarginal.length) throw new Error(`trajectory ${traj.id}: worker agent ${a.id} has delegation ${String(d)} outside 0..${inputs.workerMarginal.length - 1}`);
+      marginal = inputs.workerMarginal[d];
+    }
+    const parts = { broadcast: inputs.broadcast, marginal, tool: gateOpen ? inputs.tool[a.id] : 0 };
+    const total = weights.broadcast * parts.broadcast + weights.marginal * parts.marginal + weights.tool * parts.tool;
+    return { trajectoryId: traj.id, agent: a.id, role: a.role, delegation: a.role === 'planner' ? null : a.delegation, parts, total };
+  });
+}

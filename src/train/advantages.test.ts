@@ -1,0 +1,64 @@
+import { describe, it, expect } from 'vitest';
+import { batchAdvantages, groupAdvantages, meanStd, type GroupRewards } from './advantages.ts';
+
+const P = (total: number) => ({ role: 'planner' as const, total });
+const W = (total: number) => ({ role: 'worker' as const, total });
+
+describe('meanStd', () => {
+  it('uses the population std', () => {
+    // [1, 2, 3, 4]: mean 2.5, var = (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25 -> std 1.118034
+    const { mean, std } = meanStd([1, 2, 3, 4]);
+    expect(mean).toBe(2.5);
+    expect(std).toBeCloseTo(1.118034, 6);
+  });
+});
+
+describe('groupAdvantages', () => {
+  it('normalises per role over the whole group (hand-computed)', () => {
+    const group: GroupRewards = [
+      [P(1), W(0.5), W(1)],
+      [P(0), W(-0.5)],
+    ];
+    const g = groupAdvantages(group, 1e-6);
+    // planners [1, 0]: mean 0.5, std 0.5 -> A = +-0.5 / 0.500001 = +-0.999998
+    expect(g.adv[0][0]).toBeCloseTo(0.999998, 6);
+    expect(g.adv[1][0]).toBeCloseTo(-0.999998, 6);
+    // workers [0.5, 1, -0.5]: mean 1/3, var = (1/36 + 16/36 + 25/36) / 3 = 7/18, std = 0.6236096
+    // A = (1/6) / 0.6236096 = 0.267261, (2/3) / ... = 1.069045, (-5/6) / ... = -1.336306
+    expect(g.adv[0][1]).toBeCloseTo(0.267261, 5);
+    expect(g.adv[0][2]).toBeCloseTo(1.069045, 5);
+    expect(g.adv[1][1]).toBeCloseTo(-1.336306, 5);
+    expect(g.roles.worker).toEqual({ n: 3, mean: 1 / 3, std: expect.closeTo(0.6236096, 6) as number });
+    expect(g.skipped).toBe(false);
+  });
+
+  it('gives exactly zero to a constant role and to a role seen once', () => {
+    // 0.1 * 3 / 3 is not exactly 0.1 in floating point: without the constant-role rule A would be ~1e-11.
+    const g = groupAdvantages([[P(0.1), W(1)], [P(0.1)], [P(0.1)]], 1e-6);
+    expect(g.adv).toEqual([[0, 0], [0], [0]]);
+    expect(g.skipped).toBe(true);
+  });
+
+  it('rejects a non-finite reward with a one-line error naming the agent', () => {
+    expect(() => groupAdvantages([[P(1)], [P(Number.NaN)]], 1e-6)).toThrow('reward of trajectory 1 agent 0 is not finite');
+  });
+});
+
+describe('batchAdvantages', () => {
+  it('counts skipped groups and reports stats over live groups only', () => {
+    const b = batchAdvantages(
+      [
+        [[P(1)], [P(1)]], // all equal -> skipped
+        [[P(1)], [P(0)]], // A = +-0.999998
+        [[P(0)], [P(0)]], // skipped
+      ],
+      1e-6,
+    );
+    expect(b.skippedGroups).toBe(2);
+    expect(b.groups.map((g) => g.skipped)).toEqual([true, false, true]);
+    expect(b.stats.agents).toBe(2);
+    expect(b.stats.mean).toBeCloseTo(0, 9);
+    expect(b.stats.max).toBeCloseTo(0.999998, 6);
+    expect(b.stats.min).toBeCloseTo(-0.999998, 6);
+  });
+});

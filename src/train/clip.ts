@@ -1,0 +1,29 @@
+import * as tf from '@tensorflow/tfjs';
+
+/**
+ * Global-norm gradient clipping, as torch.nn.utils.clip_grad_norm_ (Pascanu et al. 2013,
+ * arXiv:1211.5063): norm = sqrt(sum_v ||g_v||^2); when norm > maxNorm every gradient is scaled by
+ * maxNorm / (norm + 1e-6). Returns NEW tensors (the caller disposes inputs and outputs) and the norm
+ * before clipping, read back with one host sync per step (for the `grad/norm` metric).
+ * maxNorm = 0 turns clipping off (the norm is still measured).
+ */
+export function globalNorm(grads: tf.NamedTensorMap): tf.Scalar {
+  return tf.tidy(() => {
+    const parts = Object.values(grads).map((g) => tf.sum(tf.square(g))); // [] each
+    return (parts.length === 0 ? tf.scalar(0) : tf.sqrt(tf.addN(parts))) as tf.Scalar; // []
+  });
+}
+
+export function clipByGlobalNorm(grads: tf.NamedTensorMap, maxNorm: number): { grads: tf.NamedTensorMap; norm: number } {
+  if (!(maxNorm >= 0)) throw new Error(`clipByGlobalNorm: maxNorm must be >= 0, got ${maxNorm}`);
+  const normT = globalNorm(grads);
+  const norm = normT.dataSync()[0] as number;
+  normT.dispose();
+  if (!Number.isFinite(norm)) throw new Error(`clipByGlobalNorm: gradient norm is ${norm} (NaN or Inf in the gradients)`);
+  const scale = maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6) : 1;
+  const out: tf.NamedTensorMap = {};
+  tf.tidy(() => {
+    for (const [name, g] of Object.entries(grads)) out[name] = tf.keep(scale === 1 ? tf.clone(g) : tf.mul(g, scale));
+  });
+  return { grads: out, norm };
+}
