@@ -5,6 +5,7 @@ export const dataSection = z
   .strictObject({
     source: z.enum(['synthetic', 'musique', 'hotpotqa', '2wiki']).default('synthetic').describe('Episode source for training.'),
     path: z.string().default('').describe('Dataset file for non-synthetic sources.'),
+    benchmarkHeldOut: z.number().int().nonnegative().default(50).describe('Non-synthetic sources: the last n answerable episodes of data.path are held out for accuracy before/after RL (at most half the file).'),
     synthetic: z
       .strictObject({
         seed: z.number().int().nonnegative().default(1).describe('Seed of the synthetic world.'),
