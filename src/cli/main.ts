@@ -126,13 +126,22 @@ export function buildProgram(): Command {
     .description("write the scripted expert's transcripts (SFT data)")
     .requiredOption('--in <file>', 'episodes JSONL (MuSiQue format)')
     .requiredOption('--out <file>', 'transcripts JSONL')
-    .action(notImplemented('data expert'));
+    .option('-c, --config <file>', 'YAML config (rollout settings)')
+    .option('--set <key=value>', 'override one config key (repeatable)', collect, [])
+    .action(async (opts) => {
+      const m = await import('./commands/data-expert.ts');
+      await m.run(opts as Parameters<typeof m.run>[0]);
+    });
 
   configOption(program.command('rollout').description('run the agents and write trajectories'))
     .option('--n <n>', 'episodes', int('--n'), 8)
     .requiredOption('--out <file>', 'trajectories JSONL')
+    .addOption(new Option('--policy <kind>', 'who plays the agents').choices(['lm', 'expert', 'random']).default('lm'))
     .addOption(backendOption())
-    .action(notImplemented('rollout'));
+    .action(async (opts) => {
+      const m = await import('./commands/rollout.ts');
+      await m.run(opts as Parameters<typeof m.run>[0]);
+    });
 
   program
     .command('plot')

@@ -1,0 +1,266 @@
+import type { Config } from '../config/schema.ts';
+import type { Episode } from '../data/episode.ts';
+import { createWorkerTools } from '../tools/registry.ts';
+import type { Tool, ToolName, ToolOutcome } from '../tools/types.ts';
+import { StepBatcher, type BatchStats } from './batcher.ts';
+import { FRESH_PLAN, type Forcing, type TrajectoryPlan } from './plan.ts';
+import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
+import { getProtocol, type Protocol, type ProtocolName } from './protocol/index.ts';
+import { ROLE_TOOLS, roleSpecs, type ActionName } from './protocol/tool-specs.ts';
+import { TrajectoryBuilder } from './record.ts';
+import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from './types.ts';
+
+/**
+ * The multi-agent rollout engine (DESIGN.md section 4, issue 4 item 5). A planner delegates subtasks;
+ * each delegation runs a worker sub-episode whose final answer is the planner's tool result. All
+ * trajectories of a run advance together: at each decoding step every agent that is generating goes
+ * into one `policy.generate` call (batcher.ts). Every message is recorded (record.ts).
+ */
+
+export type RolloutConfig = Config['rollout'];
+/** Worker tools of one episode. */
+export type ToolFactory = (episode: Episode) => Record<ToolName, Tool>;
+
+export interface EngineOptions {
+  cfg: RolloutConfig;
+  /**
+   * Default: `createWorkerTools(episode, cfg)` (src/tools/registry.ts) over the episode's paragraphs;
+   * pass a factory for the pooled corpus (`createWorkerTools(e, cfg, { pooled })`).
+   */
+  tools?: ToolFactory;
+}
+
+/** One trajectory to run. */
+export interface RunItem {
+  id: string;
+  episode: Episode;
+  /** Index in its group of G. */
+  sample: number;
+  /** Fresh rollout when absent; replays fix parts of it (replay.ts). */
+  plan?: TrajectoryPlan;
+}
+
+/** What a policy request carries in `meta` (scripted policies read it; the LM ignores it). */
+export type RequestMeta = {
+  episode: Episode;
+  trajectoryId: string;
+  sample: number;
+  agent: number;
+  role: Role;
+  /** Delegation number of a worker; null for the planner. */
+  delegation: number | null;
+  subtask?: string;
+  /** Index of the message being generated among this agent's assistant messages. */
+  turn: number;
+  protocol: ProtocolName;
+  /** This agent's earlier tool calls in order, with what it was shown (for the planner: the reports). */
+  results: { name: string; valid: boolean; output: string; retrievedIdx?: number[] }[];
+};
+
+/** Reads `meta` of a request made by this engine (one-line error otherwise). */
+export function requestMeta(req: PolicyRequest): RequestMeta {
+  const m = req.meta as RequestMeta | undefined;
+  if (!m || typeof m.trajectoryId !== 'string' || !m.episode) throw new Error(`policy request ${req.key}: meta lacks the engine's episode/agent fields`);
+  return m;
+}
+
+export interface RunResult {
+  trajectories: Trajectory[];
+  stats: BatchStats;
+}
+
+/** Runs the items together (one batched generate per decoding step); results in item order. */
+export async function runTrajectories(policy: Policy, items: readonly RunItem[], opts: EngineOptions): Promise<RunResult> {
+  const protocol = getProtocol(opts.cfg.protocol);
+  const prompts = {
+    planner: protocol.systemPrompt(opts.cfg.plannerPrompt, roleSpecs('planner')),
+    worker: protocol.systemPrompt(opts.cfg.workerPrompt, roleSpecs('worker')),
+  };
+  const toolCache = new Map<Episode, Record<ToolName, Tool>>();
+  const toolsOf = (e: Episode): Record<ToolName, Tool> => {
+    let t = toolCache.get(e);
+    if (!t) toolCache.set(e, (t = opts.tools ? opts.tools(e) : createWorkerTools(e, opts.cfg)));
+    return t;
+  };
+  const batcher = new StepBatcher(policy);
+  const trajectories = await batcher.run(
+    items.map((item) => (gen: Generate) => new TrajectoryRun(item, { cfg: opts.cfg, protocol, prompts, gen, tools: () => toolsOf(item.episode) }).run()),
+  );
+  return { trajectories, stats: { ...batcher.stats } };
+}
+
+/** Fresh rollouts: every episode x `groupSize` trajectories (GRPO groups), ids `${episode.id}/${sample}`. */
+export async function rollout(policy: Policy, episodes: readonly Episode[], opts: EngineOptions & { groupSize?: number }): Promise<RunResult> {
+  const g = opts.groupSize ?? opts.cfg.groupSize;
+  const items = episodes.flatMap((episode) => Array.from({ length: g }, (_, sample) => ({ id: `${episode.id}/${sample}`, episode, sample })));
+  return runTrajectories(policy, items, opts);
+}
+
+type Generate = (req: PolicyRequest) => Promise<PolicyResponse>;
+
+interface RunContext {
+  cfg: RolloutConfig;
+  protocol: Protocol;
+  prompts: Record<Role, string>;
+  gen: Generate;
+  tools: () => Record<ToolName, Tool>;
+}
+
+/** Result of executing one call; `stop` ends the calling agent (a limit was hit). */
+interface ExecOutcome extends ToolOutcome {
+  stop?: EndReason;
+  workerAgent?: number;
+  masked?: boolean;
+}
+
+type Generated = Pick<Message, 'text' | 'tokenIds' | 'logprobs' | 'finishReason'> & { promptTokens: number };
+
+const errorText = (error: string): string => `Error: ${error}`;
+
+/** One trajectory: the planner loop, with worker loops run inside its delegations. */
+class TrajectoryRun {
+  private readonly b: TrajectoryBuilder;
+  private readonly plan: TrajectoryPlan;
+  private delegations = 0;
+
+  constructor(
+    private readonly item: RunItem,
+    private readonly ctx: RunContext,
+  ) {
+    this.b = new TrajectoryBuilder(item.id, item.episode.id, item.sample);
+    this.plan = item.plan ?? FRESH_PLAN;
+  }
+
+  async run(): Promise<Trajectory> {
+    const planner = this.b.addAgent('planner', null);
+    this.b.addPrompt(planner, 'system', this.ctx.prompts.planner);
+    this.b.addPrompt(planner, 'user', this.item.episode.question);
+    await this.agentLoop(planner, (t) => this.plan.plannerTurn(t), (name, args) => (name === 'delegate' ? this.delegate(args) : this.useTool(name, args)));
+    this.b.traj.finalAnswer = planner.answer;
+    return this.b.traj;
+  }
+
+  /**
+   * One agent's turns until it answers or hits a limit (DESIGN.md section 4). A call on the agent's last
+   * allowed turn is not executed (its result could never be read) and is recorded as not executed.
+   */
+  private async agentLoop(agent: AgentRecord, forcing: (turn: number) => Forcing | undefined, exec: (name: Exclude<ActionName, 'answer'>, args: string) => Promise<ExecOutcome>): Promise<void> {
+    const { cfg, protocol } = this.ctx;
+    const limit = agent.role === 'planner' ? cfg.maxPlannerTurns : cfg.maxWorkerTurns;
+    const results: RequestMeta['results'] = [];
+    const end = (reason: EndReason): void => {
+      agent.endReason = reason;
+    };
+    for (let turn = 0; turn < limit; turn++) {
+      const gen = await this.obtain(agent, turn, forcing(turn), results);
+      const msg = this.b.addAssistant(agent, gen);
+      const action = protocol.parse(msg.text);
+      if (action.kind === 'answer') {
+        agent.answer = action.text;
+        return end('answer');
+      }
+      // The context is full when prompt + message reach the limit (the LM cuts its budget there).
+      const overContext = gen.promptTokens > 0 && gen.promptTokens + gen.tokenIds.length >= cfg.maxContext;
+      if (action.kind === 'none') return end(overContext ? 'max_context' : gen.finishReason === 'length' ? 'max_new_tokens' : 'no_action');
+      const lastTurn = turn === limit - 1;
+      const call: ToolCall = { name: action.name, args: action.rawArgs, valid: false };
+      msg.toolCalls.push(call);
+      let error: string | null = null;
+      if (action.kind === 'invalid') error = action.error;
+      else if (!(ROLE_TOOLS[agent.role] as readonly string[]).includes(action.name)) {
+        error = `tool '${action.name}' is not available to the ${agent.role} (its tools: ${ROLE_TOOLS[agent.role].join(', ')}, answer)`;
+      }
+      // Limits end the agent before anything runs; an invalid call is still recorded with its error.
+      const stop: EndReason | null = overContext ? 'max_context' : gen.finishReason === 'length' && action.kind === 'invalid' ? 'max_new_tokens' : lastTurn ? 'max_turns' : null;
+      if (stop) {
+        call.error = error ?? `not executed: ${stop}`;
+        return end(stop);
+      }
+      let out: ExecOutcome;
+      if (error !== null || action.kind !== 'call') {
+        call.error = error ?? 'unreachable';
+        out = { ok: false, output: errorText(call.error) };
+      } else {
+        out = await exec(action.name, action.args);
+        call.valid = out.ok;
+        if (!out.ok) call.error = out.output;
+        if (out.retrievedIdx) call.retrievedIdx = [...out.retrievedIdx];
+        if (out.workerAgent !== undefined) call.workerAgent = out.workerAgent;
+        if (out.masked) call.masked = true;
+        if (out.stop) return end(out.stop);
+      }
+      call.result = out.output;
+      const shown = protocol.formatResult(out.output);
+      this.b.addPrompt(agent, shown.role, shown.content);
+      const entry: RequestMeta['results'][number] = { name: call.name, valid: call.valid, output: out.output };
+      if (call.retrievedIdx) entry.retrievedIdx = call.retrievedIdx;
+      results.push(entry);
+    }
+    end('max_turns');
+  }
+
+  /** The next assistant message: copied or text-forced from a record, or generated (possibly token-forced). */
+  private async obtain(agent: AgentRecord, turn: number, forcing: Forcing | undefined, results: RequestMeta['results']): Promise<Generated> {
+    if (forcing && (forcing.kind === 'copy' || forcing.message.tokenIds.length === 0)) {
+      const m = forcing.message;
+      return { text: m.text, tokenIds: m.tokenIds, logprobs: m.logprobs, finishReason: m.finishReason, promptTokens: 0 };
+    }
+    const { cfg, protocol } = this.ctx;
+    const meta: RequestMeta = {
+      episode: this.item.episode,
+      trajectoryId: this.item.id,
+      sample: this.item.sample,
+      agent: agent.id,
+      role: agent.role,
+      delegation: agent.delegation,
+      turn,
+      protocol: protocol.name,
+      results: results.map((r) => ({ ...r })),
+    };
+    if (agent.subtask !== undefined) meta.subtask = agent.subtask;
+    const req: PolicyRequest = {
+      key: `${this.item.id}/${agent.id}`,
+      role: agent.role,
+      messages: this.b.context(agent),
+      stop: [...protocol.stop],
+      maxNewTokens: cfg.maxNewTokens,
+      meta,
+    };
+    if (forcing) {
+      req.forcedTokens = [...forcing.message.tokenIds];
+      req.maxNewTokens = Math.max(cfg.maxNewTokens, req.forcedTokens.length);
+    }
+    const r = await this.ctx.gen(req);
+    return { text: r.text, tokenIds: r.tokenIds, logprobs: r.logprobs, finishReason: r.finishReason, promptTokens: r.promptTokens };
+  }
+
+  /** `delegate(subtask)`: a worker sub-episode (or a fixed report in replays); its answer is the report. */
+  private async delegate(subtask: string): Promise<ExecOutcome> {
+    const { cfg } = this.ctx;
+    if (this.delegations >= cfg.maxDelegations) return { ok: false, output: errorText(`delegation limit (${cfg.maxDelegations}) reached`), stop: 'max_delegations' };
+    const k = this.delegations++;
+    const p = this.plan.delegation(k);
+    if (p.kind === 'fixed') {
+      const out: ExecOutcome = { ok: true, output: p.report, masked: p.masked };
+      if (p.copy) out.workerAgent = this.b.copyAgent(p.copy.agent, p.copy.messages).id;
+      return out;
+    }
+    const worker = this.b.addAgent('worker', k, subtask);
+    this.b.addPrompt(worker, 'system', this.ctx.prompts.worker);
+    this.b.addPrompt(worker, 'user', subtask);
+    const forcing = p.workerTurn ?? (() => undefined);
+    await this.agentLoop(worker, forcing, (name, args) => this.useTool(name, args));
+    return { ok: true, output: worker.answer ?? cfg.workerFailureText, workerAgent: worker.id };
+  }
+
+  private async useTool(name: Exclude<ActionName, 'answer'>, args: string): Promise<ExecOutcome> {
+    if (name === 'delegate') return { ok: false, output: errorText('delegate is not a worker tool') };
+    const tool = this.ctx.tools()[name];
+    try {
+      return await tool(args);
+    } catch (err) {
+      // Tools promise never to throw; a bug in one must still not end the rollout.
+      return { ok: false, output: errorText(`${name} failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`) };
+    }
+  }
+}

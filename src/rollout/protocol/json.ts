@@ -1,0 +1,146 @@
+import type { ChatMessage } from '../types.ts';
+import type { ParsedAction, Protocol } from './types.ts';
+import { isActionName, TOOL_SPECS, type ToolSpec } from './tool-specs.ts';
+import { preview, stripThinking } from './text.ts';
+
+/**
+ * The `json` protocol for chat models (DESIGN.md section 4): Hermes / Qwen3 function calling,
+ * `<tool_call>{"name": "search", "arguments": {"query": "..."}}</tool_call>`, results inside
+ * `<tool_response>`. The final answer is `<answer>a</answer>` or a call of the `answer` function.
+ */
+
+const CALL_OPEN = '<tool_call>';
+const CALL_CLOSE = '</tool_call>';
+
+interface Block {
+  kind: 'tool_call' | 'answer';
+  /** Inner text, or null when never closed. */
+  inner: string | null;
+}
+
+function scanBlocks(text: string): Block[] {
+  const blocks: Block[] = [];
+  const open = /<(tool_call|answer)>/g;
+  let pos = 0;
+  for (;;) {
+    open.lastIndex = pos;
+    const m = open.exec(text);
+    if (!m) break;
+    const kind = m[1] as Block['kind'];
+    const start = m.index + m[0].length;
+    const close = text.indexOf(`</${kind}>`, start);
+    if (close < 0) {
+      blocks.push({ kind, inner: null });
+      break;
+    }
+    blocks.push({ kind, inner: text.slice(start, close) });
+    pos = close + kind.length + 3;
+  }
+  return blocks;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function tryJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, error: (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '' };
+  }
+}
+
+/** Reads `{"name": ..., "arguments": {...}}`; models sometimes emit arguments as a JSON string: accepted. */
+function parseCall(inner: string): ParsedAction {
+  const parsed = tryJson(inner.trim());
+  if (!parsed.ok) return { kind: 'invalid', name: '', rawArgs: inner, error: `bad JSON in <tool_call>: ${parsed.error}` };
+  const call = parsed.value;
+  if (!isRecord(call)) return { kind: 'invalid', name: '', rawArgs: inner, error: '<tool_call> must hold a JSON object {"name": ..., "arguments": {...}}' };
+  const name = call['name'];
+  if (typeof name !== 'string' || name === '') return { kind: 'invalid', name: '', rawArgs: inner, error: '<tool_call> object lacks a string "name"' };
+  let args: unknown = call['arguments'] ?? call['parameters'] ?? {};
+  if (typeof args === 'string') {
+    const inner2 = tryJson(args);
+    args = inner2.ok ? inner2.value : args;
+  }
+  const rawArgs = JSON.stringify(args) ?? '';
+  if (!isActionName(name)) return { kind: 'invalid', name, rawArgs, error: `unknown tool '${preview(name, 30)}'` };
+  if (!isRecord(args)) return { kind: 'invalid', name, rawArgs, error: `"arguments" of ${name} must be a JSON object` };
+  const param = TOOL_SPECS[name].param;
+  const value = args[param];
+  const text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null;
+  if (text === null) return { kind: 'invalid', name, rawArgs, error: `${name} needs a string argument "${param}"` };
+  if (text.trim() === '') return { kind: 'invalid', name, rawArgs, error: `${name}: argument "${param}" is empty` };
+  if (name === 'answer') return { kind: 'answer', text: text.trim() };
+  return { kind: 'call', name, args: text.trim(), rawArgs };
+}
+
+function parseJsonProtocol(raw: string): ParsedAction {
+  const text = stripThinking(raw);
+  if (text.trim() === '') return { kind: 'none' };
+  const blocks = scanBlocks(text);
+  if (blocks.length > 1) {
+    return { kind: 'invalid', name: '', rawArgs: '', error: `several calls in one message (${blocks.length}); make exactly one call per message` };
+  }
+  const block = blocks[0];
+  if (block) {
+    if (block.inner === null) return { kind: 'invalid', name: block.kind === 'answer' ? 'answer' : '', rawArgs: '', error: `unclosed <${block.kind}>: close it with </${block.kind}>` };
+    if (block.kind === 'answer') {
+      const answer = block.inner.trim();
+      if (answer === '') return { kind: 'invalid', name: 'answer', rawArgs: block.inner, error: 'empty <answer></answer>' };
+      return { kind: 'answer', text: answer };
+    }
+    return parseCall(block.inner);
+  }
+  if (text.includes(CALL_CLOSE)) return { kind: 'invalid', name: '', rawArgs: '', error: `${CALL_CLOSE} without an opening ${CALL_OPEN}` };
+  const tag = /<(delegate|search|calculate|code)>/.exec(text);
+  if (tag) return { kind: 'invalid', name: tag[1] ?? '', rawArgs: '', error: `write calls as ${CALL_OPEN}{"name": "${tag[1]}", "arguments": {...}}${CALL_CLOSE}` };
+  return { kind: 'invalid', name: '', rawArgs: '', error: `no tool call or answer in the message ('${preview(text)}'); write ${CALL_OPEN}...${CALL_CLOSE} or <answer>...</answer>` };
+}
+
+function functionSchema(t: ToolSpec): string {
+  return JSON.stringify({
+    type: 'function',
+    function: {
+      name: t.name,
+      description: t.description,
+      parameters: { type: 'object', properties: { [t.param]: { type: 'string', description: t.paramDescription } }, required: [t.param] },
+    },
+  });
+}
+
+/** The tool block of Qwen3's chat template (the wording the model was trained on), one call per message. */
+function systemPrompt(rolePrompt: string, tools: readonly ToolSpec[]): string {
+  return (
+    `${rolePrompt}\n\n# Tools\n\nYou may call one function per message to assist with the user query.\n\n` +
+    `You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n${tools.map(functionSchema).join('\n')}\n</tools>\n\n` +
+    `For each function call, return a json object with function name and arguments within ${CALL_OPEN}${CALL_CLOSE} XML tags:\n` +
+    `${CALL_OPEN}\n{"name": <function-name>, "arguments": <args-json-object>}\n${CALL_CLOSE}\nGive the final answer with the answer function or as <answer>...</answer>.`
+  );
+}
+
+/**
+ * Qwen3's template renders a `tool` message as `<|im_start|>user\n<tool_response>\n...\n</tool_response>`;
+ * a user message carrying that wrapper renders to the same bytes there and stays correct under any other
+ * template or the plain fallback, so the wrapper is written here and the role is `user`.
+ */
+function formatResult(output: string): ChatMessage {
+  return { role: 'user', content: `<tool_response>\n${output}\n</tool_response>` };
+}
+
+function unwrapResult(content: string): string {
+  const m = /^<tool_response>\n([\s\S]*)\n<\/tool_response>$/.exec(content);
+  return m ? (m[1] ?? '') : content;
+}
+
+export const jsonProtocol: Protocol = {
+  name: 'json',
+  systemPrompt,
+  parse: parseJsonProtocol,
+  formatResult,
+  unwrapResult,
+  formatCall: (name, input) => `${CALL_OPEN}\n${JSON.stringify({ name, arguments: { [TOOL_SPECS[name].param]: input } })}\n${CALL_CLOSE}`,
+  formatAnswer: (text) => `<answer>${text}</answer>`,
+  stop: [CALL_CLOSE, '</answer>'],
+};

@@ -1,0 +1,65 @@
+import type { Role } from '../types.ts';
+
+/**
+ * The actions agents can take, with the one string argument each takes. Both protocols render these
+ * (tags: `<name>arg</name>`; json: a function schema with one required string property).
+ */
+export type ActionName = 'delegate' | 'search' | 'calculate' | 'code' | 'answer';
+
+export interface ToolSpec {
+  name: ActionName;
+  /** Name of the single string argument (json protocol `arguments` key). */
+  param: string;
+  description: string;
+  paramDescription: string;
+}
+
+export const TOOL_SPECS: Readonly<Record<ActionName, ToolSpec>> = {
+  delegate: {
+    name: 'delegate',
+    param: 'subtask',
+    description: 'Give one single-hop subtask to a worker. Returns the worker report.',
+    paramDescription: 'A self-contained question a worker can answer with search.',
+  },
+  search: {
+    name: 'search',
+    param: 'query',
+    description: 'Search the paragraphs. Returns the best matching paragraphs as [idx] Title: text.',
+    paramDescription: 'Search words.',
+  },
+  calculate: {
+    name: 'calculate',
+    param: 'expression',
+    description: 'Evaluate an arithmetic expression, e.g. 1987 - 1950.',
+    paramDescription: 'A math expression.',
+  },
+  code: {
+    name: 'code',
+    param: 'code',
+    description: 'Run a JavaScript program in a sandbox. Returns what it prints with console.log.',
+    paramDescription: 'JavaScript source.',
+  },
+  answer: {
+    name: 'answer',
+    param: 'answer',
+    description: 'Give your final answer and stop.',
+    paramDescription: 'The short final answer.',
+  },
+};
+
+export const ACTION_NAMES: readonly ActionName[] = ['delegate', 'search', 'calculate', 'code', 'answer'];
+
+/** Tools each role may call (DESIGN.md section 4: the planner only delegates). `answer` is always allowed. */
+export const ROLE_TOOLS: Readonly<Record<Role, readonly Exclude<ActionName, 'answer'>[]>> = {
+  planner: ['delegate'],
+  worker: ['search', 'calculate', 'code'],
+};
+
+/** Specs shown to a role: its tools, then `answer`. */
+export function roleSpecs(role: Role): ToolSpec[] {
+  return [...ROLE_TOOLS[role].map((n) => TOOL_SPECS[n]), TOOL_SPECS.answer];
+}
+
+export function isActionName(name: string): name is ActionName {
+  return (ACTION_NAMES as readonly string[]).includes(name);
+}

@@ -1,0 +1,41 @@
+import type { ChatMessage } from '../types.ts';
+import type { ActionName, ToolSpec } from './tool-specs.ts';
+
+/**
+ * A tool-call protocol (DESIGN.md section 4): how tools are described to an agent, how its message is
+ * read, and how results are shown back. Variants live in the registry (protocol/index.ts), chosen once
+ * from `rollout.protocol` (STYLE.md rule 4).
+ */
+export type ProtocolName = 'tags' | 'json';
+
+/**
+ * What one assistant message does. `parse` never throws: every string maps to exactly one of these.
+ * - call: one well-formed call of a known tool (the engine still checks the role may use it);
+ * - answer: a final answer;
+ * - invalid: a malformed attempt (unclosed tag, several calls, unknown tool, bad JSON, empty argument,
+ *   text without any action); recorded as an invalid tool call and answered with `error`;
+ * - none: an empty message (nothing to answer; the agent ends with `no_action`).
+ */
+export type ParsedAction =
+  | { kind: 'call'; name: Exclude<ActionName, 'answer'>; args: string; rawArgs: string }
+  | { kind: 'answer'; text: string }
+  | { kind: 'invalid'; error: string; name: string; rawArgs: string }
+  | { kind: 'none' };
+
+export interface Protocol {
+  readonly name: ProtocolName;
+  /** Role prompt followed by the tool descriptions in this protocol's syntax. */
+  systemPrompt(rolePrompt: string, tools: readonly ToolSpec[]): string;
+  /** Classifies an assistant message (never throws). `args` is the text handed to the tool. */
+  parse(text: string): ParsedAction;
+  /** The message that shows a tool output (or error) to the agent. */
+  formatResult(output: string): ChatMessage;
+  /** Inverse of formatResult's content (for scripted policies reading their context). */
+  unwrapResult(content: string): string;
+  /** A well-formed call, as an agent should write it (scripted policies, tests). */
+  formatCall(name: Exclude<ActionName, 'answer'>, input: string): string;
+  /** A well-formed final answer. */
+  formatAnswer(text: string): string;
+  /** Generation stops after any of these (they close a call or an answer). */
+  readonly stop: readonly string[];
+}
