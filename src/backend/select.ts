@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
+import { enableNativeKernels, type NativeStatus } from './native/index.ts';
 
 /**
  * Backend selection (DESIGN.md section 3). `auto` tries tfjs-node-gpu, tfjs-node, wasm, cpu in that
@@ -23,6 +24,11 @@ export interface BackendChoice {
   skipped: { candidate: string; reason: string }[];
   /** wasm only: SIMD and thread count in effect. */
   wasm?: { simd: boolean; threads: number; threadsRequested: number };
+  /**
+   * wasm only: the kernel overrides in effect (issue 9): native OpenBLAS kernels when the addon is
+   * built and SHARP_NATIVE is not 0, else the pure-wasm matmul fallback.
+   */
+  native?: NativeStatus;
 }
 
 const require = createRequire(import.meta.url);
@@ -50,6 +56,13 @@ async function tryWasm(threads: number): Promise<BackendChoice['wasm']> {
   smokeTest();
   const simd = Boolean(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'));
   return { simd, threads: wasm.getThreadsCount(), threadsRequested: requested };
+}
+
+/** Installs the native (or fallback) kernels on the wasm backend and proves them with the smoke test. */
+function installKernels(): NativeStatus {
+  const status = enableNativeKernels();
+  smokeTest();
+  return status;
 }
 
 async function tryCpu(): Promise<void> {
@@ -97,7 +110,10 @@ export async function initBackend(name: BackendName = 'auto', threads = 0): Prom
     }
   }
   if (!choice && (name === 'auto' || name === 'wasm')) {
-    choice = await attempt('wasm', async () => ({ backend: 'wasm', pkg: '@tensorflow/tfjs-backend-wasm', skipped, wasm: await tryWasm(threads) }));
+    choice = await attempt('wasm', async () => {
+      const wasm = await tryWasm(threads);
+      return { backend: 'wasm', pkg: '@tensorflow/tfjs-backend-wasm', skipped, wasm, native: installKernels() };
+    });
   }
   if (!choice && (name === 'auto' || name === 'cpu')) {
     choice = await attempt('cpu', async () => {

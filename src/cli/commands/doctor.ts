@@ -55,6 +55,16 @@ export function formatDoctor(r: DoctorReport): string {
     lines.push(`wasm SIMD       ${r.backend.wasm.simd ? 'on' : 'off'}`);
     lines.push(`wasm threads    ${r.backend.wasm.threads} (requested ${r.backend.wasm.threadsRequested}; tfjs runs wasm single-threaded in Node)`);
   }
+  const n = r.backend.native;
+  if (n) {
+    lines.push(`native kernels  ${n.mode === 'native' ? `loaded: ${n.kernels.length} wasm kernels overridden` : `${n.mode} (${n.reason})`}`);
+    if (n.mode === 'native') {
+      lines.push(`  kernels       ${n.kernels.join(', ')}`);
+      lines.push(`  BLAS threads  ${n.blasThreads} (${n.blasPolicy ?? 'fixed'}: 1 thread for decode-size products, all cores for training)${n.blasConfig ? `; ${n.blasConfig}` : ''}`);
+    } else if (n.mode === 'fallback') {
+      lines.push(`  kernels       ${n.kernels.join(', ')} (pure-wasm split of batched/transposed matmuls; build the addon with npm run build:native)`);
+    }
+  }
   lines.push(`tfjs-node-gpu   ${r.gpuPackage ? `installed ${r.gpuPackage}` : 'not installed (GPU hosts: use the Docker image, see README)'}`);
   lines.push(`NVIDIA driver   ${r.driver ?? 'not found (libcuda.so)'}`);
   const missing = r.cudaLibs.filter((l) => !l.path);

@@ -1,0 +1,120 @@
+// N-API entry points (node-addon-api). JS keeps one Float64Array as the argument block and hands the
+// wasm heap buffer over whenever the wasm memory grows (the old ArrayBuffer is detached then).
+#include <napi.h>
+#include <cblas.h>
+#include <cstring>
+#include "kernels.h"
+
+extern "C" {
+void openblas_set_num_threads(int);
+int openblas_get_num_threads(void);
+char* openblas_get_config(void);
+}
+
+namespace sharp {
+uint8_t* g_heap = nullptr;
+double* g_args = nullptr;
+char g_error[256] = {0};
+int g_autoThreadsMax = 0;
+int g_threadsNow = 1;
+static Napi::Reference<Napi::Float64Array> g_argsRef;
+static Napi::Reference<Napi::ArrayBuffer> g_heapRef;
+}  // namespace sharp
+
+using namespace sharp;
+
+static Napi::Value SetArgs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray()) {
+    Napi::TypeError::New(env, "setArgs: expected a Float64Array").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  auto arr = info[0].As<Napi::Float64Array>();
+  if (arr.ElementLength() < static_cast<size_t>(kArgsLen)) {
+    Napi::RangeError::New(env, "setArgs: argument block too small").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  g_argsRef = Napi::Persistent(arr);
+  g_args = arr.Data();
+  return env.Undefined();
+}
+
+static Napi::Value SetHeap(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsArrayBuffer()) {
+    Napi::TypeError::New(env, "setHeap: expected the wasm memory ArrayBuffer").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  auto buf = info[0].As<Napi::ArrayBuffer>();
+  g_heapRef = Napi::Persistent(buf);
+  g_heap = static_cast<uint8_t*>(buf.Data());
+  return Napi::Number::New(env, static_cast<double>(buf.ByteLength()));
+}
+
+// Fixed thread count (autoMax = 0) or automatic per GEMM (autoMax = all cores; see matmul.cc).
+static Napi::Value SetThreads(const Napi::CallbackInfo& info) {
+  int n = info[0].As<Napi::Number>().Int32Value();
+  if (n < 1) n = 1;
+  g_autoThreadsMax = 0;
+  openblas_set_num_threads(n);
+  g_threadsNow = openblas_get_num_threads();
+  return Napi::Number::New(info.Env(), g_threadsNow);
+}
+
+static Napi::Value SetAutoThreads(const Napi::CallbackInfo& info) {
+  int n = info[0].As<Napi::Number>().Int32Value();
+  g_autoThreadsMax = n < 1 ? 1 : n;
+  return Napi::Number::New(info.Env(), g_autoThreadsMax);
+}
+
+static Napi::Value GetThreads(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), openblas_get_num_threads());
+}
+
+static Napi::Value BlasConfig(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), openblas_get_config());
+}
+
+static Napi::Value LastError(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), g_error);
+}
+
+// Wraps a kernel: returns its status code (0 = ok) so JS can throw a one-line error with context.
+template <int (*K)()>
+static Napi::Value Call(const Napi::CallbackInfo& info) {
+  if (g_heap == nullptr || g_args == nullptr) {
+    std::strncpy(g_error, "native kernels used before setArgs/setHeap", sizeof(g_error) - 1);
+    return Napi::Number::New(info.Env(), -1);
+  }
+  g_error[0] = 0;
+  return Napi::Number::New(info.Env(), K());
+}
+
+static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("setArgs", Napi::Function::New(env, SetArgs));
+  exports.Set("setHeap", Napi::Function::New(env, SetHeap));
+  exports.Set("setThreads", Napi::Function::New(env, SetThreads));
+  exports.Set("setAutoThreads", Napi::Function::New(env, SetAutoThreads));
+  exports.Set("getThreads", Napi::Function::New(env, GetThreads));
+  exports.Set("blasConfig", Napi::Function::New(env, BlasConfig));
+  exports.Set("lastError", Napi::Function::New(env, LastError));
+  exports.Set("argsLength", Napi::Number::New(env, kArgsLen));
+  exports.Set("matmul", Napi::Function::New(env, Call<matmul>));
+  exports.Set("binary", Napi::Function::New(env, Call<binary>));
+  exports.Set("unary", Napi::Function::New(env, Call<unary>));
+  exports.Set("transpose", Napi::Function::New(env, Call<transpose>));
+  exports.Set("slice", Napi::Function::New(env, Call<slice>));
+  exports.Set("concat", Napi::Function::New(env, Call<concat>));
+  exports.Set("gather", Napi::Function::New(env, Call<gather>));
+  exports.Set("segmentSum", Napi::Function::New(env, Call<segmentSum>));
+  exports.Set("oneHot", Napi::Function::New(env, Call<oneHot>));
+  exports.Set("addN", Napi::Function::New(env, Call<addN>));
+  exports.Set("reduce", Napi::Function::New(env, Call<reduce>));
+  exports.Set("softmax", Napi::Function::New(env, Call<softmax>));
+  exports.Set("adamw", Napi::Function::New(env, Call<adamw>));
+  exports.Set("select", Napi::Function::New(env, Call<select>));
+  exports.Set("cast", Napi::Function::New(env, Call<cast>));
+  return exports;
+}
+
+NODE_API_MODULE(sharp_native, Init)

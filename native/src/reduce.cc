@@ -1,0 +1,98 @@
+// Reductions over the middle dim of an [outer, red, inner] view (the TS side transposes first when
+// the reduced axes are not one contiguous block), and Softmax over the last dim. Sums accumulate
+// in double so the result is within float32 rounding of the exact value.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+#include "fastmath.h"
+#include "kernels.h"
+
+namespace sharp {
+
+enum RedOp { kSum = 0, kMaxR, kMinR, kMean, kProd };
+
+// args: op xOff outOff outer red inner
+int reduce() {
+  const int op = static_cast<int>(A(0));
+  const float* x = F(g_args[1]);
+  float* o = F(g_args[2]);
+  const int64_t outer = A(3), red = A(4), inner = A(5);
+  if (op < kSum || op > kProd) {
+    std::snprintf(g_error, sizeof(g_error), "reduce: unknown op %d", op);
+    return -2;
+  }
+  const double init = op == kMaxR ? -std::numeric_limits<double>::infinity()
+                      : op == kMinR ? std::numeric_limits<double>::infinity()
+                      : op == kProd ? 1.0
+                                    : 0.0;
+  auto fold = [op](double acc, float v) -> double {
+    switch (op) {
+      case kMaxR: return (v > acc || std::isnan(v)) ? v : acc;
+      case kMinR: return (v < acc || std::isnan(v)) ? v : acc;
+      case kProd: return acc * v;
+      default: return acc + v;
+    }
+  };
+  const double scale = op == kMean && red > 0 ? 1.0 / static_cast<double>(red) : 1.0;
+  if (inner == 1) {
+    for (int64_t r = 0; r < outer; r++) {
+      const float* row = x + r * red;
+      double acc = init;
+      if (op == kSum || op == kMean) {
+        // Four partial sums let the compiler vectorise the double accumulation.
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int64_t i = 0;
+        for (; i + 4 <= red; i += 4) {
+          s0 += row[i];
+          s1 += row[i + 1];
+          s2 += row[i + 2];
+          s3 += row[i + 3];
+        }
+        for (; i < red; i++) s0 += row[i];
+        acc = (s0 + s1) + (s2 + s3);
+      } else {
+        for (int64_t i = 0; i < red; i++) acc = fold(acc, row[i]);
+      }
+      o[r] = static_cast<float>(acc * scale);
+    }
+    return 0;
+  }
+  std::vector<double> acc(static_cast<size_t>(inner));
+  for (int64_t r = 0; r < outer; r++) {
+    for (int64_t i = 0; i < inner; i++) acc[i] = init;
+    const float* base = x + r * red * inner;
+    for (int64_t k = 0; k < red; k++) {
+      const float* row = base + k * inner;
+      if (op == kSum || op == kMean) {
+        for (int64_t i = 0; i < inner; i++) acc[i] += row[i];
+      } else {
+        for (int64_t i = 0; i < inner; i++) acc[i] = fold(acc[i], row[i]);
+      }
+    }
+    float* dst = o + r * inner;
+    for (int64_t i = 0; i < inner; i++) dst[i] = static_cast<float>(acc[i] * scale);
+  }
+  return 0;
+}
+
+// Softmax over the last dim of [rows, cols]. args: xOff outOff rows cols
+int softmax() {
+  const float* x = F(g_args[0]);
+  float* o = F(g_args[1]);
+  const int64_t rows = A(2), cols = A(3);
+  for (int64_t r = 0; r < rows; r++) {
+    const float* xr = x + r * cols;
+    float* orow = o + r * cols;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < cols; i++) m = xr[i] > m ? xr[i] : m;
+    for (int64_t i = 0; i < cols; i++) orow[i] = fastExp(xr[i] - m);
+    double s = 0;
+    for (int64_t i = 0; i < cols; i++) s += orow[i];
+    const float inv = static_cast<float>(1.0 / s);
+    for (int64_t i = 0; i < cols; i++) orow[i] *= inv;
+  }
+  return 0;
+}
+
+}  // namespace sharp

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+/* global process, console */
+// Builds the native CPU kernels (native/, issue 9) with node-gyp against the installed Node headers,
+// offline. Runs as the package's `install` script, so it must NEVER fail an install: when a
+// compiler, OpenBLAS or the Node headers are missing, or the build fails, it prints one line and
+// exits 0 (sharp-rl then uses the pure-wasm fallback). `--strict` (npm run build:native) exits 1 on
+// a failed build instead. SHARP_NATIVE=0 skips the build.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const strict = process.argv.includes('--strict');
+const note = (msg) => console.log(`sharp-rl native kernels: ${msg}`);
+
+function done(ok, msg) {
+  note(msg);
+  process.exit(ok || !strict ? 0 : 1);
+}
+
+if (process.env.SHARP_NATIVE === '0') done(true, 'skipped (SHARP_NATIVE=0)');
+
+const has = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
+const cxx = process.env.CXX || 'c++';
+if (!has(cxx, ['--version']) && !has('g++', ['--version'])) done(false, `skipped: no C++ compiler (${cxx}); using the pure-wasm fallback`);
+if (!has('make', ['--version'])) done(false, 'skipped: make not found; using the pure-wasm fallback');
+if (!has(process.env.PYTHON || 'python3', ['--version'])) done(false, 'skipped: python3 not found (node-gyp needs it); using the pure-wasm fallback');
+
+const blasHeaders = ['/usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h', '/usr/include/aarch64-linux-gnu/openblas-pthread/cblas.h', '/usr/include/openblas/cblas.h', '/usr/include/cblas.h', '/usr/include/x86_64-linux-gnu/cblas.h'];
+const blasLibDirs = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'];
+if (!blasHeaders.some(existsSync) || !blasLibDirs.some((d) => existsSync(join(d, 'libopenblas.so')))) {
+  done(false, 'skipped: OpenBLAS not found (Debian: apt-get install libopenblas-dev); using the pure-wasm fallback');
+}
+
+// Node headers of the running node (offline: never let node-gyp download them).
+const prefix = resolve(dirname(process.execPath), '..');
+const nodedir = [prefix, '/usr', '/usr/local'].find((d) => existsSync(join(d, 'include', 'node', 'node_api.h')));
+if (!nodedir) done(false, `skipped: Node headers not found under ${prefix}/include/node; using the pure-wasm fallback`);
+
+let gyp;
+try {
+  gyp = createRequire(import.meta.url).resolve('node-gyp/bin/node-gyp.js');
+} catch {
+  done(false, 'skipped: node-gyp is not installed; using the pure-wasm fallback');
+}
+
+const r = spawnSync(process.execPath, [gyp, 'rebuild', `--nodedir=${nodedir}`, '--directory=native', '--loglevel=warn'], { cwd: root, stdio: 'inherit', env: { ...process.env, npm_config_offline: 'true' } });
+const built = join(root, 'native', 'build', 'Release', 'sharp_native.node');
+if (r.status !== 0 || !existsSync(built)) done(false, `build failed (node-gyp exit ${r.status ?? r.signal}); using the pure-wasm fallback`);
+
+try {
+  const addon = createRequire(import.meta.url)(built);
+  done(true, `built ${built} (${addon.blasConfig()})`);
+} catch (err) {
+  done(false, `built but failed to load: ${String(err?.message ?? err).split('\n')[0]}; using the pure-wasm fallback`);
+}
