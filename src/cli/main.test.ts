@@ -39,4 +39,16 @@ describe('sharp CLI', () => {
     expect(r.stdout).toMatch(/libcudnn\.so\.8\s+(MISSING|\/)/);
     expect(r.stdout).toMatch(/matmul\s+\d+\.\d+ GFLOP\/s/);
   });
+
+  it('eval --list names every benchmark through the real binary', () => {
+    const r = sharp('eval', '--list');
+    expect(r.status).toBe(0);
+    for (const b of ['musique', 'hotpotqa', '2wiki', 'frames', 'webwalkerqa', 'gaia', 'docmath']) expect(r.stdout).toContain(b);
+  });
+
+  it('eval names an unknown benchmark in one line with exit 2', () => {
+    const r = sharp('eval', '--bench', 'nope');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
 });

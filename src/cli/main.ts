@@ -47,8 +47,12 @@ export function buildProgram(): Command {
     .addOption(new Option('--agents <mode>', 'agent system').choices(['multi', 'single', 'direct']))
     .option('--credit', 'also run counterfactual credit and report it')
     .option('--list', 'list the benchmarks')
+    .addOption(new Option('--policy <name>', 'lm (checkpoint) or expert (scripted expert, no model)').choices(['lm', 'expert']))
     .addOption(backendOption())
-    .action(notImplemented('eval'));
+    .action(async (opts) => {
+      const m = await import('./commands/eval.ts');
+      await m.run(opts as Record<string, unknown>);
+    });
 
   const config = configOption(program.command('config').description('print the resolved config')).action(async (opts) => {
     const m = await import('./commands/config.ts');

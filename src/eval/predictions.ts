@@ -1,3 +1,4 @@
+import { dropTornTail } from '../fs/torn-tail.ts';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -43,6 +44,8 @@ export class PredictionLog {
     const log = new PredictionLog(file);
     mkdirSync(dirname(file), { recursive: true });
     if (!existsSync(file)) return log;
+    // A kill mid-append leaves a torn last line: cut it, or the next append would be glued onto it.
+    dropTornTail(file);
     const lines = readFileSync(file, 'utf8').split('\n');
     lines.forEach((raw, i) => {
       if (raw.trim().length === 0) return;

@@ -6,7 +6,7 @@ import { StepBatcher, type BatchStats } from './batcher.ts';
 import { FRESH_PLAN, type Forcing, type TrajectoryPlan } from './plan.ts';
 import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
 import { getProtocol, type Protocol, type ProtocolName } from './protocol/index.ts';
-import { ROLE_TOOLS, roleSpecs, type ActionName } from './protocol/tool-specs.ts';
+import { ROLE_TOOLS, ROOT_TOOLS, roleSpecs, toolSpecs, type ActionName, type AgentsMode } from './protocol/tool-specs.ts';
 import { TrajectoryBuilder } from './record.ts';
 import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from './types.ts';
 
@@ -18,6 +18,7 @@ import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from
  */
 
 export type RolloutConfig = Config['rollout'];
+export type { AgentsMode } from './protocol/tool-specs.ts';
 /** Worker tools of one episode. */
 export type ToolFactory = (episode: Episode) => Record<ToolName, Tool>;
 
@@ -28,6 +29,8 @@ export interface EngineOptions {
    * pass a factory for the pooled corpus (`createWorkerTools(e, cfg, { pooled })`).
    */
   tools?: ToolFactory;
+  /** Agent system (ROOT_TOOLS): multi (default, planner + workers), single (one agent with the worker tools), direct (no tools). */
+  agents?: AgentsMode;
 }
 
 /** One trajectory to run. */
@@ -72,8 +75,11 @@ export interface RunResult {
 /** Runs the items together (one batched generate per decoding step); results in item order. */
 export async function runTrajectories(policy: Policy, items: readonly RunItem[], opts: EngineOptions): Promise<RunResult> {
   const protocol = getProtocol(opts.cfg.protocol);
+  const mode = opts.agents ?? 'multi';
+  const rootTools = ROOT_TOOLS[mode];
+  const rootPrompt = { multi: opts.cfg.plannerPrompt, single: opts.cfg.singlePrompt, direct: opts.cfg.directPrompt }[mode];
   const prompts = {
-    planner: protocol.systemPrompt(opts.cfg.plannerPrompt, roleSpecs('planner')),
+    planner: protocol.systemPrompt(rootPrompt, toolSpecs(rootTools)),
     worker: protocol.systemPrompt(opts.cfg.workerPrompt, roleSpecs('worker')),
   };
   const toolCache = new Map<Episode, Record<ToolName, Tool>>();
@@ -84,7 +90,7 @@ export async function runTrajectories(policy: Policy, items: readonly RunItem[],
   };
   const batcher = new StepBatcher(policy);
   const trajectories = await batcher.run(
-    items.map((item) => (gen: Generate) => new TrajectoryRun(item, { cfg: opts.cfg, protocol, prompts, gen, tools: () => toolsOf(item.episode) }).run()),
+    items.map((item) => (gen: Generate) => new TrajectoryRun(item, { cfg: opts.cfg, protocol, prompts, rootTools, gen, tools: () => toolsOf(item.episode) }).run()),
   );
   return { trajectories, stats: { ...batcher.stats } };
 }
@@ -102,6 +108,8 @@ interface RunContext {
   cfg: RolloutConfig;
   protocol: Protocol;
   prompts: Record<Role, string>;
+  /** Tools of the root agent (agent 0) under the run's agent system. */
+  rootTools: readonly Exclude<ActionName, 'answer'>[];
   gen: Generate;
   tools: () => Record<ToolName, Tool>;
 }
@@ -147,6 +155,7 @@ class TrajectoryRun {
   private async agentLoop(agent: AgentRecord, forcing: (turn: number) => Forcing | undefined, exec: (name: Exclude<ActionName, 'answer'>, args: string) => Promise<ExecOutcome>): Promise<void> {
     const { cfg, protocol } = this.ctx;
     const limit = agent.role === 'planner' ? cfg.maxPlannerTurns : cfg.maxWorkerTurns;
+    const allowed = agent.id === 0 ? this.ctx.rootTools : ROLE_TOOLS[agent.role];
     const results: RequestMeta['results'] = [];
     const end = (reason: EndReason): void => {
       agent.endReason = reason;
@@ -167,8 +176,8 @@ class TrajectoryRun {
       msg.toolCalls.push(call);
       let error: string | null = null;
       if (action.kind === 'invalid') error = action.error;
-      else if (!(ROLE_TOOLS[agent.role] as readonly string[]).includes(action.name)) {
-        error = `tool '${action.name}' is not available to the ${agent.role} (its tools: ${ROLE_TOOLS[agent.role].join(', ')}, answer)`;
+      else if (!(allowed as readonly string[]).includes(action.name)) {
+        error = `tool '${action.name}' is not available to the ${agent.role} (its tools: ${[...allowed, 'answer'].join(', ')})`;
       }
       // Limits end the agent before anything runs; an invalid call is still recorded with its error.
       const stop: EndReason | null = overContext ? 'max_context' : gen.finishReason === 'length' && action.kind === 'invalid' ? 'max_new_tokens' : lastTurn ? 'max_turns' : null;

@@ -7,6 +7,10 @@ const DEFAULT_PLANNER_PROMPT =
 const DEFAULT_WORKER_PROMPT =
   'You are a worker. Solve the subtask you are given with the tools: search the paragraphs, calculate arithmetic, run code. ' +
   'When you know the answer, give it as a short final answer.';
+const DEFAULT_SINGLE_PROMPT =
+  'You answer questions alone. Solve the question with the tools: search the paragraphs, calculate arithmetic, run code. ' +
+  'When you know the answer, give it as a short final answer.';
+const DEFAULT_DIRECT_PROMPT = 'Answer the question with a short final answer.';
 const DEFAULT_WORKER_FAILURE = 'The worker found no answer.';
 
 /** The self-play loop (DESIGN.md section 4). */
@@ -16,6 +20,8 @@ export const rolloutSection = z
     protocol: z.enum(['tags', 'json']).default('tags').describe('Tool-call syntax: tags for small models, json (Hermes/Qwen3 <tool_call>) for chat models.'),
     plannerPrompt: z.string().default(DEFAULT_PLANNER_PROMPT).describe('System prompt of the planner role.'),
     workerPrompt: z.string().default(DEFAULT_WORKER_PROMPT).describe('System prompt of the worker role.'),
+    singlePrompt: z.string().default(DEFAULT_SINGLE_PROMPT).describe('System prompt of the lone agent of `sharp eval --agents single` (worker tools, whole question).'),
+    directPrompt: z.string().default(DEFAULT_DIRECT_PROMPT).describe('System prompt of `sharp eval --agents direct` (no tools: answer at once).'),
     maxPlannerTurns: z.number().int().positive().default(6).describe('Planner messages before it is stopped.'),
     maxDelegations: z.number().int().nonnegative().default(4).describe('Delegations per trajectory.'),
     maxWorkerTurns: z.number().int().positive().default(4).describe('Messages per worker before it is stopped.'),

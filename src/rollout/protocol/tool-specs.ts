@@ -55,9 +55,28 @@ export const ROLE_TOOLS: Readonly<Record<Role, readonly Exclude<ActionName, 'ans
   worker: ['search', 'calculate', 'code'],
 };
 
+/**
+ * The agent system a trajectory runs (issue 7 item 3, `sharp eval --agents`): multi = planner +
+ * workers; single = one agent with the worker tools on the whole question; direct = one agent that
+ * answers at once, no tools. The root agent (agent 0, role planner: it gets the question and gives
+ * the final answer) has these tools; workers exist only under multi.
+ */
+export type AgentsMode = 'multi' | 'single' | 'direct';
+
+export const ROOT_TOOLS: Readonly<Record<AgentsMode, readonly Exclude<ActionName, 'answer'>[]>> = {
+  multi: ROLE_TOOLS.planner,
+  single: ROLE_TOOLS.worker,
+  direct: [],
+};
+
+/** Specs shown for a tool set: the tools, then `answer`. */
+export function toolSpecs(tools: readonly Exclude<ActionName, 'answer'>[]): ToolSpec[] {
+  return [...tools.map((n) => TOOL_SPECS[n]), TOOL_SPECS.answer];
+}
+
 /** Specs shown to a role: its tools, then `answer`. */
 export function roleSpecs(role: Role): ToolSpec[] {
-  return [...ROLE_TOOLS[role].map((n) => TOOL_SPECS[n]), TOOL_SPECS.answer];
+  return toolSpecs(ROLE_TOOLS[role]);
 }
 
 export function isActionName(name: string): name is ActionName {

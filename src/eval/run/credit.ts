@@ -1,0 +1,124 @@
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { computeCredits, creditReport, engineReplayRunner, type CreditConfig, type CreditReport } from '../../credit/index.ts';
+import type { AgentCredit } from '../../credit/reward.ts';
+import type { TrajectoryCreditSummary } from '../../credit/report.ts';
+import type { Episode } from '../../data/episode.ts';
+import type { EngineOptions } from '../../rollout/engine.ts';
+import type { Policy } from '../../rollout/policy.ts';
+import type { Trajectory } from '../../rollout/types.ts';
+import { dropTornTail } from '../../fs/torn-tail.ts';
+
+/**
+ * `sharp eval --credit` (issue 7 item 3): SHARP counterfactual credit of each evaluated trajectory
+ * (credit.method, credit.replayMode; DESIGN.md section 5), through the credit module's engine replay
+ * runner, and the helpful / neutral / harmful report over the run. Each episode's credit is appended
+ * to credit.log.jsonl as it is computed, so a resumed eval reports over all its episodes, not only
+ * those of the last invocation.
+ */
+
+export interface EpisodeCredit {
+  summary: TrajectoryCreditSummary;
+  credits: AgentCredit[];
+}
+
+/** Credit of one trajectory per episode (eval runs groups of one); replays of each episode are batched by the credit module. */
+export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[]): Promise<EpisodeCredit[]> {
+  const runner = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder });
+  const out: EpisodeCredit[] = [];
+  // Sequential: the policy serves one batched engine run at a time.
+  for (const [i, traj] of trajs.entries()) {
+    const r = await computeCredits([traj], eps[i], runner, cfg);
+    const t = r.trajectories[0];
+    const summary: TrajectoryCreditSummary = { trajectoryId: t.trajectoryId, deltas: [...t.deltas] };
+    if (t.efficiencyResidual !== undefined) summary.efficiencyResidual = t.efficiencyResidual;
+    out.push({ summary, credits: r.credits });
+  }
+  return out;
+}
+
+const lineSchema = z.object({
+  key: z.string(),
+  summary: z.object({ trajectoryId: z.string(), deltas: z.array(z.number()), efficiencyResidual: z.number().optional() }),
+  credits: z.array(
+    z.object({
+      trajectoryId: z.string(),
+      agent: z.number().int(),
+      role: z.enum(['planner', 'worker']),
+      delegation: z.number().int().nullable(),
+      parts: z.object({ broadcast: z.number(), marginal: z.number(), tool: z.number() }),
+      total: z.number(),
+    }),
+  ),
+});
+
+/** Append-only log of per-episode credit, keyed like the prediction log; a torn last line is ignored. */
+export class CreditLog {
+  private readonly done = new Map<string, EpisodeCredit>();
+
+  private constructor(readonly file: string) {}
+
+  static open(file: string): CreditLog {
+    const log = new CreditLog(file);
+    if (!existsSync(file)) return log;
+    // A torn last line (kill mid-append) is dropped, so the next append starts on a fresh line.
+    dropTornTail(file);
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const last = lines.reduce((k, l, i) => (l.trim() ? i : k), -1);
+    lines.forEach((raw, i) => {
+      if (!raw.trim()) return;
+      let v: unknown;
+      try {
+        v = JSON.parse(raw);
+      } catch {
+        if (i === last) return; // torn by a kill mid-write
+        throw new Error(`${file}:${i + 1}: not valid JSON (only the last line may be torn)`);
+      }
+      const r = lineSchema.safeParse(v);
+      if (!r.success) throw new Error(`${file}:${i + 1}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
+      log.done.set(r.data.key, { summary: r.data.summary, credits: r.data.credits });
+    });
+    return log;
+  }
+
+  has(key: string): boolean {
+    return this.done.has(key);
+  }
+
+  append(key: string, c: EpisodeCredit): void {
+    appendFileSync(this.file, `${JSON.stringify({ key, ...c })}\n`);
+    this.done.set(key, c);
+  }
+
+  /** The run's credit report over `keys` (episodes without a credit line are not counted), and how many counted. */
+  report(keys: readonly string[]): { report: CreditReport; episodes: number } {
+    const got = keys.map((k) => this.done.get(k)).filter((c): c is EpisodeCredit => c !== undefined);
+    return { report: creditReport(got.map((c) => c.summary), got.flatMap((c) => c.credits)), episodes: got.length };
+  }
+}
+
+const f3 = (v: number): string => v.toFixed(3);
+
+/** The credit section of report.md (SHARP's helpful / harmful worker-call analysis). */
+export function creditMarkdown(r: CreditReport, episodes: number, cfg: CreditConfig): string {
+  const lines = [
+    '## Credit (SHARP counterfactuals)',
+    '',
+    `- method: ${cfg.method}, replay mode: ${cfg.replayMode}, replays per coalition: ${cfg.replays}`,
+    `- episodes: ${episodes}, worker calls: ${r.workerCalls}`,
+    '',
+    '| worker calls | fraction |',
+    '| --- | --- |',
+    `| helpful (Delta > 0) | ${f3(r.helpful)} |`,
+    `| neutral (Delta = 0) | ${f3(r.neutral)} |`,
+    `| harmful (Delta < 0) | ${f3(r.harmful)} |`,
+    '',
+    '| role | mean credit | mean marginal |',
+    '| --- | --- | --- |',
+  ];
+  for (const role of Object.keys(r.meanCredit) as Array<keyof typeof r.meanCredit>) {
+    lines.push(`| ${role} | ${f3(r.meanCredit[role] ?? 0)} | ${f3(r.meanMarginal[role] ?? 0)} |`);
+  }
+  if (r.maxEfficiencyResidual !== null) lines.push('', `- max Shapley efficiency residual: ${r.maxEfficiencyResidual.toExponential(2)}`);
+  return lines.join('\n');
+}
