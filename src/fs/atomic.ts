@@ -1,13 +1,54 @@
-import { closeSync, fsyncSync, openSync, renameSync, writeSync, rmSync } from 'node:fs';
-import { dirname, basename, join } from 'node:path';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 
 /**
- * Writes a file so that readers see the old content or the new, never a torn one: write a temp file
- * in the same folder, fsync, rename over the target (DEVELOPERS.md: nothing is lost on a crash).
+ * Atomic file writes (DEVELOPERS.md: checkpoints and result files are temp file + rename), so a
+ * crash or a full disk never leaves a half-written file under the real name: readers see the old
+ * content or the new one. The temp file sits beside the target (same filesystem: rename is atomic).
  */
+
+let counter = 0;
+
+/** A temp path beside `file` (same filesystem, so rename is atomic), unique per process and call. */
+export function tempPathFor(file: string): string {
+  counter += 1;
+  return join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${counter}`);
+}
+
+/**
+ * Runs `write` on a fresh temp file beside `file`, fsyncs it, then renames it over `file`.
+ * On any error the temp file is removed and the error rethrown; `file` is untouched.
+ */
+export async function withAtomicFile(file: string, write: (fh: FileHandle) => Promise<void>): Promise<void> {
+  const tmp = tempPathFor(file);
+  const fh = await open(tmp, 'wx');
+  try {
+    await write(fh);
+    await fh.sync();
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  await fh.close();
+  try {
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Writes `value` as pretty JSON (2-space indent, trailing newline, like HF's save_pretrained) atomically. */
+export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+  await writeFileAtomic(file, JSON.stringify(value, null, 2) + '\n');
+}
+
+/** Writes `data` to `file` atomically (synchronous: small results, configs, JSONL files). */
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  const fd = openSync(tmp, 'w');
+  const tmp = tempPathFor(file);
+  const fd = openSync(tmp, 'wx');
   try {
     writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
     fsyncSync(fd);
@@ -18,4 +59,10 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   }
   closeSync(fd);
   renameSync(tmp, file);
+}
+
+/** Writes one JSON line per record atomically, creating the folder. */
+export function writeJsonlAtomic(file: string, records: readonly unknown[]): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileAtomic(file, records.map((r) => JSON.stringify(r)).join('\n') + (records.length > 0 ? '\n' : ''));
 }

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeJsonAtomic } from '../model/io/atomic.ts';
+import { writeJsonAtomic } from '../fs/atomic.ts';
 import { countWords, trainBpe } from './bpe-train.ts';
 
 /**

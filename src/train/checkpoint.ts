@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import type * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
 import { readSafetensors, writeSafetensors } from '../model/io/safetensors.ts';
-import { writeJsonAtomic } from '../model/io/atomic.ts';
+import { writeJsonAtomic } from '../fs/atomic.ts';
 import { STEP_KEY, type AdamW, type NamedArray } from './adamw.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { UserError } from '../errors.ts';
-import { generateSynth, writeJsonlAtomic } from '../../data/synth/generate.ts';
+import { generateSynth } from '../../data/synth/generate.ts';
+import { writeJsonlAtomic } from '../../fs/atomic.ts';
 
 /**
  * `sharp data synth --seed S --n N --out FILE [--min-hops 2 --max-hops 4]` (issue 4 item 6): writes N

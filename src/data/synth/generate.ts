@@ -1,5 +1,3 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { Rng } from '../../random/rng.ts';
 import { drawKind, makeQuestion, type GoldQuestion } from './questions.ts';
 import type { StrictMusiqueRecord } from './record.ts';
@@ -144,9 +142,3 @@ export function generateSynth(opts: SynthOptions): StrictMusiqueRecord[] {
 }
 
 /** Writes records as JSONL through a temp file + rename, so a reader never sees half a file. */
-export function writeJsonlAtomic(path: string, records: readonly unknown[]): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, records.map((r) => JSON.stringify(r)).join('\n') + (records.length > 0 ? '\n' : ''));
-  renameSync(tmp, path);
-}

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeJsonAtomic } from './atomic.ts';
+import { writeJsonAtomic } from '../../fs/atomic.ts';
 import { CheckpointError } from './errors.ts';
 
 /**

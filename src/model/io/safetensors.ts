@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
-import { withAtomicFile, writeJsonAtomic } from './atomic.ts';
+import { withAtomicFile, writeJsonAtomic } from '../../fs/atomic.ts';
 import { DTYPE_BYTES, decodeInto, encodeInto, type DiskDtype } from './dtype.ts';
 import { CheckpointError } from './errors.ts';
 import { buildHeader, checkHeaderLength, numel, parseHeader, type SafetensorsHeader, type TensorEntry } from './header.ts';

@@ -18,7 +18,7 @@ describe('atomic writes', () => {
     await writeFile(f, 'old');
     await writeJsonAtomic(f, { step: 3 });
     expect(await readFile(f, 'utf8')).toBe('{\n  "step": 3\n}\n');
-    await writeFileAtomic(f, new Uint8Array([104, 105]));
+    writeFileAtomic(f, new Uint8Array([104, 105]));
     expect(await readFile(f, 'utf8')).toBe('hi');
     expect(await readdir(dir)).toEqual(['a.json']);
   });
