@@ -1,4 +1,4 @@
-import { coverExactMatch, exactMatch, f1Score } from '../eval/metrics/squad.ts';
+import { coverExactMatch, exactMatch, f1Score } from '../data/answers/squad.ts';
 
 /**
  * Success functions R (DESIGN.md sections 5 and 7, "Training reward match"): 1 when the final

@@ -7,7 +7,7 @@ import type { Episode } from '../../data/episode.ts';
 import { generateSynth } from '../../data/synth/generate.ts';
 import { toEpisode } from '../../data/synth/record.ts';
 import { getBenchmark } from '../../eval/benchmarks.ts';
-import { exactMatch, maxOverGroundTruths } from '../../eval/metrics/squad.ts';
+import { exactMatch, maxOverGroundTruths } from '../../data/answers/squad.ts';
 import { LmPolicy } from '../../generation/lm-policy.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';

@@ -1,7 +1,7 @@
 import type { Episode, SubQuestion } from '../../data/episode.ts';
 import type { Trajectory } from '../../rollout/types.ts';
 import type { Label } from '../message-shares.ts';
-import { f1Score } from '../../eval/metrics/squad.ts';
+import { f1Score } from '../../data/answers/squad.ts';
 import { emSuccess, type SuccessFn } from '../success.ts';
 import type { Judge, JudgeContext } from './types.ts';
 

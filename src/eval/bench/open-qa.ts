@@ -1,7 +1,7 @@
 import type { Episode } from '../../data/episode.ts';
 import { readFrames } from '../../data/readers/frames.ts';
 import { readWebWalker } from '../../data/readers/webwalker.ts';
-import { coverExactMatch, exactMatch, f1Score, maxOverGroundTruths } from '../metrics/squad.ts';
+import { coverExactMatch, exactMatch, f1Score, maxOverGroundTruths } from '../../data/answers/squad.ts';
 import { checkAligned, type Benchmark, type ItemScores, type Prediction } from '../types.ts';
 import { meanScores } from '../scores.ts';
 

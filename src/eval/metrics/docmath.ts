@@ -1,5 +1,5 @@
 import { pyEval, pyNumber, type PyValue } from './pyexpr.ts';
-import { pyMax, pyMin, pyStrip } from './pytext.ts';
+import { pyMax, pyMin, pyStrip } from '../../data/answers/pytext.ts';
 
 /**
  * DocMath-Eval accuracy (Zhao et al., ACL 2024; yale-nlp/DocMath-Eval utils/evaluation_utils.py):

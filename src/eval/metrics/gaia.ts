@@ -1,4 +1,4 @@
-import { pyFloat, pyRemovePunctuation, pyRemoveWhitespace } from './pytext.ts';
+import { pyFloat, pyRemovePunctuation, pyRemoveWhitespace } from '../../data/answers/pytext.ts';
 
 /**
  * GAIA `question_scorer` (the leaderboard's scorer.py, Mialon et al., 2023), with its quirks kept:

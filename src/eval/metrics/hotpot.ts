@@ -1,5 +1,5 @@
-import { normalizeAnswer, commonTokenCount } from './squad.ts';
-import { pyRemovePunctuation, pyRound, pySplit } from './pytext.ts';
+import { normalizeAnswer, commonTokenCount } from '../../data/answers/squad.ts';
+import { pyRemovePunctuation, pyRound, pySplit } from '../../data/answers/pytext.ts';
 
 /**
  * HotpotQA hotpot_evaluate_v1.py and 2WikiMultiHopQA 2wikimultihop_evaluate_v1.1.py, line for line:

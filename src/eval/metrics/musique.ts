@@ -1,5 +1,5 @@
-import { exactMatch, f1Score, maxOverGroundTruths } from './squad.ts';
-import { pyRound } from './pytext.ts';
+import { exactMatch, f1Score, maxOverGroundTruths } from '../../data/answers/squad.ts';
+import { pyRound } from '../../data/answers/pytext.ts';
 
 /**
  * MuSiQue metrics as StonyBrookNLP/musique evaluate_v1.0.py computes them: answer EM/F1 (max over

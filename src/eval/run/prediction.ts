@@ -1,6 +1,6 @@
 import type { Episode } from '../../data/episode.ts';
 import type { AgentRecord, Trajectory } from '../../rollout/types.ts';
-import { normalizeAnswer } from '../metrics/squad.ts';
+import { normalizeAnswer } from '../../data/answers/squad.ts';
 import type { Prediction } from '../types.ts';
 
 /**
