@@ -15,6 +15,7 @@ const SECTIONS: BenchSection[] = [
   { name: 'model', run: async (quick) => (await import('./bench/model.ts')).benchModel(quick) },
   { name: 'rollout', run: async (quick) => (await import('./bench/rollout.ts')).benchRollout(quick) },
   { name: 'native', run: async (quick) => (await import('./bench/native.ts')).benchNative(quick) },
+  { name: 'prefix', run: async (quick) => (await import('./bench/prefix.ts')).benchPrefix(quick) },
 ];
 
 function flag(name: string): string | undefined {

@@ -1,16 +1,16 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from '../model/causal-lm.ts';
-import { positionsFromMask } from '../model/decoder.ts';
 import type { Rng } from '../random/rng.ts';
 import { tidyObject } from '../model/tidy.ts';
-import { KvCache } from './kv-cache.ts';
+import type { KvCache } from './kv-cache.ts';
+import { emptyPrefillStats, prefillPrompts, type PrefillStats } from './prefill.ts';
 import { checkSampling, sampleNext, type SamplingParams } from './sampling.ts';
 import { IncrementalDecoder, findStop, type Decodes } from '../tokenizer/incremental.ts';
 
 /**
  * Batched generation with a KV cache (DESIGN.md section 2, issue 3 item 5): the prompts are
- * left-padded and prefilled once, then one token per step is fed; nothing of the prefix is
- * recomputed. Finished sequences leave the batch (their cache rows are dropped), and the only
+ * left-padded and prefilled once (a prefix shared by several prompts only once for all of them,
+ * prefill.ts), then one token per step is fed; nothing of the prefix is recomputed. Finished sequences leave the batch (their cache rows are dropped), and the only
  * device-to-host read per step is the chosen ids with their logprobs.
  */
 export interface GenerateRequest {
@@ -38,7 +38,17 @@ export interface GenerateOptions extends SamplingParams {
   decoder: Decodes;
   /** Id used for left padding (never attended to); default 0. */
   padId?: number;
+  /**
+   * Requests whose prompts share at least this many leading tokens prefill that prefix once
+   * (issue 4 item 5; see prefill.ts); 0 turns sharing off. Default DEFAULT_PREFIX_MIN_TOKENS.
+   */
+  prefixMinTokens?: number;
+  /** When given, the prefill adds its token counts here (the proof that a prefix ran once). */
+  stats?: PrefillStats;
 }
+
+/** Below this a shared prefix is not worth the extra prefill pass and gather. */
+export const DEFAULT_PREFIX_MIN_TOKENS = 16;
 
 interface RowState {
   req: GenerateRequest;
@@ -104,28 +114,16 @@ export async function generate(model: CausalLM, requests: GenerateRequest[], opt
   let live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);
   if (live.length === 0) return states.map((s) => ({ tokenIds: [], logprobs: [], text: '', finishReason: s.finish ?? 'length' }));
 
-  const padId = opts.padId ?? 0;
-  const tp = Math.max(...live.map((i) => (states[i] as RowState).req.promptIds.length));
-  const idsHost = new Int32Array(live.length * tp).fill(padId);
-  const maskHost = new Float32Array(live.length * tp);
-  live.forEach((i, r) => {
-    const p = (states[i] as RowState).req.promptIds;
-    idsHost.set(p, r * tp + tp - p.length); // left padding: every prompt ends at column tp-1
-    maskHost.fill(1, r * tp + tp - p.length, (r + 1) * tp);
-  });
-
   let cache: KvCache | undefined;
   let logits: tf.Tensor2D | undefined;
   const headT = model.inferenceHead(); // [D, V] transposed once per call, not per step
   try {
     {
-      const ids = tf.tensor2d(idsHost, [live.length, tp], 'int32'); // [B, Tp]
-      const mask = tf.tensor2d(maskHost, [live.length, tp], 'float32'); // [B, Tp]
-      const pos = positionsFromMask(mask); // [B, Tp]
-      const out = model.forwardCached(ids, pos, mask, undefined, true, headT); // logits [B, V]
-      tf.dispose([ids, pos]);
-      logits = out.logits;
-      cache = new KvCache(out.kv, mask, model.config.kvHeads);
+      const prompts = live.map((i) => (states[i] as RowState).req.promptIds);
+      const minTokens = opts.prefixMinTokens ?? DEFAULT_PREFIX_MIN_TOKENS;
+      const pre = prefillPrompts(model, prompts, { padId: opts.padId ?? 0, headT, minTokens, stats: opts.stats ?? emptyPrefillStats() });
+      logits = pre.logits; // [B, V]
+      cache = pre.cache;
     }
     for (;;) {
       const uniforms = live.map((i) => Math.min((states[i] as RowState).rng.float(), 1 - 1e-7));

@@ -24,6 +24,8 @@ export interface LmPolicyOptions extends SamplingParams {
   /** Context limit in tokens (prompt + generated), e.g. rollout.maxContext. */
   maxContext: number;
   rng: Rng;
+  /** Shared-prompt-prefix reuse threshold in tokens (generate's prefixMinTokens; 0 = off; default 16). */
+  prefixMinTokens?: number;
 }
 
 /** A PolicyResponse plus whether the context limit cut this turn short (or left no room at all). */
@@ -64,6 +66,7 @@ export class LmPolicy implements Policy {
       eosIds: this.tokenizer.eosIds,
       padId: this.tokenizer.padId,
       decoder: this.tokenizer,
+      prefixMinTokens: this.opts.prefixMinTokens,
     });
     return out.map((g, i) => {
       const r = requests[i] as PolicyRequest;
