@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { NotImplementedError, UserError } from '../errors.ts';
+import { UserError } from '../errors.ts';
 
 /**
  * The `sharp` CLI: declares commands and lazy-imports each command module (STYLE.md rule 9), so
@@ -33,10 +33,19 @@ export function buildProgram(): Command {
   configOption(program.command('train').description('SHARP-GRPO training (rollouts -> credit -> advantages -> update)'))
     .addOption(backendOption())
     .option('--resume [dir]', 'resume a run (default: the latest checkpoint of the run)')
-    .action(notImplemented('train'));
+    .action(async (opts) => {
+      const m = await import('./commands/train.ts');
+      await m.run(opts as Record<string, unknown>);
+    });
 
-  configOption(program.command('sft').description('supervised fine-tuning on transcripts')).addOption(backendOption()).action(notImplemented('sft'));
-  configOption(program.command('dpo').description('DPO on preference pairs')).addOption(backendOption()).action(notImplemented('dpo'));
+  configOption(program.command('sft').description('supervised fine-tuning on transcripts')).addOption(backendOption()).action(async (opts) => {
+      const m = await import('./commands/sft.ts');
+      await m.run(opts as Record<string, unknown>);
+    });
+  configOption(program.command('dpo').description('DPO on preference pairs')).addOption(backendOption()).action(async (opts) => {
+      const m = await import('./commands/dpo.ts');
+      await m.run(opts as Record<string, unknown>);
+    });
 
   configOption(program.command('eval').description('evaluate on a benchmark and write official-format predictions'))
     .option('--bench <name>', 'benchmark name (see --list)')
@@ -160,11 +169,6 @@ export function buildProgram(): Command {
   return program;
 }
 
-function notImplemented(name: string): () => never {
-  return () => {
-    throw new NotImplementedError(name);
-  };
-}
 
 /** Runs the CLI; never throws: prints one line and sets the exit code instead. */
 export async function main(argv: string[]): Promise<void> {

@@ -13,6 +13,15 @@ export const dataSection = z
         heldOut: z.number().int().positive().default(100).describe('Held-out synthetic episodes for accuracy before/after RL.'),
         minHops: z.number().int().min(2).max(4).default(2).describe('Fewest hops of a question.'),
         maxHops: z.number().int().min(2).max(4).default(4).describe('Most hops of a question.'),
+        world: z
+          .strictObject({
+            countries: z.number().int().positive().default(12).describe('Countries in the world.'),
+            cities: z.number().int().positive().default(60).describe('Cities.'),
+            people: z.number().int().positive().default(220).describe('People (most questions are about them).'),
+            companies: z.number().int().positive().default(100).describe('Companies.'),
+          })
+          .prefault({})
+          .describe('World size (src/data/synth/world.ts DEFAULT_WORLD_SIZE). A bigger world repeats each name less, so a model must read names rather than memorise them.'),
       })
       .prefault({})
       .describe('Synthetic multi-hop world (sharp data synth).'),

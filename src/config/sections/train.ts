@@ -48,5 +48,14 @@ export const trainSection = z
         batch: z.number().int().positive().default(8).describe('Transcripts per SFT step.'),
       })
       .prefault({}),
+    dpo: z
+      .strictObject({
+        data: z.string().default('').describe('Preference pairs JSONL for `sharp dpo` (the credit module failure path writes them: credit.failurePairs).'),
+        steps: z.number().int().nonnegative().default(100).describe('DPO steps of `sharp dpo`.'),
+        lr: z.number().positive().default(1e-5).describe('DPO learning rate.'),
+        batch: z.number().int().positive().default(8).describe('Pairs per DPO step.'),
+      })
+      .prefault({})
+      .describe('Stand-alone DPO (`sharp dpo`); dpoBeta is its beta, dpoWeight mixes DPO into GRPO steps instead.'),
   })
   .describe('Trainer.');

@@ -1,0 +1,60 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../backend/select.ts';
+import { configSchema } from '../../config/schema.ts';
+import { writePreferencePairs } from '../../credit/pairs-jsonl.ts';
+import type { PreferencePair } from '../../credit/first-error.ts';
+import { loadTrainData } from '../../recipes/data.ts';
+import { expertTranscripts } from '../../recipes/expert-data.ts';
+import { ensureModel, tokenizerCorpus } from '../../recipes/model-init.ts';
+import { readMetrics } from '../../train/metrics/jsonl.ts';
+import { closeCodeSandbox } from '../../tools/code.ts';
+import { UserError } from '../errors.ts';
+import { run } from './dpo.ts';
+
+let base: string;
+let sets: string[];
+beforeAll(async () => {
+  await initBackend('wasm');
+  base = mkdtempSync(join(tmpdir(), 'sharp-dpo-cmd-'));
+  const cfg = configSchema.parse({
+    model: { path: join(base, 'm'), init: { enabled: true, layers: 1, hidden: 32, heads: 2, kvHeads: 1, intermediate: 64, vocab: 350 } },
+    data: { synthetic: { seed: 1, train: 3, heldOut: 1, minHops: 2, maxHops: 2 } },
+  });
+  const { train } = loadTrainData(cfg.data);
+  const { transcripts } = await expertTranscripts(train, cfg);
+  await ensureModel(cfg.model, 0, () => tokenizerCorpus(train, transcripts));
+  // Pairs in the credit module's format: the planner's final turn, chosen = the gold answer, rejected = a wrong one.
+  const pairs: PreferencePair[] = transcripts
+    .filter((t) => t.messages.at(-1)?.content.startsWith('<answer>') && t.messages.length > 3)
+    .map((t, k) => ({
+      prefix: t.messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content })),
+      chosen: t.messages.at(-1)?.content ?? '',
+      rejected: '<answer>unknown</answer>',
+      metadata: { trajectoryId: `t${k}`, episodeId: `e${k}`, messageIndex: t.messages.length - 1, agent: 0, role: 'planner', judge: 'rule', attempts: 1 },
+    }));
+  writePreferencePairs(join(base, 'pairs.jsonl'), pairs);
+  sets = [`run.dir=${join(base, 'runs')}`, 'run.name=dpo', `model.path=${join(base, 'm')}`, `train.dpo.data=${join(base, 'pairs.jsonl')}`, 'train.dpo.steps=4', 'train.dpo.batch=2', 'train.dpo.lr=0.003', 'train.dpoBeta=0.5', 'rollout.maxContext=1024'];
+});
+afterAll(async () => closeCodeSandbox());
+
+describe('sharp dpo', () => {
+  it('trains on train.dpo.data against a frozen reference and saves <run>/model', async () => {
+    await run({ set: sets, backend: 'wasm' });
+    const runs = readdirSync(join(base, 'runs'));
+    const dir = join(base, 'runs', runs[0] as string);
+    expect(readdirSync(dir).sort()).toEqual(['config.yaml', 'dpo-metrics.jsonl', 'log.jsonl', 'model']);
+    expect(readdirSync(join(dir, 'model'))).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json']));
+    const m = readMetrics(join(dir, 'dpo-metrics.jsonl'));
+    expect(m.map((x) => x.step)).toEqual([1, 2, 3, 4]);
+    // Step 1: policy = reference, so every margin is 0 and the loss is -log sigmoid(0) = ln 2 = 0.693147.
+    expect(m[0]?.['dpo/loss'] as number).toBeCloseTo(Math.LN2, 5);
+    expect(m[3]?.['dpo/loss'] as number).toBeLessThan(Math.LN2);
+  }, 60_000);
+
+  it('a missing pairs key is a one-line UserError', async () => {
+    await expect(run({ set: sets.filter((s) => !s.startsWith('train.dpo.data')) })).rejects.toThrow(new UserError('dpo: train.dpo.data (preference pairs JSONL) is required'));
+  });
+});

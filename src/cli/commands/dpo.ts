@@ -1,0 +1,76 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readPreferencePairs } from '../../credit/pairs-jsonl.ts';
+import { UserError } from '../../errors.ts';
+import { CausalLM } from '../../model/causal-lm.ts';
+import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { runDpo } from '../../train/dpo-loop.ts';
+import { createRunDir } from '../../run/run-dir.ts';
+import { saveModelAtomic } from '../../recipes/save-model.ts';
+import { configFrom, openLog, startBackend } from '../../recipes/setup.ts';
+
+/**
+ * `sharp dpo --config X` (issue 6 item 5): DPO of the checkpoint at model.path on the preference
+ * pairs at train.dpo.data (the credit module's failure-path pairs, credit/pairs-jsonl.ts), against a
+ * frozen reference (a second copy of the same checkpoint), for train.dpo.steps steps with
+ * beta = train.dpoBeta. The result is saved atomically as `<run>/model/`; metrics in
+ * `<run>/dpo-metrics.jsonl`.
+ *
+ * export const options = {
+ *   config: '-c, --config <file>   YAML config',
+ *   set: '--set <key=value>        config override (repeatable)',
+ *   backend: '--backend <name>     auto | tensorflow | wasm | cpu (default: SHARP_BACKEND, then run.backend)',
+ * }
+ */
+export async function run(opts: Record<string, unknown>): Promise<void> {
+  const cfg = configFrom(opts);
+  const d = cfg.train.dpo;
+  if (d.data === '') throw new UserError('dpo: train.dpo.data (preference pairs JSONL) is required');
+  if (!existsSync(d.data)) throw new UserError(`dpo: train.dpo.data not found: ${d.data}`);
+  if (d.steps < 1) throw new UserError('dpo: train.dpo.steps must be >= 1');
+  const from = resolve(cfg.model.path);
+  if (!existsSync(join(from, 'config.json'))) throw new UserError(`dpo: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);
+  let pairs;
+  try {
+    pairs = readPreferencePairs(d.data);
+  } catch (err) {
+    throw new UserError(`dpo: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (pairs.length === 0) throw new UserError(`dpo: ${d.data} holds no preference pairs`);
+  const runDir = createRunDir(cfg);
+  const { log, close } = openLog(runDir, cfg.run.logLevel);
+  let model: CausalLM | undefined;
+  let ref: CausalLM | undefined;
+  try {
+    const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
+    log.info({ runDir, backend: be.backend, native: be.native, pairs: pairs.length }, 'dpo');
+    const tokenizer = await Tokenizer.load(from);
+    model = await CausalLM.load(from);
+    ref = await CausalLM.load(from);
+    const t0 = performance.now();
+    const res = runDpo({
+      model,
+      ref,
+      enc: tokenizer,
+      padId: tokenizer.padId,
+      pairs,
+      steps: d.steps,
+      batch: d.batch,
+      lr: d.lr,
+      beta: cfg.train.dpoBeta,
+      microBatch: cfg.train.microBatch,
+      gradClip: cfg.train.gradClip,
+      seed: cfg.run.seed,
+      maxTokens: cfg.rollout.maxContext,
+      runDir,
+    });
+    const dir = await saveModelAtomic(model, join(runDir, 'model'), from);
+    const loss = (r: Record<string, number>): string => (typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a');
+    log.info({ pairs: res.pairs, dropped: res.dropped, first: res.first, last: res.last, seconds: (performance.now() - t0) / 1000 }, 'dpo done');
+    process.stdout.write(`dpo: ${res.steps} steps on ${res.pairs} pairs, loss ${loss(res.first)} -> ${loss(res.last)}; saved ${dir}\n`);
+  } finally {
+    model?.dispose();
+    ref?.dispose();
+    await close();
+  }
+}

@@ -1,0 +1,39 @@
+import { existsSync } from 'node:fs';
+import type { Config } from '../config/schema.ts';
+import type { Episode } from '../data/episode.ts';
+import { generateSynth } from '../data/synth/generate.ts';
+import { toEpisode } from '../data/synth/record.ts';
+import { getBenchmark } from '../eval/benchmarks.ts';
+import { UserError } from '../errors.ts';
+
+/**
+ * Training and held-out episodes of `sharp train` (issue 6 item 4). Synthetic: ONE call of the
+ * generator with one seed, split into train + held-out, so both come from the same world (two seeds
+ * would give two worlds, and held-out questions about people the model never read of). The
+ * generator's records are distinct, so no held-out question is also a training question.
+ * Benchmark sources: the file at data.path through the benchmark reader; its last
+ * data.benchmarkHeldOut episodes are held out.
+ */
+export interface TrainData {
+  train: Episode[];
+  heldOut: Episode[];
+}
+
+export function loadTrainData(d: Config['data']): TrainData {
+  if (d.source === 'synthetic') {
+    const s = d.synthetic;
+    const all = generateSynth({ seed: s.seed, n: s.train + s.heldOut, minHops: s.minHops, maxHops: s.maxHops, world: s.world }).map(toEpisode);
+    return { train: all.slice(0, s.train), heldOut: all.slice(s.train) };
+  }
+  if (!existsSync(d.path)) throw new UserError(`data.path not found: ${d.path}`);
+  let all: Episode[];
+  try {
+    all = getBenchmark(d.source).read(d.path);
+  } catch (err) {
+    throw new UserError(`data.path ${d.path}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+  }
+  const answerable = all.filter((e) => e.answerable !== false && e.answers.length > 0);
+  const k = Math.min(d.benchmarkHeldOut, Math.floor(answerable.length / 2));
+  if (answerable.length - k < 1) throw new UserError(`data.path ${d.path}: no answerable episodes to train on`);
+  return { train: answerable.slice(0, answerable.length - k), heldOut: answerable.slice(answerable.length - k) };
+}

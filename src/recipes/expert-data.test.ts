@@ -1,0 +1,47 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../config/schema.ts';
+import { loadTrainData } from './data.ts';
+import { ensureTranscripts, expertTranscripts } from './expert-data.ts';
+import { closeCodeSandbox } from '../tools/code.ts';
+
+afterAll(async () => closeCodeSandbox());
+
+describe('expert transcripts', () => {
+  const cfg = configSchema.parse({ data: { synthetic: { seed: 1, train: 4, heldOut: 1, minHops: 2, maxHops: 2 } } });
+  const { train } = loadTrainData(cfg.data);
+
+  it('the scripted expert solves 2-hop episodes: one transcript per agent (planner + 2 workers), assistant turns trained', async () => {
+    const got = await expertTranscripts(train, cfg);
+    expect(got.solved).toBe(4);
+    expect(got.transcripts).toHaveLength(4 * 3);
+    for (const t of got.transcripts) {
+      expect(t.messages[0]?.role).toBe('system');
+      expect(t.messages.every((m) => m.train === (m.role === 'assistant'))).toBe(true);
+    }
+    // The planner's last turn answers with the gold answer in the tags protocol.
+    const planner = got.transcripts[0];
+    expect(planner?.messages.at(-1)?.content).toBe(`<answer>${train[0]?.answers[0]}</answer>`);
+  });
+
+  it('ensureTranscripts writes the file once, then reads it back unchanged', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sharp-expert-')), 'sub', 't.jsonl');
+    const a = await ensureTranscripts(file, train, cfg);
+    expect(a.generated?.solved).toBe(4);
+    const text = readFileSync(file, 'utf8');
+    expect(text.trim().split('\n')).toHaveLength(12);
+    const b = await ensureTranscripts(file, [], cfg); // no episodes needed: the file exists
+    expect(b.generated).toBeUndefined();
+    expect(b.transcripts).toEqual(a.transcripts);
+    expect(b.stale).toBe(false);
+    const other = configSchema.parse({ rollout: { plannerPrompt: 'Plan.', workerPrompt: 'Work.' } });
+    expect((await ensureTranscripts(file, [], other)).stale).toBe(true);
+  });
+
+  it('limits too tight for the hops: one-line error', async () => {
+    const tight = configSchema.parse({ rollout: { maxDelegations: 1 } });
+    await expect(ensureTranscripts(join(mkdtempSync(join(tmpdir(), 'sharp-expert-')), 't.jsonl'), train, tight)).rejects.toThrow(/solved none of 4 episodes/);
+  });
+});

@@ -1,0 +1,87 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../config/schema.ts';
+import type { Episode } from '../data/episode.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import { rollout } from '../rollout/engine.ts';
+import { expertPolicy } from '../rollout/scripted/expert.ts';
+import { toTranscripts, type Transcript } from '../rollout/transcripts.ts';
+import { readTranscripts } from '../train/transcripts-jsonl.ts';
+import { successFunction } from '../credit/success.ts';
+import { UserError } from '../errors.ts';
+
+/**
+ * SFT data of the quickstart (issue 4 item 6, issue 6 item 7): the scripted expert solves the
+ * training episodes through the real engine, protocol and tools (so the transcripts show exactly the
+ * prompts, tool syntax and tool results the LM will see), and every agent conversation of a solved
+ * trajectory becomes one transcript. Held-out episodes are never used here.
+ */
+
+/** Episodes per engine run: bounds memory for large inputs. */
+const CHUNK = 500;
+
+export interface ExpertData {
+  transcripts: Transcript[];
+  solved: number;
+  episodes: number;
+}
+
+export async function expertTranscripts(episodes: readonly Episode[], cfg: Pick<Config, 'rollout' | 'credit'>): Promise<ExpertData> {
+  const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
+  if (bad) throw new Error(`expert transcripts: episode ${bad.id} has no question_decomposition (the scripted expert follows it)`);
+  const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
+  const transcripts: Transcript[] = [];
+  let solved = 0;
+  for (let i = 0; i < episodes.length; i += CHUNK) {
+    const chunk = episodes.slice(i, i + CHUNK);
+    const { trajectories } = await rollout(expertPolicy(), chunk, { cfg: cfg.rollout, groupSize: 1 });
+    trajectories.forEach((t, j) => {
+      // Only solved trajectories teach the protocol (the expert fails only where search misses).
+      if (success(t.finalAnswer, chunk[j]?.answers ?? []) !== 1) return;
+      solved++;
+      transcripts.push(...toTranscripts(t));
+    });
+  }
+  return { transcripts, solved, episodes: episodes.length };
+}
+
+/** Writes transcripts as JSONL (atomically), the format `sharp sft` and `sharp data expert` share. */
+export function writeTranscripts(file: string, transcripts: readonly Transcript[]): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileAtomic(file, transcripts.length > 0 ? `${transcripts.map((t) => JSON.stringify(t)).join('\n')}\n` : '');
+}
+
+/**
+ * The SFT transcripts at `file`, or, when the file is missing, the expert's transcripts of `episodes`
+ * written there first (so later runs and `sharp sft` reuse them).
+ */
+export async function ensureTranscripts(
+  file: string,
+  episodes: readonly Episode[],
+  cfg: Pick<Config, 'rollout' | 'credit'>,
+): Promise<{ transcripts: Transcript[]; generated?: ExpertData; stale?: boolean }> {
+  if (existsSync(file)) {
+    let transcripts: Transcript[];
+    try {
+      transcripts = readTranscripts(file);
+    } catch (err) {
+      throw new UserError(`train.sft.data: ${(err as Error).message.split('\n')[0]}`);
+    }
+    return { transcripts, stale: !promptsMatch(transcripts, cfg.rollout) };
+  }
+  const generated = await expertTranscripts(episodes, cfg);
+  if (generated.transcripts.length === 0) {
+    throw new UserError(`expert transcripts: the scripted expert solved none of ${episodes.length} episodes (are rollout.maxPlannerTurns / maxDelegations / maxWorkerTurns / maxContext large enough for the hops?)`);
+  }
+  writeTranscripts(file, generated.transcripts);
+  return { transcripts: generated.transcripts, generated };
+}
+
+/**
+ * Whether existing transcripts were written under the current role prompts: a file left by a run
+ * with other prompts would teach the model a system prompt it never sees at rollout time.
+ */
+export function promptsMatch(transcripts: readonly Transcript[], r: Pick<Config['rollout'], 'plannerPrompt' | 'workerPrompt'>): boolean {
+  const systems = new Set(transcripts.map((t) => (t.messages[0]?.role === 'system' ? t.messages[0].content : '')));
+  return [...systems].every((s) => s.startsWith(r.plannerPrompt) || s.startsWith(r.workerPrompt));
+}

@@ -1,0 +1,25 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../config/schema.ts';
+import { UserError } from '../errors.ts';
+import { configFrom, resumeDir } from './setup.ts';
+
+describe('resumeDir', () => {
+  it('--resume without a value picks the newest run of this name; with a value, that folder', () => {
+    const base = mkdtempSync(join(tmpdir(), 'sharp-resume-'));
+    for (const d of ['qs-20261130T010000Z', 'qs-20261130T020000Z', 'qs-other', 'qsx-20261130T030000Z', 'other-20261130T040000Z']) mkdirSync(join(base, d));
+    const cfg = configSchema.parse({ run: { name: 'qs', dir: base } });
+    expect(resumeDir(true, cfg)).toBe(join(base, 'qs-20261130T020000Z'));
+    expect(resumeDir(join(base, 'qs-20261130T010000Z'), cfg)).toBe(join(base, 'qs-20261130T010000Z'));
+    expect(() => resumeDir(join(base, 'gone'), cfg)).toThrow(new UserError(`--resume: run folder not found: ${join(base, 'gone')}`));
+    expect(() => resumeDir(true, configSchema.parse({ run: { name: 'none', dir: base } }))).toThrow(`--resume: no run named 'none' in ${base}/`);
+  });
+
+  it('configFrom applies --set over the defaults', () => {
+    const cfg = configFrom({ set: ['train.steps=3', 'run.name=x'] });
+    expect(cfg.train.steps).toBe(3);
+    expect(cfg.run.name).toBe('x');
+  });
+});

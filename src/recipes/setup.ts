@@ -1,0 +1,72 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Level } from 'pino';
+import { probeCudaLibs } from '../backend/cuda-libs.ts';
+import { gpuFallbackWarning, resolveBackendName } from '../backend/gpu-check.ts';
+import { BackendError, initBackend, type BackendName } from '../backend/select.ts';
+import { enableNativeKernels } from '../backend/native/index.ts';
+import { loadConfig } from '../config/load.ts';
+import type { Config } from '../config/schema.ts';
+import { UserError } from '../errors.ts';
+import { createLogger, type RunLogger } from '../run/logger.ts';
+
+/**
+ * What every training command (`sharp train`, `sharp sft`, `sharp dpo`) does before its stages:
+ * read the config (file <- --set), start the tensor backend the flag / SHARP_BACKEND / run.backend
+ * names (with the GPU-fallback warning of DESIGN.md section 3 and the native wasm kernels of issue 9
+ * unless SHARP_NATIVE=0), and open the run's log.jsonl.
+ */
+export function configFrom(opts: Record<string, unknown>, fallbackFile?: string): Config {
+  const file = typeof opts.config === 'string' ? opts.config : fallbackFile;
+  const sets = Array.isArray(opts.set) ? opts.set.map(String) : [];
+  return loadConfig({ file, sets });
+}
+
+export async function startBackend(flag: unknown, cfg: Config, warn: (msg: string) => void): Promise<{ backend: string; native: string }> {
+  let requested: BackendName;
+  try {
+    requested = resolveBackendName(typeof flag === 'string' ? flag : undefined, cfg.run.backend);
+  } catch (err) {
+    throw new UserError((err as Error).message);
+  }
+  let choice;
+  try {
+    choice = await initBackend(requested, cfg.run.threads);
+  } catch (err) {
+    if (err instanceof BackendError) throw new UserError(err.message);
+    throw err;
+  }
+  const warning = gpuFallbackWarning(requested, choice, requested === 'tensorflow' ? probeCudaLibs() : []);
+  if (warning) warn(warning);
+  let native = 'off';
+  if (choice.backend === 'wasm' && process.env.SHARP_NATIVE !== '0') {
+    const s = enableNativeKernels();
+    native = s.mode === 'native' ? 'native' : `${s.mode} (${s.reason})`;
+  }
+  return { backend: choice.backend, native };
+}
+
+export function openLog(runDir: string, level: Config['run']['logLevel']): RunLogger {
+  return createLogger({ file: join(runDir, 'log.jsonl'), level: level as Level });
+}
+
+/**
+ * The run folder `--resume [dir]` names: the folder itself, or (flag without a value) the newest
+ * `<run.dir>/<run.name>-<stamp>` folder (stamps sort by time).
+ */
+export function resumeDir(resume: unknown, cfg: Config): string {
+  if (typeof resume === 'string' && resume !== '') {
+    if (!existsSync(resume)) throw new UserError(`--resume: run folder not found: ${resume}`);
+    return resume;
+  }
+  const prefix = `${cfg.run.name}-`;
+  const runs = existsSync(cfg.run.dir)
+    ? readdirSync(cfg.run.dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory() && d.name.startsWith(prefix) && /^\d{8}T\d{6}Z$/.test(d.name.slice(prefix.length)))
+        .map((d) => d.name)
+        .sort()
+    : [];
+  const last = runs.at(-1);
+  if (!last) throw new UserError(`--resume: no run named '${cfg.run.name}' in ${cfg.run.dir}/`);
+  return join(cfg.run.dir, last);
+}

@@ -1,0 +1,172 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.ts';
+import { UserError } from '../errors.ts';
+import { CausalLM } from '../model/causal-lm.ts';
+import type { Transcript } from '../rollout/transcripts.ts';
+import { Tokenizer } from '../tokenizer/tokenizer.ts';
+import { configHash, latestCheckpoint, readTrainerState } from '../train/checkpoint.ts';
+import { makeCollect } from '../train/collect.ts';
+import { runGrpo } from '../train/loop.ts';
+import { heldOutAccuracy, type AccuracyResult } from './accuracy.ts';
+import { loadTrainData } from './data.ts';
+import { ensureTranscripts } from './expert-data.ts';
+import { ensureModel, tokenizerCorpus } from './model-init.ts';
+import { companionFiles } from './save-model.ts';
+import { sftStage } from './sft-stage.ts';
+import { accuracyLine, readSummary, SUMMARY_FILE, writeSummary, type TrainSummary } from './summary.ts';
+
+/**
+ * The `sharp train` recipe (issue 6 items 4 and 7). It only sequences the stages (STYLE.md: no god
+ * trainer); each lives in its own module:
+ *   data (train + held-out from one world) -> expert transcripts (when SFT needs them and
+ *   train.sft.data is missing) -> model (random init + fitted BPE when model.init.enabled and the
+ *   folder is missing) -> SFT (train.sft.steps > 0; saved to <run>/sft-model) -> held-out accuracy
+ *   -> GRPO (runGrpo: rollouts, credit, advantages, updates, checkpoints) -> held-out accuracy.
+ * Resuming the same run folder skips what is done: the SFT model and the before-RL accuracy are
+ * read back from the run folder, and runGrpo continues from the latest checkpoint.
+ */
+export const SFT_MODEL_DIR = 'sft-model';
+
+export interface TrainPipelineOptions {
+  cfg: Config;
+  runDir: string;
+  log: Logger;
+  /** Set `requested` to stop after the current RL step (SIGINT). */
+  stop: { requested: boolean };
+  /** Progress bar / plain progress lines of the RL loop (default true). */
+  progress?: boolean;
+  /** Where the result line goes (default stdout). */
+  print?: (line: string) => void;
+}
+
+export interface TrainPipelineResult {
+  summary: TrainSummary;
+  step: number;
+  stopped: boolean;
+}
+
+async function timed<T>(stages: Record<string, number>, name: string, f: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await f();
+  } finally {
+    stages[name] = (stages[name] ?? 0) + (performance.now() - t0) / 1000;
+  }
+}
+
+async function accuracyOf(dir: string, tokenizer: Tokenizer, o: TrainPipelineOptions, episodes: Parameters<typeof heldOutAccuracy>[2]): Promise<AccuracyResult> {
+  const model = await CausalLM.load(dir);
+  try {
+    return await heldOutAccuracy(model, tokenizer, episodes, o.cfg);
+  } finally {
+    model.dispose();
+  }
+}
+
+/** Refuses (one line, exit 2) to resume a checkpoint written under another config. */
+async function checkResumable(runDir: string, cfg: Config): Promise<void> {
+  const latest = await latestCheckpoint(runDir);
+  if (!latest) return;
+  const state = await readTrainerState(latest.dir);
+  if (state.configHash !== configHash(cfg)) {
+    throw new UserError(`resume: ${latest.dir} was written under another config (its config.yaml differs from this one); resume without --config, or start a new run`);
+  }
+}
+
+export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipelineResult> {
+  const { cfg, runDir, log } = o;
+  const print = o.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const sftOn = cfg.train.sft.steps > 0;
+  const prior = readSummary(runDir);
+  const summary: TrainSummary = prior ?? { beforeLabel: sftOn ? 'SFT only' : 'before RL', stages: {}, info: {} };
+  const stages = summary.stages;
+  await checkResumable(runDir, cfg);
+
+  const data = await timed(stages, 'data', async () => loadTrainData(cfg.data));
+  log.info({ train: data.train.length, heldOut: data.heldOut.length, source: cfg.data.source }, 'data');
+
+  const sftDir = join(runDir, SFT_MODEL_DIR);
+  const sftDone = existsSync(join(sftDir, 'config.json'));
+  let transcripts: Transcript[] = [];
+  if (sftOn && !sftDone) {
+    const file = resolve(cfg.train.sft.data);
+    const got = await timed(stages, 'expert', () => ensureTranscripts(file, data.train, cfg));
+    transcripts = got.transcripts;
+    if (got.generated) {
+      summary.info.expertSolved = `${got.generated.solved}/${got.generated.episodes}`;
+      log.info({ solved: got.generated.solved, episodes: got.generated.episodes, transcripts: transcripts.length, file }, 'expert transcripts written');
+    } else log.info({ transcripts: transcripts.length, file }, 'expert transcripts read');
+    if (got.stale) log.warn({ file }, 'these transcripts were written under other role prompts (rollout.plannerPrompt / workerPrompt): delete the file to regenerate them');
+  }
+
+  const init = await timed(stages, 'init', () => ensureModel(cfg.model, cfg.run.seed, () => tokenizerCorpus(data.train, transcripts)));
+  if (init.created) {
+    Object.assign(summary.info, { parameters: init.parameters ?? 0, vocab: init.vocab ?? 0 });
+    log.info({ dir: init.dir, parameters: init.parameters, vocab: init.vocab, corpusTokens: init.corpusTokens }, 'created a random-init model with a fitted tokenizer');
+  }
+  const tokenizer = await Tokenizer.load(init.dir);
+
+  if (sftOn && !sftDone) {
+    const res = await timed(stages, 'sft', () =>
+      sftStage({
+        cfg,
+        fromDir: init.dir,
+        toDir: sftDir,
+        runDir,
+        tokenizer,
+        transcripts,
+        onStep: (step, s) => {
+          if (step === 1 || step % 25 === 0 || step === cfg.train.sft.steps) log.info({ step, loss: Number(s['sft/loss']?.toFixed(4)) }, 'sft');
+        },
+      }),
+    );
+    Object.assign(summary.info, { sftFirstLoss: res.firstLoss, sftLastLoss: res.lastLoss, sftSequences: res.sequences });
+    log.info({ steps: res.steps, sequences: res.sequences, dropped: res.dropped, firstLoss: res.firstLoss, lastLoss: res.lastLoss, seconds: res.seconds }, 'sft done');
+    writeSummary(runDir, summary);
+  }
+  const startDir = sftOn ? sftDir : init.dir;
+
+  if (summary.heldOutBefore) {
+    log.info({ ...summary.heldOutBefore }, `held-out accuracy (${summary.beforeLabel}) read from ${SUMMARY_FILE}`);
+  } else {
+    summary.heldOutBefore = await timed(stages, 'eval_before', () => accuracyOf(startDir, tokenizer, o, data.heldOut));
+    writeSummary(runDir, summary);
+    log.info({ ...summary.heldOutBefore }, `held-out accuracy (${summary.beforeLabel})`);
+  }
+
+  const grpo = await timed(stages, 'rl', () =>
+    runGrpo({
+      runDir,
+      train: cfg.train,
+      seed: cfg.run.seed,
+      fullConfig: cfg,
+      initialModel: () => CausalLM.load(startDir),
+      data: data.train,
+      collect: makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
+      enc: tokenizer,
+      padId: tokenizer.padId,
+      maxTokens: cfg.rollout.maxContext,
+      checkpointFiles: companionFiles(init.dir),
+      stop: o.stop,
+      progress: o.progress,
+      onStep: (step, m) => log.debug({ step, reward: m['reward/planner'], accuracy: m.accuracy }, 'rl step'),
+    }),
+  );
+  Object.assign(summary, { rlSteps: grpo.step, resumedFrom: grpo.resumedFrom ?? summary.resumedFrom, stopped: grpo.stopped });
+  try {
+    if (grpo.stopped) {
+      writeSummary(runDir, summary);
+      log.warn({ step: grpo.step }, 'stopped: checkpoint saved; continue with --resume');
+      return { summary, step: grpo.step, stopped: true };
+    }
+    summary.heldOutAfterRl = await timed(stages, 'eval_after', () => heldOutAccuracy(grpo.model, tokenizer, data.heldOut, cfg));
+  } finally {
+    grpo.model.dispose();
+  }
+  writeSummary(runDir, summary);
+  log.info({ ...summary.heldOutAfterRl }, 'held-out accuracy (after RL)');
+  print(accuracyLine(summary));
+  return { summary, step: grpo.step, stopped: false };
+}
