@@ -9,6 +9,7 @@ import { musique } from './bench/musique.ts';
 import { scoreMusique } from './musique-score.ts';
 import { writeOfficialPredictions } from './predictions.ts';
 import type { Prediction } from './types.ts';
+import { hasPython } from './metrics/has-python.ts';
 
 const repo = resolve(import.meta.dirname, '../..');
 const reference = join(repo, 'src/eval/metrics/musique_reference.py');
@@ -18,14 +19,6 @@ const files = {
   shared: join(repo, '../shared/data/musique/musique_ans_train_100.jsonl'),
 };
 
-function hasPython(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'pass']);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Deterministic predictions of every kind the metric treats differently: exact, alias, partial,

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import type { Episode } from '../data/episode.ts';
 import { openEvalSession, finishEvalSession, limitEpisodes } from './session.ts';
 import type { Prediction } from './types.ts';
+import { hasPython } from './metrics/has-python.ts';
 
 const repo = resolve(import.meta.dirname, '../..');
 
@@ -15,14 +16,6 @@ const answer = (ep: Episode): Prediction => {
   return { id: ep.id, answer: ep.answers.length > 0 && ep.id.startsWith('2hop') ? ep.answers[0] : (sup[0]?.title ?? ''), supportIdx: sup.map((p) => p.idx), answerable: sup.length === (ep.decomposition?.length ?? 0) };
 };
 
-function hasPython(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'pass']);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('eval session', () => {
   it('limit never splits a MuSiQue-full pair', () => {

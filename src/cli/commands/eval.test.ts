@@ -8,6 +8,7 @@ import { writeJsonlAtomic } from '../../fs/atomic.ts';
 import { scoreMusique } from '../../eval/musique-score.ts';
 import { UserError } from '../errors.ts';
 import { run } from './eval.ts';
+import { hasPython } from '../../eval/metrics/has-python.ts';
 
 /**
  * CLI-level tests of `sharp eval` (issue 7 "Done when"): the real command on the shipped sample and
@@ -21,14 +22,6 @@ const reference = join(repo, 'src/eval/metrics/musique_reference.py');
 const sample = join(repo, 'data/musique/musique_ans_v1.0_sample.jsonl');
 const shippedModel = join(repo, 'models/tiny-random');
 
-function hasPython(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'pass']);
-    return true;
-  } catch {
-    return false;
-  }
-}
 const python = hasPython();
 
 /** `python3 musique_reference.py PRED GOLD` (the official evaluator's logic), parsed. */

@@ -1,15 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { pyFloat, pyRound, pySplit, pyStrip, pyRemoveWhitespace, pyMax, pyMin } from './pytext.ts';
+import { hasPython } from '../../eval/metrics/has-python.ts';
 
-function hasPython(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'pass']);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('pyFloat (Python float() semantics)', () => {
   it('parses what Python parses', () => {

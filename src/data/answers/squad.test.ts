@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Rng } from '../../random/rng.ts';
 import { normalizeAnswer, exactMatch, f1Score, maxOverGroundTruths, coverExactMatch } from './squad.ts';
+import { hasPython } from '../../eval/metrics/has-python.ts';
 
 describe('normalizeAnswer (SQuAD normalisation)', () => {
   it('lowercases, drops ASCII punctuation and articles, collapses whitespace', () => {
@@ -58,14 +59,6 @@ describe('coverExactMatch', () => {
   });
 });
 
-function hasPython(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'pass']);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('parity with Python on random Unicode strings', () => {
   it.skipIf(!hasPython())('normalizeAnswer and f1Score equal the Python reference', () => {
