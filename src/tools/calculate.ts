@@ -6,7 +6,7 @@ import type { Tool, ToolOutcome } from './types.ts';
  * mathjs "Security" page (https://mathjs.org/docs/expressions/security.html) we keep a reference to
  * `evaluate`, then override, inside expressions, every function that reaches the parser, the
  * compiler, the unit system or the import machinery so that it throws. Random functions are disabled
- * too: they draw from Math.random, and a tool result must be a function of its text (replays).
+ * too: they draw from the unseeded global generator, and a tool result must be a function of its text (replays).
  * Functions that build arrays are size-guarded so `zeros(1e9)` cannot exhaust memory.
  */
 
