@@ -23,6 +23,18 @@ const configOption = (cmd: Command): Command =>
     .option('-c, --config <file>', 'YAML config (overrides the schema defaults)')
     .option('--set <key=value>', 'override one config key (repeatable; applied last)', collect, []);
 
+/**
+ * A command action that imports its module only when the command runs (so `sharp config` does not
+ * load tfjs) and hands it commander's parsed options.
+ */
+type CommandModule = { run: (opts: never) => Promise<void> };
+function lazyRun(load: () => Promise<CommandModule>): (opts: Record<string, unknown>) => Promise<void> {
+  return async (opts) => {
+    const m = await load();
+    await m.run(opts as never);
+  };
+}
+
 export function buildProgram(): Command {
   const program = new Command('sharp')
     .description('Train teams of LLM agents with reinforcement learning (SHARP credit + GRPO) on TensorFlow.js')
@@ -33,19 +45,10 @@ export function buildProgram(): Command {
   configOption(program.command('train').description('SHARP-GRPO training (rollouts -> credit -> advantages -> update)'))
     .addOption(backendOption())
     .option('--resume [dir]', 'resume a run (default: the latest checkpoint of the run)')
-    .action(async (opts) => {
-      const m = await import('./commands/train.ts');
-      await m.run(opts as Record<string, unknown>);
-    });
+    .action(lazyRun(() => import('./commands/train.ts')));
 
-  configOption(program.command('sft').description('supervised fine-tuning on transcripts')).addOption(backendOption()).action(async (opts) => {
-      const m = await import('./commands/sft.ts');
-      await m.run(opts as Record<string, unknown>);
-    });
-  configOption(program.command('dpo').description('DPO on preference pairs')).addOption(backendOption()).action(async (opts) => {
-      const m = await import('./commands/dpo.ts');
-      await m.run(opts as Record<string, unknown>);
-    });
+  configOption(program.command('sft').description('supervised fine-tuning on transcripts')).addOption(backendOption()).action(lazyRun(() => import('./commands/sft.ts')));
+  configOption(program.command('dpo').description('DPO on preference pairs')).addOption(backendOption()).action(lazyRun(() => import('./commands/dpo.ts')));
 
   configOption(program.command('eval').description('evaluate on a benchmark and write official-format predictions'))
     .option('--bench <name>', 'benchmark name (see --list)')
@@ -58,10 +61,7 @@ export function buildProgram(): Command {
     .option('--list', 'list the benchmarks')
     .addOption(new Option('--policy <name>', 'lm (checkpoint) or expert (scripted expert, no model)').choices(['lm', 'expert']))
     .addOption(backendOption())
-    .action(async (opts) => {
-      const m = await import('./commands/eval.ts');
-      await m.run(opts as Record<string, unknown>);
-    });
+    .action(lazyRun(() => import('./commands/eval.ts')));
 
   const config = configOption(program.command('config').description('print the resolved config')).action(async (opts) => {
     const m = await import('./commands/config.ts');
@@ -98,10 +98,7 @@ export function buildProgram(): Command {
     .option('--top-k <k>', 'top-k (0 = off)', int('--top-k'), 0)
     .option('--seed <s>', 'sampling seed', int('--seed'), 0)
     .addOption(backendOption().default('auto'))
-    .action(async (opts) => {
-      const m = await import('./commands/generate.ts');
-      await m.run(opts as Parameters<typeof m.run>[0]);
-    });
+    .action(lazyRun(() => import('./commands/generate.ts')));
 
   program
     .command('init-model')
@@ -116,10 +113,7 @@ export function buildProgram(): Command {
     .option('--tokenizer <dir>', 'copy tokenizer files from this folder')
     .option('--seed <s>', 'init seed', int('--seed'), 0)
     .requiredOption('--out <dir>', 'output folder')
-    .action(async (opts) => {
-      const m = await import('./commands/init-model.ts');
-      await m.run(opts as Parameters<typeof m.run>[0]);
-    });
+    .action(lazyRun(() => import('./commands/init-model.ts')));
 
   const data = program.command('data').description('datasets: synthetic world, expert transcripts');
   data
@@ -130,10 +124,7 @@ export function buildProgram(): Command {
     .option('--min-hops <n>', 'fewest hops', int('--min-hops'), 2)
     .option('--max-hops <n>', 'most hops', int('--max-hops'), 4)
     .requiredOption('--out <file>', 'output JSONL')
-    .action(async (opts) => {
-      const m = await import('./commands/data-synth.ts');
-      await m.run(opts as Parameters<typeof m.run>[0]);
-    });
+    .action(lazyRun(() => import('./commands/data-synth.ts')));
   data
     .command('expert')
     .description("write the scripted expert's transcripts (SFT data)")
@@ -141,20 +132,14 @@ export function buildProgram(): Command {
     .requiredOption('--out <file>', 'transcripts JSONL')
     .option('-c, --config <file>', 'YAML config (rollout settings)')
     .option('--set <key=value>', 'override one config key (repeatable)', collect, [])
-    .action(async (opts) => {
-      const m = await import('./commands/data-expert.ts');
-      await m.run(opts as Parameters<typeof m.run>[0]);
-    });
+    .action(lazyRun(() => import('./commands/data-expert.ts')));
 
   configOption(program.command('rollout').description('run the agents and write trajectories'))
     .option('--n <n>', 'episodes', int('--n'), 8)
     .requiredOption('--out <file>', 'trajectories JSONL')
     .addOption(new Option('--policy <kind>', 'who plays the agents').choices(['lm', 'expert', 'random']).default('lm'))
     .addOption(backendOption())
-    .action(async (opts) => {
-      const m = await import('./commands/rollout.ts');
-      await m.run(opts as Parameters<typeof m.run>[0]);
-    });
+    .action(lazyRun(() => import('./commands/rollout.ts')));
 
   program
     .command('plot')
