@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fitBpeTokenizer, writeTokenizerFiles } from './fit.ts';
 import { Tokenizer, plainChat } from './tokenizer.ts';
+import { errorOf } from '../model/io/one-line-error.ts';
 
 const REAL = resolve(import.meta.dirname, '../../../shared/models/tinystories-260k');
 const hasReal = existsSync(join(REAL, 'tokenizer.json'));
@@ -73,16 +74,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function errorOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    const msg = (err as Error).message;
-    expect(msg).not.toContain('\n');
-    return msg;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('real checkpoint tokenizer (tinystories-260k)', () => {
   it.skipIf(!hasReal)('encodes "Once upon a time" as the reference ids and decodes back', async () => {

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseHfConfig, readGenerationConfig, readHfConfig, writeGenerationConfig, writeHfConfig, type HfModelConfigInput } from './hf-config.ts';
+import { errorOf } from './one-line-error.ts';
 
 const REAL = resolve(import.meta.dirname, '../../../../shared/models/tinystories-260k');
 let dir: string;
@@ -23,16 +24,6 @@ const base: HfModelConfigInput = {
   num_attention_heads: 4,
 };
 
-async function errorOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    const msg = (err as Error).message;
-    expect(msg).not.toContain('\n');
-    return msg;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('parseHfConfig defaults', () => {
   it('fills HF defaults for llama', () => {

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { readSafetensors, readSafetensorsHeader, readWeights, writeSafetensors, writeWeights, type WriteTensor } from './safetensors.ts';
 import { readHfConfig } from './hf-config.ts';
 import { checkWeightShapes } from './expected-shapes.ts';
+import { errorOf } from './one-line-error.ts';
 
 const REAL = resolve(import.meta.dirname, '../../../../shared/models/tinystories-260k');
 let dir: string;
@@ -31,16 +32,6 @@ async function rawFile(name: string, header: string | object, data: Uint8Array, 
   return file;
 }
 
-async function errorOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    const msg = (err as Error).message;
-    expect(msg).not.toContain('\n'); // one-line errors
-    return msg;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('writeSafetensors / readSafetensors', () => {
   const tensors = new Map<string, WriteTensor>([
