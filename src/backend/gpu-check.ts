@@ -1,4 +1,4 @@
-import type { BackendChoice, BackendName } from './select.ts';
+import { BackendError, type BackendChoice, type BackendName } from './select.ts';
 import type { LibProbe } from './cuda-libs.ts';
 
 /**
@@ -7,7 +7,7 @@ import type { LibProbe } from './cuda-libs.ts';
  */
 export function resolveBackendName(flag: string | undefined, configured: BackendName, env: NodeJS.ProcessEnv = process.env): BackendName {
   const pick = flag ?? env.SHARP_BACKEND ?? configured;
-  if (!['auto', 'tensorflow', 'wasm', 'cpu'].includes(pick)) throw new Error(`backend must be auto, tensorflow, wasm or cpu, got '${pick}'`);
+  if (!['auto', 'tensorflow', 'wasm', 'cpu'].includes(pick)) throw new BackendError(`backend must be auto, tensorflow, wasm or cpu, got '${pick}'`);
   return pick as BackendName;
 }
 

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
 import { enableNativeKernels, type NativeStatus } from './native/index.ts';
+import { UserError } from '../errors.ts';
 
 /**
  * Backend selection (DESIGN.md section 3). `auto` tries tfjs-node-gpu, tfjs-node, wasm, cpu in that
@@ -11,7 +12,8 @@ import { enableNativeKernels, type NativeStatus } from './native/index.ts';
  */
 export type BackendName = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
 
-export class BackendError extends Error {
+/** A backend that cannot be used; a UserError, so the CLI prints one line and exits 2. */
+export class BackendError extends UserError {
   override readonly name = 'BackendError';
 }
 

@@ -51,4 +51,11 @@ describe('sharp CLI', () => {
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
+
+  it('an unavailable explicit backend is one line and exit 2', () => {
+    const r = sharp('doctor', '--backend', 'tensorflow');
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain("backend 'tensorflow' is unavailable");
+  });
 });
