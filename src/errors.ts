@@ -7,10 +7,3 @@ export class UserError extends Error {
   /** Exit code: 2 for bad input (config, flags, files, checkpoints). */
   readonly exitCode: number = 2;
 }
-
-export class NotImplementedError extends UserError {
-  override readonly name = 'NotImplementedError';
-  constructor(command: string) {
-    super(`${command}: not implemented yet`);
-  }
-}
