@@ -36,6 +36,8 @@ export async function sftStage(o: {
       steps: s.steps,
       batch: s.batch,
       lr: s.lr,
+      schedule: s.schedule,
+      warmupSteps: s.warmupSteps,
       microBatch: o.cfg.train.microBatch,
       gradClip: o.cfg.train.gradClip,
       seed: o.cfg.run.seed,

@@ -100,15 +100,29 @@ export function trajectorySequences(traj: Trajectory, adv: readonly number[], en
   return out;
 }
 
-/** One sequence per trained message of an SFT transcript (`train: true`, assistant only). */
-export function transcriptSequences(t: Transcript, enc: ChatEncoder): SftSequence[] {
+/**
+ * The trained messages of an SFT transcript (`train: true`, assistant only) as sequences. Packing
+ * (default on), as in `trajectorySequences`: a turn extends the previous turn's sequence whenever
+ * its prompt starts with that sequence (exact for ChatML-like templates), so a whole transcript is
+ * one sequence with the loss on its assistant tokens; otherwise the turn starts a new sequence.
+ */
+export function transcriptSequences(t: Transcript, enc: ChatEncoder, opts: { pack?: boolean } = {}): SftSequence[] {
+  const pack = opts.pack ?? true;
   const out: SftSequence[] = [];
+  let prev: SftSequence | undefined;
   t.messages.forEach((m, k) => {
     if (!m.train) return;
     if (m.role !== 'assistant') throw new Error(`sequences: transcript message ${k} has train = true but role '${m.role}' (only assistant turns are trained)`);
     const context = t.messages.slice(0, k).map((c) => ({ role: c.role, content: c.content }));
     const { prompt, completion } = completionIds(enc, context, m.content);
-    out.push(sequenceOf(prompt, completion));
+    if (pack && prev && prev.ids.length <= prompt.length && prev.ids.every((id, i) => prompt[i] === id)) {
+      const gap = prompt.slice(prev.ids.length); // tool result, template markers, new generation prompt
+      prev.ids.push(...gap, ...completion);
+      prev.trainMask.push(...gap.map(() => 0), ...completion.map(() => 1));
+      return;
+    }
+    prev = sequenceOf(prompt, completion);
+    out.push(prev);
   });
   return out;
 }

@@ -17,6 +17,10 @@ const DEFAULT_WORKER_FAILURE = 'The worker found no answer.';
 export const rolloutSection = z
   .strictObject({
     groupSize: z.number().int().positive().default(8).describe('G: trajectories per question (GRPO group).'),
+    agents: z
+      .enum(['multi', 'single'])
+      .default('multi')
+      .describe('Agent system that is trained and measured: multi (planner delegates to workers, SHARP) or single (one agent with the worker tools answers alone: single-agent GRPO).'),
     protocol: z.enum(['tags', 'json']).default('tags').describe('Tool-call syntax: tags for small models, json (Hermes/Qwen3 <tool_call>) for chat models.'),
     plannerPrompt: z.string().default(DEFAULT_PLANNER_PROMPT).describe('System prompt of the planner role.'),
     workerPrompt: z.string().default(DEFAULT_WORKER_PROMPT).describe('System prompt of the worker role.'),

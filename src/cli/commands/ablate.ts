@@ -1,0 +1,33 @@
+import { join, resolve } from 'node:path';
+import { ablate } from '../../recipes/ablate.ts';
+import { configFrom, openLog, startBackend } from '../../recipes/setup.ts';
+import { closeCodeSandbox } from '../../tools/code.ts';
+
+/**
+ * `sharp ablate --config X [--out DIR]`: src/recipes/ablate.ts in DIR (default ablation.out, else
+ * <run.dir>/<run.name>). Running the same command again resumes: finished runs are skipped, an
+ * unfinished one continues from its checkpoint. Ctrl-C finishes the current RL step, saves, writes
+ * the partial report and exits 0.
+ */
+export async function run(opts: Record<string, unknown>): Promise<void> {
+  const cfg = configFrom(opts);
+  const dir = resolve(typeof opts.out === 'string' && opts.out !== '' ? opts.out : cfg.ablation.out || join(cfg.run.dir, cfg.run.name));
+  const { log, close } = openLog(dir, cfg.run.logLevel);
+  const stop = { requested: false };
+  const onSigint = (): void => {
+    if (stop.requested) process.exit(130);
+    stop.requested = true;
+    log.warn('SIGINT: finishing the current step, then saving a checkpoint (Ctrl-C again to quit now)');
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
+    log.info({ dir, backend: be.backend, native: be.native, methods: cfg.ablation.methods, seeds: cfg.ablation.seeds }, 'ablation');
+    const command = ['sharp ablate', ...process.argv.slice(3)].join(' ');
+    await ablate({ cfg, dir, log, stop, command });
+  } finally {
+    process.off('SIGINT', onSigint);
+    await closeCodeSandbox();
+    await close();
+  }
+}
