@@ -55,7 +55,8 @@ export function methodConfig(base: Config, method: AblationMethod, seed: number)
   return cfg;
 }
 
-function checkBase(cfg: Config): void {
+/** The base config's one-line problems (exit 2), checked before anything runs. */
+export function checkAblationConfig(cfg: Config): void {
   if (cfg.train.sft.steps > 0) throw new UserError('ablation: train.sft.steps must be 0: every method starts from the same checkpoint (model.path), e.g. models/sharp-tiny-sft');
   if (cfg.model.init.enabled && !existsSync(join(cfg.model.path, 'config.json'))) {
     throw new UserError(`ablation: model.path ${cfg.model.path} does not exist; the ablation compares methods from one existing checkpoint (model.init.enabled would create a random one)`);
@@ -91,7 +92,7 @@ async function beforeAccuracy(cfg: Config, dir: string, cache: Map<string, Accur
 export async function ablate(o: AblateOptions): Promise<AblateResult> {
   const { cfg, dir, log } = o;
   const print = o.print ?? ((line: string) => process.stdout.write(`${line}\n`));
-  checkBase(cfg);
+  checkAblationConfig(cfg);
   mkdirSync(dir, { recursive: true });
   const { methods, seeds } = cfg.ablation;
   const before = new Map<string, AccuracyResult>();

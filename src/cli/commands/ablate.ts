@@ -1,5 +1,6 @@
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ablate } from '../../recipes/ablate.ts';
+import { ablate, checkAblationConfig } from '../../recipes/ablate.ts';
 import { configFrom, openLog, startBackend } from '../../recipes/setup.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
@@ -11,7 +12,9 @@ import { closeCodeSandbox } from '../../tools/code.ts';
  */
 export async function run(opts: Record<string, unknown>): Promise<void> {
   const cfg = configFrom(opts);
+  checkAblationConfig(cfg);
   const dir = resolve(typeof opts.out === 'string' && opts.out !== '' ? opts.out : cfg.ablation.out || join(cfg.run.dir, cfg.run.name));
+  mkdirSync(dir, { recursive: true });
   const { log, close } = openLog(dir, cfg.run.logLevel);
   const stop = { requested: false };
   const onSigint = (): void => {
