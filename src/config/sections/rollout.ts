@@ -40,6 +40,7 @@ export const rolloutSection = z
         topK: z.number().int().positive().default(2).describe('Paragraphs a search returns.'),
         corpus: z.enum(['episode', 'pooled']).default('episode').describe("episode: the episode's paragraphs (distractor setting); pooled: all episodes' paragraphs."),
         maxChars: z.number().int().positive().default(300).describe('Characters of each paragraph shown to the agent.'),
+        snippet: z.number().int().nonnegative().default(0).describe('Show each hit as its N sentences that share the most words with the query, as search engines show snippets (0 = the whole paragraph).'),
       })
       .prefault({}),
     code: z
