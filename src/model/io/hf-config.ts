@@ -113,15 +113,18 @@ export async function readHfConfig(dir: string): Promise<HfModelConfig> {
 
 /**
  * Writes `dir/config.json` atomically, after validating it. Adds `architectures`, `hidden_act` and
- * `torch_dtype` when absent so Transformers' AutoModelForCausalLM loads the folder as is.
+ * `torch_dtype` (unless a 5.x `dtype` is there) when absent so Transformers' AutoModelForCausalLM
+ * loads the folder as is.
  */
 export async function writeHfConfig(dir: string, cfg: HfModelConfigInput): Promise<void> {
   const file = join(dir, CONFIG_FILE);
   const parsed = parseHfConfig(cfg, file);
+  // Transformers 5 names the dtype `dtype`; adding `torch_dtype` beside it would mix the two spellings.
+  const dtype = parsed.dtype === undefined && parsed.torch_dtype === undefined ? { torch_dtype: 'float32' } : {};
   const out: Record<string, unknown> = {
     architectures: [ARCHITECTURES[parsed.model_type]],
     hidden_act: 'silu',
-    torch_dtype: 'float32',
+    ...dtype,
     ...parsed,
   };
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
