@@ -9,9 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const dir = mkdtempSync(join(tmpdir(), 'sharp-badcfg-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let cases = 0;
 
 function generateWith(patch: Record<string, unknown>, drop: string[] = []): { status: number | null; stderr: string; stdout: string } {
-  const d = join(dir, `m${Math.random().toString(36).slice(2)}`);
+  const d = join(dir, `m${cases++}`);
   cpSync(join(repoRoot, 'models/tiny-random'), d, { recursive: true });
   const cfg = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) as Record<string, unknown>;
   for (const k of drop) delete cfg[k];
