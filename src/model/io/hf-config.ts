@@ -120,7 +120,7 @@ export async function writeHfConfig(dir: string, cfg: HfModelConfigInput): Promi
   const file = join(dir, CONFIG_FILE);
   const parsed = parseHfConfig(cfg, file);
   // Transformers 5 names the dtype `dtype`; adding `torch_dtype` beside it would mix the two spellings.
-  const dtype = parsed.dtype === undefined && parsed.torch_dtype === undefined ? { torch_dtype: 'float32' } : {};
+  const dtype = parsed.dtype !== undefined && parsed.torch_dtype === undefined ? {} : { torch_dtype: 'float32' };
   const out: Record<string, unknown> = {
     architectures: [ARCHITECTURES[parsed.model_type]],
     hidden_act: 'silu',
