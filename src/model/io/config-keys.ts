@@ -51,8 +51,9 @@ export function configKeyProblem(cfg: Dict): KeyProblem | undefined {
   if (sliding !== undefined && sliding !== false) {
     return { key: 'use_sliding_window', message: `${JSON.stringify(sliding)}: sliding-window attention is not supported (every layer attends to the whole context)` };
   }
-  // Without use_sliding_window (llama), a set window would mean a model this decoder does not compute.
-  if (sliding === undefined && v('sliding_window') != null) return { key: 'sliding_window', message: `${JSON.stringify(v('sliding_window'))}: sliding-window attention is not supported (must be null)` };
+  // Qwen2/Qwen3 read the window only with use_sliding_window (default false); Llama has no such switch,
+  // so a window there would mean a model this decoder does not compute.
+  if (family === 'llama' && v('sliding_window') != null) return { key: 'sliding_window', message: `${JSON.stringify(v('sliding_window'))}: sliding-window attention is not supported (must be null)` };
   const lt = v('layer_types');
   if (lt !== undefined && lt !== null) {
     if (!Array.isArray(lt)) return { key: 'layer_types', message: 'must be a list of attention types' };

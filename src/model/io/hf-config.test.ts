@@ -45,6 +45,8 @@ describe('parseHfConfig defaults', () => {
     expect(q3.attention_bias).toBe(false);
     expect(q3.eos_token_id).toEqual([5, 6]);
     expect(q3.use_cache).toBe(true); // loose: extra HF keys survive
+    // Qwen's window is off unless use_sliding_window is true (Qwen2.5 configs carry sliding_window: 131072).
+    expect(parseHfConfig({ ...base, model_type: 'qwen2', sliding_window: 131072, max_window_layers: 21 }).sliding_window).toBe(131072);
   });
 });
 
