@@ -167,3 +167,46 @@ export function formatRate(r: Rate, digits = 2): string {
   const [lo, hi] = wilsonInterval(r.num, r.den);
   return `${r.rate.toFixed(digits)} [${lo.toFixed(digits)}, ${hi.toFixed(digits)}] (n = ${r.den})`;
 }
+
+/** Sums breakdowns of disjoint trajectory sets (rates recomputed from the summed counts). */
+export function mergeBreakdowns(parts: readonly StageBreakdown[]): StageBreakdown {
+  const add = (pick: (b: StageBreakdown) => Rate): Rate => {
+    const num = parts.reduce((a, b) => a + pick(b).num, 0);
+    const den = parts.reduce((a, b) => a + pick(b).den, 0);
+    return rate(num, den);
+  };
+  const hops = Math.max(0, ...parts.map((b) => b.subQuestionByHop.length));
+  return {
+    trajectories: parts.reduce((a, b) => a + b.trajectories, 0),
+    accuracy: add((b) => b.accuracy),
+    subQuestion: add((b) => b.subQuestion),
+    retrieval: add((b) => b.retrieval),
+    report: add((b) => b.report),
+    finalGivenReports: add((b) => b.finalGivenReports),
+    invalidCalls: add((b) => b.invalidCalls),
+    offPlan: add((b) => b.offPlan),
+    subQuestionByHop: Array.from({ length: hops }, (_, k) => add((b) => b.subQuestionByHop[k] ?? rate(0, 0))),
+  };
+}
+
+/** The breakdown as a markdown section (report.md of `sharp eval`, docs/results.md). */
+export function breakdownMarkdown(b: StageBreakdown): string {
+  const row = (name: string, r: Rate) => `| ${name} | ${formatRate(r, 3)} |`;
+  return [
+    '## Per-stage breakdown',
+    '',
+    'Against the gold decomposition: a worker counts for hop k when its subtask is hop k\'s question with the gold answers filled in (src/eval/breakdown.ts).',
+    '',
+    '| stage | rate [95% CI] (n) |',
+    '| --- | --- |',
+    row('final answer right (success function)', b.accuracy),
+    row('planner asked the hop\'s sub-question', b.subQuestion),
+    ...b.subQuestionByHop.map((r, k) => row(`  hop ${k + 1}`, r)),
+    row('worker search retrieved the support paragraph', b.retrieval),
+    row('worker report equals the hop\'s gold answer', b.report),
+    row('final answer right given right reports on every hop', b.finalGivenReports),
+    row('invalid tool calls (of all calls)', b.invalidCalls),
+    row('worker calls matching no hop', b.offPlan),
+    '',
+  ].join('\n');
+}
