@@ -36,10 +36,21 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   try {
     const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
     log.info({ runDir, backend: be.backend, native: be.native, resume: resuming }, resuming ? 'resuming run' : 'new run');
-    await trainPipeline({ cfg, runDir, log, stop });
+    const t0 = performance.now();
+    const res = await trainPipeline({ cfg, runDir, log, stop });
+    if (!res.stopped) process.stdout.write(`${tookLine((performance.now() - t0) / 1000, be)}\n`);
   } finally {
     process.off('SIGINT', onSigint);
     await closeCodeSandbox();
     await close();
   }
+}
+
+/** "took 7 min 41 s (wasm backend, native OpenBLAS kernels)", with the way to the kernels when they are off. */
+export function tookLine(seconds: number, be: { backend: string; native: string }): string {
+  const m = Math.floor(seconds / 60);
+  const t = `${m > 0 ? `${m} min ` : ''}${Math.round(seconds - 60 * m)} s`;
+  if (be.backend !== 'wasm') return `took ${t} (${be.backend} backend)`;
+  if (be.native === 'native') return `took ${t} (wasm backend, native OpenBLAS kernels)`;
+  return `took ${t} (wasm backend without the native OpenBLAS kernels: ${be.native}; with them training runs 3-4x faster: apt-get install libopenblas-dev, then npm run build:native)`;
 }
