@@ -70,3 +70,18 @@ export function resumeDir(resume: unknown, cfg: Config): string {
   if (!last) throw new UserError(`--resume: no run named '${cfg.run.name}' in ${cfg.run.dir}/`);
   return join(cfg.run.dir, last);
 }
+
+/**
+ * Ctrl-C for long runs: the first SIGINT sets `stop.requested` (the loop finishes its step, saves a
+ * checkpoint and returns), a second one exits at once (130). `release` removes the handler.
+ */
+export function stopOnSigint(log: { warn: (msg: string) => void }): { stop: { requested: boolean }; release: () => void } {
+  const stop = { requested: false };
+  const onSigint = (): void => {
+    if (stop.requested) process.exit(130);
+    stop.requested = true;
+    log.warn('SIGINT: finishing the current step, then saving a checkpoint (Ctrl-C again to quit now)');
+  };
+  process.on('SIGINT', onSigint);
+  return { stop, release: () => process.off('SIGINT', onSigint) };
+}

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ablate, checkAblationConfig } from '../../recipes/ablate.ts';
-import { configFrom, openLog, startBackend } from '../../recipes/setup.ts';
+import { configFrom, openLog, startBackend, stopOnSigint } from '../../recipes/setup.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
 /**
@@ -16,20 +16,14 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   const dir = resolve(typeof opts.out === 'string' && opts.out !== '' ? opts.out : cfg.ablation.out || join(cfg.run.dir, cfg.run.name));
   mkdirSync(dir, { recursive: true });
   const { log, close } = openLog(dir, cfg.run.logLevel);
-  const stop = { requested: false };
-  const onSigint = (): void => {
-    if (stop.requested) process.exit(130);
-    stop.requested = true;
-    log.warn('SIGINT: finishing the current step, then saving a checkpoint (Ctrl-C again to quit now)');
-  };
-  process.on('SIGINT', onSigint);
+  const { stop, release } = stopOnSigint(log);
   try {
     const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
     log.info({ dir, backend: be.backend, native: be.native, methods: cfg.ablation.methods, seeds: cfg.ablation.seeds }, 'ablation');
     const command = ['sharp ablate', ...process.argv.slice(3)].join(' ');
     await ablate({ cfg, dir, log, stop, command });
   } finally {
-    process.off('SIGINT', onSigint);
+    release();
     await closeCodeSandbox();
     await close();
   }

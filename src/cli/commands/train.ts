@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRunDir } from '../../run/run-dir.ts';
 import { trainPipeline } from '../../recipes/train-pipeline.ts';
-import { configFrom, openLog, resumeDir, startBackend } from '../../recipes/setup.ts';
+import { configFrom, openLog, resumeDir, startBackend, stopOnSigint } from '../../recipes/setup.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
 /**
@@ -26,13 +26,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   const cfg = configFrom(opts, ownConfig);
   const runDir = resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
   const { log, close } = openLog(runDir, cfg.run.logLevel);
-  const stop = { requested: false };
-  const onSigint = (): void => {
-    if (stop.requested) process.exit(130);
-    stop.requested = true;
-    log.warn('SIGINT: finishing the current step, then saving a checkpoint (Ctrl-C again to quit now)');
-  };
-  process.on('SIGINT', onSigint);
+  const { stop, release } = stopOnSigint(log);
   try {
     const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
     log.info({ runDir, backend: be.backend, native: be.native, resume: resuming }, resuming ? 'resuming run' : 'new run');
@@ -40,7 +34,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     const res = await trainPipeline({ cfg, runDir, log, stop });
     if (!res.stopped) process.stdout.write(`${tookLine((performance.now() - t0) / 1000, be)}\n`);
   } finally {
-    process.off('SIGINT', onSigint);
+    release();
     await closeCodeSandbox();
     await close();
   }
