@@ -8,6 +8,7 @@ import { enableNativeKernels } from '../backend/native/index.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
+import { createRunDir } from '../run/run-dir.ts';
 import { createLogger, type RunLogger } from '../run/logger.ts';
 
 /**
@@ -84,4 +85,20 @@ export function stopOnSigint(log: { warn: (msg: string) => void }): { stop: { re
   };
   process.on('SIGINT', onSigint);
   return { stop, release: () => process.off('SIGINT', onSigint) };
+}
+
+/**
+ * The config of a command with `--resume [dir]` (`sharp sft`, `sharp dpo`): the named run folder's
+ * own config.yaml unless --config is given, then --set.
+ */
+export function resumableConfig(opts: Record<string, unknown>): { cfg: Config; resuming: boolean } {
+  const resuming = opts.resume !== undefined && opts.resume !== false;
+  const explicitDir = typeof opts.resume === 'string' && opts.resume !== '' ? opts.resume : undefined;
+  const ownConfig = explicitDir && opts.config === undefined && existsSync(join(explicitDir, 'config.yaml')) ? join(explicitDir, 'config.yaml') : undefined;
+  return { cfg: configFrom(opts, ownConfig), resuming };
+}
+
+/** The run folder: the one --resume names (or the newest of run.name), else a new one. */
+export function runDirFor(opts: Record<string, unknown>, cfg: Config, resuming: boolean): string {
+  return resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
 }

@@ -117,6 +117,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
         runDir,
         tokenizer,
         transcripts,
+        onResume: (step, dir) => log.info({ step, dir }, 'resuming SFT from its latest checkpoint'),
         onStep: (step, s) => {
           if (step === 1 || step % 25 === 0 || step === cfg.train.sft.steps) log.info({ step, loss: Number(s['sft/loss']?.toFixed(4)) }, 'sft');
         },

@@ -1,8 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { createRunDir } from '../../run/run-dir.ts';
 import { trainPipeline } from '../../recipes/train-pipeline.ts';
-import { configFrom, openLog, resumeDir, startBackend, stopOnSigint } from '../../recipes/setup.ts';
+import { openLog, resumableConfig, runDirFor, startBackend, stopOnSigint } from '../../recipes/setup.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
 /**
@@ -20,11 +17,8 @@ import { closeCodeSandbox } from '../../tools/code.ts';
  * }
  */
 export async function run(opts: Record<string, unknown>): Promise<void> {
-  const resuming = opts.resume !== undefined && opts.resume !== false;
-  const explicitDir = typeof opts.resume === 'string' && opts.resume !== '' ? opts.resume : undefined;
-  const ownConfig = explicitDir && opts.config === undefined && existsSync(join(explicitDir, 'config.yaml')) ? join(explicitDir, 'config.yaml') : undefined;
-  const cfg = configFrom(opts, ownConfig);
-  const runDir = resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
+  const { cfg, resuming } = resumableConfig(opts);
+  const runDir = runDirFor(opts, cfg, resuming);
   const { log, close } = openLog(runDir, cfg.run.logLevel);
   const { stop, release } = stopOnSigint(log);
   try {

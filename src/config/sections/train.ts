@@ -48,6 +48,12 @@ export const trainSection = z
         batch: z.number().int().positive().default(8).describe('Transcripts per SFT step.'),
         schedule: z.enum(['constant', 'cosine']).default('constant').describe('SFT LR schedule after warmup.'),
         warmupSteps: z.number().int().nonnegative().default(0).describe('SFT linear warmup steps.'),
+        checkpointEvery: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(0)
+          .describe('SFT steps between checkpoints (<run>/sft-checkpoints/, train.keepCheckpoints kept), from which --resume continues a killed SFT; 0 = train.checkpointEvery.'),
         expert: z
           .strictObject({
             noSearch: z.number().min(0).max(1).default(0.15).describe('Rate at which an expert worker answers a fact hop without searching (it echoes the subject).'),
@@ -71,6 +77,12 @@ export const trainSection = z
         steps: z.number().int().nonnegative().default(100).describe('DPO steps of `sharp dpo`.'),
         lr: z.number().positive().default(1e-5).describe('DPO learning rate.'),
         batch: z.number().int().positive().default(8).describe('Pairs per DPO step.'),
+        checkpointEvery: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(0)
+          .describe('DPO steps between checkpoints (<run>/dpo-checkpoints/, train.keepCheckpoints kept), from which `sharp dpo --resume` continues; 0 = train.checkpointEvery.'),
       })
       .prefault({})
       .describe('Stand-alone DPO (`sharp dpo`); dpoBeta is its beta, dpoWeight mixes DPO into GRPO steps instead.'),
