@@ -8,7 +8,7 @@
  *   -> the folder in Hugging Face layout with a model card (README.md) of what was measured.
  * The training data is written under runs/ (not shipped); the model folder is swapped in whole.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,9 +26,17 @@ import { sftStage } from '../src/recipes/sft-stage.ts';
 import { Tokenizer } from '../src/tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../src/tools/code.ts';
 import { formatRate } from '../src/eval/breakdown.ts';
+import { writeFileAtomic } from '../src/fs/atomic.ts';
 
 const repo = resolve(import.meta.dirname, '..');
-const { values } = parseArgs({ options: { config: { type: 'string', default: join(repo, 'configs/sharp-tiny-sft.yaml') }, out: { type: 'string', default: join(repo, 'models/sharp-tiny-sft') } } });
+const { values } = parseArgs({
+  options: {
+    config: { type: 'string', default: join(repo, 'configs/sharp-tiny-sft.yaml') },
+    out: { type: 'string', default: join(repo, 'models/sharp-tiny-sft') },
+    // Measure and write the model card of an already built model (the build's own numbers are read back).
+    'card-only': { type: 'boolean', default: false },
+  },
+});
 const cfg: Config = loadConfig({ file: values.config as string });
 const out = resolve(values.out as string);
 const work = resolve(cfg.run.dir, `${cfg.run.name}-build`);
@@ -36,10 +44,18 @@ const log = (msg: string): void => {
   process.stdout.write(`build-sft-model: ${msg}\n`);
 };
 
-async function main(): Promise<void> {
+interface BuildFacts {
+  transcripts: number;
+  sequences: number;
+  firstLoss: number;
+  lastLoss: number;
+  sftSeconds: number;
+  buildSeconds: number;
+  parameters: number;
+}
+
+async function train(): Promise<BuildFacts> {
   const t0 = performance.now();
-  const be = await startBackend(undefined, cfg, log);
-  log(`backend ${be.backend}, native kernels: ${be.native}`);
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
   const data = loadTrainData(cfg.data);
@@ -60,13 +76,39 @@ async function main(): Promise<void> {
     runDir: work,
     tokenizer,
     transcripts: got.transcripts,
-    onStep: (step, s) => {
-      if (step === 1 || step % 100 === 0) log(`sft step ${step}/${cfg.train.sft.steps} loss ${s['sft/loss']?.toFixed(4)}`);
+    onStep: (step, st) => {
+      if (step === 1 || step % 100 === 0) log(`sft step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
     },
   });
-  const sftSeconds = (performance.now() - tSft) / 1000;
+  const facts: BuildFacts = {
+    transcripts: got.transcripts.length,
+    sequences: sft.sequences,
+    firstLoss: sft.firstLoss,
+    lastLoss: sft.lastLoss,
+    sftSeconds: (performance.now() - tSft) / 1000,
+    buildSeconds: (performance.now() - t0) / 1000,
+    parameters: init.parameters ?? 0,
+  };
+  // The model is published before it is measured: the measurement can be redone with --card-only.
+  const tmp = `${out}.tmp-${process.pid}`;
+  await rm(tmp, { recursive: true, force: true });
+  await cp(sftDir, tmp, { recursive: true });
+  await writeFile(join(tmp, 'sharp-build.yaml'), stringify(cfg));
+  await writeFile(join(tmp, 'build.json'), `${JSON.stringify(facts, null, 2)}\n`);
+  if (existsSync(out)) await rm(out, { recursive: true });
+  await rename(tmp, out);
+  log(`wrote ${out} in ${facts.buildSeconds.toFixed(0)} s`);
+  return facts;
+}
+
+async function main(): Promise<void> {
+  const be = await startBackend(undefined, cfg, log);
+  log(`backend ${be.backend}, native kernels: ${be.native}`);
+  const facts = values['card-only'] ? (JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildFacts) : await train();
+  const data = loadTrainData(cfg.data);
+  const tokenizer = await Tokenizer.load(out);
   const results: Record<string, AccuracyResult> = {};
-  const model = await CausalLM.load(sftDir);
+  const model = await CausalLM.load(out);
   try {
     for (const agents of cfg.train.sft.expert.agents) {
       for (const temperature of [cfg.eval.temperature, 0]) {
@@ -79,18 +121,12 @@ async function main(): Promise<void> {
   } finally {
     model.dispose();
   }
-  const total = (performance.now() - t0) / 1000;
-  const tmp = `${out}.tmp-${process.pid}`;
-  await rm(tmp, { recursive: true, force: true });
-  await cp(sftDir, tmp, { recursive: true });
-  await writeFile(join(tmp, 'README.md'), modelCard(cfg, { transcripts: got.transcripts.length, sequences: sft.sequences, firstLoss: sft.firstLoss, lastLoss: sft.lastLoss, sftSeconds, total, parameters: init.parameters ?? 0, results }));
-  await writeFile(join(tmp, 'sharp-build.yaml'), stringify(cfg));
-  if (existsSync(out)) await rm(out, { recursive: true });
-  await rename(tmp, out);
-  log(`wrote ${out} in ${total.toFixed(0)} s`);
+  writeFileAtomic(join(out, 'README.md'), modelCard(cfg, { ...facts, results }));
+  writeFileAtomic(join(out, 'heldout.json'), `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote ${join(out, 'README.md')}`);
 }
 
-function modelCard(c: Config, r: { transcripts: number; sequences: number; firstLoss: number; lastLoss: number; sftSeconds: number; total: number; parameters: number; results: Record<string, AccuracyResult> }): string {
+function modelCard(c: Config, r: BuildFacts & { results: Record<string, AccuracyResult> }): string {
   const i = c.model.init;
   const e = c.train.sft.expert;
   const s = c.data.synthetic;
@@ -113,7 +149,7 @@ delegates a hop twice ${e.redundant}, delegates an irrelevant subtask ${e.irrele
 Built by \`npm run build:sft-model\` (scripts/build-sft-model.ts, settings in configs/sharp-tiny-sft.yaml,
 copied here as sharp-build.yaml), seeded: ${s.train} training episodes -> ${r.transcripts} transcripts ->
 ${r.sequences} packed sequences; ${c.train.sft.steps} SFT steps of ${c.train.sft.batch} (lr ${c.train.sft.lr}, ${c.train.sft.schedule});
-loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}. SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.total)} s on
+loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}. SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
 ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
 
 Held-out accuracy (${s.heldOut} episodes whose names never occur in training; one trajectory each;

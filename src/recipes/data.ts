@@ -26,7 +26,7 @@ export function loadTrainData(d: Config['data']): TrainData {
   if (d.source === 'synthetic') {
     const s = d.synthetic;
     if (s.worlds === 'fresh') {
-      const common = { seed: s.seed, minHops: s.minHops, maxHops: s.maxHops, world: s.world, worlds: 'fresh' as const };
+      const common = { seed: s.seed, minHops: s.minHops, maxHops: s.maxHops, world: s.world, worlds: 'fresh' as const, namePool: s.namePool };
       return {
         train: generateSynth({ ...common, n: s.train, names: 'train' }).map(toEpisode),
         heldOut: generateSynth({ ...common, n: s.heldOut, names: 'held-out' }).map(toEpisode),

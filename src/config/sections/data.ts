@@ -17,6 +17,12 @@ export const dataSection = z
           .describe('fresh: every episode has a world of its own and held-out names come from a part of the name space training never uses, so answers must be read and copied, not recalled; shared: one world for all episodes (names recur, so a model can memorise them).'),
         minHops: z.number().int().min(2).max(4).default(2).describe('Fewest hops of a question.'),
         maxHops: z.number().int().min(2).max(4).default(4).describe('Most hops of a question.'),
+        namePool: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(0)
+          .describe('0: every name is made of fresh syllables; N: names recombine N pool words (each word one token after BPE fitting), people and companies of held-out worlds still never occur in training.'),
         world: z
           .strictObject({
             countries: z.number().int().positive().default(12).describe('Countries in the world.'),

@@ -29,6 +29,8 @@ export interface SynthOptions {
   worlds?: 'shared' | 'fresh';
   /** Draw names from one part of the name space (names.ts namePartition); unset: all of it. */
   names?: NameSplit;
+  /** Recombine names from a fixed pool of this many words (names.ts PoolNames); 0 or unset: fresh syllable words. */
+  namePool?: number;
 }
 
 /** Hard distractors per record (MuSiQue's distractors are retrieved, hence related to the question). */
@@ -145,7 +147,7 @@ function generateFresh(opts: SynthOptions): StrictMusiqueRecord[] {
     let record: StrictMusiqueRecord | null = null;
     // A world that admits no question of this kind (rare: small worlds) is redrawn from the same stream.
     for (let attempt = 0; attempt < 20 && !record; attempt++) {
-      const world = createWorld((seed + attempt * 0x632be5ab) >>> 0, worldSize, { names: opts.names });
+      const world = createWorld((seed + attempt * 0x632be5ab) >>> 0, worldSize, { names: opts.names, pool: opts.namePool });
       if (world.entities.length < size) throw new Error(`synth: the world has ${world.entities.length} paragraphs, fewer than ${size} per record`);
       let q: GoldQuestion | null = null;
       for (let k = 0; k < 200 && !q; k++) q = makeQuestion(world, rng, kind, hops);
@@ -161,7 +163,7 @@ function generateFresh(opts: SynthOptions): StrictMusiqueRecord[] {
 
 function generateShared(opts: SynthOptions): StrictMusiqueRecord[] {
   const { minHops, maxHops, size } = validate(opts);
-  const world = createWorld(opts.seed, opts.world ?? DEFAULT_WORLD_SIZE, { names: opts.names });
+  const world = createWorld(opts.seed, opts.world ?? DEFAULT_WORLD_SIZE, { names: opts.names, pool: opts.namePool });
   if (world.entities.length < size) throw new Error(`synth: the world has ${world.entities.length} paragraphs, fewer than ${size} per record`);
   const neighbours = neighbourIndex(world);
   // A separate stream for questions (seed-derived), so the world does not shift when question code does.

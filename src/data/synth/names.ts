@@ -1,4 +1,6 @@
-import type { Rng } from '../../random/rng.ts';
+import { Rng } from '../../random/rng.ts';
+
+const RngForPool = Rng;
 
 /**
  * Invented names for the synthetic world (issue 4 item 6): words built from syllables, so no real
@@ -43,7 +45,7 @@ const BLOCKED = new Set(
 const MARKERS = /zh|vl|rv|lk|x/;
 
 /** Hands out names whose every word is new to the world. */
-export class NameForge {
+export class NameForge implements NameSource {
   private readonly used = new Set<string>(BLOCKED);
 
   /** `accept`: a filter on lowercase words (a name-space partition, see `namePartition`). */
@@ -77,6 +79,12 @@ export class NameForge {
   /** A place or brand: 2 syllables opening with a hard onset ("Kelmar", "Zorvex"). */
   place(): string {
     return this.word(2, true);
+  }
+
+  /** A fresh place-like brand (unique in the world, so the full name is too), then the suffix. */
+  company(suffixes: readonly string[]): { brand: string; suffix: string } {
+    const brand = this.place();
+    return { brand, suffix: this.rng.pick(suffixes) };
   }
 
   /** A language name: a 2-syllable root + "ic" ("Threlic"). */
@@ -115,4 +123,72 @@ export const HELD_OUT_NAME_SHARE = 8;
  */
 export function namePartition(split: NameSplit): (key: string) => boolean {
   return split === 'held-out' ? (key) => fnv1a(key) % HELD_OUT_NAME_SHARE === 0 : (key) => fnv1a(key) % HELD_OUT_NAME_SHARE !== 0;
+}
+
+/** What a world draws its names from: fresh syllable words (NameForge) or a fixed pool (PoolNames). */
+export interface NameSource {
+  person(): { first: string; last: string };
+  place(): string;
+  /** A company name `${brand} ${suffix}`, the suffix one of `suffixes`. */
+  company(suffixes: readonly string[]): { brand: string; suffix: string };
+  language(): string;
+}
+
+/** The fixed word pool of `PoolNames`: `size` distinct name words, the same for every seed and split. */
+export function namePool(size: number): string[] {
+  const forge = new NameForge(new RngForPool(0x9001));
+  return Array.from({ length: size }, (_, i) => (i % 2 === 0 ? forge.place() : forge.word(2)));
+}
+
+/**
+ * Names recombined from a fixed pool of words: every world assigns pool words to its entities at
+ * random, so a word names a different entity with other facts in every episode and recalling it
+ * is useless; reading and copying it is the only way to answer. With a pool, each word is frequent
+ * enough to be one token of a fitted BPE vocabulary, which makes copying a one-token operation that
+ * a tiny model can learn. The split applies to multi-word names (people "First Last", companies
+ * "Brand Suffix"): held-out ones never occur in training; single-word names (cities, countries,
+ * languages) come from the shared pool.
+ */
+export class PoolNames implements NameSource {
+  private readonly used = new Set<string>();
+
+  constructor(
+    private readonly rng: Rng,
+    private readonly pool: readonly string[],
+    private readonly accept: (fullName: string) => boolean = () => true,
+  ) {
+    if (pool.length < 8) throw new Error(`names: a name pool needs at least 8 words, got ${pool.length}`);
+  }
+
+  private pick(ok: (w: string) => boolean = () => true): string {
+    for (let attempt = 0; attempt < 10_000; attempt++) {
+      const w = this.rng.pick(this.pool);
+      if (this.used.has(w) || !ok(w)) continue;
+      this.used.add(w);
+      return w;
+    }
+    throw new Error(`names: the pool of ${this.pool.length} words has no unused word left for this world (use a larger data.synthetic.namePool)`);
+  }
+
+  person(): { first: string; last: string } {
+    for (let attempt = 0; attempt < 10_000; attempt++) {
+      const first = this.pick();
+      const last = this.pick((w) => this.accept(`${first} ${w}`.toLowerCase()));
+      return { first, last };
+    }
+    throw new Error('names: no person name in 10,000 tries');
+  }
+
+  place(): string {
+    return this.pick();
+  }
+
+  company(suffixes: readonly string[]): { brand: string; suffix: string } {
+    const suffix = this.rng.pick(suffixes);
+    return { brand: this.pick((w) => this.accept(`${w} ${suffix}`.toLowerCase())), suffix };
+  }
+
+  language(): string {
+    return `${this.pick()}ic`;
+  }
 }

@@ -1,5 +1,5 @@
 import { Rng } from '../../random/rng.ts';
-import { NameForge, namePartition, type NameSplit } from './names.ts';
+import { NameForge, namePartition, namePool, PoolNames, type NameSource, type NameSplit } from './names.ts';
 import { fill, RELATIONS, SENTENCES, type EntityKind, type RelationId } from './relations.ts';
 
 /**
@@ -44,6 +44,14 @@ const OCCUPATIONS = ['painter', 'sculptor', 'banker', 'lawyer', 'chemist', 'pilo
 const INDUSTRIES = ['robotics', 'shipping', 'textile', 'mining', 'software', 'banking', 'brewing', 'publishing', 'furniture', 'railway', 'telecom', 'glassware', 'perfume', 'toy', 'steel', 'fishing'];
 const COMPANY_SUFFIXES = ['Labs', 'Works', 'Group', 'Systems', 'Industries'];
 
+const pools = new Map<number, string[]>();
+/** The fixed name pool of a size, built once per process. */
+function poolOf(size: number): string[] {
+  let p = pools.get(size);
+  if (!p) pools.set(size, (p = namePool(size)));
+  return p;
+}
+
 /** The value of a relation as text: the entity's name, or the attribute itself. */
 export function factText(world: World, entity: Entity, relation: RelationId): string | undefined {
   const v = entity.facts[relation];
@@ -68,10 +76,11 @@ function validateSize(size: WorldSize): void {
 /**
  * `names`: draw names from one part of the name space only (`namePartition`); unset, from all of it.
  */
-export function createWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE, opts: { names?: NameSplit } = {}): World {
+export function createWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE, opts: { names?: NameSplit; pool?: number } = {}): World {
   validateSize(size);
   const rng = new Rng(seed);
-  const names = new NameForge(rng, opts.names ? namePartition(opts.names) : undefined);
+  const accept = opts.names ? namePartition(opts.names) : undefined;
+  const names: NameSource = opts.pool ? new PoolNames(rng, poolOf(opts.pool), accept) : new NameForge(rng, accept);
   const entities: Entity[] = [];
   const byKind: Record<EntityKind, number[]> = { person: [], company: [], city: [], country: [] };
   const add = (kind: EntityKind, name: string, aliases: string[]): Entity => {
@@ -89,8 +98,8 @@ export function createWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE, 
     return add('person', `${first} ${last}`, [last]);
   });
   const companies = Array.from({ length: size.companies }, () => {
-    const brand = names.place();
-    return add('company', `${brand} ${rng.pick(COMPANY_SUFFIXES)}`, [brand]);
+    const { brand, suffix } = names.company(COMPANY_SUFFIXES);
+    return add('company', `${brand} ${suffix}`, [brand]);
   });
 
   // Geography: every country has at least one city (its capital); the rest are spread at random.
