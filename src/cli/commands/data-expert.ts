@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../../fs/atomic.ts';
 import { rollout } from '../../rollout/engine.ts';
 import { expertPolicy } from '../../rollout/scripted/expert.ts';
 import { toTranscripts } from '../../rollout/transcripts.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
 
@@ -64,6 +65,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     }
   } finally {
     await closeCodeSandbox();
+    await closeCalculateWorker();
   }
   writeFileAtomic(out, lines.length > 0 ? `${lines.join('\n')}\n` : '');
   process.stdout.write(`data expert: solved ${solved}/${episodes.length} episodes; wrote ${lines.length} transcripts to ${out}\n`);

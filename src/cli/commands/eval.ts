@@ -15,6 +15,7 @@ import { Rng } from '../../random/rng.ts';
 import type { AgentsMode } from '../../rollout/engine.ts';
 import type { Policy } from '../../rollout/policy.ts';
 import { expertPolicy } from '../../rollout/scripted/expert.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
 
@@ -109,6 +110,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
       progress.stop();
       dispose();
       await closeCodeSandbox();
+      await closeCalculateWorker();
     }
   }
 

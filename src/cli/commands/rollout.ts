@@ -17,6 +17,7 @@ import type { Policy } from '../../rollout/policy.ts';
 import { expertPolicy } from '../../rollout/scripted/expert.ts';
 import { garbagePolicy } from '../../rollout/scripted/garbage.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
 
@@ -101,5 +102,6 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   } finally {
     dispose();
     await closeCodeSandbox();
+    await closeCalculateWorker();
   }
 }

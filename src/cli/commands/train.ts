@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createRunDir } from '../../run/run-dir.ts';
 import { trainPipeline } from '../../recipes/train-pipeline.ts';
 import { configFrom, openLog, resumeDir, startBackend } from '../../recipes/setup.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
 /**
@@ -40,6 +41,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   } finally {
     process.off('SIGINT', onSigint);
     await closeCodeSandbox();
+    await closeCalculateWorker();
     await close();
   }
 }
