@@ -54,6 +54,7 @@ export function openEvalSession(o: EvalSessionOptions): EvalSession {
   if (!existsSync(dataFile)) throw new BenchmarkFormatError(`${dataFile}: benchmark file not found (--data)`);
   if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 0)) throw new BenchmarkFormatError(`--limit: expected a non-negative integer, got ${o.limit}`);
   const episodes = limitEpisodes(bench.read(dataFile), o.limit);
+  if (episodes.length === 0) throw new BenchmarkFormatError(`${dataFile}: no records (an empty benchmark file has nothing to score)`);
   const keys = episodeKeys(episodes);
   const log = PredictionLog.open(join(o.out, 'predictions.log.jsonl'));
   return {

@@ -1,4 +1,5 @@
 import { basename, join, resolve } from 'node:path';
+import { mkdirOut } from '../../fs/out-dir.ts';
 import { initBackend, type BackendName } from '../../backend/select.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
@@ -83,13 +84,17 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   if (policyName !== 'lm' && policyName !== 'expert') throw new UserError(`--policy must be lm or expert (got '${policyName}')`);
   const model = policyName === 'lm' ? resolveModelDir(str(opts, 'model'), cfg, repoRoot) : { dir: 'scripted-expert' };
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
-  const out = resolve(str(opts, 'out') || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`));
+  const out = mkdirOut(str(opts, 'out') || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), '--out');
   const session = openSession(bench, data, limit, out);
   const r = cfg.rollout;
   const setup = { benchmark: bench, data: session.dataFile, model: model.dir, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
   checkSetup(out, setup);
 
   const pending = session.pending();
+  if (policyName === 'expert') {
+    const bad = pending.find(({ episode }) => !episode.decomposition || episode.decomposition.length === 0);
+    if (bad) throw new UserError(`eval --policy expert: episode ${bad.episode.id} of ${bench} has no gold decomposition (the scripted expert follows one; use --policy lm)`);
+  }
   const credit = opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')) } : undefined;
   if (credit && cfg.credit.method === 'none') throw new UserError('--credit needs credit.method loo or shapley (it is none)');
   // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from '../../fs/atomic.ts';
 import { CheckpointError } from './errors.ts';
+import { assertRegularFile } from './guards.ts';
 
 /**
  * Hugging Face `config.json` for the decoder families we run (DESIGN.md section 2). The schema is
@@ -83,7 +84,7 @@ export function parseHfConfig(raw: unknown, source = CONFIG_FILE): HfModelConfig
 }
 
 async function readJson(file: string): Promise<unknown> {
-  if (!existsSync(file)) throw new CheckpointError(`${file}: missing`);
+  assertRegularFile(file);
   const text = await readFile(file, 'utf8');
   try {
     return JSON.parse(text);
