@@ -24,7 +24,8 @@ function ensureDir(abs: string, label: string): string {
       st = statSync(cur);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') throw new UserError(`${label}: cannot create folder (${code} at ${cur})`);
+      // ENOTDIR: a file sits somewhere above; walk up to name it.
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new UserError(`${label}: cannot create folder (${code} at ${cur})`);
       missing.push(cur);
       const up = dirname(cur);
       if (up === cur) break;
