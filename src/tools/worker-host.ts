@@ -14,13 +14,17 @@ import type { ToolOutcome } from './types.ts';
  * synchronous JavaScript and WASM alike (https://nodejs.org/api/worker_threads.html#workerterminate).
  *
  * The worker entry must post `{ ready: true }` once loaded, then answer each `{ id, ...request }`
- * with `{ id, outcome }`.
+ * with `{ id, outcome, recycle? }`. The worker's stdout and stderr are captured, not passed to the
+ * host's: a WASM abort message (emscripten prints it) is reported in the outcome, never on the console.
  */
 
 /** Longest wait for a new worker to load tsx and its module (measured ~1 s on a busy 2-core machine). */
 const START_TIMEOUT_MS = 30_000;
+/** Kept tail of a worker's stderr. */
+const MAX_STDERR_CHARS = 2000;
 
-type Reply = { id: number; outcome: ToolOutcome } | { ready: true };
+/** `recycle`: the worker answered but must not be reused (it left state it could not free). */
+type Reply = { id: number; outcome: ToolOutcome; recycle?: boolean } | { ready: true };
 
 export interface WorkerHostOptions {
   /** The worker's TypeScript entry module. */
@@ -45,7 +49,9 @@ function bootstrapSource(entry: URL): string {
 /** First line of a worker error, in words the agent can read. */
 function describeCrash(e: Error): string {
   if ((e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') return 'out of memory';
-  return e.message.split('\n')[0] ?? 'unknown error';
+  const first = e.message.split('\n')[0] ?? 'unknown error';
+  // emscripten's abort text ("Aborted(Assertion failed: ... quickjs.c ...)") means nothing to an agent.
+  return /^Aborted\(/.test(first) ? 'the sandbox runtime aborted' : first;
 }
 
 export class WorkerHost<Req extends object> {
@@ -55,6 +61,8 @@ export class WorkerHost<Req extends object> {
   private nextId = 0;
   /** Workers started so far (tests check that a kill leads to exactly one restart). */
   started = 0;
+  /** Tail of the current worker's stderr (the reason of a crash). */
+  private lastStderr = '';
 
   constructor(private readonly opts: WorkerHostOptions) {}
 
@@ -70,7 +78,12 @@ export class WorkerHost<Req extends object> {
 
   private start(): Promise<Worker> {
     this.starting ??= new Promise<Worker>((resolve, reject) => {
-      const w = new Worker(bootstrapSource(this.opts.entry), { eval: true, resourceLimits: this.opts.resourceLimits });
+      const w = new Worker(bootstrapSource(this.opts.entry), { eval: true, resourceLimits: this.opts.resourceLimits, stdout: true, stderr: true });
+      this.lastStderr = '';
+      w.stdout.resume(); // drained and dropped: tool output travels in messages only
+      w.stderr.on('data', (d: Buffer) => {
+        if (this.worker === w || this.starting) this.lastStderr = (this.lastStderr + d.toString()).slice(-MAX_STDERR_CHARS);
+      });
       this.started++;
       const timer = setTimeout(() => {
         void w.terminate();
@@ -127,7 +140,7 @@ export class WorkerHost<Req extends object> {
         resolve(outcome);
       };
       const onMessage = (m: Reply) => {
-        if ('id' in m && m.id === id) done(m.outcome, false);
+        if ('id' in m && m.id === id) done(m.outcome, m.recycle === true);
       };
       const onError = (e: Error) => done({ ok: false, output: `${prefix}: sandbox crashed: ${describeCrash(e)}` }, true);
       const onExit = (c: number) => done({ ok: false, output: `${prefix}: sandbox exited with code ${c}` }, true);
