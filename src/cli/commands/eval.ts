@@ -1,4 +1,5 @@
 import { basename, join, resolve } from 'node:path';
+import { checkpointHash } from '../../eval/run/checkpoint-hash.ts';
 import { mkdirOut } from '../../fs/out-dir.ts';
 import { initBackend, type BackendName } from '../../backend/select.ts';
 import { loadConfig } from '../../config/load.ts';
@@ -60,6 +61,14 @@ function limitOf(opts: Record<string, unknown>, cfg: Config): number {
   return n;
 }
 
+function checkpointHashOf(dir: string): string {
+  try {
+    return checkpointHash(dir);
+  } catch (err) {
+    throw new UserError(`--model ${dir}: cannot read the checkpoint (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+  }
+}
+
 function openSession(bench: string, data: string, limit: number, out: string): EvalSession {
   try {
     return openEvalSession({ bench, data, limit, out, repoRoot });
@@ -87,7 +96,9 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   const out = mkdirOut(str(opts, 'out') || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), '--out');
   const session = openSession(bench, data, limit, out);
   const r = cfg.rollout;
-  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
+  // The weights' content, not only their path: a checkpoint replaced in place must not resume.
+  const modelHash = policyName === 'lm' ? checkpointHashOf(model.dir) : 'scripted-expert';
+  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, modelHash, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
   checkSetup(out, setup);
 
   const pending = session.pending();
