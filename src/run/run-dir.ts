@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Config } from '../config/schema.ts';
+import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { mkdirOut } from '../fs/out-dir.ts';
 
@@ -34,4 +35,36 @@ export function createRunDir(cfg: Config, now: Date = new Date()): string {
     return dir;
   }
   throw new Error(`createRunDir: ${MAX_SUFFIX} run folders named ${base}* already exist`);
+}
+
+/** The file every run folder holds from its first moment (createRunDir writes it). */
+export const RUN_CONFIG_FILE = 'config.yaml';
+
+/**
+ * Checks that `dir` is a run folder before `--resume` writes into it: a folder made by
+ * createRunDir (it holds config.yaml). Any other folder (a model, an eval output, the home folder)
+ * is refused with one line instead of receiving a second run's files.
+ */
+export function assertRunDir(dir: string): string {
+  if (!existsSync(dir)) throw new UserError(`--resume: run folder not found: ${dir}`);
+  if (!statSync(dir).isDirectory()) throw new UserError(`--resume: ${dir} is not a folder`);
+  if (!existsSync(join(dir, RUN_CONFIG_FILE))) throw new UserError(`--resume: ${dir} is not a run folder (no ${RUN_CONFIG_FILE}; only folders made by a run can be resumed)`);
+  return dir;
+}
+
+/**
+ * The newest `<name>-<stamp>[-n]` folder under `runsDir` (by stamp, then collision suffix), or
+ * undefined when there is none.
+ */
+export function latestRunDir(runsDir: string, name: string): string | undefined {
+  if (!existsSync(runsDir)) return undefined;
+  const prefix = `${name}-`;
+  const runs: Array<{ dir: string; stamp: string; n: number }> = [];
+  for (const d of readdirSync(runsDir, { withFileTypes: true })) {
+    if (!d.isDirectory() || !d.name.startsWith(prefix)) continue;
+    const m = /^(\d{8}T\d{6}Z)(?:-(\d+))?$/.exec(d.name.slice(prefix.length));
+    if (m) runs.push({ dir: join(runsDir, d.name), stamp: m[1] as string, n: m[2] ? Number(m[2]) : 1 });
+  }
+  runs.sort((a, b) => (a.stamp === b.stamp ? a.n - b.n : a.stamp < b.stamp ? -1 : 1));
+  return runs.at(-1)?.dir;
 }
