@@ -116,4 +116,10 @@ describe('loadConfig --set of a section and prototype keys', () => {
     expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f}: key 'train.__proto__' is not allowed (it would reach Object.prototype)`);
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
+
+  it('refuses a self-referencing YAML alias in --set and in a file instead of recursing forever', () => {
+    expect(errorOf(() => loadConfig({ sets: ['run=&a [*a]'] }))).toBe("config: --set run=&a [*a]: 'run.0' refers to itself (a YAML alias cycle)");
+    const f = tmpYaml('train: &t\n  sft: *t\n');
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f}: 'train.sft' refers to itself (a YAML alias cycle)`);
+  });
 });

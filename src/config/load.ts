@@ -50,8 +50,8 @@ export function readYamlFile(file: string): Tree {
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`config: ${file} must hold a mapping of sections at the top level`);
-  const bad = prototypeKeyIn(doc, []);
-  if (bad) throw new ConfigError(`config: ${file}: key '${bad}' is not allowed (it would reach Object.prototype)`);
+  const bad = badKeyIn(doc, []);
+  if (bad) throw new ConfigError(`config: ${file}: ${bad}`);
   return doc as Tree;
 }
 
@@ -69,8 +69,8 @@ export function parseSet(assignment: string): { path: string[]; value: unknown }
   } catch {
     value = raw;
   }
-  const badInValue = prototypeKeyIn(value, path);
-  if (badInValue) throw new ConfigError(`config: --set ${assignment}: key '${badInValue}' is not allowed (it would reach Object.prototype)`);
+  const badInValue = badKeyIn(value, path);
+  if (badInValue) throw new ConfigError(`config: --set ${assignment}: ${badInValue}`);
   return { path, value: value === null && raw.trim() === '' ? '' : value };
 }
 
@@ -84,23 +84,26 @@ function isMapping(v: unknown): v is Tree {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Dotted path of the first prototype key anywhere in `value`, or undefined. */
-function prototypeKeyIn(value: unknown, at: string[]): string | undefined {
-  if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
-      const bad = prototypeKeyIn(v, [...at, String(i)]);
+/**
+ * What is wrong with a user-given tree, or undefined: the first prototype key anywhere in it, or a
+ * YAML alias that contains itself (`&a [*a]`), which would send every later walk round forever.
+ */
+function badKeyIn(value: unknown, at: string[], ancestors: Set<unknown> = new Set()): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (ancestors.has(value)) return `'${at.join('.') || '(root)'}' refers to itself (a YAML alias cycle)`;
+  ancestors.add(value);
+  try {
+    // Own keys only: YAML and JSON parsers create `__proto__` as an own property.
+    const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    for (const [key, v] of entries) {
+      if (!Array.isArray(value) && PROTOTYPE_KEYS.has(key)) return `key '${[...at, key].join('.')}' is not allowed (it would reach Object.prototype)`;
+      const bad = badKeyIn(v, [...at, key], ancestors);
       if (bad) return bad;
     }
     return undefined;
+  } finally {
+    ancestors.delete(value);
   }
-  if (!isMapping(value)) return undefined;
-  // Own keys only: YAML and JSON parsers create `__proto__` as an own property.
-  for (const key of Object.keys(value)) {
-    if (PROTOTYPE_KEYS.has(key)) return [...at, key].join('.');
-    const bad = prototypeKeyIn(value[key], [...at, key]);
-    if (bad) return bad;
-  }
-  return undefined;
 }
 
 /** Dotted paths of the leaves of `value` under `at` (a scalar or array is one leaf). */
