@@ -14,7 +14,7 @@ import { buildRlBatch, rewardMetrics, updateMetrics, type GroupResult } from './
 import { learningRateAt } from './schedule.ts';
 import { pairSequences, type ChatEncoder } from './sequences.ts';
 import { grpoUpdate } from './update.ts';
-import { atStep } from './diverged.ts';
+import { assertFiniteWeights, atStep } from './diverged.ts';
 
 /**
  * The GRPO training loop (issue 6 item 4): it only sequences the stages (STYLE.md: no god trainer):
@@ -127,6 +127,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
   const save = async (): Promise<void> => {
     state.rng = rng.state();
     state.configHash = hash;
+    assertFiniteWeights(state.step, 'train: RL', model.trainableVariables());
     await saveCheckpoint(o.runDir, { model, optimizer, state, keep: cfg.keepCheckpoints, copyFiles: o.checkpointFiles });
     tb?.flush();
   };
