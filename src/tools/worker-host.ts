@@ -20,8 +20,6 @@ import type { ToolOutcome } from './types.ts';
 
 /** Longest wait for a new worker to load tsx and its module (measured ~1 s on a busy 2-core machine). */
 const START_TIMEOUT_MS = 30_000;
-/** Kept tail of a worker's stderr. */
-const MAX_STDERR_CHARS = 2000;
 
 /** `recycle`: the worker answered but must not be reused (it left state it could not free). */
 type Reply = { id: number; outcome: ToolOutcome; recycle?: boolean } | { ready: true };
@@ -61,8 +59,6 @@ export class WorkerHost<Req extends object> {
   private nextId = 0;
   /** Workers started so far (tests check that a kill leads to exactly one restart). */
   started = 0;
-  /** Tail of the current worker's stderr (the reason of a crash). */
-  private lastStderr = '';
 
   constructor(private readonly opts: WorkerHostOptions) {}
 
@@ -79,11 +75,9 @@ export class WorkerHost<Req extends object> {
   private start(): Promise<Worker> {
     this.starting ??= new Promise<Worker>((resolve, reject) => {
       const w = new Worker(bootstrapSource(this.opts.entry), { eval: true, resourceLimits: this.opts.resourceLimits, stdout: true, stderr: true });
-      this.lastStderr = '';
-      w.stdout.resume(); // drained and dropped: tool output travels in messages only
-      w.stderr.on('data', (d: Buffer) => {
-        if (this.worker === w || this.starting) this.lastStderr = (this.lastStderr + d.toString()).slice(-MAX_STDERR_CHARS);
-      });
+      // Drained and dropped: tool output travels in messages, and a crash is reported by its error.
+      w.stdout.resume();
+      w.stderr.resume();
       this.started++;
       const timer = setTimeout(() => {
         void w.terminate();
