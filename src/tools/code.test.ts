@@ -89,6 +89,13 @@ describe('code tool (worker-hosted QuickJS)', () => {
     expect(sandboxWorkersStarted()).toBe(before);
   });
 
+  it('a synchronous loop stopped by the deadline frees its runtime and keeps the worker', async () => {
+    const before = sandboxWorkersStarted();
+    expect(await code('let i = 0; while (true) { i++; }')).toEqual({ ok: false, output: 'code error: timeout: program ran longer than 1000 ms' });
+    expect(await code('6 * 7')).toEqual({ ok: true, output: '42' });
+    expect(sandboxWorkersStarted()).toBe(before);
+  });
+
   it('reports an async loop stopped at the deadline as a timeout, not success', async () => {
     const r = await code('(async () => { for (;;) await 0; })(); 1');
     expect(r).toEqual({ ok: false, output: 'code error: timeout: program ran longer than 1000 ms' });

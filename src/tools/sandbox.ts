@@ -110,6 +110,8 @@ export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOpt
   const runtime = qjs.newRuntime();
   const out = new OutputBuffer(opts.maxOutputChars);
   let interrupted = false;
+  // Whether the deadline hit while promise jobs were running (see below).
+  const phase = { jobs: false, interruptedInJobs: false };
   let abandon = false;
   const pastDeadline = shouldInterruptAfterDeadline(Date.now() + opts.timeoutMs);
   const timeout = (): SandboxOutcome => ({ ok: false, output: withOutput(out, `code error: timeout: program ran longer than ${opts.timeoutMs} ms`) });
@@ -118,7 +120,10 @@ export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOpt
     runtime.setMaxStackSize(MAX_STACK_BYTES);
     runtime.setInterruptHandler((rt) => {
       const stop = pastDeadline(rt);
-      if (stop) interrupted = true;
+      if (stop) {
+        interrupted = true;
+        if (phase.jobs) phase.interruptedInJobs = true;
+      }
       return stop;
     });
     const ctx = runtime.newContext();
@@ -136,14 +141,15 @@ export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOpt
       }
       const fmt = prelude.value;
       try {
-        const outcome = runProgram(ctx, runtime, code, fmt, out, opts, () => interrupted);
-        // An interrupted program can leave promise jobs or their objects behind (a recursive
-        // `.then`), and freeing such a runtime aborts the module: it is abandoned with its worker.
-        if (interrupted || runtime.hasPendingJob()) {
+        const outcome = runProgram(ctx, runtime, code, fmt, out, opts, () => interrupted, phase);
+        // A promise job stopped by the deadline (a recursive `.then`) leaks its objects, and freeing
+        // such a runtime aborts the module; so does one with jobs still queued. Either runtime is
+        // abandoned with its worker. A synchronous loop stopped in evalCode frees normally.
+        if (phase.interruptedInJobs || runtime.hasPendingJob()) {
           abandon = true;
           return { ...(interrupted ? timeout() : outcome), recycle: true };
         }
-        return outcome;
+        return interrupted ? timeout() : outcome;
       } finally {
         if (!abandon) fmt.dispose();
       }
@@ -161,7 +167,16 @@ export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOpt
 }
 
 /** Evaluates the program, flushes promise jobs and shows the last value; disposes what it creates. */
-function runProgram(ctx: QuickJSContext, runtime: QuickJSRuntime, code: string, fmt: QuickJSHandle, out: OutputBuffer, opts: CodeOptions, interrupted: () => boolean): ToolOutcome {
+function runProgram(
+  ctx: QuickJSContext,
+  runtime: QuickJSRuntime,
+  code: string,
+  fmt: QuickJSHandle,
+  out: OutputBuffer,
+  opts: CodeOptions,
+  interrupted: () => boolean,
+  phase: { jobs: boolean },
+): ToolOutcome {
   const result = ctx.evalCode(code, 'program.js', { type: 'global' });
   if (result.error) {
     const msg = describeError(ctx, result.error, opts);
@@ -170,7 +185,9 @@ function runProgram(ctx: QuickJSContext, runtime: QuickJSRuntime, code: string, 
   }
   try {
     // Run queued promise jobs (`.then` callbacks) so their console output is captured too.
+    phase.jobs = true;
     const jobs = runtime.executePendingJobs();
+    phase.jobs = false;
     if (jobs.error) {
       const msg = describeError(ctx, jobs.error, opts);
       jobs.error.dispose();
