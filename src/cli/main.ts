@@ -47,8 +47,19 @@ export function buildProgram(): Command {
     .option('--resume [dir]', 'resume a run (default: the latest checkpoint of the run)')
     .action(lazyRun(() => import('./commands/train.ts')));
 
-  configOption(program.command('sft').description('supervised fine-tuning on transcripts')).addOption(backendOption()).action(lazyRun(() => import('./commands/sft.ts')));
-  configOption(program.command('dpo').description('DPO on preference pairs')).addOption(backendOption()).action(lazyRun(() => import('./commands/dpo.ts')));
+  configOption(program.command('ablate').description('the SHARP ablation: the same RL budget per credit method and seed, then a comparison table and plot'))
+    .addOption(backendOption())
+    .option('--out <dir>', 'ablation folder (default ablation.out, else <run.dir>/<run.name>); runs inside are resumed')
+    .action(lazyRun(() => import('./commands/ablate.ts')));
+
+  configOption(program.command('sft').description('supervised fine-tuning on transcripts'))
+    .addOption(backendOption())
+    .option('--resume [dir]', 'continue an SFT run from its latest checkpoint (default: the newest run named run.name)')
+    .action(lazyRun(() => import('./commands/sft.ts')));
+  configOption(program.command('dpo').description('DPO on preference pairs'))
+    .addOption(backendOption())
+    .option('--resume [dir]', 'continue a DPO run from its latest checkpoint (default: the newest run named run.name)')
+    .action(lazyRun(() => import('./commands/dpo.ts')));
 
   configOption(program.command('eval').description('evaluate on a benchmark and write official-format predictions'))
     .option('--bench <name>', 'benchmark name (see --list)')

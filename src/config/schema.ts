@@ -6,6 +6,7 @@ import { rolloutSection } from './sections/rollout.ts';
 import { creditSection } from './sections/credit.ts';
 import { trainSection } from './sections/train.ts';
 import { evalSection } from './sections/eval.ts';
+import { ablationSection } from './sections/ablation.ts';
 
 /**
  * The one config schema: every key has its type, default and help text here (STYLE.md rule 2).
@@ -21,6 +22,7 @@ export const configSchema = z
     credit: creditSection.prefault({}),
     train: trainSection.prefault({}),
     eval: evalSection.prefault({}),
+    ablation: ablationSection.prefault({}),
   })
   .describe('sharp-rl configuration');
 

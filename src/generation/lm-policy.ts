@@ -1,10 +1,10 @@
 import type { CausalLM } from '../model/causal-lm.ts';
 import type { Rng } from '../random/rng.ts';
 import type { Policy, PolicyRequest, PolicyResponse } from '../rollout/policy.ts';
-import type { ChatMessage } from '../rollout/types.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { generate, type GenerateRequest } from './generate.ts';
 import { checkSampling, type SamplingParams } from './sampling.ts';
+import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 
 /**
  * The LM as a rollout Policy (src/rollout/policy.ts): each request's messages are rendered through
@@ -13,12 +13,11 @@ import { checkSampling, type SamplingParams } from './sampling.ts';
  */
 
 /**
- * Prompt token ids of a conversation, ending with the assistant generation prompt. The trainer
- * calls this too, so the logprobs it recomputes are over exactly the tokens the policy saw.
+ * Prompt token ids of a conversation, ending with the assistant generation prompt: the one
+ * rendering the trainer uses too (src/tokenizer/chat-prompt.ts), so the logprobs it recomputes are
+ * over exactly the tokens the policy saw.
  */
-export function renderPromptIds(tokenizer: Tokenizer, messages: readonly ChatMessage[]): number[] {
-  return tokenizer.encodeChat(messages, { addGenerationPrompt: true });
-}
+export { renderPromptIds };
 
 export interface LmPolicyOptions extends SamplingParams {
   /** Context limit in tokens (prompt + generated), e.g. rollout.maxContext. */

@@ -1,4 +1,6 @@
 import { parseHfConfig, type HfModelConfig } from './io/hf-config.ts';
+import { ropeConfigOf, type RopeFormat } from './rope/from-config.ts';
+import type { RopeSpec } from './rope/spec.ts';
 
 /**
  * The model's own view of a Hugging Face `config.json` (DESIGN.md section 2): every option the
@@ -18,7 +20,7 @@ export interface ModelConfig {
   kvHeads: number; // num_key_value_heads (GQA when < heads; HF repeat_kv: kv head j serves q heads j*rep..j*rep+rep-1)
   headDim: number; // head_dim (Qwen3 sets it apart from hidden/heads)
   intermediate: number; // intermediate_size of the SwiGLU MLP
-  ropeTheta: number; // rope_theta: base of the RoPE frequencies
+  rope: RopeSpec; // RoPE variant and its parameters (rope_theta/rope_scaling or rope_parameters)
   rmsEps: number; // rms_norm_eps
   tieEmbeddings: boolean; // tie_word_embeddings: LM head = embed_tokens^T
   qkvBias: boolean; // qwen2 always; llama/qwen3 when attention_bias
@@ -63,11 +65,6 @@ export function modelConfigFromHf(cfg: HfModelConfig): ModelConfig {
   }
   const headDim = int(hf, 'head_dim', hidden / heads);
   if (headDim % 2 !== 0) throw new Error(`config.json: head_dim (${headDim}) must be even for RoPE`);
-  const scaling = hf.rope_scaling;
-  if (scaling !== undefined && scaling !== null) {
-    // Long-context RoPE variants (llama3, yarn, dynamic) change the frequencies; refusing beats silently wrong logits.
-    throw new Error(`config.json: rope_scaling ${JSON.stringify(scaling)} is not supported (only null)`);
-  }
   const act = hf.hidden_act ?? 'silu';
   if (act !== 'silu') throw new Error(`config.json: hidden_act '${String(act)}' is not supported (only silu)`);
   const attentionBias = bool(hf, 'attention_bias', false);
@@ -80,7 +77,7 @@ export function modelConfigFromHf(cfg: HfModelConfig): ModelConfig {
     kvHeads,
     headDim,
     intermediate: int(hf, 'intermediate_size'),
-    ropeTheta: num(hf, 'rope_theta', 10000),
+    rope: ropeConfigOf(hf, int(hf, 'max_position_embeddings', 2048)).spec,
     rmsEps: num(hf, 'rms_norm_eps', 1e-6),
     tieEmbeddings: bool(hf, 'tie_word_embeddings', false), // the HF default for all three families
     qkvBias: f === 'qwen2' ? true : attentionBias,
@@ -104,6 +101,8 @@ export interface BuildOptions {
   maxPositions?: number;
   tieEmbeddings?: boolean;
   ropeTheta?: number;
+  /** How config.json spells RoPE: Transformers 4.x `rope_theta` (default) or 5.x `rope_parameters`. */
+  ropeFormat?: RopeFormat;
   rmsEps?: number;
   bosTokenId?: number;
   eosTokenId?: number;
@@ -125,8 +124,9 @@ export function hfConfigFor(o: BuildOptions): HfModelConfig {
     hidden_act: 'silu',
     max_position_embeddings: o.maxPositions ?? 2048,
     rms_norm_eps: o.rmsEps ?? 1e-6,
-    rope_theta: o.ropeTheta ?? 10000,
-    rope_scaling: null,
+    ...(o.ropeFormat === 'rope_parameters'
+      ? { rope_parameters: { rope_theta: o.ropeTheta ?? 10000, rope_type: 'default' } }
+      : { rope_theta: o.ropeTheta ?? 10000, rope_scaling: null }),
     tie_word_embeddings: o.tieEmbeddings ?? true,
     attention_bias: o.arch === 'qwen2',
     attention_dropout: 0,

@@ -43,7 +43,7 @@ export function decoderHidden(c: ModelConfig, w: WeightGetter, inp: DecoderInput
   if (inp.keyMask.shape[1] !== pastLen + t) {
     throw new Error(`decoder: keyMask has ${inp.keyMask.shape[1]} columns, expected past ${pastLen} + new ${t}`);
   }
-  const rope = ropeTables(inp.positions, c.headDim, c.ropeTheta); // [B, T, 1, hd/2] x2
+  const rope = ropeTables(inp.positions, c.headDim, c.rope); // [B, T, 1, hd/2] x2
   const bias = attentionBias(inp.keyMask, t, pastLen); // [B, 1, T, Tk]
   const ops = inp.ops ?? TRAIN_OPS;
   let x = ops.embed(w(EMBED) as tf.Tensor2D, tf.reshape(inp.ids, [b * t]) as tf.Tensor1D); // [B*T, D]

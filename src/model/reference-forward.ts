@@ -38,13 +38,23 @@ function rms(x: Vec, g: Float32Array, eps: number, offset = 0, n = x.length): vo
   for (let i = 0; i < n; i++) x[offset + i] = (x[offset + i] as number) * r * (g[i] as number);
 }
 
+/**
+ * RoPE frequencies the reference applies: inv_freq [hd/2] and the cos/sin scale. Scaled variants
+ * (linear, llama3, yarn) are passed in by the caller, computed by its own implementation of the
+ * published formulas, so the reference never borrows the decoder's.
+ */
+export interface ReferenceRope {
+  invFreq: ArrayLike<number>;
+  attentionScaling: number;
+}
+
 /** rotate_half RoPE on one head slice x[offset .. offset+hd) at position pos. */
-function rope(x: Vec, offset: number, hd: number, pos: number, theta: number): void {
+function rope(x: Vec, offset: number, hd: number, pos: number, r: ReferenceRope): void {
   const half = hd / 2;
   for (let j = 0; j < half; j++) {
-    const ang = pos / Math.pow(theta, (2 * j) / hd);
-    const c = Math.cos(ang);
-    const s = Math.sin(ang);
+    const ang = pos * (r.invFreq[j] as number);
+    const c = Math.cos(ang) * r.attentionScaling;
+    const s = Math.sin(ang) * r.attentionScaling;
     const a = x[offset + j] as number;
     const b = x[offset + j + half] as number;
     x[offset + j] = a * c - b * s;
@@ -52,8 +62,16 @@ function rope(x: Vec, offset: number, hd: number, pos: number, theta: number): v
   }
 }
 
+/** Plain RoPE theta^(-2j/d); a scaled config must bring its own frequencies. */
+function plainRope(c: ModelConfig): ReferenceRope {
+  if (c.rope.type !== 'default') throw new Error(`reference: rope_type '${c.rope.type}' needs explicit frequencies`);
+  const hd = c.headDim;
+  return { invFreq: Array.from({ length: hd / 2 }, (_, j) => 1 / Math.pow(c.rope.theta, (2 * j) / hd)), attentionScaling: 1 };
+}
+
 /** Logits [T][V] of one unpadded sequence. */
-export function referenceLogits(c: ModelConfig, w: HfWeights, ids: number[]): Float64Array[] {
+export function referenceLogits(c: ModelConfig, w: HfWeights, ids: number[], ropeIn?: ReferenceRope): Float64Array[] {
+  const r = ropeIn ?? plainRope(c);
   const { hidden: D, heads: H, kvHeads: KV, headDim: hd, intermediate: I, vocabSize: V } = c;
   const emb = get(w, EMBED);
   let xs: Vec[] = ids.map((id) => Float64Array.from(emb.subarray(id * D, (id + 1) * D)));
@@ -71,11 +89,11 @@ export function referenceLogits(c: ModelConfig, w: HfWeights, ids: number[]): Fl
       const v = linear(h, get(w, n.v), KV * hd, opt(n.vBias));
       for (let a = 0; a < H; a++) {
         if (n.qNorm) rms(q, get(w, n.qNorm), c.rmsEps, a * hd, hd);
-        rope(q, a * hd, hd, t, c.ropeTheta);
+        rope(q, a * hd, hd, t, r);
       }
       for (let a = 0; a < KV; a++) {
         if (n.kNorm) rms(k, get(w, n.kNorm), c.rmsEps, a * hd, hd);
-        rope(k, a * hd, hd, t, c.ropeTheta);
+        rope(k, a * hd, hd, t, r);
       }
       qs.push(q);
       ks.push(k);

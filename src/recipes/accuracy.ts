@@ -1,47 +1,128 @@
 import type { Config } from '../config/schema.ts';
+import { fullCoalition, leaveOneOutCoalitions, workerCount } from '../credit/coalitions.ts';
+import { evaluateCoalitions, valueOf } from '../credit/counterfactual.ts';
+import { looDeltas } from '../credit/loo.ts';
+import { engineReplayRunner } from '../credit/engine-adapters.ts';
+import { creditReport, type TrajectoryCreditSummary } from '../credit/report.ts';
 import { successFunction } from '../credit/success.ts';
 import type { Episode } from '../data/episode.ts';
+import { stageBreakdown, wilsonInterval, type StageBreakdown } from '../eval/breakdown.ts';
 import { LmPolicy } from '../generation/lm-policy.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
-import { rollout } from '../rollout/engine.ts';
+import { rollout, type EngineOptions } from '../rollout/engine.ts';
 import type { Policy } from '../rollout/policy.ts';
+import type { Trajectory } from '../rollout/types.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
 
 /**
- * Held-out accuracy of the multi-agent system (issue 6 item 7: "held-out accuracy before and after
- * RL"): one greedy trajectory per held-out episode through the real engine with the LM as every
- * agent's policy, scored by the training success function (credit.success), so the number is the
- * one RL optimises. Greedy, so it does not depend on the sampling RNG.
+ * Held-out accuracy of the trained agent system ("held-out accuracy before and after RL"): one
+ * trajectory per held-out episode through the real engine with the LM as every agent's policy,
+ * scored by the training success function (credit.success), so the number is the one RL optimises.
+ * Sampling follows eval.temperature (0 = greedy) with its own RNG seeded by eval.seed: every
+ * measurement of a run sees the same draws, and measuring never moves the training RNG.
+ *
+ * With it: the 95% Wilson interval, the per-stage breakdown (src/eval/breakdown.ts), invalid tool
+ * calls, generated tokens, and (eval.creditReport, multi-agent) the helpful / neutral / harmful
+ * worker-call rates from leave-one-out replays of every held-out trajectory, whatever credit method
+ * trains: the rates measure the policy, not the training signal.
  */
 export interface AccuracyResult {
   accuracy: number;
   correct: number;
   total: number;
+  /** 95% Wilson interval of the accuracy. */
+  interval: [number, number];
   /** Trajectories that ended with a final answer at all (protocol learned), as a fraction. */
   answered: number;
+  temperature: number;
+  breakdown: StageBreakdown;
+  /** Worker calls by LOO Delta (> 0, = 0, < 0) as fractions; absent without workers or when off. */
+  workerCalls?: { n: number; helpful: number; neutral: number; harmful: number };
+  /** Generated tokens per trajectory. */
+  tokensPerTrajectory: number;
   seconds: number;
 }
 
-export async function heldOutAccuracy(model: CausalLM, tokenizer: Tokenizer, episodes: readonly Episode[], cfg: Pick<Config, 'rollout' | 'credit'>): Promise<AccuracyResult> {
+type AccuracyConfig = Pick<Config, 'rollout' | 'credit' | 'eval'>;
+
+export async function heldOutAccuracy(model: CausalLM, tokenizer: Tokenizer, episodes: readonly Episode[], cfg: AccuracyConfig): Promise<AccuracyResult> {
   const r = cfg.rollout;
-  const policy = new LmPolicy(model, tokenizer, { temperature: 0, topK: 0, topP: 1, maxContext: r.maxContext, rng: new Rng(0) });
+  const t = cfg.eval.temperature;
+  const policy = new LmPolicy(model, tokenizer, { temperature: t, topK: t > 0 ? r.topK : 0, topP: t > 0 ? r.topP : 1, maxContext: r.maxContext, rng: new Rng(cfg.eval.seed) });
   return policyAccuracy(policy, episodes, cfg);
 }
 
 /** Accuracy of any policy (one trajectory per episode through the real engine). */
-export async function policyAccuracy(policy: Policy, episodes: readonly Episode[], cfg: Pick<Config, 'rollout' | 'credit'>): Promise<AccuracyResult> {
+export async function policyAccuracy(policy: Policy, episodes: readonly Episode[], cfg: AccuracyConfig): Promise<AccuracyResult> {
   if (episodes.length === 0) throw new Error('held-out accuracy: no held-out episodes');
   const t0 = performance.now();
-  const { trajectories } = await rollout(policy, episodes, { cfg: cfg.rollout, groupSize: 1 });
+  const engine: EngineOptions = { cfg: cfg.rollout, agents: cfg.rollout.agents };
+  const { trajectories } = await rollout(policy, episodes, { ...engine, groupSize: 1 });
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const byId = new Map(episodes.map((e) => [e.id, e]));
-  let correct = 0;
-  let answered = 0;
-  for (const t of trajectories) {
-    if (t.finalAnswer !== null) answered++;
-    correct += success(t.finalAnswer, byId.get(t.episodeId)?.answers ?? []);
-  }
+  const breakdown = stageBreakdown(trajectories, byId, success);
+  const answered = trajectories.filter((tr) => tr.finalAnswer !== null).length;
   const total = trajectories.length;
-  return { accuracy: correct / total, correct, total, answered: answered / total, seconds: (performance.now() - t0) / 1000 };
+  const correct = breakdown.accuracy.num;
+  const out: AccuracyResult = {
+    accuracy: correct / total,
+    correct,
+    total,
+    interval: wilsonInterval(correct, total),
+    answered: answered / total,
+    temperature: cfg.eval.temperature,
+    breakdown,
+    tokensPerTrajectory: trajectories.reduce((a, tr) => a + tr.messages.reduce((b, m) => b + m.tokenIds.length, 0), 0) / total,
+    seconds: 0,
+  };
+  const hasWorkers = trajectories.some((tr) => tr.agents.length > 1);
+  if (cfg.eval.creditReport && hasWorkers) out.workerCalls = await looWorkerCalls(policy, engine, trajectories, byId, cfg);
+  out.seconds = (performance.now() - t0) / 1000;
+  return out;
+}
+
+/**
+ * Helpful / neutral / harmful worker calls of `trajectories` by their LOO Delta: every
+ * leave-one-out coalition of every trajectory replayed (credit.replayMode) in ONE batched run.
+ */
+async function looWorkerCalls(
+  policy: Policy,
+  engine: EngineOptions,
+  trajectories: readonly Trajectory[],
+  byId: ReadonlyMap<string, Episode>,
+  cfg: AccuracyConfig,
+): Promise<NonNullable<AccuracyResult['workerCalls']>> {
+  const runner = engineReplayRunner(policy, engine, { replayMode: cfg.credit.replayMode, placeholder: cfg.credit.placeholder });
+  const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
+  const requests = trajectories.map((traj) => ({ traj, episode: byId.get(traj.episodeId) as Episode, coalitions: leaveOneOutCoalitions(workerCount(traj)) }));
+  const { tables } = await evaluateCoalitions(requests, runner, { success, replays: cfg.credit.replays });
+  const summaries: TrajectoryCreditSummary[] = requests.map((req, i) => {
+    const table = tables[i] as (typeof tables)[number];
+    const k = workerCount(req.traj);
+    return { trajectoryId: req.traj.id, deltas: looDeltas(valueOf(table, fullCoalition(k)), leaveOneOutCoalitions(k).map((s) => valueOf(table, s))) };
+  });
+  const rep = creditReport(summaries, []);
+  return { n: rep.workerCalls, helpful: rep.helpful, neutral: rep.neutral, harmful: rep.harmful };
+}
+
+/** Namespaced scalars of a held-out measurement for metrics.jsonl (`heldout/accuracy`, `heldout/stage/report`, ...). */
+export function heldOutMetrics(r: AccuracyResult): Record<string, number> {
+  const out: Record<string, number> = {
+    'heldout/accuracy': r.accuracy,
+    'heldout/ci_low': r.interval[0],
+    'heldout/ci_high': r.interval[1],
+    'heldout/n': r.total,
+    'heldout/answered': r.answered,
+    'heldout/tokens_per_trajectory': r.tokensPerTrajectory,
+  };
+  const b = r.breakdown;
+  const stages = { sub_question: b.subQuestion, retrieval: b.retrieval, report: b.report, final_given_reports: b.finalGivenReports, invalid_calls: b.invalidCalls, off_plan: b.offPlan };
+  for (const [k, v] of Object.entries(stages)) if (v.rate !== null) out[`heldout/stage/${k}`] = v.rate;
+  if (r.workerCalls) {
+    out['heldout/worker_calls/helpful'] = r.workerCalls.helpful;
+    out['heldout/worker_calls/neutral'] = r.workerCalls.neutral;
+    out['heldout/worker_calls/harmful'] = r.workerCalls.harmful;
+  }
+  return out;
 }

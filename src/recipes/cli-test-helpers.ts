@@ -17,7 +17,8 @@ const REPO = resolve(import.meta.dirname, '../..');
 export const NODE_ARGS = ['--import', pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href];
 export const HARNESS = join(REPO, 'src/recipes/cli-harness.ts');
 
-export function microConfig(dir: string, name: string, steps: number): string {
+/** `sftSteps`: SFT steps before RL (2 unless a test needs an SFT long enough to be killed in). */
+export function microConfig(dir: string, name: string, steps: number, sftSteps = 2): string {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(
     file,
@@ -27,7 +28,7 @@ export function microConfig(dir: string, name: string, steps: number): string {
       'data: {synthetic: {seed: 1, train: 12, heldOut: 3, minHops: 2, maxHops: 2}}',
       'rollout: {groupSize: 2, maxNewTokens: 12, maxContext: 512, maxPlannerTurns: 3, maxDelegations: 2, maxWorkerTurns: 2}',
       `train: {steps: ${steps}, batchQuestions: 2, checkpointEvery: 1, keepCheckpoints: 20, microBatch: 8, lr: 0.001,`,
-      `        sft: {data: ${join(dir, `${name}-transcripts.jsonl`)}, steps: 2, batch: 4, lr: 0.002}}`,
+      `        sft: {data: ${join(dir, `${name}-transcripts.jsonl`)}, steps: ${sftSteps}, batch: 4, lr: 0.002}}`,
       '',
     ].join('\n'),
   );

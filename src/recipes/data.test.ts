@@ -7,8 +7,31 @@ import { loadTrainData } from './data.ts';
 const dataCfg = (d: Record<string, unknown>) => configSchema.parse({ data: d }).data;
 
 describe('loadTrainData', () => {
-  it('synthetic: train and held-out are one generator call split in two (same world, disjoint questions)', () => {
-    const { train, heldOut } = loadTrainData(dataCfg({ synthetic: { seed: 4, train: 10, heldOut: 3, minHops: 2, maxHops: 3 } }));
+  it('synthetic, fresh worlds (default): no name of a held-out episode occurs in any training episode', () => {
+    const world = { countries: 3, cities: 6, people: 14, companies: 6 };
+    const { train, heldOut } = loadTrainData(dataCfg({ synthetic: { seed: 4, train: 300, heldOut: 60, minHops: 2, maxHops: 3, world } }));
+    expect(train).toHaveLength(300);
+    expect(heldOut).toHaveLength(60);
+    // Every capitalised word of the paragraphs and questions, minus the templates' own words.
+    const templateWords = new Set(['By', 'The', 'Labs', 'Works', 'Group', 'Systems', 'Industries', 'In', 'What', 'Who', 'Which', 'How']);
+    const words = (eps: typeof train) =>
+      new Set(eps.flatMap((e) => [e.question, ...e.paragraphs.map((p) => `${p.title} ${p.text}`)].join(' ').match(/\b[A-Z][a-z]+\b/g) ?? []).filter((w) => !templateWords.has(w)));
+    const trainWords = words(train);
+    const heldOutWords = words(heldOut);
+    expect(heldOutWords.size).toBeGreaterThan(500);
+    expect([...heldOutWords].filter((w) => trainWords.has(w))).toEqual([]);
+    // Each training episode has a world of its own: its names recur in few other episodes.
+    const titles = new Map<string, number>();
+    for (const e of train) for (const p of e.paragraphs) titles.set(p.title, (titles.get(p.title) ?? 0) + 1);
+    expect(Math.max(...titles.values())).toBeLessThanOrEqual(3);
+    // The first k episodes do not depend on n.
+    const fewer = loadTrainData(dataCfg({ synthetic: { seed: 4, train: 5, heldOut: 2, minHops: 2, maxHops: 3, world } }));
+    expect(fewer.train.map((e) => e.id)).toEqual(train.slice(0, 5).map((e) => e.id));
+    expect(fewer.heldOut.map((e) => e.id)).toEqual(heldOut.slice(0, 2).map((e) => e.id));
+  });
+
+  it('synthetic, shared world: train and held-out are one generator call split in two (same world, disjoint questions)', () => {
+    const { train, heldOut } = loadTrainData(dataCfg({ synthetic: { seed: 4, train: 10, heldOut: 3, minHops: 2, maxHops: 3, worlds: 'shared' } }));
     expect(train).toHaveLength(10);
     expect(heldOut).toHaveLength(3);
     const all = generateSynth({ seed: 4, n: 13, minHops: 2, maxHops: 3 });
@@ -21,9 +44,9 @@ describe('loadTrainData', () => {
     expect(heldOut.flatMap((e) => e.paragraphs.map((p) => p.title)).some((t) => trainTitles.has(t))).toBe(true);
   });
 
-  it('synthetic: data.synthetic.world sizes the world', () => {
+  it('synthetic, shared world: data.synthetic.world sizes the world', () => {
     const world = { countries: 20, cities: 90, people: 600, companies: 150 };
-    const { train } = loadTrainData(dataCfg({ synthetic: { seed: 4, train: 5, heldOut: 1, minHops: 2, maxHops: 2, world } }));
+    const { train } = loadTrainData(dataCfg({ synthetic: { seed: 4, train: 5, heldOut: 1, minHops: 2, maxHops: 2, world, worlds: 'shared' } }));
     expect(train.map((e) => e.id)).toEqual(generateSynth({ seed: 4, n: 6, minHops: 2, maxHops: 2, world }).slice(0, 5).map((r) => r.id));
     expect(train.map((e) => e.id)).not.toEqual(generateSynth({ seed: 4, n: 6, minHops: 2, maxHops: 2 }).slice(0, 5).map((r) => r.id));
   });

@@ -7,7 +7,10 @@ import { getBenchmark } from '../eval/benchmarks.ts';
 import { UserError } from '../errors.ts';
 
 /**
- * Training and held-out episodes of `sharp train` (issue 6 item 4). Synthetic: ONE call of the
+ * Training and held-out episodes of `sharp train`. Synthetic, worlds = fresh (default): each episode
+ * has its own world; held-out worlds draw their names from a part of the name space that training
+ * worlds never use (names.ts namePartition), so no held-out name occurs in SFT or RL data.
+ * Synthetic, worlds = shared: ONE call of the
  * generator with one seed, split into train + held-out, so both come from the same world (two seeds
  * would give two worlds, and held-out questions about people the model never read of). The
  * generator's records are distinct, so no held-out question is also a training question.
@@ -22,6 +25,13 @@ export interface TrainData {
 export function loadTrainData(d: Config['data']): TrainData {
   if (d.source === 'synthetic') {
     const s = d.synthetic;
+    if (s.worlds === 'fresh') {
+      const common = { seed: s.seed, minHops: s.minHops, maxHops: s.maxHops, world: s.world, worlds: 'fresh' as const };
+      return {
+        train: generateSynth({ ...common, n: s.train, names: 'train' }).map(toEpisode),
+        heldOut: generateSynth({ ...common, n: s.heldOut, names: 'held-out' }).map(toEpisode),
+      };
+    }
     const all = generateSynth({ seed: s.seed, n: s.train + s.heldOut, minHops: s.minHops, maxHops: s.maxHops, world: s.world }).map(toEpisode);
     return { train: all.slice(0, s.train), heldOut: all.slice(s.train) };
   }

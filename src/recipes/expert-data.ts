@@ -26,23 +26,37 @@ export interface ExpertData {
   episodes: number;
 }
 
-export async function expertTranscripts(episodes: readonly Episode[], cfg: Pick<Config, 'rollout' | 'credit'>): Promise<ExpertData> {
+type ExpertSettings = Config['train']['sft']['expert'];
+
+/** Whether the settings make the expert err at all. */
+export function expertErrs(e: ExpertSettings): boolean {
+  return e.noSearch > 0 || e.distractor > 0 || e.redundant > 0 || e.irrelevant > 0;
+}
+
+export async function expertTranscripts(episodes: readonly Episode[], cfg: Pick<Config, 'rollout' | 'credit'> & { expert?: ExpertSettings }): Promise<ExpertData> {
   const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
   if (bad) throw new Error(`expert transcripts: episode ${bad.id} has no question_decomposition (the scripted expert follows it)`);
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
+  const e = cfg.expert;
+  const failures = e && expertErrs(e) ? { noSearch: e.noSearch, distractor: e.distractor, redundant: e.redundant, irrelevant: e.irrelevant, seed: e.seed } : undefined;
   const transcripts: Transcript[] = [];
   let solved = 0;
-  for (let i = 0; i < episodes.length; i += CHUNK) {
-    const chunk = episodes.slice(i, i + CHUNK);
-    const { trajectories } = await rollout(expertPolicy(), chunk, { cfg: cfg.rollout, groupSize: 1 });
-    trajectories.forEach((t, j) => {
-      // Only solved trajectories teach the protocol (the expert fails only where search misses).
-      if (success(t.finalAnswer, chunk[j]?.answers ?? []) !== 1) return;
-      solved++;
-      transcripts.push(...toTranscripts(t));
-    });
+  let runs = 0;
+  for (const agents of e?.agents ?? (['multi'] as const)) {
+    for (let i = 0; i < episodes.length; i += CHUNK) {
+      const chunk = episodes.slice(i, i + CHUNK);
+      const { trajectories } = await rollout(expertPolicy({ failures, agents }), chunk, { cfg: cfg.rollout, groupSize: 1, agents });
+      trajectories.forEach((t, j) => {
+        runs++;
+        const ok = success(t.finalAnswer, chunk[j]?.answers ?? []) === 1;
+        if (ok) solved++;
+        // A perfect expert fails only where search misses: such trajectories teach nothing. An
+        // erring expert's failures are the point: the SFT policy must inherit its mistakes.
+        if (ok || failures) transcripts.push(...toTranscripts(t));
+      });
+    }
   }
-  return { transcripts, solved, episodes: episodes.length };
+  return { transcripts, solved, episodes: runs };
 }
 
 /** Writes transcripts as JSONL (atomically), the format `sharp sft` and `sharp data expert` share. */
@@ -58,7 +72,7 @@ export function writeTranscripts(file: string, transcripts: readonly Transcript[
 export async function ensureTranscripts(
   file: string,
   episodes: readonly Episode[],
-  cfg: Pick<Config, 'rollout' | 'credit'>,
+  cfg: Pick<Config, 'rollout' | 'credit'> & { expert?: ExpertSettings },
 ): Promise<{ transcripts: Transcript[]; generated?: ExpertData; stale?: boolean }> {
   if (existsSync(file)) {
     let transcripts: Transcript[];
@@ -81,7 +95,7 @@ export async function ensureTranscripts(
  * Whether existing transcripts were written under the current role prompts: a file left by a run
  * with other prompts would teach the model a system prompt it never sees at rollout time.
  */
-export function promptsMatch(transcripts: readonly Transcript[], r: Pick<Config['rollout'], 'plannerPrompt' | 'workerPrompt'>): boolean {
+export function promptsMatch(transcripts: readonly Transcript[], r: Pick<Config['rollout'], 'plannerPrompt' | 'workerPrompt' | 'singlePrompt'>): boolean {
   const systems = new Set(transcripts.map((t) => (t.messages[0]?.role === 'system' ? t.messages[0].content : '')));
-  return [...systems].every((s) => s.startsWith(r.plannerPrompt) || s.startsWith(r.workerPrompt));
+  return [...systems].every((s) => s.startsWith(r.plannerPrompt) || s.startsWith(r.workerPrompt) || s.startsWith(r.singlePrompt));
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Level } from 'pino';
 import { probeCudaLibs } from '../backend/cuda-libs.ts';
@@ -8,7 +9,7 @@ import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
 import { createLogger, type RunLogger } from '../run/logger.ts';
-import { assertRunDir, latestRunDir } from '../run/run-dir.ts';
+import { assertRunDir, createRunDir, latestRunDir } from '../run/run-dir.ts';
 
 /**
  * What every training command (`sharp train`, `sharp sft`, `sharp dpo`) does before its stages:
@@ -59,4 +60,35 @@ export function resumeDir(resume: unknown, cfg: Config): string {
   const last = latestRunDir(cfg.run.dir, cfg.run.name);
   if (!last) throw new UserError(`--resume: no run named '${cfg.run.name}' in ${cfg.run.dir}/`);
   return assertRunDir(last);
+}
+
+/**
+ * Ctrl-C for long runs: the first SIGINT sets `stop.requested` (the loop finishes its step, saves a
+ * checkpoint and returns), a second one exits at once (130). `release` removes the handler.
+ */
+export function stopOnSigint(log: { warn: (msg: string) => void }): { stop: { requested: boolean }; release: () => void } {
+  const stop = { requested: false };
+  const onSigint = (): void => {
+    if (stop.requested) process.exit(130);
+    stop.requested = true;
+    log.warn('SIGINT: finishing the current step, then saving a checkpoint (Ctrl-C again to quit now)');
+  };
+  process.on('SIGINT', onSigint);
+  return { stop, release: () => process.off('SIGINT', onSigint) };
+}
+
+/**
+ * The config of a command with `--resume [dir]` (`sharp sft`, `sharp dpo`): the named run folder's
+ * own config.yaml unless --config is given, then --set.
+ */
+export function resumableConfig(opts: Record<string, unknown>): { cfg: Config; resuming: boolean } {
+  const resuming = opts.resume !== undefined && opts.resume !== false;
+  const explicitDir = typeof opts.resume === 'string' && opts.resume !== '' ? opts.resume : undefined;
+  const ownConfig = explicitDir && opts.config === undefined && existsSync(join(explicitDir, 'config.yaml')) ? join(explicitDir, 'config.yaml') : undefined;
+  return { cfg: configFrom(opts, ownConfig), resuming };
+}
+
+/** The run folder: the one --resume names (or the newest of run.name), else a new one. */
+export function runDirFor(opts: Record<string, unknown>, cfg: Config, resuming: boolean): string {
+  return resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
 }

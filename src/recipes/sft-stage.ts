@@ -2,13 +2,17 @@ import type { Config } from '../config/schema.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import type { Transcript } from '../rollout/transcripts.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
+import { configHash, SFT_CHECKPOINTS_DIR } from '../train/checkpoint.ts';
+import { phaseResumePoint } from '../train/phase-checkpoints.ts';
 import { runSft, type SftRunResult } from '../train/sft-loop.ts';
-import { saveModelAtomic } from './save-model.ts';
+import { companionFiles, saveModelAtomic } from './save-model.ts';
 
 /**
  * The SFT stage shared by `sharp sft` and `sharp train` (issue 6 item 5): load the checkpoint at
  * `fromDir`, train it on the transcripts with the train.sft settings, save it (atomically) to
- * `toDir` with the tokenizer files. Metrics go to `<runDir>/sft-metrics.jsonl`.
+ * `toDir` with the tokenizer files. Metrics go to `<runDir>/sft-metrics.jsonl`, checkpoints every
+ * train.sft.checkpointEvery steps (0: train.checkpointEvery) to `<runDir>/sft-checkpoints/`; when
+ * the run folder holds one, the stage continues from the latest instead of `fromDir`.
  */
 export interface SftStageResult extends SftRunResult {
   dir: string;
@@ -23,12 +27,17 @@ export async function sftStage(o: {
   tokenizer: Tokenizer;
   transcripts: readonly Transcript[];
   onStep?: (step: number, stats: Record<string, number>) => void;
+  /** Called before training when it continues from a checkpoint of the run. */
+  onResume?: (step: number, dir: string) => void;
 }): Promise<SftStageResult> {
   const t0 = performance.now();
   const s = o.cfg.train.sft;
-  const model = await CausalLM.load(o.fromDir);
+  const hash = configHash(o.cfg);
+  const resume = await phaseResumePoint(o.runDir, SFT_CHECKPOINTS_DIR, hash);
+  if (resume) o.onResume?.(resume.state.step, resume.dir);
+  const model = await CausalLM.load(resume?.dir ?? o.fromDir);
   try {
-    const res = runSft({
+    const res = await runSft({
       model,
       enc: o.tokenizer,
       padId: o.tokenizer.padId,
@@ -36,12 +45,23 @@ export async function sftStage(o: {
       steps: s.steps,
       batch: s.batch,
       lr: s.lr,
+      schedule: s.schedule,
+      warmupSteps: s.warmupSteps,
       microBatch: o.cfg.train.microBatch,
       gradClip: o.cfg.train.gradClip,
       seed: o.cfg.run.seed,
       weightDecay: o.cfg.train.weightDecay,
       maxTokens: o.cfg.rollout.maxContext,
       runDir: o.runDir,
+      checkpoints: {
+        runDir: o.runDir,
+        folder: SFT_CHECKPOINTS_DIR,
+        every: s.checkpointEvery > 0 ? s.checkpointEvery : o.cfg.train.checkpointEvery,
+        keep: o.cfg.train.keepCheckpoints,
+        configHash: hash,
+        copyFiles: companionFiles(o.fromDir),
+        resume,
+      },
       onStep: o.onStep,
     });
     const dir = await saveModelAtomic(model, o.toDir, o.fromDir);

@@ -39,9 +39,27 @@ export function writeSummary(runDir: string, s: TrainSummary): void {
   writeFileAtomic(join(runDir, SUMMARY_FILE), `${JSON.stringify(s, null, 2)}\n`);
 }
 
-/** The line the quickstart prints: "held-out accuracy: SFT only 0.42 -> after RL 0.50 (n = 100)". */
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+/**
+ * The lines the quickstart prints, e.g.
+ *   held-out accuracy: SFT only 0.42 [0.36, 0.48] -> after RL 0.55 [0.49, 0.61] (n = 300, temperature 1)
+ *   harmful worker calls: 6.1% -> 3.2% (LOO replays); invalid tool calls: 0.4% -> 0.2%
+ */
 export function accuracyLine(s: TrainSummary): string {
-  const fmt = (a: AccuracyResult | undefined): string => (a ? a.accuracy.toFixed(2) : 'n/a');
-  const n = s.heldOutAfterRl?.total ?? s.heldOutBefore?.total ?? 0;
-  return `held-out accuracy: ${s.beforeLabel} ${fmt(s.heldOutBefore)} -> after RL ${fmt(s.heldOutAfterRl)} (n = ${n})`;
+  const b = s.heldOutBefore;
+  const a = s.heldOutAfterRl;
+  const fmt = (r: AccuracyResult | undefined): string => (r ? `${r.accuracy.toFixed(2)} [${r.interval[0].toFixed(2)}, ${r.interval[1].toFixed(2)}]` : 'n/a');
+  const n = a?.total ?? b?.total ?? 0;
+  const t = a?.temperature ?? b?.temperature ?? 0;
+  const lines = [`held-out accuracy: ${s.beforeLabel} ${fmt(b)} -> after RL ${fmt(a)} (n = ${n}, ${t === 0 ? 'greedy' : `temperature ${t}`})`];
+  const rate = (r: AccuracyResult | undefined, f: (x: AccuracyResult) => number | undefined): string => {
+    const v = r ? f(r) : undefined;
+    return v === undefined ? 'n/a' : pct(v);
+  };
+  const parts: string[] = [];
+  if (b?.workerCalls || a?.workerCalls) parts.push(`harmful worker calls: ${rate(b, (x) => x.workerCalls?.harmful)} -> ${rate(a, (x) => x.workerCalls?.harmful)} (LOO replays)`);
+  parts.push(`invalid tool calls: ${rate(b, (x) => x.breakdown.invalidCalls.rate ?? 0)} -> ${rate(a, (x) => x.breakdown.invalidCalls.rate ?? 0)}`);
+  lines.push(parts.join('; '));
+  return lines.join('\n');
 }

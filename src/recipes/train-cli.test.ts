@@ -23,7 +23,7 @@ describe('sharp train (CLI smoke)', () => {
     const r = await sharp(['train', '--config', cfg]);
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^held-out accuracy: SFT only \d\.\d\d -> after RL \d\.\d\d \(n = 3\)$/m);
+    expect(r.stdout).toMatch(/^held-out accuracy: SFT only \d\.\d\d \[\d\.\d\d, \d\.\d\d\] -> after RL \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(n = 3, greedy\)$/m);
     const run = onlyRun(join(root, 'runs'));
     for (const f of ['config.yaml', 'log.jsonl', 'metrics.jsonl', 'sft-metrics.jsonl', 'summary.json', 'sft-model/config.json', 'sft-model/tokenizer.json']) {
       expect(existsSync(join(run, f)), f).toBe(true);
@@ -39,7 +39,9 @@ describe('sharp train (CLI smoke)', () => {
     expect(summary?.heldOutBefore?.total).toBe(3);
     expect(summary?.heldOutAfterRl?.total).toBe(3);
     // The printed numbers are the ones in summary.json.
-    expect(r.stdout).toContain(`SFT only ${summary?.heldOutBefore?.accuracy.toFixed(2)} -> after RL ${summary?.heldOutAfterRl?.accuracy.toFixed(2)}`);
+    const b = summary?.heldOutBefore;
+    const a = summary?.heldOutAfterRl;
+    expect(r.stdout).toContain(`SFT only ${b?.accuracy.toFixed(2)} [${b?.interval[0].toFixed(2)}, ${b?.interval[1].toFixed(2)}] -> after RL ${a?.accuracy.toFixed(2)} [`);
     const log = readFileSync(join(run, 'log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
     expect(log.map((l) => l.msg)).toEqual(expect.arrayContaining(['new run', 'expert transcripts written', 'created a random-init model with a fitted tokenizer', 'sft done']));
   }, 120_000);

@@ -9,7 +9,7 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { configHash, latestCheckpoint, readTrainerState } from '../train/checkpoint.ts';
 import { makeCollect } from '../train/collect.ts';
 import { runGrpo } from '../train/loop.ts';
-import { heldOutAccuracy, type AccuracyResult } from './accuracy.ts';
+import { heldOutAccuracy, heldOutMetrics, type AccuracyResult } from './accuracy.ts';
 import { loadTrainData } from './data.ts';
 import { ensureTranscripts } from './expert-data.ts';
 import { ensureModel, tokenizerCorpus } from './model-init.ts';
@@ -92,7 +92,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
   let transcripts: Transcript[] = [];
   if (sftOn && !sftDone) {
     const file = resolve(cfg.train.sft.data);
-    const got = await timed(stages, 'expert', () => ensureTranscripts(file, data.train, cfg));
+    const got = await timed(stages, 'expert', () => ensureTranscripts(file, data.train, { ...cfg, expert: cfg.train.sft.expert }));
     transcripts = got.transcripts;
     if (got.generated) {
       summary.info.expertSolved = `${got.generated.solved}/${got.generated.episodes}`;
@@ -117,6 +117,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
         runDir,
         tokenizer,
         transcripts,
+        onResume: (step, dir) => log.info({ step, dir }, 'resuming SFT from its latest checkpoint'),
         onStep: (step, s) => {
           if (step === 1 || step % 25 === 0 || step === cfg.train.sft.steps) log.info({ step, loss: Number(s['sft/loss']?.toFixed(4)) }, 'sft');
         },
@@ -152,6 +153,12 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       stop: o.stop,
       progress: o.progress,
       onStep: (step, m) => log.debug({ step, reward: m['reward/planner'], accuracy: m.accuracy }, 'rl step'),
+      evaluate: async (model, step) => {
+        const r = await heldOutAccuracy(model, tokenizer, data.heldOut, cfg);
+        log.info({ step, accuracy: r.accuracy, interval: r.interval, n: r.total }, 'held-out accuracy');
+        return heldOutMetrics(r);
+      },
+      evaluateEvery: cfg.eval.heldOutEvery,
     }),
   );
   Object.assign(summary, { rlSteps: grpo.step, resumedFrom: grpo.resumedFrom ?? summary.resumedFrom, stopped: grpo.stopped });

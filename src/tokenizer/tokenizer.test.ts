@@ -156,10 +156,13 @@ describe('chat templates', () => {
     const want =
       '<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nWhat is 2+2?<|im_end|>\n' +
       '<|im_start|>assistant\n4<|im_end|>\n<|im_start|>user\nAnd 3+3?<|im_end|>\n<|im_start|>assistant\n';
-    expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: true })).toBe(want);
-    expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: true, extra: { enable_thinking: false } })).toBe(want + '<think>\n\n</think>\n\n');
+    // The template reads enable_thinking, so the tokenizer renders non-thinking mode unless told otherwise.
+    expect(tok.chatVariables).toEqual({ enable_thinking: false });
+    expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: true, extra: { enable_thinking: true } })).toBe(want);
+    expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: true })).toBe(want + '<think>\n\n</think>\n\n');
     expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: false })).toBe(want.slice(0, -'<|im_start|>assistant\n'.length));
-    const ids = tok.encodeChat(msgs, { addGenerationPrompt: true });
+    const thinking = await Tokenizer.load(qwenDir, { chatVariables: { enable_thinking: true } });
+    const ids = thinking.encodeChat(msgs, { addGenerationPrompt: true });
     expect(ids[0]).toBe(1); // <|im_start|> is one special id, no BOS in front
     expect(ids.filter((i) => i === 2)).toHaveLength(4); // one <|im_end|> per message
     expect(tok.decode(ids)).toBe(want);

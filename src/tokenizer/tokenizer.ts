@@ -90,6 +90,14 @@ export class Tokenizer {
   readonly addsBos: boolean;
   /** Ids of special tokens (BOS, EOS, chat markers...). */
   readonly specialIds: ReadonlySet<number>;
+  /**
+   * Variables every chat rendering gets (prompts for generation and for training alike). Qwen3's
+   * template defaults to thinking mode; a template that reads `enable_thinking` gets false unless
+   * the caller says otherwise, so the generation prompt carries the empty `<think>\n\n</think>\n\n`
+   * block and a finished turn renders as the prompt followed by the reply (Qwen3 model card,
+   * "non-thinking mode"); the prompt/completion split of training then holds.
+   */
+  readonly chatVariables: Readonly<Record<string, unknown>>;
 
   private readonly tok: HfTokenizer;
   private readonly template: Template | undefined;
@@ -104,10 +112,12 @@ export class Tokenizer {
     template: Template | undefined;
     generation: { bos?: number; eos: number[]; pad?: number } | undefined;
     source: string;
+    chatVariables: Record<string, unknown>;
   }) {
     const { tok, config, generation, source } = args;
     this.tok = tok;
     this.template = args.template;
+    this.chatVariables = Object.freeze({ ...args.chatVariables });
     const vocab = tok.get_vocab(true);
     let maxId = -1;
     for (const id of vocab.values()) maxId = Math.max(maxId, id);
@@ -148,7 +158,7 @@ export class Tokenizer {
    * add_bos_token, chat_template), `dir/chat_template.jinja` (newer Transformers save the template
    * there) and `dir/generation_config.json` (optional: more EOS ids).
    */
-  static async load(dir: string): Promise<Tokenizer> {
+  static async load(dir: string, opts: { chatVariables?: Record<string, unknown> } = {}): Promise<Tokenizer> {
     const tokFile = join(dir, 'tokenizer.json');
     const cfgFile = join(dir, 'tokenizer_config.json');
     const json = (await readJsonFile(tokFile, true)) as JsonObject;
@@ -171,7 +181,8 @@ export class Tokenizer {
       }
     }
     const generation = await readGenerationConfig(dir);
-    return new Tokenizer({ tok, config, template, generation, source: cfgFile });
+    const chatVariables = { ...(text !== undefined && text.includes('enable_thinking') ? { enable_thinking: false } : {}), ...opts.chatVariables };
+    return new Tokenizer({ tok, config, template, generation, source: cfgFile, chatVariables });
   }
 
   /**
@@ -206,13 +217,14 @@ export class Tokenizer {
 
   /**
    * Renders messages with the model's chat template (variables as Transformers passes them:
-   * messages, add_generation_prompt, bos_token, eos_token, pad_token, unk_token, plus `extra`),
-   * or with `plainChat` when there is no template.
+   * messages, add_generation_prompt, bos_token, eos_token, pad_token, unk_token, plus
+   * `chatVariables` and `extra`), or with `plainChat` when there is no template.
    */
   applyChatTemplate(messages: readonly ChatTurn[], opts: ChatTemplateOptions): string {
     if (!this.template) return plainChat(messages, opts.addGenerationPrompt);
     return renderChatTemplate(this.template, {
       ...this.specialStrings,
+      ...this.chatVariables,
       ...opts.extra,
       messages: messages.map((m) => ({ ...m })),
       add_generation_prompt: opts.addGenerationPrompt,

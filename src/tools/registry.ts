@@ -17,7 +17,7 @@ export interface WorkerToolsExtras {
 }
 
 export function createWorkerTools(episode: Episode, cfg: Config['rollout'], extras: WorkerToolsExtras = {}): Record<ToolName, Tool> {
-  const searchOpts = { topK: cfg.search.topK, maxChars: cfg.search.maxChars };
+  const searchOpts = { topK: cfg.search.topK, maxChars: cfg.search.maxChars, snippet: cfg.search.snippet };
   let corpus = episode.paragraphs;
   if (cfg.search.corpus === 'pooled') {
     if (!extras.pooled) throw new Error("createWorkerTools: rollout.search.corpus is 'pooled' but no pooled corpus was given");

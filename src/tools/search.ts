@@ -20,6 +20,12 @@ export interface SearchOptions {
    * above paragraphs that only mention it.
    */
   titleBoost?: number;
+  /**
+   * Show each hit as a snippet, as web search engines do: only its `snippet` sentences that share
+   * the most words with the query, in text order (0 = the whole paragraph). Shorter results keep
+   * the context of a small model short and put the answer next to the words that ask for it.
+   */
+  snippet?: number;
 }
 
 /** Longest query accepted; longer text is not a search query but a paste. */
@@ -62,6 +68,26 @@ export function formatHit(p: Paragraph, maxChars: number): string {
   return `[${p.idx}] ${p.title}: ${text}`;
 }
 
+/** Words that tell no sentence from another: question words and the commonest function words. */
+const SNIPPET_STOPWORDS = new Set(['a', 'an', 'the', 'of', 'in', 'is', 'was', 'by', 'as', 'for', 'to', 'and', 'what', 'which', 'who', 'whom', 'whose', 'when', 'where', 'how', 'did', 'does', 'do']);
+
+/** Words as crude stems (their first 6 letters: "headquartered" meets "headquarters"), stopwords dropped. */
+const wordsOf = (s: string): string[] =>
+  (s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !SNIPPET_STOPWORDS.has(w)).map((w) => w.slice(0, 6));
+
+/**
+ * The `n` sentences of `text` sharing the most distinct non-stopword words with `query`, in text
+ * order (ties: the earlier sentence). Sentences end at `.`, `!` or `?` followed by a space.
+ */
+export function snippetOf(text: string, query: string, n: number): string {
+  const sentences = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?]) (?=\S)/);
+  if (sentences.length <= n) return sentences.join(' ');
+  const q = new Set(wordsOf(query));
+  const scored = sentences.map((s, i) => ({ i, score: new Set(wordsOf(s).filter((w) => q.has(w))).size }));
+  const keep = scored.sort((a, b) => b.score - a.score || a.i - b.i).slice(0, n).map((x) => x.i).sort((a, b) => a - b);
+  return keep.map((i) => sentences[i]).join(' ');
+}
+
 function validateOptions(opts: SearchOptions): void {
   if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new Error(`search: topK must be a positive integer, got ${opts.topK}`);
   if (!Number.isInteger(opts.maxChars) || opts.maxChars <= 3) throw new Error(`search: maxChars must be an integer > 3, got ${opts.maxChars}`);
@@ -85,7 +111,8 @@ export function createSearch(paragraphs: readonly Paragraph[], opts: SearchOptio
     const hits = index.search(query, { boost, combineWith: 'OR' }).slice(0, opts.topK);
     const retrievedIdx = hits.map((h) => h.id as number);
     if (retrievedIdx.length === 0) return { ok: true, output: 'No paragraph matched the query.', retrievedIdx };
-    const lines = retrievedIdx.map((idx) => formatHit(byIdx.get(idx) as Paragraph, opts.maxChars));
+    const shown = (p: Paragraph): Paragraph => (opts.snippet ? { ...p, text: snippetOf(p.text, query, opts.snippet) } : p);
+    const lines = retrievedIdx.map((idx) => formatHit(shown(byIdx.get(idx) as Paragraph), opts.maxChars));
     return { ok: true, output: lines.join('\n'), retrievedIdx };
   };
 }

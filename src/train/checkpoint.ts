@@ -22,6 +22,9 @@ import { STEP_KEY, type AdamW, type NamedArray } from './adamw.ts';
  */
 
 export const CHECKPOINTS_DIR = 'checkpoints';
+/** SFT and DPO keep theirs apart, so the RL loop's latestCheckpoint never picks one of them. */
+export const SFT_CHECKPOINTS_DIR = 'sft-checkpoints';
+export const DPO_CHECKPOINTS_DIR = 'dpo-checkpoints';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const TRAINER_STATE_FILE = 'trainer_state.json';
 const STEP_DIR = /^step-(\d{8})$/;
@@ -55,6 +58,8 @@ export interface SaveOptions {
   keep: number;
   /** Files copied in (tokenizer.json, tokenizer_config.json, ...), so the folder loads on its own. */
   copyFiles?: readonly string[];
+  /** Folder of the run holding the checkpoints (default CHECKPOINTS_DIR, the RL loop's). */
+  folder?: string;
 }
 
 /** Stable JSON (sorted keys) -> sha256 hex: the same config always hashes the same. */
@@ -94,9 +99,9 @@ function renameKeys(state: ReadonlyMap<string, NamedArray>, map: ReadonlyMap<str
   return out;
 }
 
-/** Complete checkpoints of a run, oldest first. */
-export async function listCheckpoints(runDir: string): Promise<{ step: number; dir: string }[]> {
-  const root = join(runDir, CHECKPOINTS_DIR);
+/** Complete checkpoints of a run (in `folder`, default the RL loop's), oldest first. */
+export async function listCheckpoints(runDir: string, folder: string = CHECKPOINTS_DIR): Promise<{ step: number; dir: string }[]> {
+  const root = join(runDir, folder);
   if (!existsSync(root)) return [];
   const out: { step: number; dir: string }[] = [];
   for (const name of await readdir(root)) {
@@ -107,8 +112,8 @@ export async function listCheckpoints(runDir: string): Promise<{ step: number; d
 }
 
 /** The newest complete checkpoint folder of a run (temp folders of crashed saves are ignored). */
-export async function latestCheckpoint(runDir: string): Promise<{ step: number; dir: string } | undefined> {
-  const all = await listCheckpoints(runDir);
+export async function latestCheckpoint(runDir: string, folder: string = CHECKPOINTS_DIR): Promise<{ step: number; dir: string } | undefined> {
+  const all = await listCheckpoints(runDir, folder);
   return all[all.length - 1];
 }
 
@@ -116,7 +121,8 @@ export async function latestCheckpoint(runDir: string): Promise<{ step: number; 
 export async function saveCheckpoint(runDir: string, o: SaveOptions): Promise<string> {
   if (!(Number.isInteger(o.keep) && o.keep >= 1)) throw new Error(`checkpoint: keep must be an integer >= 1, got ${o.keep}`);
   trainerStateSchema.parse(o.state);
-  const root = join(runDir, CHECKPOINTS_DIR);
+  const folder = o.folder ?? CHECKPOINTS_DIR;
+  const root = join(runDir, folder);
   await mkdir(root, { recursive: true });
   // Leftovers of crashed saves (one writer per run folder, so none of them is in progress).
   for (const name of await readdir(root)) if (name.startsWith(TEMP_PREFIX)) await rm(join(root, name), { recursive: true, force: true });
@@ -148,7 +154,7 @@ export async function saveCheckpoint(runDir: string, o: SaveOptions): Promise<st
     throw err;
   }
 
-  const all = await listCheckpoints(runDir);
+  const all = await listCheckpoints(runDir, folder);
   for (const c of all.slice(0, Math.max(0, all.length - o.keep))) await rm(c.dir, { recursive: true, force: true });
   return final;
 }

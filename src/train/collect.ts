@@ -33,7 +33,7 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
   const r = setup.rollout;
   return async (episodes, model, rng) => {
     const policy = new LmPolicy(model, setup.tokenizer, { temperature: r.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng });
-    const engine: EngineOptions = { cfg: r, tools: setup.tools };
+    const engine: EngineOptions = { cfg: r, tools: setup.tools, agents: r.agents };
     const t0 = performance.now();
     const run = await rollout(policy, episodes, engine);
     const t1 = performance.now();

@@ -63,6 +63,13 @@ export interface GrpoRunOptions<T> {
   progress?: boolean;
   /** Called after every step with its metrics (tests, logging). */
   onStep?: (step: number, metrics: MetricRecord) => void;
+  /**
+   * Extra measurements of the current policy (held-out accuracy) merged into the step's metrics,
+   * after the update of every `evaluateEvery`-th step but the last (the caller measures the final
+   * policy itself). It must not draw from the training RNG, so measuring never changes training.
+   */
+  evaluate?: (model: CausalLM, step: number) => Promise<MetricRecord>;
+  evaluateEvery?: number;
 }
 
 export interface GrpoRunResult {
@@ -157,6 +164,8 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
       Object.assign(record, { 'perf/rollout_s': (t1 - t0) / 1000, 'perf/update_s': (t2 - t1) / 1000, 'perf/train_tok_s': tokens / Math.max(1e-9, (t2 - t1) / 1000) });
       state.step += 1;
       state.dataCursor += items.length;
+      const every = o.evaluateEvery ?? 0;
+      if (o.evaluate && every > 0 && state.step % every === 0 && state.step < cfg.steps) Object.assign(record, await o.evaluate(model, state.step));
       metrics.write(state.step, record);
       tb?.scalars(state.step, Object.fromEntries(Object.entries(record).filter((e): e is [string, number] => typeof e[1] === 'number')));
       progress?.update(state.step, { reward: record['reward/planner'] as number, accuracy: record.accuracy as number, tokensPerSec: record['perf/train_tok_s'] as number });

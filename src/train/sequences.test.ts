@@ -24,19 +24,34 @@ afterAll(async () => {
 const textWhere = (ids: number[], mask: number[], on: number) => tok.decode(ids.filter((_, i) => mask[i] === on));
 
 describe('transcriptSequences', () => {
-  it('one sequence per trained turn; only the turn (with its end-of-turn marker) is trained', () => {
-    const seqs = transcriptSequences(
-      {
-        messages: [
-          { role: 'system', content: 'Be brief.', train: false },
-          { role: 'user', content: 'Who founded Zorvex?', train: false },
-          { role: 'assistant', content: '<search>Zorvex founder</search>', train: true },
-          { role: 'tool', content: '<result>Alin Marek</result>', train: false },
-          { role: 'assistant', content: '<answer>Alin Marek</answer>', train: true },
-        ],
-      },
-      tok,
+  const transcript = {
+    messages: [
+      { role: 'system' as const, content: 'Be brief.', train: false },
+      { role: 'user' as const, content: 'Who founded Zorvex?', train: false },
+      { role: 'assistant' as const, content: '<search>Zorvex founder</search>', train: true },
+      { role: 'tool' as const, content: '<result>Alin Marek</result>', train: false },
+      { role: 'assistant' as const, content: '<answer>Alin Marek</answer>', train: true },
+    ],
+  };
+
+  it('packed (default): the whole transcript is one sequence, trained on its assistant turns only', () => {
+    const seqs = transcriptSequences(transcript, tok);
+    expect(seqs).toHaveLength(1);
+    const [seq] = seqs;
+    expect(tok.decode(seq.ids)).toBe(
+      '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nWho founded Zorvex?<|im_end|>\n<|im_start|>assistant\n' +
+        '<search>Zorvex founder</search><|im_end|>\n<|im_start|>tool\n<result>Alin Marek</result><|im_end|>\n<|im_start|>assistant\n' +
+        '<answer>Alin Marek</answer><|im_end|>\n',
     );
+    expect(textWhere(seq.ids, seq.trainMask, 1)).toBe('<search>Zorvex founder</search><|im_end|>\n<answer>Alin Marek</answer><|im_end|>\n');
+    // The same trained tokens as the unpacked sequences, each after the same context.
+    const unpacked = transcriptSequences(transcript, tok, { pack: false });
+    expect(seq.trainMask.reduce((a, b) => a + b, 0)).toBe(unpacked.reduce((a, u) => a + u.trainMask.reduce((x, y) => x + y, 0), 0));
+    expect(seq.ids.slice(0, unpacked[1].ids.length)).toEqual(unpacked[1].ids);
+  });
+
+  it('unpacked: one sequence per trained turn; only the turn (with its end-of-turn marker) is trained', () => {
+    const seqs = transcriptSequences(transcript, tok, { pack: false });
     expect(seqs).toHaveLength(2);
     // ChatML: the prompt is every earlier message plus the generation prompt; the trained part is the
     // reply and '<|im_end|>\n' as the template closes a turn.

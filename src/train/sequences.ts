@@ -2,6 +2,8 @@ import type { ChatMessage, Trajectory } from '../rollout/types.ts';
 import { agentContext } from '../rollout/record.ts';
 import type { Transcript } from '../rollout/transcripts.ts';
 import type { PreferencePair } from '../credit/first-error.ts';
+import { renderPromptIds, type ChatEncoder } from '../tokenizer/chat-prompt.ts';
+import { UserError } from '../errors.ts';
 
 /**
  * Training sequences from what the rollout, expert and credit modules record (issue 6 items 1, 5).
@@ -19,27 +21,32 @@ export interface SftSequence {
 }
 
 /** What sequence building needs of a tokenizer (src/tokenizer's Tokenizer fits). */
-export interface ChatEncoder {
-  encodeChat(messages: readonly ChatMessage[], opts: { addGenerationPrompt: boolean }): number[];
-}
+export type { ChatEncoder };
 
-/** Prompt ids the policy saw for a context: the generation's rendering. */
+/** Prompt ids the policy saw for a context: the generation's own rendering function. */
 export function promptIds(enc: ChatEncoder, context: readonly ChatMessage[]): number[] {
-  return enc.encodeChat(context, { addGenerationPrompt: true });
+  return renderPromptIds(enc, context);
 }
 
 /**
  * Token ids of an assistant reply `content` after `context`, as the template renders a finished
  * turn (end-of-turn marker included, so the model learns to stop): the full rendering minus the
  * generation prompt. A template whose finished turn does not extend its generation prompt cannot
- * be split this way: one-line error.
+ * be split this way: one-line error. Qwen3 is consistent with enable_thinking false (the
+ * tokenizer's default, Tokenizer.chatVariables) and with thinking on; it is not when a reply
+ * carries its own <think> block under enable_thinking false (the template keeps it, the prompt
+ * already closed an empty one) or when the context has no user query (the template then renders
+ * the last turn without the empty think block).
  */
 export function completionIds(enc: ChatEncoder, context: readonly ChatMessage[], content: string): { prompt: number[]; completion: number[] } {
   const prompt = promptIds(enc, context);
   const full = enc.encodeChat([...context, { role: 'assistant', content }], { addGenerationPrompt: false });
   const extends_ = full.length > prompt.length && prompt.every((t, i) => full[i] === t);
   if (!extends_) {
-    throw new Error(`sequences: the chat template's rendering of a finished assistant turn does not start with its generation prompt (after ${context.length} messages)`);
+    const at = prompt.findIndex((t, i) => full[i] !== t);
+    throw new UserError(
+      `sequences: the chat template renders a finished assistant turn (after ${context.length} messages) that does not start with its generation prompt (they differ at token ${at}), so the reply cannot be split off for training; with Qwen3, keep <think> blocks out of replies when enable_thinking is false`,
+    );
   }
   return { prompt, completion: full.slice(prompt.length) };
 }
@@ -100,15 +107,29 @@ export function trajectorySequences(traj: Trajectory, adv: readonly number[], en
   return out;
 }
 
-/** One sequence per trained message of an SFT transcript (`train: true`, assistant only). */
-export function transcriptSequences(t: Transcript, enc: ChatEncoder): SftSequence[] {
+/**
+ * The trained messages of an SFT transcript (`train: true`, assistant only) as sequences. Packing
+ * (default on), as in `trajectorySequences`: a turn extends the previous turn's sequence whenever
+ * its prompt starts with that sequence (exact for ChatML-like templates), so a whole transcript is
+ * one sequence with the loss on its assistant tokens; otherwise the turn starts a new sequence.
+ */
+export function transcriptSequences(t: Transcript, enc: ChatEncoder, opts: { pack?: boolean } = {}): SftSequence[] {
+  const pack = opts.pack ?? true;
   const out: SftSequence[] = [];
+  let prev: SftSequence | undefined;
   t.messages.forEach((m, k) => {
     if (!m.train) return;
     if (m.role !== 'assistant') throw new Error(`sequences: transcript message ${k} has train = true but role '${m.role}' (only assistant turns are trained)`);
     const context = t.messages.slice(0, k).map((c) => ({ role: c.role, content: c.content }));
     const { prompt, completion } = completionIds(enc, context, m.content);
-    out.push(sequenceOf(prompt, completion));
+    if (pack && prev && prev.ids.length <= prompt.length && prev.ids.every((id, i) => prompt[i] === id)) {
+      const gap = prompt.slice(prev.ids.length); // tool result, template markers, new generation prompt
+      prev.ids.push(...gap, ...completion);
+      prev.trainMask.push(...gap.map(() => 0), ...completion.map(() => 1));
+      return;
+    }
+    prev = sequenceOf(prompt, completion);
+    out.push(prev);
   });
   return out;
 }

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import type { CausalLM } from '../model/causal-lm.ts';
-import { Rng } from '../random/rng.ts';
 import type { Transcript } from '../rollout/transcripts.ts';
 import { GradientAccumulator } from './accumulate.ts';
 import { AdamW } from './adamw.ts';
+import { EpochOrder } from './epoch-order.ts';
 import { JsonlMetrics } from './metrics/jsonl.ts';
+import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from './phase-checkpoints.ts';
 import { learningRateAt, type ScheduleKind } from './schedule.ts';
 import { capLength, transcriptSequences, type ChatEncoder, type SftSequence } from './sequences.ts';
 import { sftUpdate } from './sft.ts';
@@ -14,6 +15,9 @@ import { atStep } from './diverged.ts';
  * The SFT phase (`sharp sft`, the quickstart's warm start; issue 6 item 5): transcripts -> one
  * sequence per trained turn -> `steps` updates of `batch` sequences drawn in seeded epochs
  * (shuffle, then walk) -> metrics under `sft/*`. The model is trained in place; the caller saves it.
+ * With `checkpoints`, a checkpoint every `every` steps; with `checkpoints.resume` (whose weights
+ * the caller loaded into `model`), it continues after that step with the batches an uninterrupted
+ * run would draw, and the metrics file is cut back to that step first.
  */
 export interface SftRunOptions {
   model: CausalLM;
@@ -33,6 +37,7 @@ export interface SftRunOptions {
   maxTokens?: number;
   /** When set, per-step metrics go to `<runDir>/sft-metrics.jsonl`. */
   runDir?: string;
+  checkpoints?: PhaseCheckpoints;
   onStep?: (step: number, stats: Record<string, number>) => void;
 }
 
@@ -42,6 +47,8 @@ export interface SftRunResult {
   dropped: number;
   firstLoss: number;
   lastLoss: number;
+  /** The step of the checkpoint it continued from. */
+  resumedFrom?: number;
 }
 
 export function sftSequences(transcripts: readonly Transcript[], enc: ChatEncoder, maxTokens?: number): { seqs: SftSequence[]; dropped: number } {
@@ -50,27 +57,20 @@ export function sftSequences(transcripts: readonly Transcript[], enc: ChatEncode
   return { seqs: kept, dropped };
 }
 
-export function runSft(o: SftRunOptions): SftRunResult {
+export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
   const { seqs, dropped } = sftSequences(o.transcripts, o.enc, o.maxTokens);
   if (seqs.length === 0) throw new Error('sft: no training sequences (no assistant turn with train = true fits the context)');
-  const rng = new Rng(o.seed);
+  const resume = o.checkpoints?.resume;
+  const order = new EpochOrder(seqs.length, o.seed, resume?.state.dataCursor ?? 0);
   const optimizer = new AdamW({ lr: o.lr, weightDecay: o.weightDecay ?? 0 });
   const accumulator = new GradientAccumulator(o.model.trainableVariables());
-  const metrics = o.runDir ? new JsonlMetrics(join(o.runDir, 'sft-metrics.jsonl')) : undefined;
-  let order: number[] = [];
-  let pos = 0;
-  let firstLoss = Number.NaN;
+  let firstLoss = typeof resume?.state.extra?.firstLoss === 'number' ? resume.state.extra.firstLoss : Number.NaN;
   let lastLoss = Number.NaN;
   try {
-    for (let step = 0; step < o.steps; step++) {
-      const pick: SftSequence[] = [];
-      while (pick.length < Math.min(o.batch, seqs.length)) {
-        if (pos >= order.length) {
-          order = rng.shuffle(seqs.map((_, i) => i));
-          pos = 0;
-        }
-        pick.push(seqs[order[pos++] as number] as SftSequence);
-      }
+    const start = await resumePhase(o.checkpoints, o.model, optimizer, order);
+    const metrics = o.runDir ? new JsonlMetrics(join(o.runDir, 'sft-metrics.jsonl'), { resumeStep: start }) : undefined;
+    for (let step = start; step < o.steps; step++) {
+      const pick = order.take(Math.min(o.batch, seqs.length)).map((i) => seqs[i] as SftSequence);
       const lr = learningRateAt(step, { kind: o.schedule ?? 'constant', peak: o.lr, warmupSteps: o.warmupSteps ?? 0, totalSteps: o.steps });
       const t0 = performance.now();
       const s = atStep(step + 1, 'sft', () => sftUpdate({ model: o.model, optimizer, accumulator, lr, padId: o.padId }, pick, { microBatch: o.microBatch, gradClip: o.gradClip }));
@@ -80,10 +80,11 @@ export function runSft(o: SftRunOptions): SftRunResult {
       const record = { 'sft/loss': s.loss, 'sft/grad_norm': s.gradNorm, 'sft/tokens': s.tokens, 'sft/lr': lr, 'perf/train_tok_s': s.tokens / Math.max(1e-9, secs) };
       metrics?.write(step + 1, record);
       o.onStep?.(step + 1, record);
+      await maybeSavePhase(o.checkpoints, step + 1, o.steps, { model: o.model, optimizer, order, extra: { firstLoss } });
     }
   } finally {
     accumulator.dispose();
     optimizer.dispose();
   }
-  return { steps: o.steps, sequences: seqs.length, dropped, firstLoss, lastLoss };
+  return { steps: o.steps, sequences: seqs.length, dropped, firstLoss, lastLoss, resumedFrom: resume?.state.step };
 }

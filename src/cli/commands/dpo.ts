@@ -4,26 +4,29 @@ import { readPreferencePairs } from '../../credit/pairs-jsonl.ts';
 import { UserError } from '../../errors.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { configHash, DPO_CHECKPOINTS_DIR } from '../../train/checkpoint.ts';
 import { runDpo } from '../../train/dpo-loop.ts';
-import { createRunDir } from '../../run/run-dir.ts';
-import { saveModelAtomic } from '../../recipes/save-model.ts';
-import { configFrom, openLog, startBackend } from '../../recipes/setup.ts';
+import { phaseResumePoint } from '../../train/phase-checkpoints.ts';
+import { companionFiles, saveModelAtomic } from '../../recipes/save-model.ts';
+import { openLog, resumableConfig, runDirFor, startBackend } from '../../recipes/setup.ts';
 
 /**
  * `sharp dpo --config X` (issue 6 item 5): DPO of the checkpoint at model.path on the preference
  * pairs at train.dpo.data (the credit module's failure-path pairs, credit/pairs-jsonl.ts), against a
  * frozen reference (a second copy of the same checkpoint), for train.dpo.steps steps with
  * beta = train.dpoBeta. The result is saved atomically as `<run>/model/`; metrics in
- * `<run>/dpo-metrics.jsonl`.
+ * `<run>/dpo-metrics.jsonl`; checkpoints in `<run>/dpo-checkpoints/` every train.dpo.checkpointEvery
+ * steps, from which `--resume` continues a killed run (the reference stays model.path).
  *
  * export const options = {
  *   config: '-c, --config <file>   YAML config',
  *   set: '--set <key=value>        config override (repeatable)',
  *   backend: '--backend <name>     auto | tensorflow | wasm | cpu (default: SHARP_BACKEND, then run.backend)',
+ *   resume: '--resume [dir]        continue a run: DIR, or the newest run named run.name (its latest DPO checkpoint)',
  * }
  */
 export async function run(opts: Record<string, unknown>): Promise<void> {
-  const cfg = configFrom(opts);
+  const { cfg, resuming } = resumableConfig(opts);
   const d = cfg.train.dpo;
   if (d.data === '') throw new UserError('dpo: train.dpo.data (preference pairs JSONL) is required');
   if (!existsSync(d.data)) throw new UserError(`dpo: train.dpo.data not found: ${d.data}`);
@@ -37,18 +40,21 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     throw new UserError(`dpo: ${(err as Error).message.split('\n')[0]}`);
   }
   if (pairs.length === 0) throw new UserError(`dpo: ${d.data} holds no preference pairs`);
-  const runDir = createRunDir(cfg);
+  const runDir = runDirFor(opts, cfg, resuming);
   const { log, close } = openLog(runDir, cfg.run.logLevel);
   let model: CausalLM | undefined;
   let ref: CausalLM | undefined;
   try {
     const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
-    log.info({ runDir, backend: be.backend, native: be.native, pairs: pairs.length }, 'dpo');
+    log.info({ runDir, backend: be.backend, native: be.native, pairs: pairs.length, resume: resuming }, 'dpo');
     const tokenizer = await Tokenizer.load(from);
-    model = await CausalLM.load(from);
+    const hash = configHash(cfg);
+    const resume = await phaseResumePoint(runDir, DPO_CHECKPOINTS_DIR, hash);
+    if (resume) log.info({ step: resume.state.step, dir: resume.dir }, 'resuming DPO from its latest checkpoint');
+    model = await CausalLM.load(resume?.dir ?? from);
     ref = await CausalLM.load(from);
     const t0 = performance.now();
-    const res = runDpo({
+    const res = await runDpo({
       model,
       ref,
       enc: tokenizer,
@@ -63,6 +69,15 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
       seed: cfg.run.seed,
       maxTokens: cfg.rollout.maxContext,
       runDir,
+      checkpoints: {
+        runDir,
+        folder: DPO_CHECKPOINTS_DIR,
+        every: d.checkpointEvery > 0 ? d.checkpointEvery : cfg.train.checkpointEvery,
+        keep: cfg.train.keepCheckpoints,
+        configHash: hash,
+        copyFiles: companionFiles(from),
+        resume,
+      },
     });
     const dir = await saveModelAtomic(model, join(runDir, 'model'), from);
     const loss = (r: Record<string, number>): string => (typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a');

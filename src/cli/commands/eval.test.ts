@@ -132,6 +132,12 @@ describe('sharp eval', () => {
     expect((credit.meanCredit as Record<string, number>).planner).toBeCloseTo(1.55, 12);
     expect((credit.meanCredit as Record<string, number>).worker).toBeCloseTo(1.55, 12);
     expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('| helpful (Delta > 0) | 0.500 |');
+    // Per-stage breakdown against the gold decomposition: the expert asks every hop (24 of 24),
+    // retrieves the support paragraph of every fact hop (23: one hop is arithmetic, answered with
+    // calculate), reports every gold answer and answers every question right.
+    const stages = JSON.parse(readFileSync(join(out, 'stages.json'), 'utf8')) as Record<string, { num: number; den: number }>;
+    expect(stages).toMatchObject({ trajectories: 12, accuracy: { num: 12, den: 12 }, subQuestion: { num: 24, den: 24 }, retrieval: { num: 23, den: 23 }, report: { num: 24, den: 24 }, offPlan: { num: 0, den: 24 } });
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain("| worker report equals the hop's gold answer | 1.000 [0.862, 1.000] (n = 24) |");
 
     // A kill mid-run: the last 5 episodes lost, the line being written torn. The rerun does only those 5.
     const first = readFileSync(pred, 'utf8');
@@ -142,6 +148,7 @@ describe('sharp eval', () => {
     expect(again).toContain('12 episodes (5 run now');
     expect(readFileSync(pred, 'utf8')).toBe(first);
     expect(JSON.parse(readFileSync(join(out, 'credit.json'), 'utf8'))).toEqual(credit);
+    expect(JSON.parse(readFileSync(join(out, 'stages.json'), 'utf8'))).toEqual(stages);
     // Nothing pending: no episode runs, the files are rewritten from the log.
     expect(await sharpEval(opts)).toContain('(0 run now');
 

@@ -5,7 +5,10 @@ import { initBackend, type BackendName } from '../../backend/select.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
 import { listBenchmarks, benchmarkNames } from '../../eval/benchmarks.ts';
+import { successFunction } from '../../credit/success.ts';
+import { breakdownMarkdown, mergeBreakdowns } from '../../eval/breakdown.ts';
 import { CreditLog, creditMarkdown } from '../../eval/run/credit.ts';
+import { StageLog } from '../../eval/run/stages.ts';
 import { checkSetup } from '../../eval/run/manifest.ts';
 import { loadModel, resolveModelDir } from '../../eval/run/model.ts';
 import { createProgress } from '../../eval/run/progress.ts';
@@ -109,6 +112,9 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   const credit = opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')) } : undefined;
   if (credit && cfg.credit.method === 'none') throw new UserError('--credit needs credit.method loo or shapley (it is none)');
   // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.
+  // Benchmarks with a gold decomposition (MuSiQue, the synthetic world) also get the per-stage breakdown.
+  const decomposed = session.episodes.some((e) => (e.decomposition?.length ?? 0) > 0);
+  const stages = decomposed ? { log: StageLog.open(join(out, 'stages.log.jsonl')), success: successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold }) } : undefined;
   let stats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
   if (pending.length > 0) {
     let policy: Policy = expertPolicy();
@@ -121,7 +127,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     }
     const progress = createProgress({ total: session.episodes.length, done: session.episodes.length - pending.length, label: `eval ${bench}` });
     try {
-      stats = await runEvalLoop({ session, policy, engine: { cfg: r, agents }, batchEpisodes: BATCH_EPISODES, credit, progress });
+      stats = await runEvalLoop({ session, policy, engine: { cfg: r, agents }, batchEpisodes: BATCH_EPISODES, credit, stages, progress });
     } finally {
       progress.stop();
       dispose();
@@ -131,6 +137,11 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   }
 
   const extra: string[] = [];
+  if (stages) {
+    const b = mergeBreakdowns(stages.log.collect(session.keys));
+    extra.push(breakdownMarkdown(b));
+    writeFileAtomic(join(out, 'stages.json'), `${JSON.stringify(b, null, 2)}\n`);
+  }
   if (credit) {
     const { report, episodes } = credit.log.report(session.keys);
     extra.push(creditMarkdown(report, episodes, cfg.credit));

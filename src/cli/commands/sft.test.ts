@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,9 @@ import { CausalLM } from '../../model/causal-lm.ts';
 import { loadTrainData } from '../../recipes/data.ts';
 import { expertTranscripts, writeTranscripts } from '../../recipes/expert-data.ts';
 import { ensureModel, tokenizerCorpus } from '../../recipes/model-init.ts';
+import { SFT_CHECKPOINTS_DIR, listCheckpoints } from '../../train/checkpoint.ts';
 import { readMetrics } from '../../train/metrics/jsonl.ts';
+import { maxWeightDiff } from '../../../test/weights.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
 import { run } from './sft.ts';
@@ -56,4 +58,31 @@ describe('sharp sft', () => {
     writeFileSync(join(base, 'bad.jsonl'), '{"messages": [{"role": "user", "content": "x"}]}\n');
     await expect(run({ set: [...sets, `train.sft.data=${join(base, 'bad.jsonl')}`] })).rejects.toThrow(/bad\.jsonl:1: field 'messages\.0\.train'/);
   });
+
+  it('--resume DIR continues a killed run from its latest SFT checkpoint: the same model, each step logged once', async () => {
+    const own = [...sets, 'run.name=sftres', 'train.sft.checkpointEvery=2'];
+    await run({ set: own, backend: 'wasm' });
+    const dir = join(base, 'runs', readdirSync(join(base, 'runs')).find((d) => d.startsWith('sftres-')) as string);
+    expect((await listCheckpoints(dir, SFT_CHECKPOINTS_DIR)).map((c) => c.step)).toEqual([2, 4]);
+    const straight = await CausalLM.load(join(dir, 'model'));
+    // As if killed after step 5 with step 2 as the latest checkpoint: no result, stale metrics lines 3..5.
+    rmSync(join(dir, 'model'), { recursive: true });
+    rmSync(join(dir, SFT_CHECKPOINTS_DIR, 'step-00000004'), { recursive: true });
+    const file = join(dir, 'sft-metrics.jsonl');
+    writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
+
+    await expect(run({ resume: dir, set: ['train.sft.lr=0.5'] })).rejects.toThrow(new UserError(`resume: ${join(dir, SFT_CHECKPOINTS_DIR, 'step-00000002')} was written under another config (its config.yaml differs from this one); resume without --config, or start a new run`));
+    await run({ resume: dir, backend: 'wasm' });
+    const log = readFileSync(join(dir, 'log.jsonl'), 'utf8');
+    const resumes = log
+      .split('\n')
+      .filter((l) => l.includes('"msg":"resuming SFT from its latest checkpoint"'))
+      .map((l) => (JSON.parse(l) as { step: number }).step);
+    expect(resumes).toEqual([2]);
+    expect(readMetrics(file).map((x) => x.step)).toEqual([1, 2, 3, 4, 5, 6]);
+    const resumed = await CausalLM.load(join(dir, 'model'));
+    expect(maxWeightDiff(straight, resumed)).toBeLessThan(1e-6);
+    straight.dispose();
+    resumed.dispose();
+  }, 60_000);
 });

@@ -3,8 +3,7 @@ import { join, resolve } from 'node:path';
 import { UserError } from '../../errors.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { readTranscripts } from '../../train/transcripts-jsonl.ts';
-import { createRunDir } from '../../run/run-dir.ts';
-import { configFrom, openLog, startBackend } from '../../recipes/setup.ts';
+import { openLog, resumableConfig, runDirFor, startBackend } from '../../recipes/setup.ts';
 import { sftStage } from '../../recipes/sft-stage.ts';
 
 /**
@@ -12,16 +11,18 @@ import { sftStage } from '../../recipes/sft-stage.ts';
  * the transcripts at train.sft.data (JSONL chat messages with per-message loss masks, as
  * `sharp data expert` writes them) for train.sft.steps steps. The result is saved atomically as a
  * complete HF folder `<run>/model/` (with the tokenizer files); per-step metrics in
- * `<run>/sft-metrics.jsonl`.
+ * `<run>/sft-metrics.jsonl`; checkpoints in `<run>/sft-checkpoints/` every train.sft.checkpointEvery
+ * steps, from which `--resume` continues a killed run.
  *
  * export const options = {
  *   config: '-c, --config <file>   YAML config',
  *   set: '--set <key=value>        config override (repeatable)',
  *   backend: '--backend <name>     auto | tensorflow | wasm | cpu (default: SHARP_BACKEND, then run.backend)',
+ *   resume: '--resume [dir]        continue a run: DIR, or the newest run named run.name (its latest SFT checkpoint)',
  * }
  */
 export async function run(opts: Record<string, unknown>): Promise<void> {
-  const cfg = configFrom(opts);
+  const { cfg, resuming } = resumableConfig(opts);
   const s = cfg.train.sft;
   if (s.data === '') throw new UserError('sft: train.sft.data (transcripts JSONL) is required');
   if (!existsSync(s.data)) throw new UserError(`sft: train.sft.data not found: ${s.data}`);
@@ -34,11 +35,11 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   } catch (err) {
     throw new UserError(`sft: ${(err as Error).message}`);
   }
-  const runDir = createRunDir(cfg);
+  const runDir = runDirFor(opts, cfg, resuming);
   const { log, close } = openLog(runDir, cfg.run.logLevel);
   try {
     const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
-    log.info({ runDir, backend: be.backend, native: be.native, transcripts: transcripts.length }, 'sft');
+    log.info({ runDir, backend: be.backend, native: be.native, transcripts: transcripts.length, resume: resuming }, 'sft');
     const tokenizer = await Tokenizer.load(from);
     const res = await sftStage({
       cfg,
@@ -47,6 +48,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
       runDir,
       tokenizer,
       transcripts,
+      onResume: (step, dir) => log.info({ step, dir }, 'resuming SFT from its latest checkpoint'),
       onStep: (step, st) => {
         if (step === 1 || step % 25 === 0 || step === s.steps) log.info({ step, loss: st['sft/loss'] }, 'sft');
       },

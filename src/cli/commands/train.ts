@@ -1,8 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { createRunDir } from '../../run/run-dir.ts';
 import { trainPipeline } from '../../recipes/train-pipeline.ts';
-import { configFrom, openLog, resumeDir, startBackend } from '../../recipes/setup.ts';
+import { openLog, resumableConfig, runDirFor, startBackend, stopOnSigint } from '../../recipes/setup.ts';
 import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
@@ -21,27 +18,29 @@ import { closeCodeSandbox } from '../../tools/code.ts';
  * }
  */
 export async function run(opts: Record<string, unknown>): Promise<void> {
-  const resuming = opts.resume !== undefined && opts.resume !== false;
-  const explicitDir = typeof opts.resume === 'string' && opts.resume !== '' ? opts.resume : undefined;
-  const ownConfig = explicitDir && opts.config === undefined && existsSync(join(explicitDir, 'config.yaml')) ? join(explicitDir, 'config.yaml') : undefined;
-  const cfg = configFrom(opts, ownConfig);
-  const runDir = resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
+  const { cfg, resuming } = resumableConfig(opts);
+  const runDir = runDirFor(opts, cfg, resuming);
   const { log, close } = openLog(runDir, cfg.run.logLevel);
-  const stop = { requested: false };
-  const onSigint = (): void => {
-    if (stop.requested) process.exit(130);
-    stop.requested = true;
-    log.warn('SIGINT: finishing the current step, then saving a checkpoint (Ctrl-C again to quit now)');
-  };
-  process.on('SIGINT', onSigint);
+  const { stop, release } = stopOnSigint(log);
   try {
     const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
     log.info({ runDir, backend: be.backend, native: be.native, resume: resuming }, resuming ? 'resuming run' : 'new run');
-    await trainPipeline({ cfg, runDir, log, stop });
+    const t0 = performance.now();
+    const res = await trainPipeline({ cfg, runDir, log, stop });
+    if (!res.stopped) process.stdout.write(`${tookLine((performance.now() - t0) / 1000, be)}\n`);
   } finally {
-    process.off('SIGINT', onSigint);
+    release();
     await closeCodeSandbox();
     await closeCalculateWorker();
     await close();
   }
+}
+
+/** "took 7 min 41 s (wasm backend, native OpenBLAS kernels)", with the way to the kernels when they are off. */
+export function tookLine(seconds: number, be: { backend: string; native: string }): string {
+  const m = Math.floor(seconds / 60);
+  const t = `${m > 0 ? `${m} min ` : ''}${Math.round(seconds - 60 * m)} s`;
+  if (be.backend !== 'wasm') return `took ${t} (${be.backend} backend)`;
+  if (be.native === 'native') return `took ${t} (wasm backend, native OpenBLAS kernels)`;
+  return `took ${t} (wasm backend without the native OpenBLAS kernels: ${be.native}; with them training runs 3-4x faster: apt-get install libopenblas-dev, then npm run build:native)`;
 }

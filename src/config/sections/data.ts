@@ -11,6 +11,10 @@ export const dataSection = z
         seed: z.number().int().nonnegative().default(1).describe('Seed of the synthetic world.'),
         train: z.number().int().positive().default(2000).describe('Synthetic training episodes.'),
         heldOut: z.number().int().positive().default(100).describe('Held-out synthetic episodes for accuracy before/after RL.'),
+        worlds: z
+          .enum(['fresh', 'shared'])
+          .default('fresh')
+          .describe('fresh: every episode has a world of its own and held-out names come from a part of the name space training never uses, so answers must be read and copied, not recalled; shared: one world for all episodes (names recur, so a model can memorise them).'),
         minHops: z.number().int().min(2).max(4).default(2).describe('Fewest hops of a question.'),
         maxHops: z.number().int().min(2).max(4).default(4).describe('Most hops of a question.'),
         world: z
@@ -21,7 +25,7 @@ export const dataSection = z
             companies: z.number().int().positive().default(100).describe('Companies.'),
           })
           .prefault({})
-          .describe('World size (src/data/synth/world.ts DEFAULT_WORLD_SIZE). A bigger world repeats each name less, so a model must read names rather than memorise them.'),
+          .describe('World size (src/data/synth/world.ts DEFAULT_WORLD_SIZE): of the one shared world, or of each episode\'s own world when worlds = fresh.'),
       })
       .prefault({})
       .describe('Synthetic multi-hop world (sharp data synth).'),

@@ -17,6 +17,10 @@ const DEFAULT_WORKER_FAILURE = 'The worker found no answer.';
 export const rolloutSection = z
   .strictObject({
     groupSize: z.number().int().positive().default(8).describe('G: trajectories per question (GRPO group).'),
+    agents: z
+      .enum(['multi', 'single'])
+      .default('multi')
+      .describe('Agent system that is trained and measured: multi (planner delegates to workers, SHARP) or single (one agent with the worker tools answers alone: single-agent GRPO).'),
     protocol: z.enum(['tags', 'json']).default('tags').describe('Tool-call syntax: tags for small models, json (Hermes/Qwen3 <tool_call>) for chat models.'),
     plannerPrompt: z.string().default(DEFAULT_PLANNER_PROMPT).describe('System prompt of the planner role.'),
     workerPrompt: z.string().default(DEFAULT_WORKER_PROMPT).describe('System prompt of the worker role.'),
@@ -36,6 +40,7 @@ export const rolloutSection = z
         topK: z.number().int().positive().default(2).describe('Paragraphs a search returns.'),
         corpus: z.enum(['episode', 'pooled']).default('episode').describe("episode: the episode's paragraphs (distractor setting); pooled: all episodes' paragraphs."),
         maxChars: z.number().int().positive().default(300).describe('Characters of each paragraph shown to the agent.'),
+        snippet: z.number().int().nonnegative().default(0).describe('Show each hit as its N sentences that share the most words with the query, as search engines show snippets (0 = the whole paragraph).'),
       })
       .prefault({}),
     code: z

@@ -46,6 +46,29 @@ export const trainSection = z
         steps: z.number().int().nonnegative().default(0).describe('SFT steps before RL (0 = none).'),
         lr: z.number().positive().default(1e-3).describe('SFT learning rate.'),
         batch: z.number().int().positive().default(8).describe('Transcripts per SFT step.'),
+        schedule: z.enum(['constant', 'cosine']).default('constant').describe('SFT LR schedule after warmup.'),
+        warmupSteps: z.number().int().nonnegative().default(0).describe('SFT linear warmup steps.'),
+        checkpointEvery: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(0)
+          .describe('SFT steps between checkpoints (<run>/sft-checkpoints/, train.keepCheckpoints kept), from which --resume continues a killed SFT; 0 = train.checkpointEvery.'),
+        expert: z
+          .strictObject({
+            noSearch: z.number().min(0).max(1).default(0.15).describe('Rate at which an expert worker answers a fact hop without searching (it echoes the subject).'),
+            distractor: z.number().min(0).max(1).default(0.15).describe('Rate at which an expert worker answers from a distractor paragraph (another entity of the shown results).'),
+            redundant: z.number().min(0).max(1).default(0.2).describe('Rate at which the expert planner delegates one hop twice (the later report is trusted).'),
+            irrelevant: z.number().min(0).max(1).default(0.15).describe('Rate at which the expert planner first delegates an irrelevant subtask.'),
+            seed: z.number().int().nonnegative().default(0).describe('Seed of the failure decisions.'),
+            agents: z
+              .array(z.enum(['multi', 'single']))
+              .min(1)
+              .default(['multi'])
+              .describe('Agent systems the expert writes transcripts for: multi (planner + workers) and/or single (one agent with the tools), so one SFT model can start both multi-agent and single-agent RL.'),
+          })
+          .prefault({})
+          .describe('The scripted expert whose transcripts SFT imitates (when train.sft.data is missing). With any failure rate > 0 every trajectory is kept, mistakes included, so the SFT policy inherits them and RL has something to fix; with all rates 0 only solved trajectories are kept.'),
       })
       .prefault({}),
     dpo: z
@@ -54,6 +77,12 @@ export const trainSection = z
         steps: z.number().int().nonnegative().default(100).describe('DPO steps of `sharp dpo`.'),
         lr: z.number().positive().default(1e-5).describe('DPO learning rate.'),
         batch: z.number().int().positive().default(8).describe('Pairs per DPO step.'),
+        checkpointEvery: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(0)
+          .describe('DPO steps between checkpoints (<run>/dpo-checkpoints/, train.keepCheckpoints kept), from which `sharp dpo --resume` continues; 0 = train.checkpointEvery.'),
       })
       .prefault({})
       .describe('Stand-alone DPO (`sharp dpo`); dpoBeta is its beta, dpoWeight mixes DPO into GRPO steps instead.'),

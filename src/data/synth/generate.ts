@@ -3,6 +3,7 @@ import { drawKind, makeQuestion, type GoldQuestion } from './questions.ts';
 import type { StrictMusiqueRecord } from './record.ts';
 import { substituteRefs } from './reader.ts';
 import { RELATIONS, type RelationId } from './relations.ts';
+import type { NameSplit } from './names.ts';
 import { createWorld, DEFAULT_WORLD_SIZE, neighbourIndex, type Entity, type World, type WorldSize } from './world.ts';
 
 /**
@@ -20,6 +21,14 @@ export interface SynthOptions {
   /** Paragraphs per record (MuSiQue: 20). */
   paragraphs?: number;
   world?: WorldSize;
+  /**
+   * shared (default): every record asks about one world, so names recur across records. fresh:
+   * each record gets a world of its own (seeded by seed and record index), so a name occurs in one
+   * record only and a model can answer only by reading and copying from the paragraphs.
+   */
+  worlds?: 'shared' | 'fresh';
+  /** Draw names from one part of the name space (names.ts namePartition); unset: all of it. */
+  names?: NameSplit;
 }
 
 /** Hard distractors per record (MuSiQue's distractors are retrieved, hence related to the question). */
@@ -54,13 +63,13 @@ class ArithmeticIds {
 }
 
 
-/** Hop ids of a question: fact ids, and arithmetic ids (reserved only when `commit`). */
-function hopIdsOf(q: GoldQuestion, ids: ArithmeticIds, commit: boolean): number[] {
+/** Hop ids of a question: fact ids, and arithmetic ids (reserved only when `commit`), plus `offset`. */
+function hopIdsOf(q: GoldQuestion, ids: ArithmeticIds, commit: boolean, offset = 0): number[] {
   return q.hops.map((h, i) => {
-    if (h.subject && h.relation) return factId(h.subject, h.relation);
+    if (h.subject && h.relation) return offset + factId(h.subject, h.relation);
     // Keyed by the question with the gold numbers filled in, as MuSiQue ids one single-hop question.
     const key = substituteRefs((q.hops[i] as GoldQuestion['hops'][number]).question, q.hops.map((x) => x.answer));
-    return commit ? ids.get(key) : ids.peek(key);
+    return offset + (commit ? ids.get(key) : ids.peek(key));
   });
 }
 
@@ -106,10 +115,53 @@ function validate(opts: SynthOptions): { minHops: 2 | 3 | 4; maxHops: 2 | 3 | 4;
   return { minHops: minHops as 2 | 3 | 4, maxHops: maxHops as 2 | 3 | 4, size };
 }
 
-/** `n` distinct records (distinct ids) from the world of `seed`. */
+/** `n` distinct records (distinct ids) from the world of `seed`, or from one fresh world each. */
 export function generateSynth(opts: SynthOptions): StrictMusiqueRecord[] {
+  return opts.worlds === 'fresh' ? generateFresh(opts) : generateShared(opts);
+}
+
+/** Seed of record i's world: a bijective mix of (seed, i, split), so worlds never coincide. */
+function freshSeed(seed: number, i: number, split: NameSplit | undefined): number {
+  let h = (Math.imul(seed, 0x9e3779b1) ^ Math.imul(i + 1, 0x85ebca6b) ^ (split === 'held-out' ? 0x27d4eb2f : 0)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d) >>> 0;
+  return h ^ (h >>> 15);
+}
+
+/**
+ * Hop ids of record i in fresh mode: its world's fact and arithmetic ids (< 1,000,000) shifted by
+ * (i + 1) * 1,000,000, so ids stay unique across records whose worlds reuse entity numbers.
+ */
+const FRESH_ID_STRIDE = 1_000_000;
+
+function generateFresh(opts: SynthOptions): StrictMusiqueRecord[] {
   const { minHops, maxHops, size } = validate(opts);
-  const world = createWorld(opts.seed, opts.world ?? DEFAULT_WORLD_SIZE);
+  const worldSize = opts.world ?? DEFAULT_WORLD_SIZE;
+  const out: StrictMusiqueRecord[] = [];
+  for (let i = 0; i < opts.n; i++) {
+    const seed = freshSeed(opts.seed, i, opts.names);
+    const rng = new Rng(seed ^ 0x5eed);
+    const hops = rng.int(minHops, maxHops) as 2 | 3 | 4;
+    const kind = drawKind(rng, hops);
+    let record: StrictMusiqueRecord | null = null;
+    // A world that admits no question of this kind (rare: small worlds) is redrawn from the same stream.
+    for (let attempt = 0; attempt < 20 && !record; attempt++) {
+      const world = createWorld((seed + attempt * 0x632be5ab) >>> 0, worldSize, { names: opts.names });
+      if (world.entities.length < size) throw new Error(`synth: the world has ${world.entities.length} paragraphs, fewer than ${size} per record`);
+      let q: GoldQuestion | null = null;
+      for (let k = 0; k < 200 && !q; k++) q = makeQuestion(world, rng, kind, hops);
+      if (!q || q.hops.length !== hops) continue;
+      const ids = hopIdsOf(q, new ArithmeticIds(), true, (i + 1) * FRESH_ID_STRIDE);
+      record = layoutRecord(world, neighbourIndex(world), q, ids, rng, size);
+    }
+    if (!record) throw new Error(`synth: no ${hops}-hop ${kind} question in 20 fresh worlds of this size; use a larger world`);
+    out.push(record);
+  }
+  return out;
+}
+
+function generateShared(opts: SynthOptions): StrictMusiqueRecord[] {
+  const { minHops, maxHops, size } = validate(opts);
+  const world = createWorld(opts.seed, opts.world ?? DEFAULT_WORLD_SIZE, { names: opts.names });
   if (world.entities.length < size) throw new Error(`synth: the world has ${world.entities.length} paragraphs, fewer than ${size} per record`);
   const neighbours = neighbourIndex(world);
   // A separate stream for questions (seed-derived), so the world does not shift when question code does.

@@ -46,7 +46,11 @@ const MARKERS = /zh|vl|rv|lk|x/;
 export class NameForge {
   private readonly used = new Set<string>(BLOCKED);
 
-  constructor(private readonly rng: Rng) {}
+  /** `accept`: a filter on lowercase words (a name-space partition, see `namePartition`). */
+  constructor(
+    private readonly rng: Rng,
+    private readonly accept: (key: string) => boolean = () => true,
+  ) {}
 
   /** One capitalised word of `syllables` syllables, unused so far (reserved on return). */
   word(syllables: number, hardStart = false): string {
@@ -58,7 +62,7 @@ export class NameForge {
         if (s === syllables - 1) w += this.rng.pick(CODAS);
       }
       const key = w.toLowerCase();
-      if (key.length < 4 || !MARKERS.test(key) || this.used.has(key)) continue;
+      if (key.length < 4 || !MARKERS.test(key) || this.used.has(key) || !this.accept(key)) continue;
       this.used.add(key);
       return key.charAt(0).toUpperCase() + key.slice(1);
     }
@@ -81,11 +85,34 @@ export class NameForge {
       const root = this.word(2);
       const name = `${root}ic`;
       const key = name.toLowerCase();
-      if (!this.used.has(key)) {
+      if (!this.used.has(key) && this.accept(key)) {
         this.used.add(key);
         return name;
       }
     }
     throw new Error('names: could not find an unused language name in 10,000 tries');
   }
+}
+
+/** Which part of the name space a world draws from: held-out worlds never share a word with training ones. */
+export type NameSplit = 'train' | 'held-out';
+
+/** FNV-1a (32 bit) of a string: a stable hash, independent of any RNG. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/** One word in this many belongs to the held-out part of the name space. */
+export const HELD_OUT_NAME_SHARE = 8;
+
+/**
+ * A partition of all possible name words by a hash of the word: held-out names are the words whose
+ * hash falls in bucket 0, training names all others. Whatever the seeds and counts, no word of a
+ * held-out world can appear in a training world, so held-out accuracy measures reading and copying
+ * names the model has never seen, not recall of memorised ones.
+ */
+export function namePartition(split: NameSplit): (key: string) => boolean {
+  return split === 'held-out' ? (key) => fnv1a(key) % HELD_OUT_NAME_SHARE === 0 : (key) => fnv1a(key) % HELD_OUT_NAME_SHARE !== 0;
 }

@@ -1,5 +1,5 @@
 import { Rng } from '../../random/rng.ts';
-import { NameForge } from './names.ts';
+import { NameForge, namePartition, type NameSplit } from './names.ts';
 import { fill, RELATIONS, SENTENCES, type EntityKind, type RelationId } from './relations.ts';
 
 /**
@@ -65,10 +65,13 @@ function validateSize(size: WorldSize): void {
   if (size.people < size.companies) throw new Error(`synth: world size needs people (${size.people}) >= companies (${size.companies}), one founder each`);
 }
 
-export function createWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE): World {
+/**
+ * `names`: draw names from one part of the name space only (`namePartition`); unset, from all of it.
+ */
+export function createWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE, opts: { names?: NameSplit } = {}): World {
   validateSize(size);
   const rng = new Rng(seed);
-  const names = new NameForge(rng);
+  const names = new NameForge(rng, opts.names ? namePartition(opts.names) : undefined);
   const entities: Entity[] = [];
   const byKind: Record<EntityKind, number[]> = { person: [], company: [], city: [], country: [] };
   const add = (kind: EntityKind, name: string, aliases: string[]): Entity => {

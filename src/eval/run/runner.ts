@@ -2,7 +2,9 @@ import type { CreditConfig } from '../../credit/index.ts';
 import { runTrajectories, type EngineOptions, type RunItem } from '../../rollout/engine.ts';
 import type { Policy } from '../../rollout/policy.ts';
 import type { EvalSession } from '../session.ts';
+import { stageBreakdown } from '../breakdown.ts';
 import { CreditLog, creditOf } from './credit.ts';
+import type { StageLog } from './stages.ts';
 import { predictionOf } from './prediction.ts';
 import type { Progress } from './progress.ts';
 
@@ -23,6 +25,8 @@ export interface EvalLoopOptions {
   batchEpisodes: number;
   /** With --credit: credit.* config and the log the per-episode credit goes to. */
   credit?: { cfg: CreditConfig; log: CreditLog };
+  /** Per-episode stage breakdown (benchmarks with a gold decomposition), scored with `success`. */
+  stages?: { log: StageLog; success: (answer: string | null, golds: readonly string[]) => number };
   progress?: Progress;
 }
 
@@ -53,6 +57,7 @@ export async function runEvalLoop(o: EvalLoopOptions): Promise<EvalLoopStats> {
     batch.forEach(({ key, episode }, i) => {
       // Credit first: a prediction without its credit line would be skipped by a resumed run.
       if (o.credit && credits) o.credit.log.append(key, credits[i]);
+      if (o.stages) o.stages.log.append(key, stageBreakdown([trajectories[i]], new Map([[episode.id, episode]]), o.stages.success));
       o.session.record(key, predictionOf(trajectories[i], episode));
     });
     stats.ran += batch.length;

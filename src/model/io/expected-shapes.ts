@@ -37,6 +37,11 @@ export function expectedWeightShapes(cfg: HfModelConfig): Map<string, number[]> 
     out.set(`${p}.mlp.gate_proj.weight`, [I, D]);
     out.set(`${p}.mlp.up_proj.weight`, [I, D]);
     out.set(`${p}.mlp.down_proj.weight`, [D, I]);
+    if (cfg.mlp_bias === true && cfg.model_type === 'llama') {
+      out.set(`${p}.mlp.gate_proj.bias`, [I]);
+      out.set(`${p}.mlp.up_proj.bias`, [I]);
+      out.set(`${p}.mlp.down_proj.bias`, [D]);
+    }
   }
   out.set('model.norm.weight', [D]);
   if (!cfg.tie_word_embeddings) out.set('lm_head.weight', [V, D]);

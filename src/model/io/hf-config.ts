@@ -5,12 +5,15 @@ import { z } from 'zod';
 import { writeJsonAtomic } from '../../fs/atomic.ts';
 import { CheckpointError } from './errors.ts';
 import { assertRegularFile } from './guards.ts';
+import { configKeyProblem } from './config-keys.ts';
+import { RopeConfigError, ropeConfigOf } from '../rope/from-config.ts';
 
 /**
- * Hugging Face `config.json` for the decoder families we run (DESIGN.md section 2). The schema is
- * loose on purpose: real HF configs carry dozens of keys we do not use (initializer_range,
- * use_cache, ...); they are kept and written back unchanged. Defaults follow Transformers'
- * LlamaConfig / Qwen2Config / Qwen3Config where the key is absent.
+ * Hugging Face `config.json` for the decoder families we run (DESIGN.md section 2). Keys outside the
+ * schema are kept and written back unchanged, but only those that cannot change the maths are
+ * accepted (config-keys.ts); RoPE is read in the 4.x or 5.x spelling (rope/from-config.ts) and
+ * written back in the one it came in. Defaults follow Transformers' LlamaConfig / Qwen2Config /
+ * Qwen3Config where the key is absent.
  */
 
 const positiveInt = z.number().int().positive();
@@ -26,15 +29,16 @@ export const hfConfigSchema = z
     num_attention_heads: positiveInt.describe('Query heads H.'),
     num_key_value_heads: positiveInt.optional().describe('Key/value heads (GQA); default H.'),
     head_dim: positiveInt.nullish().describe('Per-head width; default hidden_size / num_attention_heads (Qwen3 sets it explicitly).'),
-    rope_theta: z.number().positive().default(10000).describe('RoPE base frequency.'),
-    rope_scaling: z.null({ error: 'RoPE scaling (llama3, yarn, ...) is not implemented; must be null or absent' }).optional().describe('RoPE scaling (llama3, yarn, ...) is not implemented: must be null or absent.'),
+    rope_theta: z.number().positive().optional().describe('RoPE base frequency (Transformers 4.x spelling; default 10000).'),
+    rope_scaling: z.unknown().optional().describe('RoPE scaling of Transformers 4.x: null, or {rope_type: linear | llama3 | yarn, ...}.'),
+    rope_parameters: z.unknown().optional().describe('RoPE settings of Transformers 5.x: {rope_type, rope_theta, ...}, or one such dict per attention type.'),
     rms_norm_eps: z.number().positive().default(1e-6).describe('RMSNorm epsilon.'),
     tie_word_embeddings: z.boolean().default(false).describe('LM head shares the embedding matrix.'),
     max_position_embeddings: positiveInt.default(2048).describe('Longest context the model was trained for.'),
     bos_token_id: tokenId.nullish().describe('Beginning-of-sequence id, if the model uses one.'),
     eos_token_id: z.union([tokenId, z.array(tokenId)]).nullish().describe('End-of-sequence id(s).'),
     attention_bias: z.boolean().optional().describe('Bias on attention projections; default true for qwen2 (q/k/v), false otherwise.'),
-    mlp_bias: z.literal(false, { error: 'bias on MLP projections is not implemented; must be false or absent' }).optional().describe('Bias on MLP projections is not implemented: must be false or absent.'),
+    mlp_bias: z.boolean().optional().describe('Bias on the MLP projections (llama only).'),
   })
   .superRefine((c, ctx) => {
     const kv = c.num_key_value_heads ?? c.num_attention_heads;
@@ -80,7 +84,16 @@ function firstIssue(err: z.ZodError): string {
 export function parseHfConfig(raw: unknown, source = CONFIG_FILE): HfModelConfig {
   const res = hfConfigSchema.safeParse(raw);
   if (!res.success) throw new CheckpointError(`${source}: ${firstIssue(res.error)}`);
-  return res.data;
+  const cfg = res.data as HfModelConfig;
+  const problem = configKeyProblem(cfg);
+  if (problem) throw new CheckpointError(`${source}: field '${problem.key}': ${problem.message}`);
+  try {
+    ropeConfigOf(cfg, cfg.max_position_embeddings);
+  } catch (err) {
+    if (err instanceof RopeConfigError) throw new CheckpointError(`${source}: field '${err.key}': ${err.message}`);
+    throw err;
+  }
+  return cfg;
 }
 
 async function readJson(file: string): Promise<unknown> {
@@ -101,15 +114,18 @@ export async function readHfConfig(dir: string): Promise<HfModelConfig> {
 
 /**
  * Writes `dir/config.json` atomically, after validating it. Adds `architectures`, `hidden_act` and
- * `torch_dtype` when absent so Transformers' AutoModelForCausalLM loads the folder as is.
+ * `torch_dtype` (unless a 5.x `dtype` is there) when absent so Transformers' AutoModelForCausalLM
+ * loads the folder as is.
  */
 export async function writeHfConfig(dir: string, cfg: HfModelConfigInput): Promise<void> {
   const file = join(dir, CONFIG_FILE);
   const parsed = parseHfConfig(cfg, file);
+  // Transformers 5 names the dtype `dtype`; adding `torch_dtype` beside it would mix the two spellings.
+  const dtype = parsed.dtype !== undefined && parsed.torch_dtype === undefined ? {} : { torch_dtype: 'float32' };
   const out: Record<string, unknown> = {
     architectures: [ARCHITECTURES[parsed.model_type]],
     hidden_act: 'silu',
-    torch_dtype: 'float32',
+    ...dtype,
     ...parsed,
   };
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];

@@ -11,8 +11,8 @@ beforeAll(async () => {
 describe('rope (rotate_half)', () => {
   it('hand-computed: hd=4, theta=100, pos=1: pairs (0,2) rotate by 1 rad, (1,3) by 0.1 rad', () => {
     // inv_freq = [1, 100^-0.5 = 0.1]; x = [1, 0, 0, 1]: out[0] = cos1, out[2] = sin1, out[1] = -sin0.1, out[3] = cos0.1.
-    expect(Array.from(inverseFrequencies(4, 100))).toEqual([1, Math.fround(0.1)]);
-    const r = ropeTables(tf.tensor2d([1], [1, 1]), 4, 100);
+    expect(Array.from(inverseFrequencies(4, { type: 'default', theta: 100 }))).toEqual([1, Math.fround(0.1)]);
+    const r = ropeTables(tf.tensor2d([1], [1, 1]), 4, { type: 'default', theta: 100 });
     const out = applyRope(tf.tensor4d([1, 0, 0, 1], [1, 1, 1, 4]), r).dataSync();
     expect(out[0]).toBeCloseTo(Math.cos(1), 6);
     expect(out[2]).toBeCloseTo(Math.sin(1), 6);
@@ -22,7 +22,7 @@ describe('rope (rotate_half)', () => {
 
   it('position 0 is the identity', () => {
     const x = tf.tensor4d([1, 2, 3, 4, 5, 6, 7, 8], [1, 1, 2, 4]);
-    const out = applyRope(x, ropeTables(tf.tensor2d([0], [1, 1]), 4, 10000));
+    const out = applyRope(x, ropeTables(tf.tensor2d([0], [1, 1]), 4, { type: 'default', theta: 10000 }));
     expect(Array.from(out.dataSync())).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 });

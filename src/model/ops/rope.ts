@@ -1,29 +1,31 @@
 import * as tf from '@tensorflow/tfjs';
+import { ropeFrequencies } from '../rope/frequencies.ts';
+import type { RopeSpec } from '../rope/spec.ts';
 
 /**
  * Rotary position embedding in the Hugging Face rotate_half convention (HF checkpoints are permuted
  * for it): out = x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) = [-x2, x1], with
- * cos/sin of pos * theta^(-2j/d) for j < d/2.
+ * cos/sin of pos * inv_freq[j] for j < d/2 (theta^(-2j/d), or a scaled variant: rope/frequencies.ts),
+ * times the variant's attention scaling (YaRN), as Transformers' rotary embedding returns them.
  */
 export interface RopeTables {
   cos: tf.Tensor4D; // [B, T, 1, hd/2]
   sin: tf.Tensor4D; // [B, T, 1, hd/2]
 }
 
-/** Inverse frequencies theta^(-2j/d), j < d/2, as HF computes them (float32). */
-export function inverseFrequencies(headDim: number, theta: number): Float32Array {
-  const half = headDim / 2;
-  const inv = new Float32Array(half);
-  for (let j = 0; j < half; j++) inv[j] = 1 / Math.pow(theta, (2 * j) / headDim);
-  return inv;
+/** Inverse frequencies of a RoPE spec rounded to float32 once (HF keeps inv_freq in float32). */
+export function inverseFrequencies(headDim: number, spec: RopeSpec): Float32Array {
+  return Float32Array.from(ropeFrequencies(spec, headDim).invFreq);
 }
 
 /** positions [B, T] (float32 token positions) -> cos/sin tables broadcastable over heads. */
-export function ropeTables(positions: tf.Tensor2D, headDim: number, theta: number): RopeTables {
+export function ropeTables(positions: tf.Tensor2D, headDim: number, spec: RopeSpec): RopeTables {
   const [b, t] = positions.shape;
-  const inv = tf.tensor1d(inverseFrequencies(headDim, theta)); // [hd/2]
+  const { invFreq, attentionScaling } = ropeFrequencies(spec, headDim);
+  const inv = tf.tensor1d(Float32Array.from(invFreq)); // [hd/2]
   const ang = tf.mul(tf.reshape(positions, [b, t, 1, 1]), inv); // [B, T, 1, hd/2]
-  return { cos: tf.cos(ang) as tf.Tensor4D, sin: tf.sin(ang) as tf.Tensor4D };
+  if (attentionScaling === 1) return { cos: tf.cos(ang) as tf.Tensor4D, sin: tf.sin(ang) as tf.Tensor4D };
+  return { cos: tf.mul(tf.cos(ang), attentionScaling) as tf.Tensor4D, sin: tf.mul(tf.sin(ang), attentionScaling) as tf.Tensor4D }; // [B, T, 1, hd/2] each
 }
 
 /** x [B, T, H, hd] -> rotated [B, T, H, hd]. */

@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../backend/select.ts';
+import { configSchema } from '../config/schema.ts';
+import { loadTrainData } from './data.ts';
+import { expertTranscripts } from './expert-data.ts';
+import { ensureModel, tokenizerCorpus } from './model-init.ts';
+import { meanStd } from './ablation-report.ts';
+import { methodConfig } from './ablate.ts';
+
+/** `sharp ablate` end to end through the real binary, on a 2-step budget with a micro model. */
+const REPO = resolve(import.meta.dirname, '../..');
+let root: string;
+
+function sharp(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, [join(REPO, 'bin/sharp.js'), ...args], { cwd: root, env: { ...process.env, FORCE_COLOR: '0' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+const yaml = (model: string, out: string) =>
+  [
+    `run: {name: abl, dir: ${join(root, 'runs')}, seed: 0, backend: wasm}`,
+    `model: {path: ${model}}`,
+    'data: {synthetic: {seed: 1, train: 12, heldOut: 4, minHops: 2, maxHops: 2, world: {people: 14, companies: 6, cities: 6, countries: 3}}}',
+    'rollout: {groupSize: 2, maxNewTokens: 10, maxContext: 512, maxPlannerTurns: 3, maxDelegations: 2, maxWorkerTurns: 2}',
+    'eval: {temperature: 1, heldOutEvery: 1}',
+    'train: {steps: 2, batchQuestions: 1, checkpointEvery: 1, microBatch: 8, lr: 0.001}',
+    `ablation: {seeds: [0, 1], out: ${out}}`,
+    '',
+  ].join('\n');
+
+beforeAll(async () => {
+  await initBackend('wasm');
+  root = mkdtempSync(join(tmpdir(), 'sharp-ablate-'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('methodConfig', () => {
+  it('applies the method and the seed, nothing else', () => {
+    const base = configSchema.parse({ run: { name: 'x' }, credit: { method: 'shapley' } });
+    expect(methodConfig(base, 'none', 3)).toMatchObject({ run: { name: 'x-none-s3', seed: 3 }, credit: { method: 'none' }, rollout: { agents: 'multi' } });
+    expect(methodConfig(base, 'loo', 0).credit.method).toBe('loo');
+    expect(methodConfig(base, 'single', 1)).toMatchObject({ credit: { method: 'none' }, rollout: { agents: 'single' } });
+    const c = methodConfig(base, 'shapley', 2);
+    expect({ ...c, run: base.run }).toEqual(base);
+  });
+
+  it('meanStd is the sample mean and (n - 1) standard deviation', () => {
+    // mean 0.5; deviations -0.1, 0, 0.1 -> variance 0.02 / 2 = 0.01 -> std 0.1.
+    const { mean, std } = meanStd([0.4, 0.5, 0.6]);
+    expect(mean).toBeCloseTo(0.5, 12);
+    expect(std).toBeCloseTo(0.1, 12);
+    expect(meanStd([0.3])).toEqual({ mean: 0.3, std: 0 });
+  });
+});
+
+describe('sharp ablate (CLI, 2-step budget)', () => {
+  it('runs every method and seed from one checkpoint, writes the table, json and plot, and resumes', async () => {
+    // A micro starting checkpoint: tokenizer fitted to the expert's transcripts, random weights.
+    const cfg = configSchema.parse({ data: { synthetic: { seed: 1, train: 12, heldOut: 4, minHops: 2, maxHops: 2, world: { people: 14, companies: 6, cities: 6, countries: 3 } } } });
+    const data = loadTrainData(cfg.data);
+    const { transcripts } = await expertTranscripts(data.train, cfg);
+    const model = join(root, 'start');
+    await ensureModel({ ...cfg.model, path: model, init: { ...cfg.model.init, enabled: true, layers: 1, hidden: 32, heads: 2, kvHeads: 1, intermediate: 64, vocab: 400 } }, 0, () => tokenizerCorpus(data.train, transcripts));
+    const out = join(root, 'ablation');
+    const file = join(root, 'ablation.yaml');
+    writeFileSync(file, yaml(model, out));
+
+    const r = await sharp(['ablate', '--config', file]);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('ablation: complete');
+    const report = JSON.parse(readFileSync(join(out, 'ablation.json'), 'utf8')) as {
+      complete: boolean;
+      summaries: { method: string; seeds: number[]; mean: number; std: number }[];
+      runs: { method: string; seed: number; steps: number; curve: { step: number }[]; after: { accuracy: number; total: number } }[];
+    };
+    expect(report.complete).toBe(true);
+    expect(report.summaries.map((s) => s.method)).toEqual(['none', 'loo', 'shapley', 'single']);
+    expect(report.runs).toHaveLength(8);
+    for (const run of report.runs) {
+      expect(run.steps).toBe(2);
+      expect(run.after.total).toBe(4);
+      // Held-out accuracy before RL (0), after step 1 (eval.heldOutEvery) and after RL (2).
+      expect(run.curve.map((p) => p.step)).toEqual([0, 1, 2]);
+    }
+    for (const s of report.summaries) {
+      const accs = report.runs.filter((x) => x.method === s.method).map((x) => x.after.accuracy);
+      expect(s.seeds).toEqual([0, 1]);
+      expect(s).toMatchObject(meanStd(accs));
+    }
+    // Only LOO / Shapley runs replay counterfactuals; broadcast-only and single-agent runs replay nothing.
+    const metrics = (dir: string) => readFileSync(join(out, dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    expect(metrics('none-s0').every((m) => m['credit/replays'] === 0)).toBe(true);
+    expect(metrics('single-s0').every((m) => m['rollout/agents_mean'] === 1)).toBe(true);
+    const md = readFileSync(join(out, 'ablation.md'), 'utf8');
+    for (const label of ['broadcast only', 'SHARP: leave-one-out credit', 'SHARP: Shapley credit', 'single-agent GRPO']) expect(md).toContain(`| ${label}`);
+    expect(readFileSync(join(out, 'ablation.png')).subarray(1, 4).toString()).toBe('PNG');
+    // The before-RL accuracy is measured once per agent system and shared by the runs.
+    expect(existsSync(join(out, 'before-multi.json'))).toBe(true);
+    expect(existsSync(join(out, 'before-single.json'))).toBe(true);
+
+    // Again: every run is finished, so nothing is trained; the report is the same.
+    const again = await sharp(['ablate', '--config', file]);
+    expect(again.code).toBe(0);
+    const second = JSON.parse(readFileSync(join(out, 'ablation.json'), 'utf8')) as typeof report;
+    expect(second.summaries).toEqual(report.summaries);
+    const log = readFileSync(join(out, 'log.jsonl'), 'utf8');
+    expect(log.match(/finished earlier: skipped/g)).toHaveLength(8);
+  }, 600_000);
+
+  it('refuses a config with an SFT stage (one line, exit 2)', async () => {
+    const file = join(root, 'bad.yaml');
+    writeFileSync(file, 'train: {sft: {steps: 5, data: x.jsonl}}\n');
+    const r = await sharp(['ablate', '--config', file, '--out', join(root, 'bad')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('sharp: ablation: train.sft.steps must be 0: every method starts from the same checkpoint (model.path), e.g. models/sharp-tiny-sft');
+  });
+});

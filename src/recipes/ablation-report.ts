@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type * as vl from 'vega-lite';
+import type { AblationMethod } from '../config/sections/ablation.ts';
+import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
+import type { AccuracyResult } from './accuracy.ts';
+import { readSummary } from './summary.ts';
+
+/**
+ * The ablation's result from its run folders (docs/results.md): per run the held-out accuracy with
+ * its interval, the curve against RL step, and the costs; per method the mean and spread over seeds.
+ * Pure functions over what the runs wrote (summary.json, metrics.jsonl), so a report can be rebuilt
+ * from the folders alone.
+ */
+export const METHOD_LABELS: Record<AblationMethod, string> = {
+  none: 'broadcast only (multi-agent GRPO)',
+  loo: 'SHARP: leave-one-out credit',
+  shapley: 'SHARP: Shapley credit',
+  single: 'single-agent GRPO',
+};
+
+export interface RunOutcome {
+  method: AblationMethod;
+  seed: number;
+  dir: string;
+  before: AccuracyResult;
+  after: AccuracyResult;
+  /** (step, held-out accuracy): before RL at 0, every eval.heldOutEvery steps, after RL at the last step. */
+  curve: { step: number; accuracy: number }[];
+  steps: number;
+  generatedTokens: number;
+  replays: number;
+  /** Groups skipped because every advantage was zero (no signal), over all steps. */
+  zeroGroups: number;
+  groups: number;
+  rlSeconds: number;
+}
+
+export interface MethodSummary {
+  method: AblationMethod;
+  label: string;
+  seeds: number[];
+  /** Mean and sample std (n - 1; 0 for one seed) of the final held-out accuracy over seeds. */
+  mean: number;
+  std: number;
+  /** Mean of (after - before) over seeds. */
+  gain: number;
+  before: number;
+  n: number;
+  harmfulBefore: number | null;
+  harmfulAfter: number | null;
+  invalidAfter: number;
+  stages: Record<'subQuestion' | 'retrieval' | 'report' | 'finalGivenReports', number | null>;
+  generatedTokens: number;
+  replays: number;
+  zeroGroupShare: number;
+  rlSeconds: number;
+}
+
+export function meanStd(xs: readonly number[]): { mean: number; std: number } {
+  if (xs.length === 0) return { mean: Number.NaN, std: Number.NaN };
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  if (xs.length === 1) return { mean, std: 0 };
+  const v = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1);
+  return { mean, std: Math.sqrt(v) };
+}
+
+const sum = (lines: readonly MetricsLine[], key: string): number => lines.reduce((a, l) => a + (typeof l[key] === 'number' ? (l[key] as number) : 0), 0);
+
+/** One finished run (summary with both accuracies), or null when the run is not finished. */
+export function readRun(dir: string, method: AblationMethod, seed: number): RunOutcome | null {
+  const s = existsSync(join(dir, 'summary.json')) ? readSummary(dir) : undefined;
+  if (!s?.heldOutBefore || !s.heldOutAfterRl || s.stopped) return null;
+  const file = join(dir, 'metrics.jsonl');
+  const lines = existsSync(file) ? readMetrics(file) : [];
+  const steps = s.rlSteps ?? lines.length;
+  const curve = [{ step: 0, accuracy: s.heldOutBefore.accuracy }];
+  for (const l of lines) if (typeof l['heldout/accuracy'] === 'number' && l.step < steps) curve.push({ step: l.step, accuracy: l['heldout/accuracy'] as number });
+  curve.push({ step: steps, accuracy: s.heldOutAfterRl.accuracy });
+  return {
+    method,
+    seed,
+    dir,
+    before: s.heldOutBefore,
+    after: s.heldOutAfterRl,
+    curve,
+    steps,
+    generatedTokens: sum(lines, 'rollout/generated_tokens'),
+    replays: sum(lines, 'credit/replays'),
+    zeroGroups: sum(lines, 'groups/skipped'),
+    groups: sum(lines, 'groups/total'),
+    rlSeconds: s.stages.rl ?? 0,
+  };
+}
+
+const meanOf = (xs: readonly (number | null | undefined)[]): number | null => {
+  const ok = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  return ok.length === 0 ? null : ok.reduce((a, b) => a + b, 0) / ok.length;
+};
+
+export function summarise(method: AblationMethod, runs: readonly RunOutcome[]): MethodSummary {
+  const { mean, std } = meanStd(runs.map((r) => r.after.accuracy));
+  const b = (r: RunOutcome) => r.after.breakdown;
+  return {
+    method,
+    label: METHOD_LABELS[method],
+    seeds: runs.map((r) => r.seed),
+    mean,
+    std,
+    gain: meanOf(runs.map((r) => r.after.accuracy - r.before.accuracy)) ?? Number.NaN,
+    before: meanOf(runs.map((r) => r.before.accuracy)) ?? Number.NaN,
+    n: runs[0]?.after.total ?? 0,
+    harmfulBefore: meanOf(runs.map((r) => r.before.workerCalls?.harmful)),
+    harmfulAfter: meanOf(runs.map((r) => r.after.workerCalls?.harmful)),
+    invalidAfter: meanOf(runs.map((r) => b(r).invalidCalls.rate ?? 0)) ?? 0,
+    stages: {
+      subQuestion: meanOf(runs.map((r) => b(r).subQuestion.rate)),
+      retrieval: meanOf(runs.map((r) => b(r).retrieval.rate)),
+      report: meanOf(runs.map((r) => b(r).report.rate)),
+      finalGivenReports: meanOf(runs.map((r) => b(r).finalGivenReports.rate)),
+    },
+    generatedTokens: meanOf(runs.map((r) => r.generatedTokens)) ?? 0,
+    replays: meanOf(runs.map((r) => r.replays)) ?? 0,
+    zeroGroupShare: meanOf(runs.map((r) => (r.groups > 0 ? r.zeroGroups / r.groups : 0))) ?? 0,
+    rlSeconds: meanOf(runs.map((r) => r.rlSeconds)) ?? 0,
+  };
+}
+
+const f2 = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : x.toFixed(2));
+const f3 = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : x.toFixed(3));
+const pct = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`);
+
+/** The markdown report: the comparison table, the per-stage table, and every run with its interval. */
+export function ablationMarkdown(summaries: readonly MethodSummary[], runs: readonly RunOutcome[], context: { command: string; machine: string; date: string }): string {
+  const out: string[] = [];
+  out.push('# SHARP ablation', '');
+  out.push(`Command: \`${context.command}\`  `, `Machine: ${context.machine}  `, `Date: ${context.date}`, '');
+  out.push('Held-out accuracy after RL: mean and sample std over seeds; each run is one sampled trajectory per held-out question (n per run below, with its 95% Wilson interval).', '');
+  out.push('| method | seeds | before RL | after RL (mean ± std) | gain | harmful calls before -> after | invalid calls | tokens generated / run | replays / run | all-zero groups | RL s / run |');
+  out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const s of summaries) {
+    out.push(
+      `| ${s.label} | ${s.seeds.length} | ${f3(s.before)} | ${f3(s.mean)} ± ${f3(s.std)} | ${s.gain >= 0 ? '+' : ''}${f3(s.gain)} | ${pct(s.harmfulBefore)} -> ${pct(s.harmfulAfter)} | ${pct(s.invalidAfter)} | ${Math.round(s.generatedTokens)} | ${Math.round(s.replays)} | ${pct(s.zeroGroupShare)} | ${Math.round(s.rlSeconds)} |`,
+    );
+  }
+  out.push('', '## Per-stage breakdown after RL (mean over seeds)', '');
+  out.push('| method | sub-question right | search retrieves support | report right | final right given right reports |');
+  out.push('| --- | --- | --- | --- | --- |');
+  for (const s of summaries) out.push(`| ${s.label} | ${f2(s.stages.subQuestion)} | ${f2(s.stages.retrieval)} | ${f2(s.stages.report)} | ${f2(s.stages.finalGivenReports)} |`);
+  out.push('', '## Runs', '');
+  out.push('| method | seed | before RL [95% CI] | after RL [95% CI] | n | steps |');
+  out.push('| --- | --- | --- | --- | --- | --- |');
+  const ci = (a: AccuracyResult) => `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}]`;
+  for (const r of runs) out.push(`| ${METHOD_LABELS[r.method]} | ${r.seed} | ${ci(r.before)} | ${ci(r.after)} | ${r.after.total} | ${r.steps} |`);
+  out.push('');
+  return out.join('\n');
+}
+
+/** Held-out accuracy against RL step: the mean over seeds per method, with a band of ± one std. */
+export function ablationPlotSpec(runs: readonly RunOutcome[]): vl.TopLevelSpec {
+  const values = runs.flatMap((r) => r.curve.map((p) => ({ step: p.step, accuracy: p.accuracy, method: METHOD_LABELS[r.method], seed: r.seed })));
+  const x = { field: 'step', type: 'quantitative' as const, title: 'RL step', axis: { tickMinStep: 1, format: 'd' } };
+  const color = { field: 'method', type: 'nominal' as const, title: null, legend: { orient: 'bottom' as const, columns: 2, labelLimit: 400 } };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: 'Held-out accuracy during RL (mean over seeds, band: ± 1 std)',
+    width: 560,
+    height: 300,
+    background: 'white',
+    data: { values },
+    layer: [
+      { mark: { type: 'errorband', extent: 'stdev', opacity: 0.2 }, encoding: { x, y: { field: 'accuracy', type: 'quantitative', title: 'held-out accuracy' }, color } },
+      { mark: { type: 'line', point: true }, encoding: { x, y: { aggregate: 'mean', field: 'accuracy', type: 'quantitative' }, color } },
+    ],
+  };
+}
