@@ -24,6 +24,7 @@ import { ensureModel, tokenizerCorpus } from '../src/recipes/model-init.ts';
 import { startBackend } from '../src/recipes/setup.ts';
 import { sftStage } from '../src/recipes/sft-stage.ts';
 import { Tokenizer } from '../src/tokenizer/tokenizer.ts';
+import { closeCalculateWorker } from '../src/tools/calculate.ts';
 import { closeCodeSandbox } from '../src/tools/code.ts';
 import { formatRate } from '../src/eval/breakdown.ts';
 import { writeFileAtomic } from '../src/fs/atomic.ts';
@@ -165,4 +166,5 @@ try {
   await main();
 } finally {
   await closeCodeSandbox();
+  await closeCalculateWorker();
 }

@@ -84,3 +84,42 @@ describe('loadConfig', () => {
     expect(() => parseSet('a..b=1')).toThrow(/empty key/);
   });
 });
+
+describe('loadConfig --set of a section and prototype keys', () => {
+  it('a mapping-valued --set merges into the section instead of resetting the rest of it', () => {
+    const f = tmpYaml('train:\n  lr: 0.001\n  steps: 3\n');
+    const c = loadConfig({ file: f, sets: ['train={steps: 9, sft: {lr: 0.5}}'] });
+    expect(c.train.steps).toBe(9);
+    expect(c.train.lr).toBe(0.001); // from the file, not the schema default
+    expect(c.train.sft.lr).toBe(0.5);
+    expect(c.train.sft.steps).toBe(loadConfig().train.sft.steps); // the rest of train.sft keeps its default
+  });
+
+  it('blames a bad value inside a mapping-valued --set on that --set, not on the YAML file', () => {
+    const f = tmpYaml('train:\n  steps: 3\n');
+    expect(errorOf(() => loadConfig({ file: f, sets: ['train={lr: abc}'] }))).toMatch(/^config: train\.lr: .* \(from --set train=\{lr: abc\}\)$/);
+    expect(errorOf(() => loadConfig({ file: f, sets: ['train={lrr: 1}'] }))).toBe('config: unknown key train.lrr (from --set train={lrr: 1})');
+    // A bad value that the file gave is still the file's.
+    const g = tmpYaml('train:\n  lr: abc\n');
+    expect(errorOf(() => loadConfig({ file: g, sets: ['train={steps: 2}'] }))).toMatch(new RegExp(`^config: train\\.lr: .* \\(in ${g.replace(/[/.]/g, '\\$&')}\\)$`));
+  });
+
+  it.each(['__proto__.x=1', 'constructor.prototype.x=1', 'train.__proto__.x=1', 'train={__proto__: {x: 1}}', 'train.prototype=1'])('refuses --set %s and leaves Object.prototype clean', (set) => {
+    const msg = errorOf(() => loadConfig({ sets: [set] }));
+    expect(msg).toMatch(/key '.*(__proto__|constructor|prototype)' is not allowed \(it would reach Object\.prototype\)$/);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('x');
+  });
+
+  it('refuses a prototype key in the YAML file', () => {
+    const f = tmpYaml('train:\n  __proto__:\n    x: 1\n');
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f}: key 'train.__proto__' is not allowed (it would reach Object.prototype)`);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('refuses a self-referencing YAML alias in --set and in a file instead of recursing forever', () => {
+    expect(errorOf(() => loadConfig({ sets: ['run=&a [*a]'] }))).toBe("config: --set run=&a [*a]: 'run.0' refers to itself (a YAML alias cycle)");
+    const f = tmpYaml('train: &t\n  sft: *t\n');
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f}: 'train.sft' refers to itself (a YAML alias cycle)`);
+  });
+});

@@ -22,11 +22,12 @@ export interface LoadOptions {
 /** Defaults <- YAML file <- --set overrides, validated by the schema and the cross-field rules. */
 export function loadConfig(opts: LoadOptions = {}): Config {
   const tree = opts.file ? readYamlFile(opts.file) : {};
+  // Key paths each --set gave a value to (every leaf of a mapping value), the last --set winning.
   const setPaths = new Map<string, string>();
   for (const assignment of opts.sets ?? []) {
     const { path, value } = parseSet(assignment);
     setAtPath(tree, path, value, assignment);
-    setPaths.set(path.join('.'), assignment);
+    for (const leaf of leafPaths(value, path)) setPaths.set(leaf, assignment);
   }
   const parsed = configSchema.safeParse(tree);
   if (!parsed.success) throw new ConfigError(describeIssue(parsed.error.issues[0], opts.file, setPaths));
@@ -49,6 +50,8 @@ export function readYamlFile(file: string): Tree {
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`config: ${file} must hold a mapping of sections at the top level`);
+  const bad = badKeyIn(doc, []);
+  if (bad) throw new ConfigError(`config: ${file}: ${bad}`);
   return doc as Tree;
 }
 
@@ -57,6 +60,8 @@ export function parseSet(assignment: string): { path: string[]; value: unknown }
   if (eq <= 0) throw new ConfigError(`config: --set expects key.path=value, got '${assignment}'`);
   const path = assignment.slice(0, eq).trim().split('.');
   if (path.some((p) => p === '')) throw new ConfigError(`config: --set has an empty key segment in '${assignment}'`);
+  const badKey = path.find((p) => PROTOTYPE_KEYS.has(p));
+  if (badKey) throw new ConfigError(`config: --set ${assignment}: key '${badKey}' is not allowed (it would reach Object.prototype)`);
   const raw = assignment.slice(eq + 1);
   let value: unknown;
   try {
@@ -64,20 +69,73 @@ export function parseSet(assignment: string): { path: string[]; value: unknown }
   } catch {
     value = raw;
   }
+  const badInValue = badKeyIn(value, path);
+  if (badInValue) throw new ConfigError(`config: --set ${assignment}: ${badInValue}`);
   return { path, value: value === null && raw.trim() === '' ? '' : value };
+}
+
+/**
+ * Keys that would write through to Object.prototype (or a constructor) when merged with `obj[key]`:
+ * refused in every user-given tree (YAML file, --set path, --set mapping value).
+ */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+function isMapping(v: unknown): v is Tree {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * What is wrong with a user-given tree, or undefined: the first prototype key anywhere in it, or a
+ * YAML alias that contains itself (`&a [*a]`), which would send every later walk round forever.
+ */
+function badKeyIn(value: unknown, at: string[], ancestors: Set<unknown> = new Set()): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (ancestors.has(value)) return `'${at.join('.') || '(root)'}' refers to itself (a YAML alias cycle)`;
+  ancestors.add(value);
+  try {
+    // Own keys only: YAML and JSON parsers create `__proto__` as an own property.
+    const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    for (const [key, v] of entries) {
+      if (!Array.isArray(value) && PROTOTYPE_KEYS.has(key)) return `key '${[...at, key].join('.')}' is not allowed (it would reach Object.prototype)`;
+      const bad = badKeyIn(v, [...at, key], ancestors);
+      if (bad) return bad;
+    }
+    return undefined;
+  } finally {
+    ancestors.delete(value);
+  }
+}
+
+/** Dotted paths of the leaves of `value` under `at` (a scalar or array is one leaf). */
+function leafPaths(value: unknown, at: string[]): string[] {
+  if (!isMapping(value) || Object.keys(value).length === 0) return [at.join('.')];
+  return Object.entries(value).flatMap(([k, v]) => leafPaths(v, [...at, k]));
+}
+
+/** `over` merged into `base` key by key (mappings recursively; scalars and arrays replace). */
+function mergeInto(base: Tree, over: Tree): void {
+  for (const [k, v] of Object.entries(over)) {
+    const cur = Object.hasOwn(base, k) ? base[k] : undefined;
+    if (isMapping(cur) && isMapping(v)) mergeInto(cur, v);
+    else base[k] = v;
+  }
 }
 
 function setAtPath(tree: Tree, path: string[], value: unknown, assignment: string): void {
   let node: Tree = tree;
   for (const [i, key] of path.slice(0, -1).entries()) {
-    const next = node[key];
+    const next = Object.hasOwn(node, key) ? node[key] : undefined;
     if (next === undefined) node[key] = {};
     else if (typeof next !== 'object' || next === null || Array.isArray(next)) {
       throw new ConfigError(`config: --set ${assignment}: ${path.slice(0, i + 1).join('.')} is not a section`);
     }
     node = node[key] as Tree;
   }
-  node[path[path.length - 1] as string] = value;
+  const last = path[path.length - 1] as string;
+  const cur = Object.hasOwn(node, last) ? node[last] : undefined;
+  // `--set train={steps: 5}` changes train.steps and keeps the rest of the section (file or defaults).
+  if (isMapping(cur) && isMapping(value)) mergeInto(cur, value);
+  else node[last] = value;
 }
 
 function describeIssue(issue: z.core.$ZodIssue | undefined, file: string | undefined, sets: Map<string, string>): string {
@@ -89,7 +147,21 @@ function describeIssue(issue: z.core.$ZodIssue | undefined, file: string | undef
     return `config: unknown key ${keys.join(', ')}${origin(from, file)}`;
   }
   const key = base.join('.') || '(root)';
-  return `config: ${key}: ${issue.message}${origin(sets.get(key), file)}`;
+  return `config: ${key}: ${issue.message}${origin(setOrigin(key, sets), file)}`;
+}
+
+/**
+ * The --set that gave `key` its value: one whose leaf is the key, lies above it (an array or a
+ * scalar where a section was expected) or below it (a section-level issue such as a cross-field
+ * refinement of a mapping value).
+ */
+function setOrigin(key: string, sets: Map<string, string>): string | undefined {
+  const exact = sets.get(key);
+  if (exact) return exact;
+  for (const [leaf, assignment] of [...sets].reverse()) {
+    if (key.startsWith(`${leaf}.`) || leaf.startsWith(`${key}.`)) return assignment;
+  }
+  return undefined;
 }
 
 function origin(set: string | undefined, file: string | undefined): string {

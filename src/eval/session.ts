@@ -48,12 +48,30 @@ export function limitEpisodes(eps: readonly Episode[], limit: number | undefined
   return eps.slice(0, n);
 }
 
+/**
+ * The first `limit` episodes (limitEpisodes) without reading the whole file: `limit` records; where
+ * ids repeat (MuSiQue), limit + 1, and while a run of equal ids may continue past what was read,
+ * twice as many. A 100 MB file with --limit 2 costs two or three records, not the file.
+ */
+export function readLimited(bench: Benchmark, file: string, limit: number | undefined): Episode[] {
+  if (!limit) return bench.read(file);
+  // Without repeated ids no run can continue past the limit: nothing to peek at.
+  if (!bench.repeatsIds) return bench.read(file, limit);
+  for (let max = limit + 1; ; max *= 2) {
+    const eps = bench.read(file, max);
+    const cut = limitEpisodes(eps, limit);
+    // Exhausted (fewer than asked) or cut before the end of what was read: the cut is final.
+    if (eps.length < max || cut.length < eps.length) return cut;
+  }
+}
+
 export function openEvalSession(o: EvalSessionOptions): EvalSession {
   const bench = getBenchmark(o.bench);
   const dataFile = o.data ? (isAbsolute(o.data) ? o.data : resolve(o.data)) : join(o.repoRoot, bench.sample);
   if (!existsSync(dataFile)) throw new BenchmarkFormatError(`${dataFile}: benchmark file not found (--data)`);
   if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 0)) throw new BenchmarkFormatError(`--limit: expected a non-negative integer, got ${o.limit}`);
-  const episodes = limitEpisodes(bench.read(dataFile), o.limit);
+  const episodes = readLimited(bench, dataFile, o.limit);
+  if (episodes.length === 0) throw new BenchmarkFormatError(`${dataFile}: no records (an empty benchmark file has nothing to score)`);
   const keys = episodeKeys(episodes);
   const log = PredictionLog.open(join(o.out, 'predictions.log.jsonl'));
   return {

@@ -32,7 +32,10 @@ export interface Benchmark {
   metric: string;
   /** Key of the headline number in `aggregate()`. */
   headline: string;
-  read(file: string): Episode[];
+  /** Episodes in file order; with `max`, at most the first `max` (fewer only when the file has no more), read no further. */
+  read(file: string, max?: number): Episode[];
+  /** Episodes may repeat an id back to back (MuSiQue full: answerable, then unanswerable); --limit never splits such a run. */
+  repeatsIds?: boolean;
   /** Scores of one prediction; the same functions as the official metric, per item. */
   score(pred: Prediction, ep: Episode): ItemScores;
   /** The official numbers over all episodes, as the official script prints them. */

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withAtomicFile, writeFileAtomic, writeJsonAtomic } from './atomic.ts';
@@ -34,5 +34,15 @@ describe('atomic writes', () => {
     ).rejects.toThrow('disk full');
     expect(await readFile(f, 'utf8')).toBe('old content');
     expect((await readdir(dir)).filter((n) => n.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('removes the temp file when the rename fails (target is a folder), sync and async', async () => {
+    const sub = join(dir, 'rename-fails');
+    await mkdir(join(sub, 'target'), { recursive: true });
+    await writeFile(join(sub, 'target', 'inside'), 'x'); // a non-empty folder: rename over it fails
+    expect(() => writeFileAtomic(join(sub, 'target'), 'data')).toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
+    await expect(writeJsonAtomic(join(sub, 'target'), { a: 1 })).rejects.toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
+    await expect(withAtomicFile(join(sub, 'target'), async (fh) => void (await fh.write('y')))).rejects.toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
+    expect(await readdir(sub)).toEqual(['target']);
   });
 });

@@ -18,23 +18,21 @@ export function tempPathFor(file: string): string {
 
 /**
  * Runs `write` on a fresh temp file beside `file`, fsyncs it, then renames it over `file`.
- * On any error the temp file is removed and the error rethrown; `file` is untouched.
+ * On any error (including the rename) the temp file is removed and the error rethrown; `file` is untouched.
  */
 export async function withAtomicFile(file: string, write: (fh: FileHandle) => Promise<void>): Promise<void> {
   const tmp = tempPathFor(file);
   const fh = await open(tmp, 'wx');
+  let closed = false;
   try {
     await write(fh);
     await fh.sync();
-  } catch (err) {
-    await fh.close().catch(() => undefined);
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  await fh.close();
-  try {
+    closed = true;
+    await fh.close();
     await rename(tmp, file);
   } catch (err) {
+    // Every failure path (write, sync, close, rename) removes the temp file: nothing is left behind.
+    if (!closed) await fh.close().catch(() => undefined);
     await rm(tmp, { force: true });
     throw err;
   }
@@ -49,16 +47,25 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   const tmp = tempPathFor(file);
   const fd = openSync(tmp, 'wx');
+  let closed = false;
   try {
     writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
     fsyncSync(fd);
-  } catch (err) {
+    closed = true;
     closeSync(fd);
+    renameSync(tmp, file);
+  } catch (err) {
+    // As in withAtomicFile: the temp file never outlives a failed write, close or rename.
+    if (!closed) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already failing; the original error is the one to report
+      }
+    }
     rmSync(tmp, { force: true });
     throw err;
   }
-  closeSync(fd);
-  renameSync(tmp, file);
 }
 
 /** Writes one JSON line per record atomically, creating the folder. */

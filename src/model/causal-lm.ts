@@ -11,6 +11,7 @@ import { CheckpointError } from './io/errors.ts';
 import { readHfConfig, writeHfConfig, type HfModelConfig } from './io/hf-config.ts';
 import { readWeights, writeWeights, type HostTensor, type WriteTensor } from './io/safetensors.ts';
 import { EMBED, LM_HEAD, isIgnorableTensor, storedShape, transposeMatrix, weightSpecs, type WeightSpec } from './weight-map.ts';
+import { assertFiniteTensors } from './io/guards.ts';
 
 /** Distinguishes the Variables of several models in one process (policy, reference): tfjs names are global. */
 let instanceCounter = 0;
@@ -70,6 +71,7 @@ export class CausalLM {
     const tensors = await readWeights(dir);
     const specs = weightSpecs(cfg);
     checkTensors(dir, cfg, specs, tensors);
+    assertFiniteTensors(dir, tensors);
     return new CausalLM(hf, (s) => {
       const t = tensors.get(s.name) as HostTensor;
       tensors.delete(s.name); // drop the host copy as soon as the Variable holds it

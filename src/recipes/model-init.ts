@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import type { Config } from '../config/schema.ts';
@@ -11,6 +12,7 @@ import type { Transcript } from '../rollout/transcripts.ts';
 import { CHATML_TEMPLATE, fitBpe, writeTokenizerFiles } from '../tokenizer/fit.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
+import { publishDir } from '../fs/publish-dir.ts';
 
 /**
  * The quickstart's model (issue 6 item 7): when model.init.enabled and model.path has no
@@ -48,7 +50,7 @@ export async function ensureModel(model: Config['model'], seed: number, corpus: 
   if ((i.hidden / i.heads) % 2 !== 0) throw new UserError(`model.init.hidden / heads (${i.hidden / i.heads}) must be even for RoPE`);
 
   const { tokenizerJson, corpusTokens } = fitBpe(corpus(), i.vocab);
-  const tmp = `${dir}.tmp-${process.pid}`;
+  const tmp = `${dir}.tmp-${process.pid}-${randomUUID()}`;
   await rm(tmp, { recursive: true, force: true });
   await mkdir(dirname(dir), { recursive: true });
   await writeTokenizerFiles(tmp, tokenizerJson, { maxLength: i.maxPositions });
@@ -70,7 +72,8 @@ export async function ensureModel(model: Config['model'], seed: number, corpus: 
   try {
     await lm.save(tmp);
     await writeGenerationConfig(tmp, { bos: tok.bosId, eos: tok.eosIds, pad: tok.padId });
-    await rename(tmp, dir);
+    // Another fresh run may have created the same model.path meanwhile: its complete model wins.
+    if ((await publishDir(tmp, dir, (d) => existsSync(join(d, 'config.json')) && existsSync(join(d, 'model.safetensors')))) === 'existing') return { dir, created: false };
     return { dir, created: true, parameters: lm.numParameters(), vocab: tok.vocabSize, corpusTokens };
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });

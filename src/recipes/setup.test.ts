@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +9,10 @@ import { configFrom, resumeDir } from './setup.ts';
 describe('resumeDir', () => {
   it('--resume without a value picks the newest run of this name; with a value, that folder', () => {
     const base = mkdtempSync(join(tmpdir(), 'sharp-resume-'));
-    for (const d of ['qs-20261130T010000Z', 'qs-20261130T020000Z', 'qs-other', 'qsx-20261130T030000Z', 'other-20261130T040000Z']) mkdirSync(join(base, d));
+    for (const d of ['qs-20261130T010000Z', 'qs-20261130T020000Z', 'qs-other', 'qsx-20261130T030000Z', 'other-20261130T040000Z']) {
+      mkdirSync(join(base, d));
+      writeFileSync(join(base, d, 'config.yaml'), '{}\n'); // what createRunDir writes first
+    }
     const cfg = configSchema.parse({ run: { name: 'qs', dir: base } });
     expect(resumeDir(true, cfg)).toBe(join(base, 'qs-20261130T020000Z'));
     expect(resumeDir(join(base, 'qs-20261130T010000Z'), cfg)).toBe(join(base, 'qs-20261130T010000Z'));
@@ -21,5 +24,19 @@ describe('resumeDir', () => {
     const cfg = configFrom({ set: ['train.steps=3', 'run.name=x'] });
     expect(cfg.train.steps).toBe(3);
     expect(cfg.run.name).toBe('x');
+  });
+
+  it('--resume refuses a folder that is not a run folder, and picks the highest same-second suffix', () => {
+    const base = mkdtempSync(join(tmpdir(), 'sharp-resume-'));
+    mkdirSync(join(base, 'not-a-run'));
+    const cfg = configSchema.parse({ run: { name: 'qs', dir: base } });
+    expect(() => resumeDir(join(base, 'not-a-run'), cfg)).toThrow(
+      new UserError(`--resume: ${join(base, 'not-a-run')} is not a run folder (no config.yaml; only folders made by a run can be resumed)`),
+    );
+    for (const d of ['qs-20261130T010000Z', 'qs-20261130T010000Z-2', 'qs-20261130T010000Z-10']) {
+      mkdirSync(join(base, d));
+      writeFileSync(join(base, d, 'config.yaml'), '{}\n');
+    }
+    expect(resumeDir(true, cfg)).toBe(join(base, 'qs-20261130T010000Z-10'));
   });
 });

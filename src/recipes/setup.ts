@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Level } from 'pino';
 import { probeCudaLibs } from '../backend/cuda-libs.ts';
@@ -8,8 +8,8 @@ import { enableNativeKernels } from '../backend/native/index.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
-import { createRunDir } from '../run/run-dir.ts';
 import { createLogger, type RunLogger } from '../run/logger.ts';
+import { assertRunDir, createRunDir, latestRunDir } from '../run/run-dir.ts';
 
 /**
  * What every training command (`sharp train`, `sharp sft`, `sharp dpo`) does before its stages:
@@ -56,20 +56,10 @@ export function openLog(runDir: string, level: Config['run']['logLevel']): RunLo
  * `<run.dir>/<run.name>-<stamp>` folder (stamps sort by time).
  */
 export function resumeDir(resume: unknown, cfg: Config): string {
-  if (typeof resume === 'string' && resume !== '') {
-    if (!existsSync(resume)) throw new UserError(`--resume: run folder not found: ${resume}`);
-    return resume;
-  }
-  const prefix = `${cfg.run.name}-`;
-  const runs = existsSync(cfg.run.dir)
-    ? readdirSync(cfg.run.dir, { withFileTypes: true })
-        .filter((d) => d.isDirectory() && d.name.startsWith(prefix) && /^\d{8}T\d{6}Z$/.test(d.name.slice(prefix.length)))
-        .map((d) => d.name)
-        .sort()
-    : [];
-  const last = runs.at(-1);
+  if (typeof resume === 'string' && resume !== '') return assertRunDir(resume);
+  const last = latestRunDir(cfg.run.dir, cfg.run.name);
   if (!last) throw new UserError(`--resume: no run named '${cfg.run.name}' in ${cfg.run.dir}/`);
-  return join(cfg.run.dir, last);
+  return assertRunDir(last);
 }
 
 /**

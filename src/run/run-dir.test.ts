@@ -22,3 +22,16 @@ describe('createRunDir', () => {
     expect(runStamp(new Date('2026-11-30T00:00:00.000Z'))).toBe('20261130T000000Z');
   });
 });
+
+describe('createRunDir uniqueness', () => {
+  it('two runs of one name in the same second get two folders (exclusive create, -2 suffix)', () => {
+    const base = mkdtempSync(join(tmpdir(), 'sharp-run-'));
+    const cfg = loadConfig({ sets: [`run.dir=${base}`, 'run.name=demo'] });
+    const at = new Date('2026-01-02T03:04:05.100Z');
+    const a = createRunDir(cfg, at);
+    const b = createRunDir(cfg, new Date('2026-01-02T03:04:05.900Z'));
+    const c = createRunDir(cfg, at);
+    expect([a, b, c]).toEqual([join(base, 'demo-20260102T030405Z'), join(base, 'demo-20260102T030405Z-2'), join(base, 'demo-20260102T030405Z-3')]);
+    for (const d of [a, b, c]) expect(existsSync(join(d, 'config.yaml'))).toBe(true);
+  });
+});

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { Template } from '@huggingface/jinja';
+import { renderChatTemplate } from './render-template.ts';
 import { CheckpointError } from '../model/io/errors.ts';
 import { readGenerationConfig } from '../model/io/hf-config.ts';
 
@@ -221,7 +222,7 @@ export class Tokenizer {
    */
   applyChatTemplate(messages: readonly ChatTurn[], opts: ChatTemplateOptions): string {
     if (!this.template) return plainChat(messages, opts.addGenerationPrompt);
-    return this.template.render({
+    return renderChatTemplate(this.template, {
       ...this.specialStrings,
       ...this.chatVariables,
       ...opts.extra,

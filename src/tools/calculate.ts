@@ -1,5 +1,7 @@
 import { create, all, type MathJsInstance } from 'mathjs';
 import type { Tool, ToolOutcome } from './types.ts';
+import type { CalculateRequest } from './calculate-worker.ts';
+import { WorkerHost } from './worker-host.ts';
 
 /**
  * `calculate` tool (DESIGN.md section 4, issue 4 item 4): mathjs in a locked scope. Following the
@@ -131,7 +133,10 @@ function formatResult(math: MathJsInstance, value: unknown): string {
   return math.format(value, { precision: PRECISION, lowerExp: -9, upperExp: 15 });
 }
 
-/** Evaluates one expression in a fresh scope; returns the formatted value or throws. */
+/**
+ * Evaluates one expression in a fresh scope on the calling thread; returns the formatted value or
+ * throws. No time or memory limit here: untrusted text goes through `createCalculate`.
+ */
 export function calculate(expression: string): string {
   shared ??= lockedMath();
   const { math, evaluate } = shared;
@@ -141,19 +146,49 @@ export function calculate(expression: string): string {
   return formatResult(math, last);
 }
 
-/** The `calculate` tool: the expression's value, or a one-line error for the agent. */
-export function createCalculate(): Tool {
+/**
+ * Hard wall-clock limit of one evaluation in the worker. Ordinary expressions take well under a
+ * millisecond; the size guards above cannot foresee every builder (`kron`, `setPowerset`, `map`
+ * returning matrices), so the deadline and the heap limit are what bound them.
+ */
+export const CALCULATE_TIMEOUT_MS = 2000;
+/** V8 heap of the calculate worker: mathjs itself needs ~40 MB; anything bigger is a runaway expression. */
+const WORKER_HEAP_MB = 256;
+
+let host: WorkerHost<Omit<CalculateRequest, 'id'>> | undefined;
+
+function sharedHost(): WorkerHost<Omit<CalculateRequest, 'id'>> {
+  host ??= new WorkerHost({
+    entry: new URL('./calculate-worker.ts', import.meta.url),
+    errorPrefix: 'calculate error',
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 8 },
+  });
+  return host;
+}
+
+/**
+ * The `calculate` tool: the expression's value, or a one-line error for the agent. Evaluation runs
+ * in one shared worker thread (calculate-worker.ts) with a deadline and a heap limit, so no
+ * expression can hang or abort the process; the worker stays warm between calls.
+ */
+export function createCalculate(opts: { timeoutMs?: number } = {}): Tool {
+  const timeoutMs = opts.timeoutMs ?? CALCULATE_TIMEOUT_MS;
   return async (args: string): Promise<ToolOutcome> => {
     const expression = args.trim();
     if (expression.length === 0) return { ok: false, output: 'calculate error: empty expression' };
     if (expression.length > MAX_EXPRESSION_CHARS) {
       return { ok: false, output: `calculate error: expression longer than ${MAX_EXPRESSION_CHARS} characters` };
     }
-    try {
-      return { ok: true, output: calculate(expression) };
-    } catch (e) {
-      const msg = e instanceof Error ? e.message : String(e);
-      return { ok: false, output: `calculate error: ${msg.split('\n')[0]}` };
-    }
+    return sharedHost().run({ expression }, timeoutMs, `calculate error: timeout: evaluation ran longer than ${timeoutMs} ms`);
   };
+}
+
+/** Workers started by this process so far (for tests of the kill-and-restart path). */
+export function calculateWorkersStarted(): number {
+  return host?.started ?? 0;
+}
+
+/** Terminates the calculate worker, if any (call at shutdown or in a test's afterAll). */
+export async function closeCalculateWorker(): Promise<void> {
+  await host?.close();
 }

@@ -18,6 +18,7 @@ const port = parentPort;
 if (!port) throw new Error('code-worker: must run in a worker thread');
 const qjs = await getQuickJS();
 port.on('message', (req: CodeRequest) => {
-  port.postMessage({ id: req.id, outcome: runInQuickJS(qjs, req.code, req.opts) });
+  const { recycle, ...outcome } = runInQuickJS(qjs, req.code, req.opts);
+  port.postMessage({ id: req.id, outcome, recycle });
 });
 port.postMessage({ ready: true });

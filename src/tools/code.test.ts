@@ -89,6 +89,28 @@ describe('code tool (worker-hosted QuickJS)', () => {
     expect(sandboxWorkersStarted()).toBe(before);
   });
 
+  it('a synchronous loop stopped by the deadline frees its runtime and keeps the worker', async () => {
+    const before = sandboxWorkersStarted();
+    expect(await code('let i = 0; while (true) { i++; }')).toEqual({ ok: false, output: 'code error: timeout: program ran longer than 1000 ms' });
+    expect(await code('6 * 7')).toEqual({ ok: true, output: '42' });
+    expect(sandboxWorkersStarted()).toBe(before);
+  });
+
+  it('reports an async loop stopped at the deadline as a timeout, not success', async () => {
+    const r = await code('(async () => { for (;;) await 0; })(); 1');
+    expect(r).toEqual({ ok: false, output: 'code error: timeout: program ran longer than 1000 ms' });
+    expect(await code('6 * 7')).toEqual({ ok: true, output: '42' });
+  });
+
+  it.each([
+    'let p = Promise.resolve(); const f = () => p.then(f); f(); 2',
+    'const f = () => Promise.resolve().then(() => f()); f()',
+  ])('a recursive .then (%s) is a timeout, never a raw WASM abort, and the sandbox stays healthy', async (program) => {
+    const r = await code(program);
+    expect(r).toEqual({ ok: false, output: 'code error: timeout: program ran longer than 1000 ms' });
+    expect(await code('[1, 2, 3].map((x) => x * 2)')).toEqual({ ok: true, output: '[2,4,6]' });
+  });
+
   it('rejects bad limits where the tool is made', () => {
     expect(() => createCode({ ...opts, timeoutMs: 0 })).toThrow('code: timeoutMs must be a positive integer, got 0');
   });

@@ -92,19 +92,40 @@ function describeError(ctx: QuickJSContext, handle: QuickJSHandle, opts: CodeOpt
 }
 
 /**
+ * An outcome plus `recycle`: the runtime could not be freed safely (the deadline stopped the program,
+ * or promise jobs were still queued; freeing such a runtime can trip QuickJS's GC assertion and abort
+ * the whole WASM module), so it was left allocated and the worker holding it must be replaced.
+ */
+export type SandboxOutcome = ToolOutcome & { recycle?: boolean };
+
+/**
  * Runs one program in a fresh runtime + context of `qjs` and disposes both. Synchronous: the
  * interrupt handler is the only time limit here (the host in code.ts adds a hard one). Never throws
- * for bad programs.
+ * for bad programs. A program the deadline interrupted is a timeout whatever it returned: an async
+ * loop stopped mid-way rejects its own promise quietly and would otherwise look like success.
  */
-export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOptions): ToolOutcome {
+export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOptions): SandboxOutcome {
   if (code.trim().length === 0) return { ok: false, output: 'code error: empty program' };
   if (code.length > MAX_CODE_CHARS) return { ok: false, output: `code error: program longer than ${MAX_CODE_CHARS} characters` };
   const runtime = qjs.newRuntime();
   const out = new OutputBuffer(opts.maxOutputChars);
+  let interrupted = false;
+  // Whether the deadline hit while promise jobs were running (see below).
+  const phase = { jobs: false, interruptedInJobs: false };
+  let abandon = false;
+  const pastDeadline = shouldInterruptAfterDeadline(Date.now() + opts.timeoutMs);
+  const timeout = (): SandboxOutcome => ({ ok: false, output: withOutput(out, `code error: timeout: program ran longer than ${opts.timeoutMs} ms`) });
   try {
     runtime.setMemoryLimit(opts.memoryBytes);
     runtime.setMaxStackSize(MAX_STACK_BYTES);
-    runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + opts.timeoutMs));
+    runtime.setInterruptHandler((rt) => {
+      const stop = pastDeadline(rt);
+      if (stop) {
+        interrupted = true;
+        if (phase.jobs) phase.interruptedInJobs = true;
+      }
+      return stop;
+    });
     const ctx = runtime.newContext();
     try {
       const emit = ctx.newFunction('__emit', (line) => {
@@ -120,23 +141,42 @@ export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOpt
       }
       const fmt = prelude.value;
       try {
-        return runProgram(ctx, runtime, code, fmt, out, opts);
+        const outcome = runProgram(ctx, runtime, code, fmt, out, opts, () => interrupted, phase);
+        // A promise job stopped by the deadline (a recursive `.then`) leaks its objects, and freeing
+        // such a runtime aborts the module; so does one with jobs still queued. Either runtime is
+        // abandoned with its worker. A synchronous loop stopped in evalCode frees normally.
+        if (phase.interruptedInJobs || runtime.hasPendingJob()) {
+          abandon = true;
+          return { ...(interrupted ? timeout() : outcome), recycle: true };
+        }
+        return interrupted ? timeout() : outcome;
       } finally {
-        fmt.dispose();
+        if (!abandon) fmt.dispose();
       }
     } finally {
-      ctx.dispose();
+      if (!abandon) ctx.dispose();
     }
   } catch (e) {
-    // Host-side failures (e.g. the WASM module itself out of memory) still answer the agent.
-    return { ok: false, output: `code error: sandbox failure: ${(e as Error).message}` };
+    // Host-side failures (e.g. the WASM module itself out of memory) still answer the agent; the
+    // module may be in a bad state, so its worker is replaced.
+    abandon = true;
+    return { ok: false, output: `code error: sandbox failure: ${(e as Error).message.split('\n')[0]}`, recycle: true };
   } finally {
-    runtime.dispose();
+    if (!abandon) runtime.dispose();
   }
 }
 
 /** Evaluates the program, flushes promise jobs and shows the last value; disposes what it creates. */
-function runProgram(ctx: QuickJSContext, runtime: QuickJSRuntime, code: string, fmt: QuickJSHandle, out: OutputBuffer, opts: CodeOptions): ToolOutcome {
+function runProgram(
+  ctx: QuickJSContext,
+  runtime: QuickJSRuntime,
+  code: string,
+  fmt: QuickJSHandle,
+  out: OutputBuffer,
+  opts: CodeOptions,
+  interrupted: () => boolean,
+  phase: { jobs: boolean },
+): ToolOutcome {
   const result = ctx.evalCode(code, 'program.js', { type: 'global' });
   if (result.error) {
     const msg = describeError(ctx, result.error, opts);
@@ -145,7 +185,9 @@ function runProgram(ctx: QuickJSContext, runtime: QuickJSRuntime, code: string, 
   }
   try {
     // Run queued promise jobs (`.then` callbacks) so their console output is captured too.
+    phase.jobs = true;
     const jobs = runtime.executePendingJobs();
+    phase.jobs = false;
     if (jobs.error) {
       const msg = describeError(ctx, jobs.error, opts);
       jobs.error.dispose();
@@ -154,7 +196,8 @@ function runProgram(ctx: QuickJSContext, runtime: QuickJSRuntime, code: string, 
     jobs.dispose();
     const value = settle(ctx, result.value, fmt, opts);
     if (value.error !== undefined) return { ok: false, output: withOutput(out, `code error: ${value.error}`) };
-    if (value.text !== undefined) out.push(value.text);
+    // A stopped program has no final value: only its console output goes with the timeout.
+    if (value.text !== undefined && !interrupted()) out.push(value.text);
     const text = out.toString();
     return { ok: true, output: text.length > 0 ? text : '(no output)' };
   } finally {

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { NonFiniteGradientError } from './diverged.ts';
 
 /**
  * Global-norm gradient clipping, as torch.nn.utils.clip_grad_norm_ (Pascanu et al. 2013,
@@ -19,7 +20,7 @@ export function clipByGlobalNorm(grads: tf.NamedTensorMap, maxNorm: number): { g
   const normT = globalNorm(grads);
   const norm = normT.dataSync()[0] as number;
   normT.dispose();
-  if (!Number.isFinite(norm)) throw new Error(`clipByGlobalNorm: gradient norm is ${norm} (NaN or Inf in the gradients)`);
+  if (!Number.isFinite(norm)) throw new NonFiniteGradientError(norm);
   const scale = maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6) : 1;
   const out: tf.NamedTensorMap = {};
   tf.tidy(() => {

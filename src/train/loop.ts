@@ -14,6 +14,7 @@ import { buildRlBatch, rewardMetrics, updateMetrics, type GroupResult } from './
 import { learningRateAt } from './schedule.ts';
 import { pairSequences, type ChatEncoder } from './sequences.ts';
 import { grpoUpdate } from './update.ts';
+import { assertFiniteWeights, atStep } from './diverged.ts';
 
 /**
  * The GRPO training loop (issue 6 item 4): it only sequences the stages (STYLE.md: no god trainer):
@@ -133,6 +134,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
   const save = async (): Promise<void> => {
     state.rng = rng.state();
     state.configHash = hash;
+    assertFiniteWeights(state.step, 'train: RL', model.trainableVariables());
     await saveCheckpoint(o.runDir, { model, optimizer, state, keep: cfg.keepCheckpoints, copyFiles: o.checkpointFiles });
     tb?.flush();
   };
@@ -150,11 +152,11 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
       const lr = learningRateAt(state.step, { kind: cfg.schedule, peak: cfg.lr, warmupSteps: cfg.warmupSteps, totalSteps: cfg.steps, minLrRatio: cfg.minLrRatio });
       const record: MetricRecord = { ...rewardMetrics(collected.groups, batch.advantages), ...(collected.metrics ?? {}), 'train/lr': lr, 'batch/dropped': batch.dropped };
       if (batch.sequences.length > 0) {
-        const stats = grpoUpdate(
+        const stats = atStep(state.step + 1, 'train: RL', () => grpoUpdate(
           { model, optimizer, accumulator, ref, lr, padId: o.padId, dpo: pairs.length > 0 ? { pairs, weight: cfg.dpoWeight, beta: cfg.dpoBeta } : undefined },
           batch.sequences,
           cfg,
-        );
+        ));
         Object.assign(record, updateMetrics(stats));
       }
       const t2 = performance.now();

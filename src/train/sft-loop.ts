@@ -9,6 +9,7 @@ import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from './phase-chec
 import { learningRateAt, type ScheduleKind } from './schedule.ts';
 import { capLength, transcriptSequences, type ChatEncoder, type SftSequence } from './sequences.ts';
 import { sftUpdate } from './sft.ts';
+import { atStep } from './diverged.ts';
 
 /**
  * The SFT phase (`sharp sft`, the quickstart's warm start; issue 6 item 5): transcripts -> one
@@ -72,7 +73,7 @@ export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
       const pick = order.take(Math.min(o.batch, seqs.length)).map((i) => seqs[i] as SftSequence);
       const lr = learningRateAt(step, { kind: o.schedule ?? 'constant', peak: o.lr, warmupSteps: o.warmupSteps ?? 0, totalSteps: o.steps });
       const t0 = performance.now();
-      const s = sftUpdate({ model: o.model, optimizer, accumulator, lr, padId: o.padId }, pick, { microBatch: o.microBatch, gradClip: o.gradClip });
+      const s = atStep(step + 1, 'sft', () => sftUpdate({ model: o.model, optimizer, accumulator, lr, padId: o.padId }, pick, { microBatch: o.microBatch, gradClip: o.gradClip }));
       const secs = (performance.now() - t0) / 1000;
       if (step === 0) firstLoss = s.loss;
       lastLoss = s.loss;

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ablate, checkAblationConfig } from '../../recipes/ablate.ts';
 import { configFrom, openLog, startBackend, stopOnSigint } from '../../recipes/setup.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
 /**
@@ -25,6 +26,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   } finally {
     release();
     await closeCodeSandbox();
+    await closeCalculateWorker();
     await close();
   }
 }

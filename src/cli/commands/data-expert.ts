@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { prepareOutFile } from '../../fs/out-dir.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { Episode } from '../../data/episode.ts';
 import { readMusique } from '../../data/readers/musique.ts';
@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../../fs/atomic.ts';
 import { rollout } from '../../rollout/engine.ts';
 import { expertPolicy } from '../../rollout/scripted/expert.ts';
 import { toTranscripts } from '../../rollout/transcripts.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
 
@@ -44,7 +45,7 @@ function readEpisodes(file: string): Episode[] {
 
 export async function run(opts: Record<string, unknown>): Promise<void> {
   const input = stringOption(opts, 'in', '--in');
-  const out = resolve(stringOption(opts, 'out', '--out'));
+  const out = prepareOutFile(stringOption(opts, 'out', '--out'), 'data expert: --out');
   const cfg = loadConfig({ file: typeof opts.config === 'string' ? opts.config : undefined, sets: Array.isArray(opts.set) ? (opts.set as string[]) : [] }).rollout;
   const episodes = readEpisodes(input);
   const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
@@ -64,6 +65,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     }
   } finally {
     await closeCodeSandbox();
+    await closeCalculateWorker();
   }
   writeFileAtomic(out, lines.length > 0 ? `${lines.join('\n')}\n` : '');
   process.stdout.write(`data expert: solved ${solved}/${episodes.length} episodes; wrote ${lines.length} transcripts to ${out}\n`);

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { prepareOutFile } from '../../fs/out-dir.ts';
 import { UserError } from '../errors.ts';
 import { generateSynth } from '../../data/synth/generate.ts';
 import { writeJsonlAtomic } from '../../fs/atomic.ts';
@@ -26,6 +26,7 @@ function intOption(opts: Record<string, unknown>, key: string, flag: string, fal
 export async function run(opts: Record<string, unknown>): Promise<void> {
   const out = opts.out;
   if (typeof out !== 'string' || out.length === 0) throw new UserError('data synth: --out <file> is required');
+  const path = prepareOutFile(out, 'data synth: --out');
   const seed = intOption(opts, 'seed', '--seed', 1);
   const n = intOption(opts, 'n', '--n');
   const minHops = intOption(opts, 'minHops', '--min-hops', 2);
@@ -43,7 +44,6 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     // The generator's own errors (e.g. more records than distinct questions) are about the flags.
     throw new UserError(`data synth: ${(e as Error).message.replace(/^synth: /, '')}`);
   }
-  const path = resolve(out);
   writeJsonlAtomic(path, records);
   const shapes = new Map<string, number>();
   for (const r of records) {

@@ -1,4 +1,6 @@
 import { basename, join, resolve } from 'node:path';
+import { checkpointHash } from '../../eval/run/checkpoint-hash.ts';
+import { mkdirOut } from '../../fs/out-dir.ts';
 import { initBackend, type BackendName } from '../../backend/select.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
@@ -18,6 +20,7 @@ import { Rng } from '../../random/rng.ts';
 import type { AgentsMode } from '../../rollout/engine.ts';
 import type { Policy } from '../../rollout/policy.ts';
 import { expertPolicy } from '../../rollout/scripted/expert.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
 
@@ -61,6 +64,14 @@ function limitOf(opts: Record<string, unknown>, cfg: Config): number {
   return n;
 }
 
+function checkpointHashOf(dir: string): string {
+  try {
+    return checkpointHash(dir);
+  } catch (err) {
+    throw new UserError(`--model ${dir}: cannot read the checkpoint (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+  }
+}
+
 function openSession(bench: string, data: string, limit: number, out: string): EvalSession {
   try {
     return openEvalSession({ bench, data, limit, out, repoRoot });
@@ -85,13 +96,19 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   if (policyName !== 'lm' && policyName !== 'expert') throw new UserError(`--policy must be lm or expert (got '${policyName}')`);
   const model = policyName === 'lm' ? resolveModelDir(str(opts, 'model'), cfg, repoRoot) : { dir: 'scripted-expert' };
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
-  const out = resolve(str(opts, 'out') || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`));
+  const out = mkdirOut(str(opts, 'out') || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), '--out');
   const session = openSession(bench, data, limit, out);
   const r = cfg.rollout;
-  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
+  // The weights' content, not only their path: a checkpoint replaced in place must not resume.
+  const modelHash = policyName === 'lm' ? checkpointHashOf(model.dir) : 'scripted-expert';
+  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, modelHash, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
   checkSetup(out, setup);
 
   const pending = session.pending();
+  if (policyName === 'expert') {
+    const bad = pending.find(({ episode }) => !episode.decomposition || episode.decomposition.length === 0);
+    if (bad) throw new UserError(`eval --policy expert: episode ${bad.episode.id} of ${bench} has no gold decomposition (the scripted expert follows one; use --policy lm)`);
+  }
   const credit = opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')) } : undefined;
   if (credit && cfg.credit.method === 'none') throw new UserError('--credit needs credit.method loo or shapley (it is none)');
   // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.
@@ -115,6 +132,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
       progress.stop();
       dispose();
       await closeCodeSandbox();
+      await closeCalculateWorker();
     }
   }
 

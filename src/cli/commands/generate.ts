@@ -4,10 +4,9 @@ import { initBackend, type BackendName } from '../../backend/select.ts';
 import { generate } from '../../generation/generate.ts';
 import { renderPromptIds } from '../../generation/lm-policy.ts';
 import { checkSampling } from '../../generation/sampling.ts';
-import { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';
-import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
+import { loadModel } from '../../eval/run/model.ts';
 
 /**
  * `sharp generate`: prints the continuation of --prompt by the checkpoint in --model (issue 3
@@ -42,8 +41,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw new UserError(`--max-new-tokens must be a positive integer (got ${maxNewTokens})`);
 
   await initBackend((opts.backend as BackendName | undefined) ?? 'auto');
-  const tok = await Tokenizer.load(dir);
-  const model = await CausalLM.load(dir);
+  const { model, tokenizer: tok } = await loadModel(dir);
   try {
     const promptIds = opts.chat ? renderPromptIds(tok, [{ role: 'user', content: opts.prompt }]) : tok.encode(opts.prompt);
     if (promptIds.length === 0) throw new UserError('--prompt encodes to no tokens');

@@ -1,4 +1,4 @@
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { initBackend } from '../../backend/select.ts';
@@ -7,6 +7,7 @@ import { hfConfigFor, MODEL_FAMILIES, type ModelFamily } from '../../model/confi
 import { writeGenerationConfig } from '../../model/io/hf-config.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
+import { mkdirOut } from '../../fs/out-dir.ts';
 
 /**
  * `sharp init-model`: writes a random-init model as a complete Hugging Face folder (config.json,
@@ -36,7 +37,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   const arch = String(opts.arch ?? 'llama');
   if (!(MODEL_FAMILIES as readonly string[]).includes(arch)) throw new UserError(`--arch must be one of ${MODEL_FAMILIES.join(', ')} (got '${arch}')`);
   if (typeof opts.out !== 'string' || opts.out === '') throw new UserError('--out DIR is required');
-  const out = resolve(opts.out);
+  const out = mkdirOut(opts.out, 'init-model: --out');
   const layers = posInt(opts, 'layers', '--layers');
   const hidden = posInt(opts, 'hidden', '--hidden');
   const heads = posInt(opts, 'heads', '--heads');
@@ -72,7 +73,6 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   });
   const model = CausalLM.random(cfg, seed);
   try {
-    await mkdir(out, { recursive: true });
     await model.save(out);
     if (tok && tokDir) {
       for (const f of TOKENIZER_FILES) if (existsSync(join(tokDir, f))) await copyFile(join(tokDir, f), join(out, f));

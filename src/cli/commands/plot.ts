@@ -6,6 +6,7 @@
  *   --out <dir>              where the PNGs go (default <runDir>/plots) -> opts.out
  */
 import { existsSync, statSync } from 'node:fs';
+import { mkdirOut } from '../../fs/out-dir.ts';
 import { UserError } from '../errors.ts';
 import { plotRun } from '../../train/plot.ts';
 
@@ -20,6 +21,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UserError(`sharp plot: ${runDir} is not a folder`);
   const out = opts.out;
   if (out !== undefined && typeof out !== 'string') throw new UserError('sharp plot: --out needs a folder path');
+  if (out !== undefined) mkdirOut(out, 'sharp plot: --out');
   let results;
   try {
     results = await plotRun(runDir, out);

@@ -17,8 +17,10 @@ import type { Policy } from '../../rollout/policy.ts';
 import { expertPolicy } from '../../rollout/scripted/expert.ts';
 import { garbagePolicy } from '../../rollout/scripted/garbage.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
+import { prepareOutFile } from '../../fs/out-dir.ts';
 
 /**
  * `sharp rollout --config X --n N --out FILE` (issue 4 item 7): runs the agents on N episodes of the
@@ -65,6 +67,7 @@ async function lmPolicy(cfg: Config, backend: BackendName): Promise<{ policy: Po
 export async function run(opts: Record<string, unknown>): Promise<void> {
   const out = opts.out;
   if (typeof out !== 'string' || out === '') throw new UserError('rollout: --out <file> is required');
+  const file = prepareOutFile(out, 'rollout: --out');
   const n = typeof opts.n === 'string' ? Number(opts.n) : (opts.n ?? 8);
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${String(opts.n)}'`);
   const policyName = (opts.policy ?? 'lm') as string;
@@ -89,7 +92,6 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   try {
     const { trajectories, stats } = await rollout(policy, episodes, { cfg: cfg.rollout });
     const seconds = (performance.now() - t0) / 1000;
-    const file = resolve(out);
     writeTrajectories(file, trajectories);
     const byId = new Map(episodes.map((e) => [e.id, e]));
     const correct = trajectories.filter((t) => t.finalAnswer !== null && maxOverGroundTruths(exactMatch, t.finalAnswer, byId.get(t.episodeId)?.answers ?? []) === 1).length;
@@ -101,5 +103,6 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   } finally {
     dispose();
     await closeCodeSandbox();
+    await closeCalculateWorker();
   }
 }

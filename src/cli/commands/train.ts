@@ -1,5 +1,6 @@
 import { trainPipeline } from '../../recipes/train-pipeline.ts';
 import { openLog, resumableConfig, runDirFor, startBackend, stopOnSigint } from '../../recipes/setup.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
 /**
@@ -30,6 +31,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   } finally {
     release();
     await closeCodeSandbox();
+    await closeCalculateWorker();
     await close();
   }
 }

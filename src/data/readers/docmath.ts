@@ -25,8 +25,8 @@ function goldText(v: number | boolean): string {
   return String(v);
 }
 
-export function readDocMath(file: string): Episode[] {
-  return readRecords(file, docmathSchema).map(({ line, record: r }) => {
+export function readDocMath(file: string, max?: number): Episode[] {
+  return readRecords(file, docmathSchema, max).map(({ line, record: r }) => {
     const evidence = new Set([...(r.table_evidence ?? []), ...(r.paragraph_evidence ?? [])]);
     for (const e of evidence) if (e < 0 || e >= r.paragraphs.length) throw new BenchmarkFormatError(`${file}:${line}: table_evidence/paragraph_evidence: index ${e} outside paragraphs[0..${r.paragraphs.length - 1}]`);
     const meta: Record<string, string | number | boolean | string[]> = {};

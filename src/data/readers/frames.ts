@@ -54,8 +54,8 @@ const framesJsonSchema = z.object({
   reasoning_types: z.union([z.string(), z.array(z.string())]).optional(),
 });
 
-export function readFramesJsonl(file: string): Episode[] {
-  return readRecords(file, framesJsonSchema).map(({ record: r }) => {
+export function readFramesJsonl(file: string, max?: number): Episode[] {
+  return readRecords(file, framesJsonSchema, max).map(({ record: r }) => {
     const meta: Record<string, string | number | boolean | string[]> = {};
     if (r.reasoning_types !== undefined) meta.reasoningTypes = Array.isArray(r.reasoning_types) ? r.reasoning_types : splitReasoningTypes(r.reasoning_types);
     return { id: r.id, question: r.question, answers: [r.answer], paragraphs: [], meta };
@@ -63,6 +63,7 @@ export function readFramesJsonl(file: string): Episode[] {
 }
 
 /** test.tsv (by extension .tsv) or JSONL / JSON. */
-export function readFrames(file: string): Episode[] {
-  return file.toLowerCase().endsWith('.tsv') ? readFramesTsv(file) : readFramesJsonl(file);
+export function readFrames(file: string, max?: number): Episode[] {
+  // The TSV test set is 824 rows (~1 MB): read whole.
+  return file.toLowerCase().endsWith('.tsv') ? readFramesTsv(file).slice(0, max) : readFramesJsonl(file, max);
 }

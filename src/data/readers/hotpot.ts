@@ -76,12 +76,12 @@ export function twoWikiToEpisode(r: TwoWikiRecord): Episode {
   return toEpisode(r, extra);
 }
 
-export function readHotpot(file: string): Episode[] {
-  return readRecords(file, hotpotRecordSchema).map((r) => hotpotToEpisode(r.record));
+export function readHotpot(file: string, max?: number): Episode[] {
+  return readRecords(file, hotpotRecordSchema, max).map((r) => hotpotToEpisode(r.record));
 }
 
-export function readTwoWiki(file: string): Episode[] {
-  return readRecords(file, twoWikiRecordSchema).map((r) => twoWikiToEpisode(r.record));
+export function readTwoWiki(file: string, max?: number): Episode[] {
+  return readRecords(file, twoWikiRecordSchema, max).map((r) => twoWikiToEpisode(r.record));
 }
 
 function metaJson(ep: Episode, key: string): unknown {

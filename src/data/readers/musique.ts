@@ -76,11 +76,11 @@ export function musiqueToEpisode(r: MusiqueRecord): Episode {
 }
 
 /** Raw records in file order, validated. */
-export function readMusiqueRecords(file: string): Array<{ line: number; record: MusiqueRecord }> {
-  return readRecords(file, musiqueRecordSchema);
+export function readMusiqueRecords(file: string, max?: number): Array<{ line: number; record: MusiqueRecord }> {
+  return readRecords(file, musiqueRecordSchema, max);
 }
 
 /** Episodes of a MuSiQue ans or full file, in file order. */
-export function readMusique(file: string): Episode[] {
-  return readMusiqueRecords(file).map((r) => musiqueToEpisode(r.record));
+export function readMusique(file: string, max?: number): Episode[] {
+  return readMusiqueRecords(file, max).map((r) => musiqueToEpisode(r.record));
 }

@@ -1,5 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import type { z } from 'zod';
+import { streamJsonRecords } from './stream.ts';
 
 /**
  * Reading benchmark files record by record with the position of each record, so that a bad record
@@ -113,7 +114,17 @@ export function parseRecord<S extends z.ZodType>(schema: S, rec: RawRecord, file
   throw new BenchmarkFormatError(`${file}:${rec.line}: ${fieldPath(issue.path)}: ${issue.message.replace(/\s+/g, ' ')}`);
 }
 
-/** Every record of a JSONL / JSON-array file, parsed with the schema. */
-export function readRecords<S extends z.ZodType>(file: string, schema: S): Array<{ line: number; record: z.infer<S> }> {
-  return readJsonRecords(file).map((rec) => ({ line: rec.line, record: parseRecord(schema, rec, file) }));
+/**
+ * Every record of a JSONL / JSON-array file, parsed with the schema; with `max`, only the first
+ * `max`, streamed (stream.ts): the rest of the file is never read.
+ */
+export function readRecords<S extends z.ZodType>(file: string, schema: S, max?: number): Array<{ line: number; record: z.infer<S> }> {
+  return rawRecords(file, max).map((rec) => ({ line: rec.line, record: parseRecord(schema, rec, file) }));
+}
+
+/** All raw records (readJsonRecords), or the first `max` streamed. */
+export function rawRecords(file: string, max?: number): RawRecord[] {
+  if (max === undefined) return readJsonRecords(file);
+  if (!existsSync(file)) throw new BenchmarkFormatError(`${file}: file not found`);
+  return [...streamJsonRecords(file, max)];
 }

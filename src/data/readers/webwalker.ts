@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Episode } from '../episode.ts';
-import { parseRecord, readJsonRecords } from './records.ts';
+import { parseRecord, rawRecords } from './records.ts';
 
 /**
  * WebWalkerQA (Wu et al., 2025; callanwu/WebWalkerQA) JSONL: question, answer, root_url and info
@@ -38,8 +38,8 @@ export function lowerKeys(v: unknown): unknown {
   return out;
 }
 
-export function readWebWalker(file: string): Episode[] {
-  return readJsonRecords(file).map((rec, k) => {
+export function readWebWalker(file: string, max?: number): Episode[] {
+  return rawRecords(file, max).map((rec, k) => {
     const r = parseRecord(recordSchema, { line: rec.line, value: lowerKeys(rec.value) }, file);
     const meta: Record<string, string | number | boolean | string[]> = {};
     if (r.root_url !== undefined) meta.rootUrl = r.root_url;

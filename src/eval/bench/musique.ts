@@ -1,6 +1,6 @@
 import type { Episode } from '../../data/episode.ts';
 import { hopsFromId, readMusique } from '../../data/readers/musique.ts';
-import { readJsonRecords } from '../../data/readers/records.ts';
+import { streamJsonRecords } from '../../data/readers/stream.ts';
 import { evaluateMusique, musiqueAnswerScore, supportScore, type MusiqueGold, type MusiquePrediction } from '../metrics/musique.ts';
 import { scoreMusique } from '../musique-score.ts';
 import { checkAligned, type Benchmark, type ItemScores, type Prediction } from '../types.ts';
@@ -28,12 +28,13 @@ export function toMusiquePrediction(p: Prediction): MusiquePrediction {
 export function goldLinesFor(sourceFile: string, eps: readonly Episode[], idKey: string): unknown[] {
   const out: unknown[] = [];
   let k = 0;
-  for (const rec of readJsonRecords(sourceFile)) {
-    if (k >= eps.length) break;
+  // Streamed: a --limit run reads only as far as its last episode.
+  for (const rec of k < eps.length ? streamJsonRecords(sourceFile) : []) {
     const id = (rec.value as Record<string, unknown>)[idKey];
     if (String(id) === eps[k].id) {
       out.push(rec.value);
       k += 1;
+      if (k >= eps.length) break; // not one record more than needed
     }
   }
   if (k < eps.length) throw new Error(`${sourceFile}: episode ${eps[k].id} not found in gold order`);
@@ -47,6 +48,7 @@ export const musique: Benchmark = {
   metric: 'answer EM/F1 (max over aliases) and support F1, answerable items, 3 places (evaluate_v1.0.py)',
   headline: 'answer_f1',
   read: readMusique,
+  repeatsIds: true,
   score(pred, ep): ItemScores {
     const answerableAcc = pred.answerable === (ep.answerable ?? true) ? 1 : 0;
     if (ep.answerable === false) return { answerable_acc: answerableAcc };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from '../../fs/atomic.ts';
 import { CheckpointError } from './errors.ts';
+import { assertRegularFile } from './guards.ts';
 import { configKeyProblem } from './config-keys.ts';
 import { RopeConfigError, ropeConfigOf } from '../rope/from-config.ts';
 
@@ -96,7 +97,7 @@ export function parseHfConfig(raw: unknown, source = CONFIG_FILE): HfModelConfig
 }
 
 async function readJson(file: string): Promise<unknown> {
-  if (!existsSync(file)) throw new CheckpointError(`${file}: missing`);
+  assertRegularFile(file);
   const text = await readFile(file, 'utf8');
   try {
     return JSON.parse(text);

@@ -4,6 +4,7 @@ import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { withAtomicFile, writeJsonAtomic } from '../../fs/atomic.ts';
 import { DTYPE_BYTES, decodeInto, encodeInto, type DiskDtype } from './dtype.ts';
+import { assertShardName } from './guards.ts';
 import { CheckpointError } from './errors.ts';
 import { buildHeader, checkHeaderLength, numel, parseHeader, type SafetensorsHeader, type TensorEntry } from './header.ts';
 
@@ -213,6 +214,7 @@ export async function readWeights(dir: string): Promise<Map<string, HostTensor>>
   const index = await readIndex(dir);
   const byShard = new Map<string, Set<string>>();
   for (const [name, shard] of Object.entries(index.weight_map)) {
+    assertShardName(indexFile, shard);
     if (!byShard.has(shard)) byShard.set(shard, new Set());
     byShard.get(shard)?.add(name);
   }

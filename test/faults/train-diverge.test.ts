@@ -1,0 +1,25 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CausalLM } from '../../src/model/causal-lm.ts';
+import { expectLoadable, microConfig, onlyRun, sharp } from '../../src/recipes/cli-test-helpers.ts';
+import { listCheckpoints } from '../../src/train/checkpoint.ts';
+
+/** A learning rate that blows the weights up: one line naming the step, exit 2, only good checkpoints. */
+const root = mkdtempSync(join(tmpdir(), 'sharp-diverge-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('training that diverges', () => {
+  it('stops with one line naming the step and keeps only finite checkpoints', async () => {
+    const cfg = microConfig(root, 'nan', 4);
+    const r = await sharp(root, ['train', '--config', cfg, '--set', 'train.sft.lr=1e30', '--set', 'train.gradClip=0']);
+    const lines = r.stderr.trim().split('\n');
+    expect(r.code, r.stderr).toBe(2);
+    expect(lines.at(-1)).toMatch(/^sharp: (train: RL|sft) step \d: (gradient norm is (NaN|Infinity)|weight '.*' became NaN or Inf)/);
+    expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    const run = onlyRun(join(root, 'runs'));
+    await expectLoadable(run);
+    for (const c of await listCheckpoints(run)) (await CausalLM.load(c.dir)).dispose(); // loading checks every weight is finite
+  }, 600_000);
+});
