@@ -47,7 +47,6 @@ const log = (msg: string): void => {
 
 interface BuildFacts {
   transcripts: number;
-  sequences: number;
   firstLoss: number;
   lastLoss: number;
   sftSeconds: number;
@@ -83,7 +82,6 @@ async function train(): Promise<BuildFacts> {
   });
   const facts: BuildFacts = {
     transcripts: got.transcripts.length,
-    sequences: sft.sequences,
     firstLoss: sft.firstLoss,
     lastLoss: sft.lastLoss,
     sftSeconds: (performance.now() - tSft) / 1000,
@@ -148,8 +146,8 @@ worker answers without searching ${e.noSearch}, answers from a distractor paragr
 delegates a hop twice ${e.redundant}, delegates an irrelevant subtask ${e.irrelevant}.
 
 Built by \`npm run build:sft-model\` (scripts/build-sft-model.ts, settings in configs/sharp-tiny-sft.yaml,
-copied here as sharp-build.yaml), seeded: ${s.train} training episodes -> ${r.transcripts} transcripts ->
-${r.sequences} packed sequences; ${c.train.sft.steps} SFT steps of ${c.train.sft.batch} (lr ${c.train.sft.lr}, ${c.train.sft.schedule});
+copied here as sharp-build.yaml), seeded: ${s.train} training episodes -> ${r.transcripts} transcripts (one packed
+sequence each); ${c.train.sft.steps} SFT steps of ${c.train.sft.batch} (lr ${c.train.sft.lr}, ${c.train.sft.schedule});
 loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}. SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
 ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
 
@@ -159,6 +157,9 @@ Held-out accuracy (${s.heldOut} episodes whose names never occur in training; on
 | agents, decoding | accuracy | worker reports right | harmful worker calls (LOO) | invalid tool calls |
 | --- | --- | --- | --- | --- |
 ${rows.join('\n')}
+
+The target for a starting policy is SFT-only accuracy of roughly 0.3-0.6, so that RL has room and
+credit has mistakes to tell apart; where this build stands against it, and why: docs/results.md.
 `;
 }
 

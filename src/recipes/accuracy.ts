@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.ts';
 import { fullCoalition, leaveOneOutCoalitions, workerCount } from '../credit/coalitions.ts';
-import { evaluateCoalitions, valueOf } from '../credit/counterfactual.ts';
+import { evaluateCoalitions, valueOf, type ValueTable } from '../credit/counterfactual.ts';
 import { looDeltas } from '../credit/loo.ts';
 import { engineReplayRunner } from '../credit/engine-adapters.ts';
 import { creditReport, type TrajectoryCreditSummary } from '../credit/report.ts';
@@ -46,6 +46,13 @@ export interface AccuracyResult {
 
 type AccuracyConfig = Pick<Config, 'rollout' | 'credit' | 'eval'>;
 
+/**
+ * Episodes (and replayed trajectories) per engine run. One run batches every agent of every episode
+ * into each decoding step; hundreds of long prompts at once need attention scores beyond the wasm
+ * heap (300 prompts x 700 tokens: batch x heads x T x T floats = 2.4 GB), so held-out sets run in chunks.
+ */
+const EVAL_CHUNK = 64;
+
 export async function heldOutAccuracy(model: CausalLM, tokenizer: Tokenizer, episodes: readonly Episode[], cfg: AccuracyConfig): Promise<AccuracyResult> {
   const r = cfg.rollout;
   const t = cfg.eval.temperature;
@@ -58,7 +65,8 @@ export async function policyAccuracy(policy: Policy, episodes: readonly Episode[
   if (episodes.length === 0) throw new Error('held-out accuracy: no held-out episodes');
   const t0 = performance.now();
   const engine: EngineOptions = { cfg: cfg.rollout, agents: cfg.rollout.agents };
-  const { trajectories } = await rollout(policy, episodes, { ...engine, groupSize: 1 });
+  const trajectories: Trajectory[] = [];
+  for (let i = 0; i < episodes.length; i += EVAL_CHUNK) trajectories.push(...(await rollout(policy, episodes.slice(i, i + EVAL_CHUNK), { ...engine, groupSize: 1 })).trajectories);
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const byId = new Map(episodes.map((e) => [e.id, e]));
   const breakdown = stageBreakdown(trajectories, byId, success);
@@ -96,7 +104,8 @@ async function looWorkerCalls(
   const runner = engineReplayRunner(policy, engine, { replayMode: cfg.credit.replayMode, placeholder: cfg.credit.placeholder });
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const requests = trajectories.map((traj) => ({ traj, episode: byId.get(traj.episodeId) as Episode, coalitions: leaveOneOutCoalitions(workerCount(traj)) }));
-  const { tables } = await evaluateCoalitions(requests, runner, { success, replays: cfg.credit.replays });
+  const tables: ValueTable[] = [];
+  for (let i = 0; i < requests.length; i += EVAL_CHUNK) tables.push(...(await evaluateCoalitions(requests.slice(i, i + EVAL_CHUNK), runner, { success, replays: cfg.credit.replays })).tables);
   const summaries: TrajectoryCreditSummary[] = requests.map((req, i) => {
     const table = tables[i] as (typeof tables)[number];
     const k = workerCount(req.traj);
