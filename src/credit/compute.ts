@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { creditSection } from '../config/sections/credit.ts';
 import type { Episode } from '../data/episode.ts';
+import { fnv1a32 } from '../random/hash.ts';
 import { Rng } from '../random/rng.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, allCoalitions, fullCoalition, leaveOneOutCoalitions, workerCount } from './coalitions.ts';
@@ -59,15 +60,8 @@ export interface CreditResult {
   stats: EvaluateStats;
 }
 
-/** FNV-1a 32-bit: a stable seed per trajectory id. */
-function hashSeed(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h | 0;
-}
+/** A stable seed per trajectory id (FNV-1a as a signed 32-bit integer). */
+const hashSeed = (s: string): number => fnv1a32(s) | 0;
 
 type Plan = { kind: 'none' } | { kind: 'loo' } | { kind: 'exact' } | { kind: 'sampled'; perms: number[][] };
 

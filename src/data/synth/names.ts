@@ -1,6 +1,5 @@
+import { fnv1a32 } from '../../random/hash.ts';
 import { Rng } from '../../random/rng.ts';
-
-const RngForPool = Rng;
 
 /**
  * Invented names for the synthetic world (issue 4 item 6): words built from syllables, so no real
@@ -105,13 +104,6 @@ export class NameForge implements NameSource {
 /** Which part of the name space a world draws from: held-out worlds never share a word with training ones. */
 export type NameSplit = 'train' | 'held-out';
 
-/** FNV-1a (32 bit) of a string: a stable hash, independent of any RNG. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
 /** One word in this many belongs to the held-out part of the name space. */
 export const HELD_OUT_NAME_SHARE = 8;
 
@@ -122,7 +114,7 @@ export const HELD_OUT_NAME_SHARE = 8;
  * names the model has never seen, not recall of memorised ones.
  */
 export function namePartition(split: NameSplit): (key: string) => boolean {
-  return split === 'held-out' ? (key) => fnv1a(key) % HELD_OUT_NAME_SHARE === 0 : (key) => fnv1a(key) % HELD_OUT_NAME_SHARE !== 0;
+  return split === 'held-out' ? (key) => fnv1a32(key) % HELD_OUT_NAME_SHARE === 0 : (key) => fnv1a32(key) % HELD_OUT_NAME_SHARE !== 0;
 }
 
 /** What a world draws its names from: fresh syllable words (NameForge) or a fixed pool (PoolNames). */
@@ -136,7 +128,7 @@ export interface NameSource {
 
 /** The fixed word pool of `PoolNames`: `size` distinct name words, the same for every seed and split. */
 export function namePool(size: number): string[] {
-  const forge = new NameForge(new RngForPool(0x9001));
+  const forge = new NameForge(new Rng(0x9001));
   return Array.from({ length: size }, (_, i) => (i % 2 === 0 ? forge.place() : forge.word(2)));
 }
 
