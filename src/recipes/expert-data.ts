@@ -11,7 +11,7 @@ import { successFunction } from '../credit/success.ts';
 import { UserError } from '../errors.ts';
 
 /**
- * SFT data of the quickstart (issue 4 item 6, issue 6 item 7): the scripted expert solves the
+ * SFT data of the quickstart: the scripted expert solves the
  * training episodes through the real engine, protocol and tools (so the transcripts show exactly the
  * prompts, tool syntax and tool results the LM will see), and every agent conversation of a solved
  * trajectory becomes one transcript. Held-out episodes are never used here.

@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import type { AccuracyResult } from './accuracy.ts';
 
 /**
- * What `sharp train` leaves in the run folder besides metrics and checkpoints (issue 6 item 7):
+ * What `sharp train` leaves in the run folder besides metrics and checkpoints:
  * `summary.json` with the held-out accuracy before RL (after SFT when it ran) and after RL, and
  * the seconds each stage took. Written atomically after every stage, so a resumed run reads back
  * what an earlier process measured (e.g. the SFT-only accuracy) instead of measuring it again.

@@ -18,7 +18,7 @@ import { sftStage } from './sft-stage.ts';
 import { accuracyLine, readSummary, SUMMARY_FILE, writeSummary, type TrainSummary } from './summary.ts';
 
 /**
- * The `sharp train` recipe (issue 6 items 4 and 7). It only sequences the stages (STYLE.md: no god
+ * The `sharp train` recipe. It only sequences the stages (no god
  * trainer); each lives in its own module:
  *   data (train + held-out from one world) -> expert transcripts (when SFT needs them and
  *   train.sft.data is missing) -> model (random init + fitted BPE when model.init.enabled and the

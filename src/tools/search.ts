@@ -3,7 +3,7 @@ import type { Episode, Paragraph } from '../data/episode.ts';
 import type { Tool, ToolOutcome } from './types.ts';
 
 /**
- * `search` tool (DESIGN.md section 4, issue 4 item 4): BM25 (minisearch's BM25+) over the title and
+ * `search` tool: BM25 (minisearch's BM25+) over the title and
  * text of a paragraph set, either one episode's paragraphs (MuSiQue distractor setting) or a pooled
  * corpus. The agent reads the top-k hits as `[idx] Title: text` lines; the engine records the idx
  * values in rank order (`retrievedIdx`) for the support metrics.

@@ -6,7 +6,7 @@ import { renderPromptIds, type ChatEncoder } from '../tokenizer/chat-prompt.ts';
 import { UserError } from '../errors.ts';
 
 /**
- * Training sequences from what the rollout, expert and credit modules record (issue 6 items 1, 5).
+ * Training sequences from what the rollout, expert and credit modules record.
  * Every sequence is one assistant turn in the exact context the policy saw when it generated it:
  *   ids       = prompt ids (the agent's earlier messages through the chat template, with the
  *               generation prompt; generation's renderPromptIds) ++ the turn's tokens

@@ -11,7 +11,7 @@ import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
 
 /**
- * `sharp data expert --in FILE --out transcripts.jsonl` (issue 4 item 6): runs the scripted expert on
+ * `sharp data expert --in FILE --out transcripts.jsonl`: runs the scripted expert on
  * synthetic episodes (MuSiQue-format JSONL, e.g. from `sharp data synth`) through the real engine,
  * protocol and tools, and writes its transcripts for SFT: one JSONL line per agent conversation,
  * `{"messages": [{"role", "content", "train"}]}` with train = true on assistant messages. Only

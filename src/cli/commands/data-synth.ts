@@ -4,7 +4,7 @@ import { generateSynth } from '../../data/synth/generate.ts';
 import { writeJsonlAtomic } from '../../fs/atomic.ts';
 
 /**
- * `sharp data synth --seed S --n N --out FILE [--min-hops 2 --max-hops 4]` (issue 4 item 6): writes N
+ * `sharp data synth --seed S --n N --out FILE [--min-hops 2 --max-hops 4]`: writes N
  * synthetic multi-hop records in the MuSiQue format as JSONL, atomically. Deterministic per seed.
  *
  * export const options = {

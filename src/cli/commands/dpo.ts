@@ -11,7 +11,7 @@ import { companionFiles, saveModelAtomic } from '../../recipes/save-model.ts';
 import { openLog, resumableConfig, runDirFor, startBackend } from '../../recipes/setup.ts';
 
 /**
- * `sharp dpo --config X` (issue 6 item 5): DPO of the checkpoint at model.path on the preference
+ * `sharp dpo --config X`: DPO of the checkpoint at model.path on the preference
  * pairs at train.dpo.data (the credit module's failure-path pairs, credit/pairs-jsonl.ts), against a
  * frozen reference (a second copy of the same checkpoint), for train.dpo.steps steps with
  * beta = train.dpoBeta. The result is saved atomically as `<run>/model/`; metrics in

@@ -11,7 +11,7 @@ import { run } from './eval.ts';
 import { hasPython } from '../../eval/metrics/has-python.ts';
 
 /**
- * CLI-level tests of `sharp eval` (issue 7 "Done when"): the real command on the shipped sample and
+ * CLI-level tests of `sharp eval`: the real command on the shipped sample and
  * the shipped model, its files scored by the Python re-implementation of evaluate_v1.0.py
  * (src/eval/metrics/musique_reference.py); the scripted expert on synthetic episodes for
  * non-trivial numbers, credit with hand-computed fractions, and resume after a kill.

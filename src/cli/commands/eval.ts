@@ -25,7 +25,7 @@ import { closeCodeSandbox } from '../../tools/code.ts';
 import { UserError } from '../errors.ts';
 
 /**
- * `sharp eval` (issue 7 item 3): runs the agents on a benchmark and writes the official-format
+ * `sharp eval`: runs the agents on a benchmark and writes the official-format
  * predictions, metrics.json, report.md (breakdowns) and, with --credit, the SHARP credit report.
  * An interrupted eval resumes from <out>/predictions.log.jsonl and skips the ids already predicted.
  *

@@ -7,7 +7,7 @@ import type { NameSplit } from './names.ts';
 import { createWorld, DEFAULT_WORLD_SIZE, neighbourIndex, type Entity, type World, type WorldSize } from './world.ts';
 
 /**
- * `sharp data synth` logic (issue 4 item 6): questions over one seeded world laid out as MuSiQue
+ * `sharp data synth` logic: questions over one seeded world laid out as MuSiQue
  * records: 20 paragraphs (the support paragraphs, hard distractors that share names with the
  * question, random ones), shuffled and numbered 0..19. Deterministic per seed, and the first k
  * records do not depend on n.

@@ -2,7 +2,7 @@ import { fnv1a32 } from '../../random/hash.ts';
 import { Rng } from '../../random/rng.ts';
 
 /**
- * Invented names for the synthetic world (issue 4 item 6): words built from syllables, so no real
+ * Invented names for the synthetic world: words built from syllables, so no real
  * entity is described and no name is ambiguous. Every word a name is made of is unique in the world
  * (case-insensitive), so one token identifies one entity: a question mentioning "Zorvex" can only be
  * about one thing, and BM25 finds that thing's paragraph by that token.

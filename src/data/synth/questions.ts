@@ -3,7 +3,7 @@ import { ARITHMETIC, fill, RELATIONS, type ArithmeticForm, type EntityKind, type
 import { factEntity, factText, type Entity, type World } from './world.ts';
 
 /**
- * Multi-hop questions over the synthetic world (issue 4 item 6), as gold decompositions before they
+ * Multi-hop questions over the synthetic world, as gold decompositions before they
  * are laid out as MuSiQue records (record.ts). Shapes follow MuSiQue's hop prefixes:
  * - linear chains (2hop, 3hop1, 4hop1): "In which country is the city where the founder of X was born
  *   located?" = founder -> birthCity -> country; also "In what year did <person> turn 60?" whose last

@@ -1,7 +1,7 @@
 import { ARITHMETIC, escapeRegExp, fill, hopRegex, RELATIONS, sentenceRegex, templatesFor, type RelationId } from './relations.ts';
 
 /**
- * How the scripted expert worker "reads" (issue 4 item 6): it answers a hop question of the synthetic
+ * How the scripted expert worker "reads": it answers a hop question of the synthetic
  * world from one paragraph by matching the world's own templates (relations.ts), and turns an
  * arithmetic hop into a mathjs expression for the calculate tool. No gold data is consulted: a wrong
  * paragraph or a wrong subject gives null.

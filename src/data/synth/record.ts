@@ -3,7 +3,7 @@ import type { Episode } from '../episode.ts';
 import { musiqueToEpisode } from '../readers/musique.ts';
 
 /**
- * The MuSiQue record format (Trivedi et al., TACL 2022; DESIGN.md section 7), exactly as the official
+ * The MuSiQue record format (Trivedi et al., TACL 2022), exactly as the official
  * `musique_ans_v1.0_*.jsonl` files write it, and its mapping to an Episode. The synthetic world
  * writes this format so that every reader, metric and script that takes MuSiQue takes it too.
  */

@@ -40,7 +40,7 @@ export interface Relation {
 
 /**
  * Hop questions reuse the words of the paragraph sentences ("born", "mentor", "headquartered",
- * "capital") so that BM25 ranks the support paragraph first (issue 4 item 6: >= 99% at top 2).
+ * "capital") so that BM25 ranks the support paragraph first (>= 99% at top 2).
  */
 export const RELATIONS: Record<RelationId, Relation> = {
   founder: { id: 'founder', subject: 'company', object: 'person', value: 'name', hop: 'Who founded {s}?', describe: 'the founder of {s}' },

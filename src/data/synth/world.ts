@@ -3,7 +3,7 @@ import { NameForge, namePartition, namePool, PoolNames, type NameSource, type Na
 import { fill, RELATIONS, SENTENCES, type EntityKind, type RelationId } from './relations.ts';
 
 /**
- * A random world of invented people, companies, cities and countries (issue 4 item 6), with one
+ * A random world of invented people, companies, cities and countries, with one
  * encyclopedia-style paragraph per entity. Every relation is a function (a company has one founder,
  * a city one country, a person at most one mentor...), so every question built from a chain of
  * relations has exactly one correct answer. Deterministic per seed.

@@ -8,7 +8,7 @@ import { PROTOCOLS } from '../protocol/index.ts';
 import { ScriptedPolicy } from './policy.ts';
 
 /**
- * The scripted expert for synthetic episodes (issue 4 item 6): it solves them through the real engine,
+ * The scripted expert for synthetic episodes: it solves them through the real engine,
  * protocol and tools, and its transcripts are the SFT data. It is a pure function of the request: the
  * planner's progress is read from its own tool results (the reports), the worker's from its own.
  *
