@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
-import { expectLoadable, microConfig, onlyRun, sharp as sharpIn } from './cli-test-helpers.ts';
+import { expectLoadable, microConfig, onlyRun, sharp as sharpIn } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 
 /** Smoke test of the real `sharp train` program (STYLE.md rule 8: a short end-to-end run of the real CLI). */

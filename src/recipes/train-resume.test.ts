@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { listCheckpoints } from '../train/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
-import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from './cli-test-helpers.ts';
+import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 
 /** `sharp train` killed with SIGKILL mid-run, then `--resume` (issue 6 "Done when"). */

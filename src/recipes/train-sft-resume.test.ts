@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { listCheckpoints, SFT_CHECKPOINTS_DIR } from '../train/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
-import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from './cli-test-helpers.ts';
+import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 import { SFT_MODEL_DIR } from './train-pipeline.ts';
 

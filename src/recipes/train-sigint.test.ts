@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { listCheckpoints, readTrainerState } from '../train/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
-import { expectLoadable, HARNESS, microConfig, NODE_ARGS } from './cli-test-helpers.ts';
+import { expectLoadable, HARNESS, microConfig, NODE_ARGS } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 
 /** Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0 (issue 6 item 4). */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fitBpeTokenizer, writeTokenizerFiles } from './fit.ts';
 import { Tokenizer, plainChat } from './tokenizer.ts';
-import { errorOf } from '../model/io/one-line-error.ts';
+import { errorOf } from '../../test/one-line-error.ts';
 
 const REAL = resolve(import.meta.dirname, '../../../shared/models/tinystories-260k');
 const hasReal = existsSync(join(REAL, 'tokenizer.json'));

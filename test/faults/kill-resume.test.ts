@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/random/rng.ts';
-import { HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../../src/recipes/cli-test-helpers.ts';
+import { HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../cli-helpers.ts';
 import { readSummary } from '../../src/recipes/summary.ts';
 import { listCheckpoints } from '../../src/train/checkpoint.ts';
 import { readMetrics } from '../../src/train/metrics/jsonl.ts';

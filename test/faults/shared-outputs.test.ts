@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { microConfig, sharp } from '../../src/recipes/cli-test-helpers.ts';
+import { microConfig, sharp } from '../cli-helpers.ts';
 
 /**
  * Two fresh runs started together with one name and one model.path: each gets its own run folder

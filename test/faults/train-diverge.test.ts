@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CausalLM } from '../../src/model/causal-lm.ts';
-import { expectLoadable, microConfig, onlyRun, sharp } from '../../src/recipes/cli-test-helpers.ts';
+import { expectLoadable, microConfig, onlyRun, sharp } from '../cli-helpers.ts';
 import { listCheckpoints } from '../../src/train/checkpoint.ts';
 
 /** A learning rate that blows the weights up: one line naming the step, exit 2, only good checkpoints. */

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseHfConfig, readGenerationConfig, readHfConfig, writeGenerationConfig, writeHfConfig, type HfModelConfigInput } from './hf-config.ts';
-import { errorOf } from './one-line-error.ts';
+import { errorOf } from '../../../test/one-line-error.ts';
 
 const REAL = resolve(import.meta.dirname, '../../../../shared/models/tinystories-260k');
 let dir: string;

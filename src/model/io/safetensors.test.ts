@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { readSafetensors, readSafetensorsHeader, readWeights, writeSafetensors, writeWeights, type WriteTensor } from './safetensors.ts';
 import { readHfConfig } from './hf-config.ts';
 import { checkWeightShapes } from './expected-shapes.ts';
-import { errorOf } from './one-line-error.ts';
+import { errorOf } from '../../../test/one-line-error.ts';
 
 const REAL = resolve(import.meta.dirname, '../../../../shared/models/tinystories-260k');
 let dir: string;

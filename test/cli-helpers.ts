@@ -3,16 +3,16 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
-import { CausalLM } from '../model/causal-lm.ts';
-import { AdamW } from '../train/adamw.ts';
-import { listCheckpoints, loadOptimizerState, readTrainerState } from '../train/checkpoint.ts';
+import { CausalLM } from '../src/model/causal-lm.ts';
+import { AdamW } from '../src/train/adamw.ts';
+import { listCheckpoints, loadOptimizerState, readTrainerState } from '../src/train/checkpoint.ts';
 
 /**
  * Helpers of the `sharp train` CLI tests: the real program spawned as a child process through
  * cli-harness.ts (main.ts's program with the train action bound), on a micro config (2-layer d=64
  * model created on the fly, 12 synthetic questions, 2 SFT steps, a few RL steps).
  */
-const REPO = resolve(import.meta.dirname, '../..');
+const REPO = resolve(import.meta.dirname, '..');
 // node itself with tsx's loader (not the tsx binary, which forks a second process that SIGKILL would orphan).
 export const NODE_ARGS = ['--import', pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href];
 export const HARNESS = join(REPO, 'src/recipes/cli-harness.ts');
