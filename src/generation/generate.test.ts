@@ -11,7 +11,7 @@ import { tokenLogprobs } from '../model/logprobs.ts';
 import { tidyObject } from '../model/tidy.ts';
 import { Rng } from '../random/rng.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { generate, type GenerateOptions, type GenerateRequest } from './generate.ts';
+import { generate, prefillChunks, type GenerateOptions, type GenerateRequest } from './generate.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TINY = resolve(repoRoot, '../shared/models/tinystories-260k');
@@ -164,5 +164,29 @@ describe('generate on a random qwen3 model', () => {
   it('bad requests are one-line errors', async () => {
     await expect(generate(rnd, [{ promptIds: [], maxNewTokens: 3 }], opts())).rejects.toThrow('request 0 has an empty prompt');
     await expect(generate(rnd, [{ promptIds: [1, 300], maxNewTokens: 3 }], opts())).rejects.toThrow('token id 300 outside the vocabulary [0, 300)');
+  });
+});
+
+describe('prefill memory budget', () => {
+  it('prefillChunks cuts consecutive rows where rows x heads x T^2 would pass the budget', () => {
+    // heads 2, budget 200 floats: T=5 -> 50 per row; T=10 -> 200 per row.
+    expect(prefillChunks([5, 5, 5, 5, 5], 2, 200)).toEqual([[0, 1, 2, 3], [4]]);
+    expect(prefillChunks([5, 10, 5], 2, 200)).toEqual([[0], [1], [2]]);
+    expect(prefillChunks([3, 4], 2, 1)).toEqual([[0], [1]]); // a row alone may exceed it
+    expect(prefillChunks([], 2, 200)).toEqual([]);
+  });
+
+  it('a call split into batches by the budget samples the same tokens as one batch', async () => {
+    const reqs: GenerateRequest[] = [
+      { promptIds: [5, 6, 7, 8, 9, 10], maxNewTokens: 9 },
+      { promptIds: [11, 12], maxNewTokens: 7 },
+      { promptIds: [13, 14, 15, 16], maxNewTokens: 0 },
+      { promptIds: [17, 18, 19, 20, 21, 22, 23, 24], maxNewTokens: 11 },
+    ];
+    const whole = await generate(rnd, reqs, opts({ temperature: 1, rng: new Rng(3) }));
+    const split = await generate(rnd, reqs, opts({ temperature: 1, rng: new Rng(3), prefillScoreBudget: 1 }));
+    expect(split.map((o) => o.tokenIds)).toEqual(whole.map((o) => o.tokenIds));
+    expect(split.map((o) => o.tokenIds.length)).toEqual([9, 7, 0, 11]);
+    split.forEach((o, i) => o.logprobs.forEach((lp, j) => expect(Math.abs(lp - (whole[i]?.logprobs[j] as number))).toBeLessThan(1e-4)));
   });
 });

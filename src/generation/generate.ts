@@ -45,7 +45,12 @@ export interface GenerateOptions extends SamplingParams {
   prefixMinTokens?: number;
   /** When given, the prefill adds its token counts here (the proof that a prefix ran once). */
   stats?: PrefillStats;
+  /** Most prefill attention-score floats per batch (default PREFILL_SCORE_BUDGET); larger calls run in several batches. */
+  prefillScoreBudget?: number;
 }
+
+/** 2^26 floats (256 MiB) of prefill attention scores per batch: a few such tensors live at once. */
+export const PREFILL_SCORE_BUDGET = 2 ** 26;
 
 /** Below this a shared prefix is not worth the extra prefill pass and gather. */
 export const DEFAULT_PREFIX_MIN_TOKENS = 16;
@@ -111,9 +116,41 @@ export async function generate(model: CausalLM, requests: GenerateRequest[], opt
   const states: RowState[] = requests.map((req) => newRow(req, opts.decoder, opts.rng.fork()));
   // Rows with nothing to generate never enter the batch.
   for (const s of states) if ((s.req.forcedTokens?.length ?? s.req.maxNewTokens) === 0) s.finish = 'length';
-  let live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);
-  if (live.length === 0) return states.map((s) => ({ tokenIds: [], logprobs: [], text: '', finishReason: s.finish ?? 'length' }));
+  const live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);
+  const heads = model.config.heads;
+  const chunks = prefillChunks(live.map((i) => (states[i] as RowState).req.promptIds.length), heads, opts.prefillScoreBudget ?? PREFILL_SCORE_BUDGET);
+  for (const chunk of chunks) await decodeRows(model, states, chunk.map((k) => live[k] as number), eos, opts);
+  return states.map((s) => ({ tokenIds: s.tokens, logprobs: s.logprobs, text: s.text, finishReason: s.finish ?? 'length' }));
+}
 
+/**
+ * Consecutive runs of rows whose prefill attention scores ([rows, heads, T, T] floats, T the
+ * longest prompt of the run) stay within `budget` floats; a row alone may exceed it. Rows sample
+ * from their own forked streams, so running them in several batches draws the same tokens as one
+ * batch (up to float rounding of differently shaped matmuls): a held-out set of hundreds of long
+ * prompts no longer exhausts the 4 GiB wasm heap in one prefill.
+ */
+export function prefillChunks(promptLengths: readonly number[], heads: number, budget: number): number[][] {
+  const out: number[][] = [];
+  let cur: number[] = [];
+  let longest = 0;
+  promptLengths.forEach((len, k) => {
+    const t = Math.max(longest, len);
+    if (cur.length > 0 && (cur.length + 1) * heads * t * t > budget) {
+      out.push(cur);
+      cur = [];
+      longest = 0;
+    }
+    cur.push(k);
+    longest = Math.max(longest, len);
+  });
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+/** Prefill and decode of the rows `rows` of `states` in one batch, filling their tokens and text. */
+async function decodeRows(model: CausalLM, states: RowState[], rows: number[], eos: ReadonlySet<number>, opts: GenerateOptions): Promise<void> {
+  let live = rows;
   let cache: KvCache | undefined;
   let logits: tf.Tensor2D | undefined;
   const headT = model.inferenceHead(); // [D, V] transposed once per call, not per step
@@ -180,5 +217,4 @@ export async function generate(model: CausalLM, requests: GenerateRequest[], opt
     logits?.dispose();
     cache?.dispose();
   }
-  return states.map((s) => ({ tokenIds: s.tokens, logprobs: s.logprobs, text: s.text, finishReason: s.finish ?? 'length' }));
 }
