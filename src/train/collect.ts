@@ -63,6 +63,7 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
     const t2 = performance.now();
     const report = creditReport(summaries, groups.flatMap((g) => g.credits));
     const agentsPerTraj = run.trajectories.map((t) => t.agents.length);
+    const calls = run.trajectories.flatMap((t) => t.messages.flatMap((m) => m.toolCalls));
     return {
       groups,
       pairs,
@@ -76,6 +77,8 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
         'perf/credit_s': (t2 - t1) / 1000,
         'rollout/policy_calls': run.stats.steps,
         'rollout/max_batch': run.stats.maxBatch,
+        // Fraction of tool calls that failed to parse, named a tool the role may not use, or errored.
+        'rollout/invalid_calls': calls.length === 0 ? 0 : calls.filter((c) => !c.valid).length / calls.length,
         'credit/replays': replayItems,
         'credit/cached_coalitions': cached,
       },

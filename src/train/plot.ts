@@ -20,12 +20,15 @@ export interface ChartDef {
 
 /** The charts `sharp plot` draws, by the namespaced keys the trainer logs. */
 export const CHARTS: readonly ChartDef[] = [
-  { name: 'reward', title: 'Reward per role', match: (k) => k.startsWith('reward/') },
+  { name: 'reward', title: 'Reward per role', match: (k) => /^reward\/(planner|worker)$/.test(k) },
+  // Unweighted parts of the per-agent reward (credit/reward.ts): broadcast, marginal, tool, per role.
+  { name: 'reward-parts', title: 'Reward parts per role', match: (k) => /^reward\/(broadcast|marginal|tool)\/(planner|worker)$/.test(k) },
   { name: 'accuracy', title: 'Accuracy', match: (k) => k === 'accuracy' || k.endsWith('/accuracy') },
   // credit/<role>: mean marginal (SHARP LOO / Shapley) credit per role, from rl-batch.ts rewardMetrics.
   { name: 'credit', title: 'Credit per role', match: (k) => /^credit\/(planner|worker)$/.test(k) },
   // Fractions of worker calls with Delta > 0, = 0, < 0 (SHARP's analysis; credit/report.ts).
   { name: 'worker-calls', title: 'Worker calls: helpful / neutral / harmful', match: (k) => /^credit\/(helpful|neutral|harmful)$/.test(k) },
+  { name: 'invalid-calls', title: 'Invalid tool calls (fraction of calls)', match: (k) => k === 'rollout/invalid_calls' },
 ];
 
 export interface Point {
@@ -55,22 +58,29 @@ export function chartSpec(title: string, points: readonly Point[]): vl.TopLevelS
     data: { values: [...points] },
     mark: { type: 'line', point: points.length <= 200 },
     encoding: {
-      x: { field: 'step', type: 'quantitative', title: 'step' },
+      // Steps are whole numbers: no 1.5 ticks between two steps.
+      x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1, format: 'd' } },
       y: { field: 'value', type: 'quantitative', title: null },
-      color: { field: 'series', type: 'nominal', title: null },
+      // Below the plot and without vega's 160 px label limit, so long metric names are not cut off.
+      color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom', columns: 2, labelLimit: 0 } },
     },
   };
 }
 
-/** vega-lite spec -> PNG bytes. */
-export async function renderPng(spec: vl.TopLevelSpec): Promise<Uint8Array> {
+/** vega-lite spec -> SVG text (no canvas or DOM). */
+export async function renderSvg(spec: vl.TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
   try {
-    const svg = await view.toSVG();
-    return new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: 'white' }).render().asPng();
+    return await view.toSVG();
   } finally {
     view.finalize();
   }
+}
+
+/** vega-lite spec -> PNG bytes. */
+export async function renderPng(spec: vl.TopLevelSpec): Promise<Uint8Array> {
+  const svg = await renderSvg(spec);
+  return new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: 'white' }).render().asPng();
 }
 
 export interface PlotResult {
