@@ -34,7 +34,7 @@ export function overviewCharts(lines: readonly MetricsLine[], heldOut: { before?
       points = [...points, ...extra.filter((p) => !seen.has(p.step))].sort((a, b) => a.step - b.step);
     }
     if (points.length === 0) continue;
-    out.push({ name: c.name, title: c.title, spec: interactive(chartSpec(c.title, points)) });
+    out.push({ name: c.name, title: c.title, spec: interactive(chartSpec(c.title, points, c)) });
   }
   return out;
 }

@@ -106,3 +106,16 @@ describe('chart rendering (headless sharp plot)', () => {
     expect(names('heldout/accuracy')).toEqual(['accuracy']);
   });
 });
+
+describe('chart specs', () => {
+  it('rate charts span [0, 1] and colour helpful / neutral / harmful as green / grey / red', () => {
+    const wc = CHARTS.find((c) => c.name === 'worker-calls');
+    const pts = ['credit/helpful', 'credit/harmful'].map((series) => ({ step: 1, series, value: 0 }));
+    const spec = chartSpec('w', pts, wc) as unknown as { encoding: { y: { scale?: unknown }; color: { scale?: unknown } } };
+    expect(spec.encoding.y.scale).toEqual({ domain: [0, 1] });
+    expect(spec.encoding.color.scale).toEqual({ domain: ['credit/helpful', 'credit/harmful'], range: ['#2e7d32', '#c0392b'] });
+    const reward = chartSpec('r', [{ step: 1, series: 'reward/planner', value: 2 }], CHARTS[0]) as unknown as { encoding: { y: { scale?: unknown }; color: { scale?: unknown } } };
+    expect(reward.encoding.y.scale).toBeUndefined();
+    expect(reward.encoding.color.scale).toBeUndefined();
+  });
+});

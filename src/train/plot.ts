@@ -16,6 +16,10 @@ export interface ChartDef {
   title: string;
   /** Which metric keys belong to the chart (one line per key). */
   match: (key: string) => boolean;
+  /** Rates in [0, 1]: the y axis spans [0, 1] (a constant 0 still gets a readable axis). */
+  fraction?: boolean;
+  /** Fixed colours per series (helpful green, harmful red). */
+  colors?: Record<string, string>;
 }
 
 /** The charts `sharp plot` draws, by the namespaced keys the trainer logs. */
@@ -23,12 +27,12 @@ export const CHARTS: readonly ChartDef[] = [
   { name: 'reward', title: 'Reward per role', match: (k) => /^reward\/(planner|worker)$/.test(k) },
   // Unweighted parts of the per-agent reward (credit/reward.ts): broadcast, marginal, tool, per role.
   { name: 'reward-parts', title: 'Reward parts per role', match: (k) => /^reward\/(broadcast|marginal|tool)\/(planner|worker)$/.test(k) },
-  { name: 'accuracy', title: 'Accuracy', match: (k) => k === 'accuracy' || k.endsWith('/accuracy') },
+  { name: 'accuracy', title: 'Accuracy', match: (k) => k === 'accuracy' || k.endsWith('/accuracy'), fraction: true },
   // credit/<role>: mean marginal (SHARP LOO / Shapley) credit per role, from rl-batch.ts rewardMetrics.
   { name: 'credit', title: 'Credit per role', match: (k) => /^credit\/(planner|worker)$/.test(k) },
   // Fractions of worker calls with Delta > 0, = 0, < 0 (SHARP's analysis; credit/report.ts).
-  { name: 'worker-calls', title: 'Worker calls: helpful / neutral / harmful', match: (k) => /^credit\/(helpful|neutral|harmful)$/.test(k) },
-  { name: 'invalid-calls', title: 'Invalid tool calls (fraction of calls)', match: (k) => k === 'rollout/invalid_calls' },
+  { name: 'worker-calls', title: 'Worker calls: helpful / neutral / harmful', match: (k) => /^credit\/(helpful|neutral|harmful)$/.test(k), fraction: true, colors: { 'credit/helpful': '#2e7d32', 'credit/neutral': '#9e9e9e', 'credit/harmful': '#c0392b' } },
+  { name: 'invalid-calls', title: 'Invalid tool calls (fraction of calls)', match: (k) => k === 'rollout/invalid_calls', fraction: true },
 ];
 
 export interface Point {
@@ -48,7 +52,10 @@ export function chartPoints(lines: readonly MetricsLine[], chart: ChartDef): Poi
   return out;
 }
 
-export function chartSpec(title: string, points: readonly Point[]): vl.TopLevelSpec {
+export function chartSpec(title: string, points: readonly Point[], chart?: Pick<ChartDef, 'fraction' | 'colors'>): vl.TopLevelSpec {
+  const series = [...new Set(points.map((p) => p.series))];
+  const colors = chart?.colors;
+  const scale = colors && series.every((s) => s in colors) ? { domain: series, range: series.map((s) => colors[s]) } : undefined;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title,
@@ -60,9 +67,9 @@ export function chartSpec(title: string, points: readonly Point[]): vl.TopLevelS
     encoding: {
       // Steps are whole numbers: no 1.5 ticks between two steps.
       x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1, format: 'd' } },
-      y: { field: 'value', type: 'quantitative', title: null },
+      y: { field: 'value', type: 'quantitative', title: null, ...(chart?.fraction ? { scale: { domain: [0, 1] } } : {}) },
       // Below the plot and without vega's 160 px label limit, so long metric names are not cut off.
-      color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom', columns: 2, labelLimit: 0 } },
+      color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom', columns: 2, labelLimit: 0 }, ...(scale ? { scale } : {}) },
     },
   };
 }
@@ -104,7 +111,7 @@ export async function plotRun(runDir: string, outDir: string = join(runDir, 'plo
     const points = chartPoints(lines, chart);
     if (points.length === 0) continue;
     mkdirSync(outDir, { recursive: true });
-    const png = await renderPng(chartSpec(chart.title, points));
+    const png = await renderPng(chartSpec(chart.title, points, chart));
     const out = join(outDir, `${chart.name}.png`);
     const tmp = `${out}.tmp-${process.pid}`;
     writeFileSync(tmp, png);

@@ -101,6 +101,7 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
     const path = raw.split('?')[0] ?? '/';
     try {
       if (path === '/' || path === '/index.html') return send(res, 200, 'text/html; charset=utf-8', html, head, { 'Content-Security-Policy': pagePolicy(`'self'`) });
+      if (path === '/favicon.ico') return send(res, 204, 'text/plain', '', head);
       if (path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', o.script, head);
       if (path === '/api/index.json') return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(o.index()), head);
       if (path.startsWith('/api/steps/')) {

@@ -155,7 +155,8 @@ function messageCard(t: TrajectoryRecord, m: MessageRecord, scale: number): HTML
       m.share ? el('span', { class: 'badge' }, `judge ${m.share.label > 0 ? '+1' : String(m.share.label)}`) : null,
       first ? el('span', { class: 'badge bad', testid: 'first-error' }, 'first error') : null,
     ),
-    el('pre', { class: 'text' }, m.text),
+    // Role prompts are long and the same in every trajectory: folded, one click away.
+    m.chatRole === 'system' ? el('details', {}, el('summary', {}, 'role prompt'), el('pre', { class: 'text' }, m.text)) : el('pre', { class: 'text' }, m.text),
     toolCalls(m),
     ...notes,
     pair ? el('div', { class: 'preferred', testid: 'preferred' }, el('strong', {}, 'preferred alternative: '), el('pre', { class: 'text' }, pair.chosen)) : null,
