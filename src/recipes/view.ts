@@ -81,10 +81,23 @@ export function ablationView(dir: string, a: AblationFile): AblationView {
 }
 
 function interactiveAblation(spec: vl.TopLevelSpec): Record<string, unknown> {
-  const s = structuredClone(spec) as unknown as { layer: { mark: Record<string, unknown> }[] } & Record<string, unknown>;
+  const s = structuredClone(spec) as unknown as { layer: { mark: Record<string, unknown>; encoding: { y: Record<string, unknown> } }[] } & Record<string, unknown>;
+  // Accuracy is a rate: [0, 1] keeps an all-zero curve readable.
+  for (const l of s.layer) l.encoding.y = { ...l.encoding.y, scale: { domain: [0, 1] } };
   const line = s.layer[1];
   if (line) line.mark = { ...line.mark, tooltip: true };
   return s;
+}
+
+/** An eval folder's headline metrics (metrics.json) and credit report (credit.json, `sharp eval --credit`). */
+function evalFacts(dir: string): [string, string][] {
+  const facts: [string, string][] = [];
+  const read = (f: string): unknown => (existsSync(join(dir, f)) ? JSON.parse(readFileSync(join(dir, f), 'utf8')) : undefined);
+  const m = read('metrics.json') as { benchmark?: string; episodes?: number; metrics?: Record<string, number> } | undefined;
+  if (m?.metrics) facts.push([`eval ${m.benchmark ?? ''} (${m.episodes ?? '?'} episodes)`.trim(), Object.entries(m.metrics).map(([k, v]) => `${k} ${f3(v)}`).join(', ')]);
+  const c = read('credit.json') as { workerCalls?: number; helpful?: number; neutral?: number; harmful?: number } | undefined;
+  if (c?.workerCalls !== undefined) facts.push(['worker calls (LOO)', `helpful ${pct(c.helpful ?? null)}, neutral ${pct(c.neutral ?? null)}, harmful ${pct(c.harmful ?? null)} (n = ${c.workerCalls})`]);
+  return facts;
 }
 
 function stepEntries(dir: string): StepEntry[] {
@@ -106,6 +119,7 @@ export function viewIndex(dir: string): ViewIndex {
   if (lines.length > 0) facts.push(['RL steps logged', String(lines.length)]);
   const wc = summary?.heldOutAfterRl?.workerCalls;
   if (wc) facts.push(['held-out worker calls after RL', `helpful ${pct(wc.helpful)}, neutral ${pct(wc.neutral)}, harmful ${pct(wc.harmful)} (n = ${wc.n})`]);
+  facts.push(...evalFacts(dir));
   const steps = stepEntries(dir);
   const index: ViewIndex = {
     version: 1,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -8,7 +8,8 @@ import { listStepRecords, readStepRecord, type StepRecord, type TrajectoryRecord
 import { exportView, serveView } from '../recipes/view.ts';
 import { readSummary } from '../recipes/summary.ts';
 import { hasChromium, launch, screenshot, skipReason, watch } from '../../test/view/browser.ts';
-import { XSS, evalRun, trainRun, xssRun } from '../../test/view/runs.ts';
+import { XSS, ablationRun, evalRun, trainRun, xssRun } from '../../test/view/runs.ts';
+import { METHOD_LABELS } from '../recipes/ablation-report.ts';
 import { creditColour } from './page/colour.ts';
 import { messageCredit, replaySentence } from './page/trajectory.ts';
 import type { ViewServer } from './server.ts';
@@ -23,13 +24,14 @@ let root: string;
 let trainDir: string;
 let evalDir: string;
 let xssDir: string;
+let ablDir: string;
 let browser: Browser;
 const servers: ViewServer[] = [];
 
 beforeAll(async () => {
   if (!hasChromium) return;
   root = mkdtempSync(join(tmpdir(), 'sharp-view-'));
-  [trainDir, evalDir, xssDir] = [await trainRun(root), await evalRun(root), await xssRun(root)];
+  [trainDir, evalDir, xssDir, ablDir] = [await trainRun(root), await evalRun(root), await xssRun(root), await ablationRun(root)];
   browser = await launch();
 }, 300_000);
 
@@ -150,6 +152,23 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.locator('#app script').count()).toBe(0);
     await screenshot(page, 'xss-trajectory');
+    noInjection(w);
+    await page.close();
+  });
+
+  it('an ablation folder: its comparison table and held-out plot', async () => {
+    const { page, w } = await open(ablDir);
+    const abl = JSON.parse(readFileSync(join(ablDir, 'ablation.json'), 'utf8')) as { summaries: { label: string; seeds: number[]; mean: number; std: number }[] };
+    const rows = page.locator('[data-testid=ablation-table] tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    const cells = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent)));
+    expect(cells.map((c) => c[0])).toEqual([METHOD_LABELS.none, METHOD_LABELS.loo]);
+    expect(cells.map((c) => c[3])).toEqual(abl.summaries.map((s) => `${s.mean.toFixed(3)} ± ${s.std.toFixed(3)}`));
+    const chart = page.locator('[data-testid=chart-ablation]');
+    await expect.poll(() => chart.getAttribute('data-rendered')).toBe('yes');
+    expect(await chart.locator('svg .mark-line path').count()).toBeGreaterThan(0);
+    expect(await chart.locator('svg').textContent()).toContain(METHOD_LABELS.loo);
+    await screenshot(page, 'ablation');
     noInjection(w);
     await page.close();
   });

@@ -43,6 +43,27 @@ export async function trainRun(root: string): Promise<string> {
   return join(runs, dirs[0] as string);
 }
 
+/** `sharp ablate` with two methods, one seed and one RL step each (the comparison table and plot). */
+export async function ablationRun(root: string): Promise<string> {
+  const out = join(root, 'ablation');
+  const cfg = join(root, 'view-ablate.yaml');
+  writeFileSync(
+    cfg,
+    [
+      `run: {name: abl, dir: ${join(root, 'runs-abl')}, seed: 0, backend: wasm}`,
+      `model: {path: ${join(REPO, 'models/sharp-tiny-sft')}}`,
+      'data: {source: synthetic, synthetic: {seed: 1, train: 8, heldOut: 3, minHops: 2, maxHops: 2, worlds: fresh, namePool: 400, world: {people: 14, companies: 6, cities: 6, countries: 3}}}',
+      'rollout: {groupSize: 2, maxNewTokens: 32, maxContext: 768, search: {snippet: 1}}',
+      'eval: {temperature: 1}',
+      'train: {steps: 1, batchQuestions: 1, lr: 0.0002, microBatch: 16, checkpointEvery: 10, sft: {steps: 0}}',
+      `ablation: {methods: [none, loo], seeds: [0], out: ${out}}`,
+      '',
+    ].join('\n'),
+  );
+  await ok(root, ['ablate', '--config', cfg]);
+  return out;
+}
+
 export async function evalRun(root: string): Promise<string> {
   const data = join(root, 'synth.jsonl');
   await ok(root, ['data', 'synth', '--n', '4', '--seed', '3', '--min-hops', '2', '--max-hops', '3', '--out', data]);

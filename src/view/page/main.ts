@@ -18,7 +18,10 @@ async function start(): Promise<void> {
   document.title = `sharp view: ${index.title}`;
   const main = el('main', {});
   const state: { step?: string; filters: Filters } = { step: index.steps.at(-1)?.name, filters: { failed: false, harmful: false, question: '' } };
-  const tabs: Tab[] = ['overview', 'trajectories', ...(index.ablation ? (['ablation'] as const) : [])];
+  // Only the tabs with something to show (an ablation folder has no curves or steps of its own).
+  const all: [Tab, boolean][] = [['overview', index.charts.length + index.facts.length > 0], ['trajectories', index.steps.length > 0], ['ablation', index.ablation !== undefined]];
+  const tabs = all.filter(([, has]) => has).map(([t]) => t);
+  if (tabs.length === 0) tabs.push('overview');
   const buttons = new Map<Tab, HTMLButtonElement>();
   const show = (tab: Tab): void => {
     for (const [t, b] of buttons) b.classList.toggle('active', t === tab);
@@ -35,7 +38,7 @@ async function start(): Promise<void> {
   };
   for (const t of tabs) buttons.set(t, el('button', { testid: `tab-${t}`, on: { click: () => show(t) } }, t));
   root.append(el('header', {}, el('h1', {}, 'sharp view: ', el('span', { class: 'text' }, index.title)), el('nav', {}, ...buttons.values())), main);
-  show(index.ablation && index.charts.length === 0 ? 'ablation' : 'overview');
+  show(tabs[0] as Tab);
   root.setAttribute('data-ready', 'yes');
 }
 
