@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { creditSection } from '../config/sections/credit.ts';
 import type { Episode } from '../data/episode.ts';
+import { getProtocol } from '../rollout/protocol/index.ts';
 import { computeCredits } from './compute.ts';
+import { createJudge } from './judges/index.ts';
 import { gameRunner, makeTrajectory } from './fixtures.ts';
 import { GZIP_ABOVE, RECORD_VERSION, ReplayRecorder, creditHeader, groupRecord, listStepRecords, nextEvalStep, readStepRecord, sampleGroups, writeStepRecord, type StepRecord } from './record.ts';
 
@@ -48,6 +50,37 @@ describe('trajectory records for sharp view', () => {
     expect(t.coalitions.map((c) => c.coalition)).toEqual([3, 2, 1, 0]);
     expect(t.coalitions.find((c) => c.coalition === 1)?.answers).toEqual([{ answer: 'yes', success: 1 }, { answer: 'yes', success: 1 }]);
     expect(t.coalitions.find((c) => c.coalition === 0)?.answers).toHaveLength(2);
+  });
+
+  it('message shares, the first error and the preferred alternative (rule judge)', async () => {
+    const ep: Episode = {
+      ...episode,
+      answers: ['Lima'],
+      decomposition: [
+        { id: 1, question: 'Who founded Acme?', answer: 'Ada Byron', paragraphSupportIdx: 0 },
+        { id: 2, question: 'Where was #1 born?', answer: 'Lima', paragraphSupportIdx: 1 },
+      ],
+    };
+    const b = makeTrajectory({ id: 'b', workers: [w('Who founded Acme?', 'Bob')], finalAnswer: 'no' });
+    const judge = createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') });
+    const cfg = creditSection.parse({ method: 'loo', messageLevel: true, failurePairs: true });
+    const rec = new ReplayRecorder(gameRunner(() => false));
+    const res = await computeCredits([b], ep, rec.runner, cfg, {
+      judge,
+      contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
+      resample: () => Promise.resolve('<answer>Ada Byron</answer>'),
+    });
+    const t = groupRecord(ep, [b], res, rec, cfg).trajectories[0];
+    const report = b.messages.filter((m) => m.agent === 1 && m.chatRole === 'assistant').at(-1)?.index as number;
+    expect(t.firstError).toMatchObject({ index: report, agent: 1, role: 'worker' });
+    expect(t.pair).toMatchObject({ messageIndex: report, chosen: '<answer>Ada Byron</answer>', rejected: '<answer>Bob</answer>', attempts: 1 });
+    // Each message's share is the credit module's, and the shares of an agent sum to its total.
+    for (const m of res.messageRewards) expect(t.messages[m.messageIndex].share).toEqual({ label: m.label, reward: m.reward });
+    expect(t.messages[report].share?.label).toBe(-1);
+    for (const c of t.credits) {
+      const sum = t.messages.filter((m) => m.agent === c.agent && m.share).reduce((s, m) => s + (m.share?.reward ?? 0), 0);
+      expect(sum).toBeCloseTo(c.total, 9);
+    }
   });
 
   it('samples the groups with a harmful worker first, then failures, in their order', () => {

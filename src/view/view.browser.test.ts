@@ -8,7 +8,7 @@ import { listStepRecords, readStepRecord, type StepRecord, type TrajectoryRecord
 import { exportView, serveView } from '../recipes/view.ts';
 import { readSummary } from '../recipes/summary.ts';
 import { hasChromium, launch, screenshot, skipReason, watch } from '../../test/view/browser.ts';
-import { XSS, ablationRun, evalRun, trainRun, xssRun } from '../../test/view/runs.ts';
+import { BLAME, XSS, ablationRun, blameRun, evalRun, trainRun, xssRun } from '../../test/view/runs.ts';
 import { METHOD_LABELS } from '../recipes/ablation-report.ts';
 import { creditColour } from './page/colour.ts';
 import { messageCredit, replaySentence } from './page/trajectory.ts';
@@ -25,6 +25,7 @@ let trainDir: string;
 let evalDir: string;
 let xssDir: string;
 let ablDir: string;
+let blameDir: string;
 let browser: Browser;
 const servers: ViewServer[] = [];
 
@@ -32,6 +33,7 @@ beforeAll(async () => {
   if (!hasChromium) return;
   root = mkdtempSync(join(tmpdir(), 'sharp-view-'));
   [trainDir, evalDir, xssDir, ablDir] = [await trainRun(root), await evalRun(root), await xssRun(root), await ablationRun(root)];
+  blameDir = await blameRun(root);
   browser = await launch();
 }, 300_000);
 
@@ -152,6 +154,31 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.locator('#app script').count()).toBe(0);
     await screenshot(page, 'xss-trajectory');
+    noInjection(w);
+    await page.close();
+  });
+
+  it('message-level shares, the first error and the preferred alternative are marked', async () => {
+    const { page, w } = await open(blameDir);
+    await page.click('[data-testid=tab-trajectories]');
+    await page.click('[data-testid=traj-row]');
+    await page.waitForSelector('[data-testid=trajectory]');
+    const t = firstStep(blameDir).groups[0]?.trajectories[0] as TrajectoryRecord;
+    const idx = t.firstError?.index as number;
+    const first = page.locator(`[data-testid=message][data-index="${idx}"]`);
+    expect(await first.locator('[data-testid=first-error]').textContent()).toBe('first error');
+    expect(await page.locator('[data-testid=first-error]').count()).toBe(1);
+    expect(await first.locator('pre.text').first().textContent()).toBe(BLAME.rejected);
+    expect(await first.locator('[data-testid=preferred] pre').textContent()).toBe(BLAME.chosen);
+    // Shares colour the messages. Worker 0's credit C = 0.1 (tool part only: the team failed) over
+    // T = 2 messages labelled (0, -1): r = C/T + |C| (s - mean s) / T = 0.05 -/+ 0.025.
+    const share = t.messages[idx]?.share?.reward as number;
+    expect(share).toBeCloseTo(0.025, 12);
+    expect(t.messages[idx - 2]?.share?.reward).toBeCloseTo(0.075, 12);
+    expect(Number(await first.getAttribute('data-credit'))).toBe(share);
+    expect(await bg(page, '[data-testid=message].assistant')).toEqual(expectedColours(t));
+    expect(await first.locator('.msg-head').textContent()).toContain('judge -1');
+    await screenshot(page, 'blame-trajectory');
     noInjection(w);
     await page.close();
   });

@@ -5,6 +5,8 @@ import { computeCredits } from '../../src/credit/compute.ts';
 import { gameRunner, makeTrajectory } from '../../src/credit/fixtures.ts';
 import { RECORD_VERSION, ReplayRecorder, creditHeader, groupRecord, writeStepRecord } from '../../src/credit/record.ts';
 import type { Episode } from '../../src/data/episode.ts';
+import { createJudge } from '../../src/credit/judges/index.ts';
+import { getProtocol } from '../../src/rollout/protocol/index.ts';
 import { sharp } from '../cli-helpers.ts';
 
 /**
@@ -92,5 +94,38 @@ export async function xssRun(root: string): Promise<string> {
   const rec = new ReplayRecorder(gameRunner(game));
   const res = await computeCredits([bad, good], episode, rec.runner, cfg);
   writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [groupRecord(episode, [bad, good], res, rec, cfg)] });
+  return dir;
+}
+
+/**
+ * Message-level credit and the failure path on a failed trajectory (rule judge over the gold
+ * decomposition): worker 0 reports 'Bob' for 'Who founded Acme?' (gold 'Ada Byron'), so its report
+ * is the first error and the resampled '<answer>Ada Byron</answer>' the preferred alternative.
+ */
+export const BLAME = { chosen: '<answer>Ada Byron</answer>', rejected: '<answer>Bob</answer>' };
+
+export async function blameRun(root: string): Promise<string> {
+  const dir = join(root, 'blame-run');
+  mkdirSync(dir, { recursive: true });
+  const episode: Episode = {
+    id: 'acme',
+    question: 'Where was the founder of Acme born?',
+    answers: ['Lima'],
+    paragraphs: [],
+    decomposition: [
+      { id: 1, question: 'Who founded Acme?', answer: 'Ada Byron', paragraphSupportIdx: 0 },
+      { id: 2, question: 'Where was #1 born?', answer: 'Lima', paragraphSupportIdx: 1 },
+    ],
+  };
+  const traj = makeTrajectory({ id: 'acme/0', episodeId: 'acme', workers: [{ subtask: 'Who founded Acme?', answer: 'Bob' }, { subtask: 'Where was Bob born?', answer: 'Paris' }], finalAnswer: 'Paris' });
+  const judge = createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') });
+  const cfg = creditSection.parse({ method: 'loo', messageLevel: true, failurePairs: true });
+  const rec = new ReplayRecorder(gameRunner(() => false));
+  const res = await computeCredits([traj], episode, rec.runner, cfg, {
+    judge,
+    contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
+    resample: () => Promise.resolve(BLAME.chosen),
+  });
+  writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [groupRecord(episode, [traj], res, rec, cfg)] });
   return dir;
 }
