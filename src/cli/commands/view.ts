@@ -2,6 +2,9 @@
  * `sharp view RUN_DIR [--port N] [--host H] [--export FILE.html]`: the run viewer (src/recipes/view.ts).
  * Serves the page on 127.0.0.1 until Ctrl-C, or writes one self-contained HTML file with --export.
  */
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { mkdirOut } from '../../fs/out-dir.ts';
 import { UserError } from '../errors.ts';
 import { exportView, serveView, checkRunDir } from '../../recipes/view.ts';
 
@@ -21,6 +24,8 @@ export async function run(opts: ViewOptions): Promise<void> {
   const port = opts.port ?? 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`sharp view: --port ${port} is not a port number (0-65535)`);
   if (opts.export !== undefined) {
+    if (existsSync(opts.export) && statSync(opts.export).isDirectory()) throw new UserError(`sharp view --export: ${opts.export} is a folder (give a file name, e.g. run.html)`);
+    mkdirOut(dirname(opts.export), 'sharp view --export:');
     let bytes: number;
     try {
       bytes = exportView(opts.runDir, opts.export);
