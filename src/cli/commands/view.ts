@@ -6,6 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { mkdirOut } from '../../fs/out-dir.ts';
 import { UserError } from '../errors.ts';
+import { isLoopback } from '../../view/server.ts';
 import { exportView, serveView, checkRunDir } from '../../recipes/view.ts';
 
 export interface ViewOptions {
@@ -44,6 +45,7 @@ export async function run(opts: ViewOptions): Promise<void> {
     throw new UserError(`sharp view: ${e.message.split('\n')[0]}`);
   }
   process.stdout.write(`sharp view: ${server.url}  (Ctrl-C to stop)\n`);
+  if (opts.host !== undefined && !isLoopback(opts.host)) process.stderr.write(`sharp view: bound to ${opts.host}: anyone who can reach this address can read the run\n`);
   await new Promise<void>((done) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

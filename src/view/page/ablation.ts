@@ -17,6 +17,7 @@ export function ablationView(a: AblationView): HTMLElement {
     ),
     chart('ablation', 'held-out accuracy during RL', a.plot),
     el('h3', {}, 'Runs'),
+    el('p', { class: 'muted' }, 'Each run is a run folder of its own: open its curves and trajectories with sharp view <this folder>/<folder>.'),
     el(
       'table',
       { class: 'grid' },
