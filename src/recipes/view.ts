@@ -100,10 +100,19 @@ function evalFacts(dir: string): [string, string][] {
   return facts;
 }
 
+/** Entries by file, kept while the file's size and mtime stay (a live run's index is asked for often; records are written whole, never edited). */
+const entryCache = new Map<string, { key: string; entry: StepEntry }>();
+
 function stepEntries(dir: string): StepEntry[] {
   return listStepRecords(dir).map((file) => {
+    const st = statSync(file);
+    const key = `${st.size}:${st.mtimeMs}`;
+    const hit = entryCache.get(file);
+    if (hit?.key === key) return hit.entry;
     const rec = readStepRecord(file);
-    return { name: basename(file).replace(/\.json(\.gz)?$/, ''), kind: rec.kind, step: rec.step, groups: rec.groups.length, groupsTotal: rec.groupsTotal };
+    const entry: StepEntry = { name: basename(file).replace(/\.json(\.gz)?$/, ''), kind: rec.kind, step: rec.step, groups: rec.groups.length, groupsTotal: rec.groupsTotal };
+    entryCache.set(file, { key, entry });
+    return entry;
   });
 }
 

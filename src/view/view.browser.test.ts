@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listStepRecords, readStepRecord, type StepRecord, type TrajectoryRecord } from '../credit/record.ts';
 import { exportView, serveView } from '../recipes/view.ts';
 import { readSummary } from '../recipes/summary.ts';
+import { readMetrics } from '../train/metrics/jsonl.ts';
 import { hasChromium, launch, screenshot, skipReason, watch } from '../../test/view/browser.ts';
 import { BLAME, XSS, ablationRun, blameRun, evalRun, trainRun, xssRun } from '../../test/view/runs.ts';
 import { METHOD_LABELS } from '../recipes/ablation-report.ts';
@@ -115,6 +116,21 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     });
     expect(await page.locator('[data-testid=shapley] tbody tr').count()).toBe(t.k);
     await screenshot(page, 'train-trajectory');
+
+    // The sample keeps a step's harmful worker calls when it has any (credit/harmful > 0 in metrics.jsonl),
+    // and the harmful filter shows exactly those trajectories.
+    const metrics = readMetrics(join(trainDir, 'metrics.jsonl'));
+    await page.click('[data-testid=back]');
+    for (const f of listStepRecords(trainDir)) {
+      const rec = readStepRecord(f);
+      const harmfulLogged = (metrics.find((m) => m.step === rec.step)?.['credit/harmful'] as number) > 0;
+      const harmful = rec.groups.flatMap((g) => g.trajectories).filter((x) => x.deltas.some((d) => d < 0));
+      expect(harmful.length > 0, `step ${rec.step}`).toBe(harmfulLogged);
+      await page.selectOption('[data-testid=step-select]', f.split('/').at(-1)?.replace(/\.json(\.gz)?$/, '') as string);
+      await page.locator('[data-testid=filter-harmful]').setChecked(true);
+      await expect.poll(() => page.locator('[data-testid=traj-row]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-id')))).toEqual(harmful.map((x) => x.id));
+      await page.locator('[data-testid=filter-harmful]').setChecked(false);
+    }
     noInjection(w);
     await page.close();
   });
