@@ -162,6 +162,18 @@ export function buildProgram(): Command {
       await m.run({ runDir, ...opts });
     });
 
+  program
+    .command('view')
+    .description('a local web page of a run: curves, trajectories with per-agent and per-message credit, replays, ablation')
+    .argument('<runDir>', 'run, eval or ablation folder')
+    .option('--port <n>', 'port (0 = any free one)', int('--port'), 8080)
+    .option('--host <host>', 'address to bind (default 127.0.0.1: this machine only)')
+    .option('--export <file>', 'write one self-contained HTML file instead of serving')
+    .action(async (runDir: string, opts: Record<string, unknown>) => {
+      const m = await import('./commands/view.ts');
+      await m.run({ runDir, ...opts });
+    });
+
   return program;
 }
 

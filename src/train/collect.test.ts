@@ -14,6 +14,7 @@ import { closeCodeSandbox } from '../tools/code.ts';
 import { makeCollect } from './collect.ts';
 import { runGrpo } from './loop.ts';
 import { readMetrics } from './metrics/jsonl.ts';
+import { listStepRecords, readStepRecord } from '../credit/record.ts';
 
 let root: string;
 let tok: Tokenizer;
@@ -68,5 +69,14 @@ describe('makeCollect + runGrpo (real engine, LM policy, credit)', () => {
     expect(first['groups/skipped']).toBe(2); // all-zero rewards carry no signal
     expect(first['losses/policy']).toBeUndefined(); // so no update ran
     expect(first['rollout/generated_tokens']).toBeGreaterThan(0);
+    // Each step's trajectories with their credit for `sharp view`: credit.recordGroups (2) = every group here.
+    const files = listStepRecords(join(root, 'run'));
+    expect(files.map((f) => f.split('/').at(-1))).toEqual(['step-000001.json', 'step-000002.json']);
+    const rec = readStepRecord(files[0] as string);
+    expect(rec).toMatchObject({ kind: 'train', step: 1, groupsTotal: 2, credit: { method: 'loo', replayMode: 'final' } });
+    expect(rec.groups.flatMap((g) => g.trajectories)).toHaveLength(4);
+    // The invalid-call rate is over the same tool calls the record holds.
+    const calls = rec.groups.flatMap((g) => g.trajectories.flatMap((t) => t.messages.flatMap((x) => x.toolCalls)));
+    expect(first['rollout/invalid_calls']).toBe(calls.length === 0 ? 0 : calls.filter((c) => !c.valid).length / calls.length);
   });
 });

@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.ts';
 import { computeCredits, type CreditOptions } from '../credit/compute.ts';
 import { engineReplayRunner } from '../credit/engine-adapters.ts';
 import { creditReport, reportMetrics } from '../credit/report.ts';
+import { creditHeader, groupRecord, RECORD_VERSION, ReplayRecorder, sampleGroups, type GroupRecord } from '../credit/record.ts';
 import type { PreferencePair } from '../credit/first-error.ts';
 import type { Episode } from '../data/episode.ts';
 import { LmPolicy } from '../generation/lm-policy.ts';
@@ -37,12 +38,16 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
     const t0 = performance.now();
     const run = await rollout(policy, episodes, engine);
     const t1 = performance.now();
-    const runner = engineReplayRunner(policy, engine, { replayMode: setup.credit.replayMode, placeholder: setup.credit.placeholder });
+    const replays = engineReplayRunner(policy, engine, { replayMode: setup.credit.replayMode, placeholder: setup.credit.placeholder });
+    // The viewer's sample keeps the replayed answers behind v(S) (src/credit/record.ts).
+    const recorder = setup.credit.recordGroups > 0 ? new ReplayRecorder(replays) : undefined;
+    const runner = recorder?.runner ?? replays;
+    const recorded: GroupRecord[] = [];
     const extra = setup.creditOptions?.(policy) ?? {};
     const groups: GroupResult[] = [];
     const pairs: PreferencePair[] = [];
     const summaries = [];
-    let replays = 0;
+    let replayItems = 0;
     let cached = 0;
     for (const episode of episodes) {
       const trajectories = run.trajectories.filter((t) => t.episodeId === episode.id);
@@ -51,15 +56,18 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
       groups.push({ trajectories, credits: res.credits });
       pairs.push(...res.pairs);
       summaries.push(...res.trajectories);
-      replays += res.stats.replayItems;
+      replayItems += res.stats.replayItems;
+      if (recorder) recorded.push(groupRecord(episode, trajectories, res, recorder, setup.credit));
       cached += res.stats.cachedCoalitions;
     }
     const t2 = performance.now();
     const report = creditReport(summaries, groups.flatMap((g) => g.credits));
     const agentsPerTraj = run.trajectories.map((t) => t.agents.length);
+    const calls = run.trajectories.flatMap((t) => t.messages.flatMap((m) => m.toolCalls));
     return {
       groups,
       pairs,
+      record: recorder ? { version: RECORD_VERSION, kind: 'train', step: 0, credit: creditHeader(setup.credit), groupsTotal: groups.length, groups: sampleGroups(recorded, setup.credit.recordGroups) } : undefined,
       metrics: {
         ...reportMetrics(report),
         'rollout/trajectories': run.trajectories.length,
@@ -69,7 +77,9 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
         'perf/credit_s': (t2 - t1) / 1000,
         'rollout/policy_calls': run.stats.steps,
         'rollout/max_batch': run.stats.maxBatch,
-        'credit/replays': replays,
+        // Fraction of tool calls that failed to parse, named a tool the role may not use, or errored.
+        'rollout/invalid_calls': calls.length === 0 ? 0 : calls.filter((c) => !c.valid).length / calls.length,
+        'credit/replays': replayItems,
         'credit/cached_coalitions': cached,
       },
     };

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import type { trainSection } from '../config/sections/train.ts';
 import type { PreferencePair } from '../credit/first-error.ts';
+import { writeStepRecord, type StepRecord } from '../credit/record.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { GradientAccumulator } from './accumulate.ts';
@@ -32,6 +33,8 @@ export interface Collected {
   pairs?: PreferencePair[];
   /** Extra metrics of the collect stage (credit report, rollout stats), namespaced. */
   metrics?: Record<string, number>;
+  /** A sample of the step's trajectories with their credit, written for `sharp view` (its step is set here). */
+  record?: StepRecord;
 }
 
 export interface GrpoRunOptions<T> {
@@ -167,6 +170,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
       const every = o.evaluateEvery ?? 0;
       if (o.evaluate && every > 0 && state.step % every === 0 && state.step < cfg.steps) Object.assign(record, await o.evaluate(model, state.step));
       metrics.write(state.step, record);
+      if (collected.record) writeStepRecord(o.runDir, { ...collected.record, step: state.step });
       tb?.scalars(state.step, Object.fromEntries(Object.entries(record).filter((e): e is [string, number] => typeof e[1] === 'number')));
       progress?.update(state.step, { reward: record['reward/planner'] as number, accuracy: record.accuracy as number, tokensPerSec: record['perf/train_tok_s'] as number });
       o.onStep?.(state.step, record);

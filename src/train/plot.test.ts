@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHARTS, chartPoints, plotRun } from './plot.ts';
+import { CHARTS, chartPoints, chartSpec, plotRun, renderSvg } from './plot.ts';
 import { JsonlMetrics, readMetrics } from './metrics/jsonl.ts';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -70,5 +70,52 @@ describe('plotRun', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('chart rendering (headless sharp plot)', () => {
+  const texts = (svg: string): string[] => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+  const long = 'reward/marginal/worker-with-a-rather-long-series-name-for-the-legend';
+  const points = [1, 2, 3].flatMap((step) => [
+    { step, series: 'reward/planner', value: step / 3 },
+    { step, series: long, value: step / 6 },
+  ]);
+
+  it('the step axis has integer ticks only', async () => {
+    const svg = await renderSvg(chartSpec('Reward per role', points));
+    const ticks = texts(svg).filter((t) => /^-?[\d.]+$/.test(t));
+    expect(ticks.length).toBeGreaterThan(0);
+    // Step ticks are 1, 2, 3 only (no 1.5, 2.5); value ticks are on the y axis (0.0 .. 1.0).
+    const stepTicks = [...svg.matchAll(/aria-label="X-axis[^"]*"/g)].length;
+    expect(stepTicks).toBe(1);
+    const xAxis = svg.slice(svg.indexOf('X-axis'), svg.indexOf('Y-axis') > svg.indexOf('X-axis') ? svg.indexOf('Y-axis') : undefined);
+    expect(texts(xAxis).filter((t) => /^[\d.]+$/.test(t))).toEqual(['1', '2', '3']);
+  });
+
+  it('legend labels are drawn in full, not cut off with an ellipsis', async () => {
+    const svg = await renderSvg(chartSpec('Reward per role', points));
+    expect(texts(svg)).toContain(long);
+    expect(svg).not.toContain('…');
+  });
+
+  it('reward parts per role and invalid tool calls get charts of their own', () => {
+    const names = (k: string) => CHARTS.filter((c) => c.match(k)).map((c) => c.name);
+    expect(names('reward/planner')).toEqual(['reward']);
+    expect(names('reward/marginal/worker')).toEqual(['reward-parts']);
+    expect(names('rollout/invalid_calls')).toEqual(['invalid-calls']);
+    expect(names('heldout/accuracy')).toEqual(['accuracy']);
+  });
+});
+
+describe('chart specs', () => {
+  it('rate charts span [0, 1] and colour helpful / neutral / harmful as green / grey / red', () => {
+    const wc = CHARTS.find((c) => c.name === 'worker-calls');
+    const pts = ['credit/helpful', 'credit/harmful'].map((series) => ({ step: 1, series, value: 0 }));
+    const spec = chartSpec('w', pts, wc) as unknown as { encoding: { y: { scale?: unknown }; color: { scale?: unknown } } };
+    expect(spec.encoding.y.scale).toEqual({ domain: [0, 1] });
+    expect(spec.encoding.color.scale).toEqual({ domain: ['credit/helpful', 'credit/harmful'], range: ['#2e7d32', '#c0392b'] });
+    const reward = chartSpec('r', [{ step: 1, series: 'reward/planner', value: 2 }], CHARTS[0]) as unknown as { encoding: { y: { scale?: unknown }; color: { scale?: unknown } } };
+    expect(reward.encoding.y.scale).toBeUndefined();
+    expect(reward.encoding.color.scale).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { listStepRecords, readStepRecord } from '../../credit/record.ts';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -132,6 +133,18 @@ describe('sharp eval', () => {
     expect((credit.meanCredit as Record<string, number>).planner).toBeCloseTo(1.55, 12);
     expect((credit.meanCredit as Record<string, number>).worker).toBeCloseTo(1.55, 12);
     expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('| helpful (Delta > 0) | 0.500 |');
+    // `sharp view`'s sample: credit.recordGroups (2) episodes of the batch, with the replayed answers
+    // behind each v(S): without hop 2's report the planner answers the placeholder (v = 0).
+    const recs = listStepRecords(out);
+    expect(recs.map((f) => f.split('/').at(-1))).toEqual(['eval-000001.json']);
+    const rec = readStepRecord(recs[0] as string);
+    expect(rec).toMatchObject({ kind: 'eval', step: 1, groupsTotal: 12 });
+    expect(rec.groups).toHaveLength(2);
+    for (const t of rec.groups.flatMap((g) => g.trajectories)) {
+      expect(t.deltas).toEqual([0, 1]);
+      expect(t.coalitions.map((c) => [c.masked, c.value, c.answers.map((a) => a.success)])).toEqual([[[], 1, [1]], [[0], 1, [1]], [[1], 0, [0]]]);
+      expect(t.coalitions[2]?.answers[0]?.answer).toBe('[no report]');
+    }
     // Per-stage breakdown against the gold decomposition: the expert asks every hop (24 of 24),
     // retrieves the support paragraph of every fact hop (23: one hop is arithmetic, answered with
     // calculate), reports every gold answer and answers every question right.
@@ -146,6 +159,9 @@ describe('sharp eval', () => {
     appendFileSync(log, '{"key":"2hop__');
     const again = await sharpEval(opts);
     expect(again).toContain('12 episodes (5 run now');
+    // The resumed run adds its own batch file; the first one is untouched.
+    expect(listStepRecords(out).map((f) => f.split('/').at(-1))).toEqual(['eval-000001.json', 'eval-000002.json']);
+    expect(readStepRecord(listStepRecords(out)[1] as string).groupsTotal).toBe(5);
     expect(readFileSync(pred, 'utf8')).toBe(first);
     expect(JSON.parse(readFileSync(join(out, 'credit.json'), 'utf8'))).toEqual(credit);
     expect(JSON.parse(readFileSync(join(out, 'stages.json'), 'utf8'))).toEqual(stages);

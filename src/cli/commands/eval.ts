@@ -109,7 +109,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     const bad = pending.find(({ episode }) => !episode.decomposition || episode.decomposition.length === 0);
     if (bad) throw new UserError(`eval --policy expert: episode ${bad.episode.id} of ${bench} has no gold decomposition (the scripted expert follows one; use --policy lm)`);
   }
-  const credit = opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')) } : undefined;
+  const credit = opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out } : undefined;
   if (credit && cfg.credit.method === 'none') throw new UserError('--credit needs credit.method loo or shapley (it is none)');
   // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.
   // Benchmarks with a gold decomposition (MuSiQue, the synthetic world) also get the per-stage breakdown.

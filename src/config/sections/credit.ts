@@ -28,5 +28,6 @@ export const creditSection = z
     judge: z.enum(['rule', 'llm']).default('rule').describe('rule: gold sub-answers; llm: a yes/no question to a model.'),
     hopMatchF1: z.number().min(0).max(1).default(0.5).describe('Rule judge: token F1 a subtask needs with a gold hop question to be judged against that hop.'),
     judgeMargin: z.number().min(0).default(0).describe('LLM judge: |logp(yes) - logp(no)| under this labels a message 0 (undecided).'),
+    recordGroups: z.number().int().min(0).default(2).describe('Groups per training step (eval: episodes per batch) saved with their credit under <run>/trajectories/ for `sharp view`; 0 = none.'),
   })
   .describe('Credit assignment.');

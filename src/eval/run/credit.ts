@@ -8,6 +8,7 @@ import type { EngineOptions } from '../../rollout/engine.ts';
 import type { Policy } from '../../rollout/policy.ts';
 import type { Trajectory } from '../../rollout/types.ts';
 import { dropTornTail } from '../../fs/torn-tail.ts';
+import { groupRecord, ReplayRecorder, type GroupRecord } from '../../credit/record.ts';
 
 /**
  * `sharp eval --credit` (issue 7 item 3): SHARP counterfactual credit of each evaluated trajectory
@@ -22,13 +23,20 @@ export interface EpisodeCredit {
   credits: AgentCredit[];
 }
 
-/** Credit of one trajectory per episode (eval runs groups of one); replays of each episode are batched by the credit module. */
-export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[]): Promise<EpisodeCredit[]> {
-  const runner = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder });
+/**
+ * Credit of one trajectory per episode (eval runs groups of one); replays of each episode are batched
+ * by the credit module. With `records`, each episode's trajectory, credit and replayed answers are
+ * pushed there too (for `sharp view`).
+ */
+export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[], records?: GroupRecord[]): Promise<EpisodeCredit[]> {
+  const replays = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder });
+  const recorder = records ? new ReplayRecorder(replays) : undefined;
+  const runner = recorder?.runner ?? replays;
   const out: EpisodeCredit[] = [];
   // Sequential: the policy serves one batched engine run at a time.
   for (const [i, traj] of trajs.entries()) {
     const r = await computeCredits([traj], eps[i], runner, cfg);
+    if (records && recorder) records.push(groupRecord(eps[i], [traj], r, recorder, cfg));
     const t = r.trajectories[0];
     const summary: TrajectoryCreditSummary = { trajectoryId: t.trajectoryId, deltas: [...t.deltas] };
     if (t.efficiencyResidual !== undefined) summary.efficiencyResidual = t.efficiencyResidual;

@@ -4,6 +4,7 @@ import type { Policy } from '../../rollout/policy.ts';
 import type { EvalSession } from '../session.ts';
 import { stageBreakdown } from '../breakdown.ts';
 import { CreditLog, creditOf } from './credit.ts';
+import { creditHeader, nextEvalStep, RECORD_VERSION, sampleGroups, writeStepRecord, type GroupRecord } from '../../credit/record.ts';
 import type { StageLog } from './stages.ts';
 import { predictionOf } from './prediction.ts';
 import type { Progress } from './progress.ts';
@@ -24,7 +25,7 @@ export interface EvalLoopOptions {
   /** Episodes per engine run (> 0). */
   batchEpisodes: number;
   /** With --credit: credit.* config and the log the per-episode credit goes to. */
-  credit?: { cfg: CreditConfig; log: CreditLog };
+  credit?: { cfg: CreditConfig; log: CreditLog; /** Folder whose trajectories/ gets a credit.recordGroups sample per batch (`sharp view`). */ recordDir?: string };
   /** Per-episode stage breakdown (benchmarks with a gold decomposition), scored with `success`. */
   stages?: { log: StageLog; success: (answer: string | null, golds: readonly string[]) => number };
   progress?: Progress;
@@ -53,7 +54,12 @@ export async function runEvalLoop(o: EvalLoopOptions): Promise<EvalLoopStats> {
     stats.steps += s.steps;
     stats.requests += s.requests;
     stats.maxBatch = Math.max(stats.maxBatch, s.maxBatch);
-    const credits = o.credit ? await creditOf(o.policy, o.engine, o.credit.cfg, trajectories, batch.map((b) => b.episode)) : undefined;
+    const records: GroupRecord[] | undefined = o.credit?.recordDir && o.credit.cfg.recordGroups > 0 ? [] : undefined;
+    const credits = o.credit ? await creditOf(o.policy, o.engine, o.credit.cfg, trajectories, batch.map((b) => b.episode), records) : undefined;
+    if (o.credit?.recordDir && records) {
+      const dir = o.credit.recordDir;
+      writeStepRecord(dir, { version: RECORD_VERSION, kind: 'eval', step: nextEvalStep(dir), credit: creditHeader(o.credit.cfg), groupsTotal: records.length, groups: sampleGroups(records, o.credit.cfg.recordGroups) });
+    }
     batch.forEach(({ key, episode }, i) => {
       // Credit first: a prediction without its credit line would be skipped by a resumed run.
       if (o.credit && credits) o.credit.log.append(key, credits[i]);

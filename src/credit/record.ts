@@ -1,0 +1,240 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { Episode } from '../data/episode.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import type { AgentRecord, Role, Trajectory } from '../rollout/types.ts';
+import { coalitionSize, fullCoalition, hasWorker, maskedDelegations } from './coalitions.ts';
+import type { CreditConfig, CreditResult } from './compute.ts';
+import type { ReplayItem, ReplayRunner } from './counterfactual.ts';
+import type { PreferencePair } from './first-error.ts';
+import type { AgentCredit } from './reward.ts';
+import { successFunction } from './success.ts';
+
+/**
+ * What `sharp view` reads: a bounded sample of each step's trajectories with their credit (SHARP's
+ * per-agent split, the counterfactual coalitions v(S) with the answers the replays gave, and, when
+ * on, the message-level shares and the first error with its preference pair of "Who Gets the Reward
+ * & Who Gets the Blame?"). One file per step (or eval batch) under `<run>/trajectories/`, written
+ * atomically so a killed run leaves only whole files; gzipped past GZIP_ABOVE bytes.
+ */
+
+export const RECORD_DIR = 'trajectories';
+export const RECORD_VERSION = 1;
+/** JSON larger than this is stored gzipped (`.json.gz`). */
+export const GZIP_ABOVE = 256 * 1024;
+
+export interface CoalitionRecord {
+  /** Bitmask: bit m set = worker m (delegation m) reports. */
+  coalition: number;
+  /** Delegations whose reports were kept, and those replaced by the placeholder. */
+  members: number[];
+  masked: number[];
+  value: number;
+  /** Final answers of the replays behind v(S) (the recorded answer for the full coalition), and their success. */
+  answers: { answer: string | null; success: number }[];
+}
+
+export interface MessageRecord {
+  index: number;
+  agent: number;
+  role: Role;
+  chatRole: string;
+  text: string;
+  finishReason?: string;
+  toolCalls: { name: string; args: string; valid: boolean; error?: string; result?: string; workerAgent?: number }[];
+  /** Message-level share r_t and the judge's label (credit.messageLevel). */
+  share?: { label: number; reward: number };
+}
+
+export interface TrajectoryRecord {
+  id: string;
+  sample: number;
+  finalAnswer: string | null;
+  success: number;
+  /** Workers K. */
+  k: number;
+  agents: AgentRecord[];
+  messages: MessageRecord[];
+  credits: AgentCredit[];
+  /** LOO Delta per delegation. */
+  deltas: number[];
+  phi?: number[];
+  efficiencyResidual?: number;
+  coalitions: CoalitionRecord[];
+  firstError?: { index: number | null; agent: number | null; role: Role | null; judgeCalls: number };
+  pair?: { messageIndex: number; chosen: string; rejected: string; attempts: number };
+}
+
+export interface GroupRecord {
+  episodeId: string;
+  question: string;
+  answers: string[];
+  trajectories: TrajectoryRecord[];
+}
+
+export interface StepRecord {
+  version: number;
+  kind: 'train' | 'eval';
+  /** RL step (train) or eval batch number, 1-based. */
+  step: number;
+  credit: { method: string; replayMode: string; replays: number; success: string; placeholder: string; weights: CreditConfig['weights'] };
+  /** Groups of the step in all, and how many are recorded here. */
+  groupsTotal: number;
+  groups: GroupRecord[];
+}
+
+const replayKey = (trajId: string, masked: readonly number[]): string => `${trajId}|${[...masked].sort((a, b) => a - b).join(',')}`;
+
+/**
+ * Wraps a replay runner to keep the final answer of every replay it runs, by trajectory and masked
+ * delegations: the credit module keeps only the averaged v(S), the viewer shows the answers behind it.
+ */
+export class ReplayRecorder {
+  private readonly answers = new Map<string, (string | null)[]>();
+  readonly runner: ReplayRunner;
+
+  constructor(inner: ReplayRunner) {
+    this.runner = async (items: ReplayItem[]) => {
+      const out = await inner(items);
+      items.forEach((it, i) => {
+        const key = replayKey(it.traj.id, it.masked);
+        const list = this.answers.get(key) ?? [];
+        list.push(out[i]?.finalAnswer ?? null);
+        this.answers.set(key, list);
+      });
+      return out;
+    };
+  }
+
+  answersOf(trajId: string, masked: readonly number[]): (string | null)[] {
+    return this.answers.get(replayKey(trajId, masked)) ?? [];
+  }
+
+  clear(): void {
+    this.answers.clear();
+  }
+}
+
+/** The credit settings a reader needs to interpret the numbers. */
+export function creditHeader(cfg: CreditConfig): StepRecord['credit'] {
+  return { method: cfg.method, replayMode: cfg.replayMode, replays: cfg.replays, success: cfg.success, placeholder: cfg.placeholder, weights: { ...cfg.weights } };
+}
+
+/** One group (the trajectories of one question) with everything computeCredits found about it. */
+export function groupRecord(episode: Episode, trajectories: readonly Trajectory[], res: CreditResult, replays: ReplayRecorder, cfg: CreditConfig, pairs: readonly PreferencePair[] = res.pairs): GroupRecord {
+  const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
+  const score = (answer: string | null) => ({ answer, success: success(answer, episode.answers) });
+  return {
+    episodeId: episode.id,
+    question: episode.question,
+    answers: [...episode.answers],
+    trajectories: trajectories.map((traj) => {
+      const tc = res.trajectories.find((t) => t.trajectoryId === traj.id);
+      if (!tc) throw new Error(`record: no credit for trajectory ${traj.id}`);
+      const shares = new Map(res.messageRewards.filter((m) => m.trajectoryId === traj.id).map((m) => [m.messageIndex, { label: m.label, reward: m.reward }]));
+      const full = fullCoalition(tc.k);
+      const coalitions: CoalitionRecord[] = [...tc.values.entries()]
+        .sort((a, b) => coalitionSize(b[0]) - coalitionSize(a[0]) || b[0] - a[0])
+        .map(([s, value]) => {
+          const masked = maskedDelegations(s, tc.k);
+          const answers = s === full ? [score(traj.finalAnswer)] : replays.answersOf(traj.id, masked).map(score);
+          return { coalition: s, members: Array.from({ length: tc.k }, (_, m) => m).filter((m) => hasWorker(s, m)), masked, value, answers };
+        });
+      const rec: TrajectoryRecord = {
+        id: traj.id,
+        sample: traj.sample,
+        finalAnswer: traj.finalAnswer,
+        success: tc.success,
+        k: tc.k,
+        agents: traj.agents.map((a) => ({ ...a })),
+        messages: traj.messages.map((m) => {
+          const out: MessageRecord = {
+            index: m.index,
+            agent: m.agent,
+            role: m.role,
+            chatRole: m.chatRole,
+            text: m.text,
+            toolCalls: m.toolCalls.map((c) => {
+              const call: MessageRecord['toolCalls'][number] = { name: c.name, args: c.args, valid: c.valid };
+              if (c.error !== undefined) call.error = c.error;
+              if (c.result !== undefined) call.result = c.result;
+              if (c.workerAgent !== undefined) call.workerAgent = c.workerAgent;
+              return call;
+            }),
+          };
+          if (m.finishReason) out.finishReason = m.finishReason;
+          const share = shares.get(m.index);
+          if (share) out.share = share;
+          return out;
+        }),
+        credits: res.credits.filter((c) => c.trajectoryId === traj.id),
+        deltas: [...tc.deltas],
+        coalitions,
+      };
+      if (tc.phi) rec.phi = [...tc.phi];
+      if (tc.efficiencyResidual !== undefined) rec.efficiencyResidual = tc.efficiencyResidual;
+      if (tc.firstError) rec.firstError = { index: tc.firstError.index, agent: tc.firstError.agent, role: tc.firstError.role, judgeCalls: tc.firstError.judgeCalls };
+      const pair = pairs.find((p) => p.metadata.trajectoryId === traj.id);
+      if (pair) rec.pair = { messageIndex: pair.metadata.messageIndex, chosen: pair.chosen, rejected: pair.rejected, attempts: pair.metadata.attempts };
+      return rec;
+    }),
+  };
+}
+
+/** A group that shows something: a harmful worker call (Delta < 0) first, then a failed trajectory, then the rest. */
+function interest(g: GroupRecord): number {
+  if (g.trajectories.some((t) => t.deltas.some((d) => d < 0))) return 0;
+  if (g.trajectories.some((t) => t.success === 0)) return 1;
+  return 2;
+}
+
+/**
+ * The `limit` groups kept of a step: the most telling ones (stable order otherwise), chosen without
+ * any random draw so that recording never changes a run.
+ */
+export function sampleGroups(groups: readonly GroupRecord[], limit: number): GroupRecord[] {
+  return groups
+    .map((g, i) => ({ g, i, r: interest(g) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .slice(0, Math.max(0, limit))
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.g);
+}
+
+const stepName = (kind: StepRecord['kind'], step: number): string => `${kind === 'train' ? 'step' : 'eval'}-${String(step).padStart(6, '0')}`;
+
+/** Writes one step's record atomically; returns the file written. */
+export function writeStepRecord(runDir: string, rec: StepRecord): string {
+  const dir = join(runDir, RECORD_DIR);
+  mkdirSync(dir, { recursive: true });
+  const json = JSON.stringify(rec);
+  const base = join(dir, stepName(rec.kind, rec.step));
+  const big = Buffer.byteLength(json, 'utf8') > GZIP_ABOVE;
+  const file = big ? `${base}.json.gz` : `${base}.json`;
+  writeFileAtomic(file, big ? gzipSync(json) : json);
+  return file;
+}
+
+/** Record files of a run folder, in step order. */
+export function listStepRecords(runDir: string): string[] {
+  const dir = join(runDir, RECORD_DIR);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => /^(step|eval)-\d{6}\.json(\.gz)?$/.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** The next eval batch number in a run folder (a resumed eval appends after the files already there). */
+export function nextEvalStep(runDir: string): number {
+  return listStepRecords(runDir).filter((f) => /eval-\d{6}/.test(f)).length + 1;
+}
+
+export function readStepRecord(file: string): StepRecord {
+  const raw = readFileSync(file);
+  const text = file.endsWith('.gz') ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
+  const rec = JSON.parse(text) as StepRecord;
+  if (rec.version !== RECORD_VERSION) throw new Error(`${file}: record version ${String(rec.version)} (this sharp reads ${RECORD_VERSION})`);
+  return rec;
+}

@@ -1,0 +1,178 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type * as vl from 'vega-lite';
+import { listStepRecords, readStepRecord, type StepRecord } from '../credit/record.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
+import { CHARTS, chartPoints, chartSpec, type Point } from '../train/plot.ts';
+import { builtScript } from '../view/build.ts';
+import { pageHtml } from '../view/html.ts';
+import { startViewServer, type ViewServer } from '../view/server.ts';
+import type { AblationView, ChartView, StepEntry, ViewBundle, ViewIndex } from '../view/types.ts';
+import type { AccuracyResult } from './accuracy.ts';
+import { METHOD_LABELS, ablationPlotSpec, type MethodSummary, type RunOutcome } from './ablation-report.ts';
+import { readSummary } from './summary.ts';
+
+/**
+ * `sharp view RUN_DIR [--port N] [--host H] [--export FILE.html]`: what the page shows, read from the
+ * run folder alone (metrics.jsonl, summary.json, trajectories/, ablation.json), and either a local
+ * server on it or one self-contained HTML file.
+ */
+
+const ci = (a: AccuracyResult | undefined): string => (a ? `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}] (n = ${a.total})` : 'n/a');
+
+/** The overview chart specs: `sharp plot`'s charts, plus held-out accuracy before (step 0) and after RL, made interactive. */
+export function overviewCharts(lines: readonly MetricsLine[], heldOut: { before?: AccuracyResult; after?: AccuracyResult; lastStep: number }): ChartView[] {
+  const out: ChartView[] = [];
+  for (const c of CHARTS) {
+    let points: Point[] = chartPoints(lines, c);
+    if (c.name === 'accuracy') {
+      const extra: Point[] = [];
+      if (heldOut.before) extra.push({ step: 0, series: 'heldout/accuracy', value: heldOut.before.accuracy });
+      if (heldOut.after) extra.push({ step: heldOut.lastStep, series: 'heldout/accuracy', value: heldOut.after.accuracy });
+      const seen = new Set(points.filter((p) => p.series === 'heldout/accuracy').map((p) => p.step));
+      points = [...points, ...extra.filter((p) => !seen.has(p.step))].sort((a, b) => a.step - b.step);
+    }
+    if (points.length === 0) continue;
+    out.push({ name: c.name, title: c.title, spec: interactive(chartSpec(c.title, points, c)) });
+  }
+  return out;
+}
+
+/** Tooltips on the points and a legend that highlights the series clicked. */
+function interactive(spec: vl.TopLevelSpec): Record<string, unknown> {
+  const s = structuredClone(spec) as unknown as Record<string, unknown> & { mark: Record<string, unknown>; encoding: Record<string, unknown> };
+  s.mark = { ...s.mark, point: true, tooltip: true };
+  s.params = [{ name: 'pick', select: { type: 'point', fields: ['series'] }, bind: 'legend' }];
+  s.encoding.opacity = { condition: { param: 'pick', value: 1 }, value: 0.15 };
+  return s;
+}
+
+interface AblationFile {
+  complete: boolean;
+  summaries: MethodSummary[];
+  runs: RunOutcome[];
+}
+
+const f3 = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : x.toFixed(3));
+const pct = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`);
+
+/** ablation.json as the page's comparison table (the columns of ablation.md) and plot. */
+export function ablationView(dir: string, a: AblationFile): AblationView {
+  return {
+    complete: a.complete,
+    header: ['method', 'seeds', 'before RL', 'after RL (mean ± std)', 'gain', 'harmful calls before -> after', 'invalid calls', 'tokens / run', 'replays / run', 'all-zero groups', 'RL s / run'],
+    rows: a.summaries.map((s) => [
+      s.label,
+      String(s.seeds.length),
+      f3(s.before),
+      `${f3(s.mean)} ± ${f3(s.std)}`,
+      `${s.gain >= 0 ? '+' : ''}${f3(s.gain)}`,
+      `${pct(s.harmfulBefore)} -> ${pct(s.harmfulAfter)}`,
+      pct(s.invalidAfter),
+      String(Math.round(s.generatedTokens)),
+      String(Math.round(s.replays)),
+      pct(s.zeroGroupShare),
+      String(Math.round(s.rlSeconds)),
+    ]),
+    plot: interactiveAblation(ablationPlotSpec(a.runs)),
+    runs: a.runs.map((r) => ({ method: METHOD_LABELS[r.method] ?? r.method, seed: r.seed, dir: basename(r.dir || dir), before: ci(r.before), after: ci(r.after) })),
+  };
+}
+
+function interactiveAblation(spec: vl.TopLevelSpec): Record<string, unknown> {
+  const s = structuredClone(spec) as unknown as { layer: { mark: Record<string, unknown>; encoding: { y: Record<string, unknown> } }[] } & Record<string, unknown>;
+  // Accuracy is a rate: [0, 1] keeps an all-zero curve readable.
+  for (const l of s.layer) l.encoding.y = { ...l.encoding.y, scale: { domain: [0, 1] } };
+  const line = s.layer[1];
+  if (line) line.mark = { ...line.mark, tooltip: true };
+  return s;
+}
+
+/** An eval folder's headline metrics (metrics.json) and credit report (credit.json, `sharp eval --credit`). */
+function evalFacts(dir: string): [string, string][] {
+  const facts: [string, string][] = [];
+  const read = (f: string): unknown => (existsSync(join(dir, f)) ? JSON.parse(readFileSync(join(dir, f), 'utf8')) : undefined);
+  const m = read('metrics.json') as { benchmark?: string; episodes?: number; metrics?: Record<string, number> } | undefined;
+  if (m?.metrics) facts.push([`eval ${m.benchmark ?? ''} (${m.episodes ?? '?'} episodes)`.trim(), Object.entries(m.metrics).map(([k, v]) => `${k} ${f3(v)}`).join(', ')]);
+  const c = read('credit.json') as { workerCalls?: number; helpful?: number; neutral?: number; harmful?: number } | undefined;
+  if (c?.workerCalls !== undefined) facts.push(['worker calls (LOO)', `helpful ${pct(c.helpful ?? null)}, neutral ${pct(c.neutral ?? null)}, harmful ${pct(c.harmful ?? null)} (n = ${c.workerCalls})`]);
+  return facts;
+}
+
+/** Entries by file, kept while the file's size and mtime stay (a live run's index is asked for often; records are written whole, never edited). */
+const entryCache = new Map<string, { key: string; entry: StepEntry }>();
+
+function stepEntries(dir: string): StepEntry[] {
+  return listStepRecords(dir).map((file) => {
+    const st = statSync(file);
+    const key = `${st.size}:${st.mtimeMs}`;
+    const hit = entryCache.get(file);
+    if (hit?.key === key) return hit.entry;
+    const rec = readStepRecord(file);
+    const entry: StepEntry = { name: basename(file).replace(/\.json(\.gz)?$/, ''), kind: rec.kind, step: rec.step, groups: rec.groups.length, groupsTotal: rec.groupsTotal };
+    entryCache.set(file, { key, entry });
+    return entry;
+  });
+}
+
+/** Everything the page shows of a run folder (re-read on every call: a live run gains steps). */
+export function viewIndex(dir: string): ViewIndex {
+  const metricsFile = join(dir, 'metrics.jsonl');
+  const lines = existsSync(metricsFile) ? readMetrics(metricsFile) : [];
+  const summary = readSummary(dir);
+  const facts: [string, string][] = [];
+  if (summary?.heldOutBefore) facts.push([`held-out accuracy, ${summary.beforeLabel}`, ci(summary.heldOutBefore)]);
+  if (summary?.heldOutAfterRl) facts.push(['held-out accuracy, after RL', ci(summary.heldOutAfterRl)]);
+  const lastStep = summary?.rlSteps ?? lines.at(-1)?.step ?? 0;
+  if (lines.length > 0) facts.push(['RL steps logged', String(lines.length)]);
+  const wc = summary?.heldOutAfterRl?.workerCalls;
+  if (wc) facts.push(['held-out worker calls after RL', `helpful ${pct(wc.helpful)}, neutral ${pct(wc.neutral)}, harmful ${pct(wc.harmful)} (n = ${wc.n})`]);
+  facts.push(...evalFacts(dir));
+  const steps = stepEntries(dir);
+  const index: ViewIndex = {
+    version: 1,
+    title: basename(resolve(dir)),
+    facts,
+    charts: overviewCharts(lines, { before: summary?.heldOutBefore, after: summary?.heldOutAfterRl, lastStep }),
+    steps,
+  };
+  const ablationFile = join(dir, 'ablation.json');
+  if (existsSync(ablationFile)) index.ablation = ablationView(dir, JSON.parse(readFileSync(ablationFile, 'utf8')) as AblationFile);
+  return index;
+}
+
+function stepRecord(dir: string, name: string): StepRecord | undefined {
+  const file = listStepRecords(dir).find((f) => basename(f).replace(/\.json(\.gz)?$/, '') === name);
+  return file ? readStepRecord(file) : undefined;
+}
+
+/** The exported file's data: the index and every recorded step. */
+export function viewBundle(dir: string): ViewBundle {
+  const index = viewIndex(dir);
+  const steps: Record<string, StepRecord> = {};
+  for (const s of index.steps) {
+    const rec = stepRecord(dir, s.name);
+    if (rec) steps[s.name] = rec;
+  }
+  return { index, steps };
+}
+
+export function checkRunDir(dir: string): void {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`${dir} is not a folder`);
+  const known = ['metrics.jsonl', 'summary.json', 'ablation.json', 'trajectories', 'credit.log.jsonl'];
+  if (!known.some((f) => existsSync(join(dir, f)))) throw new Error(`${dir} is not a run folder (no metrics.jsonl, summary.json, trajectories/ or ablation.json)`);
+}
+
+/** Writes one self-contained HTML file (script and data inlined) atomically; returns its size in bytes. */
+export function exportView(dir: string, file: string): number {
+  checkRunDir(dir);
+  const html = pageHtml({ script: builtScript(), bundle: viewBundle(dir) });
+  writeFileAtomic(file, html);
+  return Buffer.byteLength(html);
+}
+
+export function serveView(dir: string, o: { host: string; port: number }): Promise<ViewServer> {
+  checkRunDir(dir);
+  return startViewServer({ root: dir, host: o.host, port: o.port, script: builtScript(), index: () => viewIndex(dir), step: (name) => stepRecord(dir, name) });
+}

@@ -1,0 +1,155 @@
+import { createReadStream, realpathSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, isAbsolute, relative, resolve } from 'node:path';
+import { pageHtml, pagePolicy } from './html.ts';
+import type { ViewIndex } from './types.ts';
+
+/**
+ * The `sharp view` HTTP server (node:http, no framework): the page, its script, the run's index and
+ * step records as JSON, and raw files of the run folder under /files/. It binds 127.0.0.1 unless
+ * told otherwise, answers only GET/HEAD, refuses every path that resolves outside the run folder
+ * (`..`, encoded `..`, absolute paths, symlinks pointing out), and on loopback refuses requests whose
+ * Host is not a loopback name (a DNS-rebinding page cannot read the run).
+ */
+export interface ViewServerOptions {
+  /** The run folder: the only files served. */
+  root: string;
+  host: string;
+  /** 0 = any free port. */
+  port: number;
+  script: string;
+  index: () => ViewIndex;
+  /** A step record's JSON by file stem, or undefined when there is none. */
+  step: (name: string) => unknown;
+}
+
+export interface ViewServer {
+  url: string;
+  port: number;
+  close: () => Promise<void>;
+}
+
+const STEP_NAME = /^(step|eval)-\d{6}$/;
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/** Run files are shown as what they are, never as HTML or script of this origin. */
+const FILE_TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.json': 'application/json; charset=utf-8',
+  '.jsonl': 'text/plain; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
+  '.yaml': 'text/plain; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * The file a /files/ path names inside `root`, or null when it is not one (escapes the folder,
+ * malformed encoding, NUL byte). Symlinks are resolved before the check.
+ */
+export function resolveInside(root: string, urlPath: string): string | null {
+  let rel: string;
+  try {
+    rel = decodeURIComponent(urlPath);
+  } catch {
+    return null;
+  }
+  if (rel.includes('\0') || rel.includes('\\') || isAbsolute(rel)) return null;
+  const realRoot = realpathSync(root);
+  const target = resolve(realRoot, rel);
+  let real: string;
+  try {
+    real = realpathSync(target);
+  } catch {
+    // Missing: still refuse it when the name itself points outside.
+    const r = relative(realRoot, target);
+    return r.startsWith('..') || isAbsolute(r) ? null : target;
+  }
+  const r = relative(realRoot, real);
+  if (r === '' || r.startsWith('..') || isAbsolute(r)) return null;
+  return real;
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer, head = false, extra: Record<string, string> = {}): void {
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+    'Referrer-Policy': 'no-referrer',
+    ...extra,
+  });
+  res.end(head ? undefined : body);
+}
+
+export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
+  const html = pageHtml({ scriptUrl: 'app.js' });
+  const loopbackOnly = isLoopback(o.host);
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const head = req.method === 'HEAD';
+    const text = (status: number, msg: string): void => send(res, status, 'text/plain; charset=utf-8', `${msg}\n`, head);
+    if (req.method !== 'GET' && !head) return text(405, 'method not allowed');
+    if (loopbackOnly) {
+      const hostname = (req.headers.host ?? '').replace(/:\d+$/, '');
+      if (!isLoopback(hostname)) return text(403, 'forbidden host');
+    }
+    const raw = req.url ?? '/';
+    const path = raw.split('?')[0] ?? '/';
+    try {
+      if (path === '/' || path === '/index.html') return send(res, 200, 'text/html; charset=utf-8', html, head, { 'Content-Security-Policy': pagePolicy(`'self'`) });
+      if (path === '/favicon.ico') return send(res, 204, 'text/plain', '', head);
+      if (path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', o.script, head);
+      if (path === '/api/index.json') return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(o.index()), head);
+      if (path.startsWith('/api/steps/')) {
+        const name = path.slice('/api/steps/'.length);
+        const rec = STEP_NAME.test(name) ? o.step(name) : undefined;
+        return rec === undefined ? text(404, 'no such step') : send(res, 200, 'application/json; charset=utf-8', JSON.stringify(rec), head);
+      }
+      if (path.startsWith('/files/')) {
+        const file = resolveInside(o.root, path.slice('/files/'.length));
+        if (file === null) return text(403, 'forbidden: outside the run folder');
+        let st;
+        try {
+          st = statSync(file);
+        } catch {
+          return text(404, 'not found');
+        }
+        if (!st.isFile()) return text(404, 'not a file');
+        res.writeHead(200, {
+          'Content-Type': FILE_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
+          'Content-Length': st.size,
+          'X-Content-Type-Options': 'nosniff',
+          'Content-Security-Policy': 'sandbox',
+          'Cache-Control': 'no-store',
+        });
+        if (head) return void res.end();
+        createReadStream(file).pipe(res);
+        return;
+      }
+      return text(404, 'not found');
+    } catch (err) {
+      return text(500, `error: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    }
+  };
+  const server = createServer(handle);
+  return new Promise((res, rej) => {
+    server.once('error', rej);
+    server.listen(o.port, o.host, () => {
+      server.off('error', rej);
+      const port = (server.address() as AddressInfo).port;
+      const shown = o.host.includes(':') ? `[${o.host}]` : o.host;
+      res({
+        url: `http://${shown}:${port}/`,
+        port,
+        close: () => new Promise<void>((done) => {
+          server.closeAllConnections();
+          server.close(() => done());
+        }),
+      });
+    });
+  });
+}
