@@ -49,8 +49,8 @@ export interface GenerateOptions extends SamplingParams {
   prefillScoreBudget?: number;
 }
 
-/** 2^26 floats (256 MiB) of prefill attention scores per batch: a few such tensors live at once. */
-export const PREFILL_SCORE_BUDGET = 2 ** 26;
+/** 2^24 floats (64 MiB) of prefill attention scores per batch: several such tensors live at once, and the wasm heap fragments. */
+export const PREFILL_SCORE_BUDGET = 2 ** 24;
 
 /** Below this a shared prefix is not worth the extra prefill pass and gather. */
 export const DEFAULT_PREFIX_MIN_TOKENS = 16;
