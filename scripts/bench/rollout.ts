@@ -4,7 +4,7 @@ import { toEpisode } from '../../src/data/synth/record.ts';
 import { rollout, type RolloutConfig } from '../../src/rollout/engine.ts';
 import type { Policy } from '../../src/rollout/policy.ts';
 import { expertText } from '../../src/rollout/scripted/expert.ts';
-import { createTinyLm, type TinyLm } from '../../src/rollout/tiny-lm.ts';
+import { createTinyLm, type TinyLm } from '../../test/tiny-lm.ts';
 import type { Trajectory } from '../../src/rollout/types.ts';
 import { closeCodeSandbox } from '../../src/tools/code.ts';
 import type { BenchRow } from './types.ts';

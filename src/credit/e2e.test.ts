@@ -7,7 +7,7 @@ import { requestMeta, rollout } from '../rollout/engine.ts';
 import { PROTOCOLS, getProtocol } from '../rollout/protocol/index.ts';
 import { EXPERT_UNKNOWN, type ExpertStep, expertText, insertStep } from '../rollout/scripted/expert.ts';
 import { ScriptedPolicy } from '../rollout/scripted/policy.ts';
-import { rolloutConfig } from '../rollout/test-fixtures.ts';
+import { rolloutConfig } from '../../test/rollout-fixtures.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { computeCredits } from './compute.ts';

@@ -11,7 +11,7 @@ import { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { rollout } from '../rollout/engine.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
-import { rolloutConfig } from '../rollout/test-fixtures.ts';
+import { rolloutConfig } from '../../test/rollout-fixtures.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { computeCredits } from './compute.ts';

@@ -3,7 +3,7 @@ import { closeCodeSandbox } from '../tools/code.ts';
 import { requestMeta, runTrajectories, type AgentsMode } from './engine.ts';
 import { PROTOCOLS } from './protocol/index.ts';
 import { ScriptedPolicy, type ScriptFn } from './scripted/policy.ts';
-import { handEpisode, rolloutConfig } from './test-fixtures.ts';
+import { handEpisode, rolloutConfig } from '../../test/rollout-fixtures.ts';
 
 /**
  * The engine's agent systems (issue 7 item 3, `sharp eval --agents`): multi (planner + workers, the

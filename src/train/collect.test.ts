@@ -9,7 +9,7 @@ import { hfConfigFor } from '../model/config.ts';
 import { configSchema } from '../config/schema.ts';
 import { fitBpeTokenizer, writeTokenizerFiles } from '../tokenizer/fit.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { handEpisode } from '../rollout/test-fixtures.ts';
+import { handEpisode } from '../../test/rollout-fixtures.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { makeCollect } from './collect.ts';
 import { runGrpo } from './loop.ts';

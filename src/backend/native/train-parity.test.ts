@@ -6,7 +6,7 @@ import { tokenLogprobs } from '../../model/logprobs.ts';
 import { Rng } from '../../random/rng.ts';
 import { initBackend } from '../select.ts';
 import { nativeAdamW } from './adamw.ts';
-import { addonBuilt } from './kernels/testkit.ts';
+import { addonBuilt } from '../../../test/native-testkit.ts';
 import { disableNativeKernels, enableFallbackKernels, enableNativeKernels } from './register.ts';
 
 /**

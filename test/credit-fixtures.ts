@@ -1,6 +1,6 @@
-import type { AgentRecord, Message, ToolCall, Trajectory } from '../rollout/types.ts';
-import { fullCoalition, workerCount } from './coalitions.ts';
-import type { ReplayItem, ReplayRunner } from './counterfactual.ts';
+import type { AgentRecord, Message, ToolCall, Trajectory } from '../src/rollout/types.ts';
+import { fullCoalition, workerCount } from '../src/credit/coalitions.ts';
+import type { ReplayItem, ReplayRunner } from '../src/credit/counterfactual.ts';
 
 /**
  * Hand-built trajectories for the credit tests (tags protocol text), laid out as the engine records

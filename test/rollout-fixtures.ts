@@ -1,6 +1,6 @@
-import type { Episode } from '../data/episode.ts';
-import { configSchema } from '../config/schema.ts';
-import type { RolloutConfig } from './engine.ts';
+import type { Episode } from '../src/data/episode.ts';
+import { configSchema } from '../src/config/schema.ts';
+import type { RolloutConfig } from '../src/rollout/engine.ts';
 
 /**
  * A hand-written two-hop episode for the engine tests (its paragraphs are what the real search tool

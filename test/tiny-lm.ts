@@ -1,16 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configSchema } from '../config/schema.ts';
-import { generateSynth } from '../data/synth/generate.ts';
-import { LmPolicy } from '../generation/lm-policy.ts';
-import { CausalLM } from '../model/causal-lm.ts';
-import { hfConfigFor } from '../model/config.ts';
-import { Rng } from '../random/rng.ts';
-import { fitBpeTokenizer, writeTokenizerFiles } from '../tokenizer/fit.ts';
-import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { PROTOCOLS } from './protocol/index.ts';
-import { roleSpecs } from './protocol/tool-specs.ts';
+import { configSchema } from '../src/config/schema.ts';
+import { generateSynth } from '../src/data/synth/generate.ts';
+import { LmPolicy } from '../src/generation/lm-policy.ts';
+import { CausalLM } from '../src/model/causal-lm.ts';
+import { hfConfigFor } from '../src/model/config.ts';
+import { Rng } from '../src/random/rng.ts';
+import { fitBpeTokenizer, writeTokenizerFiles } from '../src/tokenizer/fit.ts';
+import { Tokenizer } from '../src/tokenizer/tokenizer.ts';
+import { PROTOCOLS } from '../src/rollout/protocol/index.ts';
+import { roleSpecs } from '../src/rollout/protocol/tool-specs.ts';
 
 /**
  * A tiny random-init LM behind the real LmPolicy, for the robustness test, the exact-replay test

@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
-import { Rng } from '../../../random/rng.ts';
-import { initBackend } from '../../select.ts';
-import { loadAddon } from '../addon.ts';
-import { disableNativeKernels, enableNativeKernels } from '../register.ts';
-import { relErr, size, type Arr } from './reference.ts';
+import { Rng } from '../src/random/rng.ts';
+import { initBackend } from '../src/backend/select.ts';
+import { loadAddon } from '../src/backend/native/addon.ts';
+import { disableNativeKernels, enableNativeKernels } from '../src/backend/native/register.ts';
+import { relErr, size, type Arr } from '../src/backend/native/kernels/reference.ts';
 
 /** Shared set-up of the native kernel parity tests (test-only helper). */
 export const addonBuilt = loadAddon().addon !== undefined;
