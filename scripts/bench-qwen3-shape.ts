@@ -7,7 +7,7 @@ import { initBackend, type BackendName } from '../src/backend/select.ts';
 import { configSchema } from '../src/config/schema.ts';
 import { generateSynth } from '../src/data/synth/generate.ts';
 import { toEpisode } from '../src/data/synth/record.ts';
-import { LmPolicy } from '../src/generation/lm-policy.ts';
+import { LmPolicy } from '../src/rollout/lm-policy.ts';
 import { CausalLM } from '../src/model/causal-lm.ts';
 import { parseHfConfig } from '../src/model/io/hf-config.ts';
 import { Rng } from '../src/random/rng.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configSchema } from '../src/config/schema.ts';
 import { generateSynth } from '../src/data/synth/generate.ts';
-import { LmPolicy } from '../src/generation/lm-policy.ts';
+import { LmPolicy } from '../src/rollout/lm-policy.ts';
 import { CausalLM } from '../src/model/causal-lm.ts';
 import { hfConfigFor } from '../src/model/config.ts';
 import { Rng } from '../src/random/rng.ts';

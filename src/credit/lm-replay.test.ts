@@ -6,7 +6,7 @@ import { initBackend } from '../backend/select.ts';
 import { creditSection } from '../config/sections/credit.ts';
 import { generateSynth } from '../data/synth/generate.ts';
 import { toEpisode } from '../data/synth/record.ts';
-import { LmPolicy } from '../generation/lm-policy.ts';
+import { LmPolicy } from '../rollout/lm-policy.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { rollout } from '../rollout/engine.ts';

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
-import { renderPromptIds as policyPromptIds } from '../generation/lm-policy.ts';
+import { renderPromptIds as policyPromptIds } from '../rollout/lm-policy.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { hfConfigFor } from '../model/config.ts';
 import { jsonProtocol } from '../rollout/protocol/json.ts';

@@ -4,7 +4,7 @@ import { engineReplayRunner } from '../credit/engine-adapters.ts';
 import { creditReport, reportMetrics } from '../credit/report.ts';
 import type { PreferencePair } from '../credit/first-error.ts';
 import type { Episode } from '../data/episode.ts';
-import { LmPolicy } from '../generation/lm-policy.ts';
+import { LmPolicy } from '../rollout/lm-policy.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
 import type { Rng } from '../random/rng.ts';
 import { rollout, type EngineOptions } from '../rollout/engine.ts';

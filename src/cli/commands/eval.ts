@@ -15,7 +15,7 @@ import { createProgress } from '../../eval/run/progress.ts';
 import { runEvalLoop } from '../../eval/run/runner.ts';
 import { finishEvalSession, openEvalSession, type EvalSession } from '../../eval/session.ts';
 import { writeFileAtomic } from '../../fs/atomic.ts';
-import { LmPolicy } from '../../generation/lm-policy.ts';
+import { LmPolicy } from '../../rollout/lm-policy.ts';
 import { Rng } from '../../random/rng.ts';
 import type { AgentsMode } from '../../rollout/engine.ts';
 import type { Policy } from '../../rollout/policy.ts';

@@ -8,7 +8,7 @@ import { generateSynth } from '../../data/synth/generate.ts';
 import { toEpisode } from '../../data/synth/record.ts';
 import { getBenchmark } from '../../eval/benchmarks.ts';
 import { exactMatch, maxOverGroundTruths } from '../../data/answers/squad.ts';
-import { LmPolicy } from '../../generation/lm-policy.ts';
+import { LmPolicy } from '../../rollout/lm-policy.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';
 import { rollout } from '../../rollout/engine.ts';

@@ -1,9 +1,9 @@
 import type { CausalLM } from '../model/causal-lm.ts';
 import type { Rng } from '../random/rng.ts';
-import type { Policy, PolicyRequest, PolicyResponse } from '../rollout/policy.ts';
+import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { generate, type GenerateRequest } from './generate.ts';
-import { checkSampling, type SamplingParams } from './sampling.ts';
+import { generate, type GenerateRequest } from '../generation/generate.ts';
+import { checkSampling, type SamplingParams } from '../generation/sampling.ts';
 import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 
 /**

@@ -6,7 +6,7 @@ import { initBackend } from '../backend/select.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { hfConfigFor } from '../model/config.ts';
 import { Rng } from '../random/rng.ts';
-import type { PolicyRequest } from '../rollout/policy.ts';
+import type { PolicyRequest } from './policy.ts';
 import { fitBpeTokenizer, writeTokenizerFiles } from '../tokenizer/fit.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { LmPolicy, renderPromptIds } from './lm-policy.ts';
