@@ -9,7 +9,8 @@ import { Rng } from '../random/rng.ts';
 import type { PolicyRequest } from './policy.ts';
 import { fitBpeTokenizer, writeTokenizerFiles } from '../tokenizer/fit.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { LmPolicy, renderPromptIds } from './lm-policy.ts';
+import { LmPolicy } from './lm-policy.ts';
+import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 
 let dir: string;
 let tok: Tokenizer;

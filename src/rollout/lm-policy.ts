@@ -7,17 +7,11 @@ import { checkSampling, type SamplingParams } from '../generation/sampling.ts';
 import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 
 /**
- * The LM as a rollout Policy (src/rollout/policy.ts): each request's messages are rendered through
- * the tokenizer's chat template, and every request of the call is decoded in one batched
- * generate() (DESIGN.md section 4: every agent generating at a step is served by one call).
+ * The LM as a rollout Policy (src/rollout/policy.ts): each request's messages are rendered by
+ * renderPromptIds (src/tokenizer/chat-prompt.ts, the rendering the trainer re-scores with), and
+ * every request of the call is decoded in one batched generate(): every agent generating at a
+ * step is served by one call.
  */
-
-/**
- * Prompt token ids of a conversation, ending with the assistant generation prompt: the one
- * rendering the trainer uses too (src/tokenizer/chat-prompt.ts), so the logprobs it recomputes are
- * over exactly the tokens the policy saw.
- */
-export { renderPromptIds };
 
 export interface LmPolicyOptions extends SamplingParams {
   /** Context limit in tokens (prompt + generated), e.g. rollout.maxContext. */

@@ -11,7 +11,7 @@ import { replay } from './replay.ts';
 import { rolloutConfig } from '../../test/rollout-fixtures.ts';
 import { createTinyLm, type TinyLm } from '../../test/tiny-lm.ts';
 import type { Trajectory } from './types.ts';
-import { renderPromptIds } from './lm-policy.ts';
+import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 import type { Policy } from './policy.ts';
 import { expertText } from './scripted/expert.ts';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fitBpeTokenizer, writeTokenizerFiles } from '../tokenizer/fit.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { renderPromptIds } from '../rollout/lm-policy.ts';
+import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 import type { Message, Trajectory } from '../rollout/types.ts';
 import { capLength, completionIds, pairSequences, trajectorySequences, transcriptSequences, type ChatEncoder } from './sequences.ts';
 

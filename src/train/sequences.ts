@@ -9,7 +9,8 @@ import { UserError } from '../errors.ts';
  * Training sequences from what the rollout, expert and credit modules record.
  * Every sequence is one assistant turn in the exact context the policy saw when it generated it:
  *   ids       = prompt ids (the agent's earlier messages through the chat template, with the
- *               generation prompt; generation's renderPromptIds) ++ the turn's tokens
+ *               generation prompt; tokenizer/chat-prompt.ts's renderPromptIds, the function
+ *               the LM policy renders with) ++ the turn's tokens
  *   trainMask = 0 on every prompt token (system, user, tool results, chat-template markers), 1 on
  *               the turn's tokens.
  * One sequence per turn (rather than one per agent) is exact for any chat template, including ones
@@ -23,11 +24,6 @@ export interface SftSequence {
 /** What sequence building needs of a tokenizer (src/tokenizer's Tokenizer fits). */
 export type { ChatEncoder };
 
-/** Prompt ids the policy saw for a context: the generation's own rendering function. */
-export function promptIds(enc: ChatEncoder, context: readonly ChatMessage[]): number[] {
-  return renderPromptIds(enc, context);
-}
-
 /**
  * Token ids of an assistant reply `content` after `context`, as the template renders a finished
  * turn (end-of-turn marker included, so the model learns to stop): the full rendering minus the
@@ -39,7 +35,7 @@ export function promptIds(enc: ChatEncoder, context: readonly ChatMessage[]): nu
  * the last turn without the empty think block).
  */
 export function completionIds(enc: ChatEncoder, context: readonly ChatMessage[], content: string): { prompt: number[]; completion: number[] } {
-  const prompt = promptIds(enc, context);
+  const prompt = renderPromptIds(enc, context);
   const full = enc.encodeChat([...context, { role: 'assistant', content }], { addGenerationPrompt: false });
   const extends_ = full.length > prompt.length && prompt.every((t, i) => full[i] === t);
   if (!extends_) {
@@ -86,7 +82,7 @@ export function trajectorySequences(traj: Trajectory, adv: readonly number[], en
       throw new Error(`sequences: trajectory ${traj.id} message ${m.index} has ${m.logprobs.length} logprobs for ${m.tokenIds.length} tokens`);
     }
     // The engine's own reconstruction of what the agent saw (its messages before this one).
-    const prompt = promptIds(enc, agentContext(traj, m.agent, m.index));
+    const prompt = renderPromptIds(enc, agentContext(traj, m.agent, m.index));
     const prev = pack ? open.get(m.agent) : undefined;
     if (prev && prev.ids.length <= prompt.length && prev.ids.every((t, i) => prompt[i] === t)) {
       const gap = prompt.slice(prev.ids.length); // tool result, template markers, new generation prompt

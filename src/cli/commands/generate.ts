@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { initBackend, type BackendName } from '../../backend/select.ts';
 import { generate } from '../../generation/generate.ts';
-import { renderPromptIds } from '../../rollout/lm-policy.ts';
+import { renderPromptIds } from '../../tokenizer/chat-prompt.ts';
 import { checkSampling } from '../../generation/sampling.ts';
 import { Rng } from '../../random/rng.ts';
 import { UserError } from '../errors.ts';
