@@ -6,7 +6,7 @@ import { initBackend, type BackendName } from '../src/backend/select.ts';
 import type { BenchRow, BenchSection } from './bench/types.ts';
 
 /**
- * `npm run bench` (issue 3 item 7): prints backend, threads and a table, writes bench/results.json
+ * `npm run bench`: prints backend, threads and a table, writes bench/results.json
  * atomically. Sections live in scripts/bench/<name>.ts; add one by appending to SECTIONS.
  * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,rollout,native.
  */

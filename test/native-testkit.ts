@@ -28,7 +28,7 @@ export function randArr(rng: Rng, shape: number[], scale = 1): Arr {
 
 export const toTensor = (a: Arr): tf.Tensor => tf.tensor(Float32Array.from(a.data), a.shape, 'float32');
 
-/** Shape must match exactly and the normwise relative error stay <= tol (issue 9: 1e-5). */
+/** Shape must match exactly and the normwise relative error stay <= tol (1e-5). */
 export function expectClose(got: tf.Tensor, want: Arr, tol = 1e-5): number {
   if (got.shape.join(',') !== want.shape.join(',')) throw new Error(`shape [${got.shape.join(',')}] != reference [${want.shape.join(',')}]`);
   const e = relErr(got.dataSync(), want.data);

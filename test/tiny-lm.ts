@@ -14,7 +14,7 @@ import { roleSpecs } from '../src/rollout/protocol/tool-specs.ts';
 
 /**
  * A tiny random-init LM behind the real LmPolicy, for the robustness test, the exact-replay test
- * with forced tokens, and the rollout benchmark (issue 4: "a random-init tiny model (garbage
+ * with forced tokens, and the rollout benchmark ("a random-init tiny model (garbage
  * output)"). Its BPE tokenizer is fitted to the role prompts, protocol syntax and synthetic-world
  * text, so prompts have realistic token counts.
  */

@@ -10,7 +10,7 @@ import { closeCodeSandbox } from '../../src/tools/code.ts';
 import type { BenchRow } from './types.ts';
 
 /**
- * Rollout section of `npm run bench` (issue 4 item 7): throughput of the multi-agent engine with the
+ * Rollout section of `npm run bench`: throughput of the multi-agent engine with the
  * real LmPolicy on a tiny random-init model (2 layers, d=128) at G=8, default rollout config.
  * Two workloads:
  * - `sampled`: the random model samples freely (garbage: most agents stop at their first message);

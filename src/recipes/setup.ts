@@ -14,7 +14,7 @@ import { assertRunDir, createRunDir, latestRunDir } from '../run/run-dir.ts';
 /**
  * What every training command (`sharp train`, `sharp sft`, `sharp dpo`) does before its stages:
  * read the config (file <- --set), start the tensor backend the flag / SHARP_BACKEND / run.backend
- * names (with the GPU-fallback warning of DESIGN.md section 3 and the native wasm kernels of issue 9
+ * names (with a warning when a requested GPU falls back, and the native wasm kernels
  * unless SHARP_NATIVE=0), and open the run's log.jsonl.
  */
 export function configFrom(opts: Record<string, unknown>, fallbackFile?: string): Config {

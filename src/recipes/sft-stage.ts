@@ -8,7 +8,7 @@ import { runSft, type SftRunResult } from '../train/sft-loop.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
 
 /**
- * The SFT stage shared by `sharp sft` and `sharp train` (issue 6 item 5): load the checkpoint at
+ * The SFT stage shared by `sharp sft` and `sharp train`: load the checkpoint at
  * `fromDir`, train it on the transcripts with the train.sft settings, save it (atomically) to
  * `toDir` with the tokenizer files. Metrics go to `<runDir>/sft-metrics.jsonl`, checkpoints every
  * train.sft.checkpointEvery steps (0: train.checkpointEvery) to `<runDir>/sft-checkpoints/`; when

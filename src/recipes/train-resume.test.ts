@@ -10,7 +10,7 @@ import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 
-/** `sharp train` killed with SIGKILL mid-run, then `--resume` (issue 6 "Done when"). */
+/** `sharp train` killed with SIGKILL mid-run, then `--resume`. */
 let root: string;
 const sharp = (args: string[]) => sharpIn(root, args);
 

@@ -9,7 +9,7 @@ import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 
-/** Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0 (issue 6 item 4). */
+/** Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0. */
 let root: string;
 beforeAll(async () => {
   await initBackend('wasm');

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 
 /**
- * Gradient accumulation over micro-batches (DESIGN.md section 6; issue 6 item 3). Each micro-batch
+ * Gradient accumulation over micro-batches. Each micro-batch
  * runs its own tf.variableGrads, so its activations and tape are freed before the next one starts:
  * peak memory is one micro-batch's forward + backward plus one gradient-sized buffer. Gradients are
  * summed in place into non-trainable accumulator Variables allocated once (assign, no new buffers),

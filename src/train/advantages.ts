@@ -1,7 +1,7 @@
 import type { Role } from '../rollout/types.ts';
 
 /**
- * Per-(group, role) advantage normalisation (DESIGN.md section 6; issue 6 item 1):
+ * Per-(group, role) advantage normalisation:
  *   A(i, m) = (R(i, m) - mean_role) / (std_role + eps)
  * where mean and std run over every agent of role(m) in every trajectory of the group (the G
  * samples of one question). Planners and workers are normalised apart because their rewards have

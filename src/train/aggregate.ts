@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 
 /**
- * Loss aggregation: how a per-token loss [B, T] becomes one scalar (DESIGN.md section 6). A
- * registry, chosen once by name (STYLE.md rule 4).
+ * Loss aggregation: how a per-token loss [B, T] becomes one scalar. A
+ * registry, chosen once by name.
  *
  * - `token-mean`: sum over all masked tokens / number of masked tokens (DAPO, arXiv:2503.14476,
  *   section 3.3: long answers weigh in proportion to their length).

@@ -9,7 +9,7 @@ import { writeJsonAtomic } from '../fs/atomic.ts';
 import { STEP_KEY, type AdamW, type NamedArray } from './adamw.ts';
 
 /**
- * Training checkpoints (DESIGN.md section 2; issue 6 item 4): `<runDir>/checkpoints/step-NNNNNNNN/`
+ * Training checkpoints: `<runDir>/checkpoints/step-NNNNNNNN/`
  * holds the Hugging Face model folder (the model's save(dir): config.json, model.safetensors), plus
  *   optimizer.safetensors  AdamW moments `<hf name>.exp_avg|exp_avg_sq` (in the Variable layout,
  *                          i.e. linear weights [in, out]) and `step`;

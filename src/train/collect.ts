@@ -13,7 +13,7 @@ import type { Collected } from './loop.ts';
 import type { GroupResult } from './rl-batch.ts';
 
 /**
- * The collect stage of `sharp train` with the real parts (DESIGN.md section 1): the LM as the policy
+ * The collect stage of `sharp train` with the real parts: the LM as the policy
  * of every agent -> the multi-agent rollout engine (B questions x G trajectories, one batched
  * generate per decoding step) -> the credit module per group (counterfactual replays through the
  * same policy) -> groups of trajectories with per-agent rewards, failure pairs, and the credit

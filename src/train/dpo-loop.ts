@@ -10,7 +10,7 @@ import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from './phase-chec
 import { capLength, pairSequences, type ChatEncoder, type PairSequences } from './sequences.ts';
 
 /**
- * `sharp dpo` (issue 6 item 5): the credit module's preference pairs (failure path, credit/pairs-jsonl.ts)
+ * `sharp dpo`: the credit module's preference pairs (failure path, credit/pairs-jsonl.ts)
  * -> chosen / rejected sequences over the shared prefix -> `steps` DPO updates of `batch` pairs
  * drawn in seeded epochs, against a frozen reference (a second copy of the starting checkpoint).
  * Metrics under `dpo/*`. The model is trained in place; the caller saves it. Checkpoints and

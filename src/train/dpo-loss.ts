@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 
 /**
- * DPO loss on preference pairs (Rafailov et al. 2023, arXiv:2305.18290 eq. 7; DESIGN.md section 6):
+ * DPO loss on preference pairs (Rafailov et al. 2023, arXiv:2305.18290 eq. 7):
  *   L = -log sigmoid(beta * ((logp(y+) - logp_ref(y+)) - (logp(y-) - logp_ref(y-))))
  * averaged over pairs. Inputs are SEQUENCE log-probs (sum over the response tokens, see
  * sequenceLogp); the credit module's failure pairs share a prefix, so only the differing message is

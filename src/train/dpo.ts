@@ -9,7 +9,7 @@ import { dpoLoss, sequenceLogp } from './dpo-loss.ts';
 import type { PairSequences } from './sequences.ts';
 
 /**
- * DPO updates on preference pairs (issue 6 item 5): alone (`sharp dpo`) or mixed into a GRPO
+ * DPO updates on preference pairs: alone (`sharp dpo`) or mixed into a GRPO
  * update with a weight (train.dpoWeight). Each micro-batch stacks its pairs' chosen and rejected
  * sequences into one forward. The reference is a frozen model when one is held; otherwise the
  * policy as it was before this update (its log-probs computed once, without a tape), so mixing DPO

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { aggregate, type Aggregation } from './aggregate.ts';
 
 /**
- * GRPO clipped surrogate with an optional k3 KL penalty (DESIGN.md section 6; issue 6 item 2):
+ * GRPO clipped surrogate with an optional k3 KL penalty:
  *   rho   = exp(logp - logp_old)
  *   l_t   = -min(rho * A, clip(rho, 1 - eps_low, 1 + eps_high) * A) + beta * KL_k3
  *   KL_k3 = exp(ref - logp) - (ref - logp) - 1          (Schulman's k3, as in arXiv:2402.03300 eq. 4)

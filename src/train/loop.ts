@@ -17,7 +17,7 @@ import { grpoUpdate } from './update.ts';
 import { assertFiniteWeights, atStep } from './diverged.ts';
 
 /**
- * The GRPO training loop (issue 6 item 4): it only sequences the stages (STYLE.md: no god trainer):
+ * The GRPO training loop: it only sequences the stages (no god trainer):
  *   questions (data cursor) -> collect (rollouts + credit, injected) -> advantages -> update ->
  *   metrics (metrics.jsonl, TensorBoard, progress) -> checkpoint every N steps.
  * Resume: the latest complete checkpoint of the run folder gives the weights, AdamW state, step,

@@ -6,7 +6,7 @@ import { Resvg } from '@resvg/resvg-js';
 import { readMetrics, type MetricsLine } from './metrics/jsonl.ts';
 
 /**
- * `sharp plot RUN_DIR` (issue 6 item 6): training curves from RUN_DIR/metrics.jsonl rendered to PNG
+ * `sharp plot RUN_DIR`: training curves from RUN_DIR/metrics.jsonl rendered to PNG
  * fully offline: vega-lite spec -> vega (renderer 'none', SVG string, no canvas or DOM) ->
  * @resvg/resvg-js (Rust SVG rasteriser, system fonts, nothing downloaded).
  * One PNG per chart whose metrics are present; a chart's series are every metric key it matches.

@@ -5,8 +5,8 @@ import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } fro
 import type { UpdateStats } from './update.ts';
 
 /**
- * From one step's rollouts and credit to the GRPO batch and the step's reward metrics (DESIGN.md
- * section 1: credit -> advantages -> token advantages). A group is the G trajectories of one
+ * From one step's rollouts and credit to the GRPO batch and the step's reward metrics (docs/architecture.md:
+ * credit -> advantages -> token advantages). A group is the G trajectories of one
  * question with the credit module's per-agent rewards.
  */
 export interface GroupResult {

@@ -1,5 +1,5 @@
 /**
- * Learning-rate schedule: linear warmup, then constant or cosine decay (DESIGN.md section 6).
+ * Learning-rate schedule: linear warmup, then constant or cosine decay.
  * `step` is 0-based (the update about to be taken). Warmup reaches the peak at step warmup - 1:
  * lr = peak * (step + 1) / warmup, so step 0 is already a (small) update rather than a wasted one
  * with lr 0 (nanoGPT get_lr). Cosine (Loshchilov & Hutter 2017, SGDR) runs from the peak at step

@@ -12,7 +12,7 @@ import { sftUpdate } from './sft.ts';
 import { atStep } from './diverged.ts';
 
 /**
- * The SFT phase (`sharp sft`, the quickstart's warm start; issue 6 item 5): transcripts -> one
+ * The SFT phase (`sharp sft`, the quickstart's warm start): transcripts -> one
  * sequence per trained turn -> `steps` updates of `batch` sequences drawn in seeded epochs
  * (shuffle, then walk) -> metrics under `sft/*`. The model is trained in place; the caller saves it.
  * With `checkpoints`, a checkpoint every `every` steps; with `checkpoints.resume` (whose weights

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 
 /**
- * SFT loss: masked token cross-entropy mean (DESIGN.md section 6, `sharp sft`). It takes the
+ * SFT loss: masked token cross-entropy mean (`sharp sft`). It takes the
  * target-token log-probs [B, T] that the model's tokenLogprobs returns (the same forward pass and
  * fast custom-gradient cross-entropy the GRPO loss uses) rather than logits, so SFT has no second
  * cross-entropy implementation. Mask: 1 on tokens of messages whose loss mask is on (assistant turns),

@@ -58,7 +58,7 @@ describe('sftUpdate', () => {
       maxDiff = Math.max(maxDiff, tf.tidy(() => tf.max(tf.abs(tf.sub(v, vb.get(n) as tf.Variable))).dataSync()[0] as number));
     }
     // 1e-4, not 1e-5: OpenBLAS sums a row differently depending on how many rows share the product
-    // (native kernels, issue 9), and Adam's g / sqrt(v) amplifies that float32 noise for gradients
+    // (native kernels), and Adam's g / sqrt(v) amplifies that float32 noise for gradients
     // near zero (measured 1.9e-5 after one step). A real micro-batching bug moves weights by ~lr.
     expect(maxDiff).toBeLessThan(1e-4);
     a.dispose();

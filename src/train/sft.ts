@@ -8,7 +8,7 @@ import { sftLoss } from './sft-loss.ts';
 import type { SftSequence } from './sequences.ts';
 
 /**
- * One SFT update (`sharp sft`, and the quickstart's warm start; issue 6 item 5): masked token
+ * One SFT update (`sharp sft`, and the quickstart's warm start): masked token
  * cross-entropy over the trained turns of a batch of sequences, micro-batched with the loss
  * normalised by the batch's trained tokens (so micro-batching does not change the update), then
  * clip and AdamW.

@@ -95,7 +95,7 @@ describe('grpoUpdate', () => {
     }
 
     const after = meanReward(await sample(model, rng, 128));
-    // Printed for the record (issue 6 asks for the learning curve's numbers).
+    // Printed for the record (the learning curve's numbers).
     console.log(`target-word task: mean reward ${before.toFixed(3)} -> ${after.toFixed(3)} after ${updates} updates; per-step ${curve.map((c) => c.toFixed(2)).join(' ')}`);
     expect(after).toBeGreaterThan(0.8);
     accumulator.dispose();

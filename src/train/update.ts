@@ -11,7 +11,7 @@ import { grpoLoss, mergeTokenStats } from './grpo-loss.ts';
 import type { PairSequences } from './sequences.ts';
 
 /**
- * One GRPO update on a batch of training sequences (DESIGN.md section 6; issue 6 item 3):
+ * One GRPO update on a batch of training sequences:
  * pi_old (and pi_ref when beta > 0) log-probs once, then mu epochs of: micro-batched forward +
  * backward with gradient accumulation, global-norm clipping, one AdamW step at the scheduled lr.
  *

@@ -7,7 +7,7 @@ import { dims, expectClose, randArr, toTensor } from '../../../test/native-testk
 import { disableNativeKernels, enableFallbackKernels } from './register.ts';
 
 // The pure-wasm split override runs everywhere (no addon needed): it is what a machine without
-// OpenBLAS trains with (issue 9, item 4).
+// OpenBLAS trains with.
 describe('pure-wasm BatchMatMul fallback vs float64', () => {
   beforeAll(async () => {
     await initBackend('wasm');

@@ -10,7 +10,7 @@ import { addonBuilt } from '../../../test/native-testkit.ts';
 import { disableNativeKernels, enableFallbackKernels, enableNativeKernels } from './register.ts';
 
 /**
- * Issue 9 "done when": training gives the same loss curve with and without the addon (within 1e-4)
+ * Training gives the same loss curve with and without the addon (within 1e-4)
  * and a flat tensor count. A smaller model than the bench's (d=64, vocab 512, batch 4 x 32) keeps the
  * 2 x 50 steps inside the test budget; the bench (scripts/bench/native.ts) runs the full-size one.
  */

@@ -9,8 +9,8 @@ import { UserError } from '../errors.ts';
 import { loadModel } from '../../eval/run/model.ts';
 
 /**
- * `sharp generate`: prints the continuation of --prompt by the checkpoint in --model (issue 3
- * item 5); with --chat the prompt is a user message rendered through the chat template.
+ * `sharp generate`: prints the continuation of --prompt by the checkpoint in --model;
+ * with --chat the prompt is a user message rendered through the chat template.
  *
  * export const options (flags, camelCased by commander):
  *   --model DIR (required)  --prompt TEXT (required)  --chat

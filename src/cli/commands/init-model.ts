@@ -12,7 +12,7 @@ import { mkdirOut } from '../../fs/out-dir.ts';
 /**
  * `sharp init-model`: writes a random-init model as a complete Hugging Face folder (config.json,
  * model.safetensors, generation_config.json, and the tokenizer files copied from --tokenizer), so
- * the quickstart has a checkpoint and Transformers can load it too (issue 3 item 1).
+ * the quickstart has a checkpoint and Transformers can load it too.
  *
  * export const options (flags, camelCased by commander):
  *   --arch llama|qwen2|qwen3   model_type

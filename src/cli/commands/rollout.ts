@@ -23,7 +23,7 @@ import { UserError } from '../errors.ts';
 import { prepareOutFile } from '../../fs/out-dir.ts';
 
 /**
- * `sharp rollout --config X --n N --out FILE` (issue 4 item 7): runs the agents on N episodes of the
+ * `sharp rollout --config X --n N --out FILE`: runs the agents on N episodes of the
  * configured data (data.source) x rollout.groupSize trajectories and writes the trajectories as JSONL
  * (atomically). The policy is the checkpoint at model.path (default), or the scripted expert / the
  * random garbage policy (for data and robustness checks without a model).

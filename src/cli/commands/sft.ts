@@ -7,7 +7,7 @@ import { openLog, resumableConfig, runDirFor, startBackend } from '../../recipes
 import { sftStage } from '../../recipes/sft-stage.ts';
 
 /**
- * `sharp sft --config X` (issue 6 item 5): supervised fine-tuning of the checkpoint at model.path on
+ * `sharp sft --config X`: supervised fine-tuning of the checkpoint at model.path on
  * the transcripts at train.sft.data (JSONL chat messages with per-message loss masks, as
  * `sharp data expert` writes them) for train.sft.steps steps. The result is saved atomically as a
  * complete HF folder `<run>/model/` (with the tokenizer files); per-step metrics in

@@ -4,7 +4,7 @@ import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 
 /**
- * `sharp train --config X` (issue 6 items 4 and 7): the whole recipe of src/recipes/train-pipeline.ts
+ * `sharp train --config X`: the whole recipe of src/recipes/train-pipeline.ts
  * (data -> model -> SFT -> held-out accuracy -> SHARP-GRPO -> held-out accuracy) in a run folder
  * `runs/<name>-<stamp>/` (config.yaml, log.jsonl, metrics.jsonl, tb/, checkpoints/, summary.json).
  * Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0; a second Ctrl-C

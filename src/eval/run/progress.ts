@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 
 /**
- * Progress of an eval run (issue 7 item 3): a cli-progress bar on a TTY, plain lines otherwise (CI
+ * Progress of an eval run: a cli-progress bar on a TTY, plain lines otherwise (CI
  * logs and pipes get one line per finished batch, not carriage-return noise).
  */
 export interface Progress {

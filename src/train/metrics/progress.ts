@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 
 /**
- * Training progress for people (issue 6 item 6): a cli-progress bar on a TTY (step, reward,
+ * Training progress for people: a cli-progress bar on a TTY (step, reward,
  * accuracy, tokens/s, ETA), one plain line per step otherwise (CI logs, files, pipes), where a
  * redrawn bar would be noise. Machine-readable metrics go to metrics.jsonl, not here.
  */
