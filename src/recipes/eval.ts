@@ -1,27 +1,27 @@
 import { basename, join, resolve } from 'node:path';
-import { checkpointHash } from '../../eval/run/checkpoint-hash.ts';
-import { mkdirOut } from '../../fs/out-dir.ts';
-import { initBackend, type BackendName } from '../../backend/select.ts';
-import { loadConfig } from '../../config/load.ts';
-import type { Config } from '../../config/schema.ts';
-import { listBenchmarks, benchmarkNames } from '../../eval/benchmarks.ts';
-import { successFunction } from '../../credit/success.ts';
-import { breakdownMarkdown, mergeBreakdowns } from '../../eval/breakdown.ts';
-import { CreditLog, creditMarkdown } from '../../eval/run/credit.ts';
-import { StageLog } from '../../eval/run/stages.ts';
-import { checkSetup } from '../../eval/run/manifest.ts';
-import { loadModel, resolveModelDir } from '../../eval/run/model.ts';
-import { createProgress } from '../../eval/run/progress.ts';
-import { runEvalLoop } from '../../eval/run/runner.ts';
-import { finishEvalSession, openEvalSession, type EvalSession } from '../../eval/session.ts';
-import { writeFileAtomic } from '../../fs/atomic.ts';
-import { LmPolicy } from '../../rollout/lm-policy.ts';
-import { Rng } from '../../random/rng.ts';
-import type { AgentsMode } from '../../rollout/engine.ts';
-import type { Policy } from '../../rollout/policy.ts';
-import { expertPolicy } from '../../rollout/scripted/expert.ts';
-import { closeCalculateWorker } from '../../tools/calculate.ts';
-import { closeCodeSandbox } from '../../tools/code.ts';
+import { checkpointHash } from '../eval/run/checkpoint-hash.ts';
+import { mkdirOut } from '../fs/out-dir.ts';
+import { initBackend, type BackendName } from '../backend/select.ts';
+import { loadConfig } from '../config/load.ts';
+import type { Config } from '../config/schema.ts';
+import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
+import { successFunction } from '../credit/success.ts';
+import { breakdownMarkdown, mergeBreakdowns } from '../eval/breakdown.ts';
+import { CreditLog, creditMarkdown } from '../eval/run/credit.ts';
+import { StageLog } from '../eval/run/stages.ts';
+import { checkSetup } from '../eval/run/manifest.ts';
+import { loadModel, resolveModelDir } from '../eval/run/model.ts';
+import { createProgress } from '../eval/run/progress.ts';
+import { runEvalLoop } from '../eval/run/runner.ts';
+import { finishEvalSession, openEvalSession, type EvalSession } from '../eval/session.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import { LmPolicy } from '../rollout/lm-policy.ts';
+import { Rng } from '../random/rng.ts';
+import type { AgentsMode } from '../rollout/engine.ts';
+import type { Policy } from '../rollout/policy.ts';
+import { expertPolicy } from '../rollout/scripted/expert.ts';
+import { closeCalculateWorker } from '../tools/calculate.ts';
+import { closeCodeSandbox } from '../tools/code.ts';
 import { UserError } from '../errors.ts';
 
 /**
@@ -45,7 +45,7 @@ import { UserError } from '../errors.ts';
  */
 export const options = ['config', 'set', 'bench', 'data', 'model', 'limit', 'out', 'agents', 'credit', 'list', 'backend', 'policy'] as const;
 
-const repoRoot = resolve(import.meta.dirname, '../../..');
+const repoRoot = resolve(import.meta.dirname, '../..');
 const AGENT_MODES: readonly AgentsMode[] = ['multi', 'single', 'direct'];
 /** Episodes per engine run: enough to fill the decoding batch, few enough that a kill loses little. */
 const BATCH_EPISODES = 16;

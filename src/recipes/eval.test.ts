@@ -3,12 +3,12 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { generateSynth } from '../../data/synth/generate.ts';
-import { writeJsonlAtomic } from '../../fs/atomic.ts';
-import { scoreMusique } from '../../eval/musique-score.ts';
+import { generateSynth } from '../data/synth/generate.ts';
+import { writeJsonlAtomic } from '../fs/atomic.ts';
+import { scoreMusique } from '../eval/musique-score.ts';
 import { UserError } from '../errors.ts';
 import { run } from './eval.ts';
-import { hasPython } from '../../eval/metrics/has-python.ts';
+import { hasPython } from '../eval/metrics/has-python.ts';
 
 /**
  * CLI-level tests of `sharp eval`: the real command on the shipped sample and
@@ -17,7 +17,7 @@ import { hasPython } from '../../eval/metrics/has-python.ts';
  * non-trivial numbers, credit with hand-computed fractions, and resume after a kill.
  */
 
-const repo = resolve(import.meta.dirname, '../../..');
+const repo = resolve(import.meta.dirname, '../..');
 const reference = join(repo, 'src/eval/metrics/musique_reference.py');
 const sample = join(repo, 'data/musique/musique_ans_v1.0_sample.jsonl');
 const shippedModel = join(repo, 'models/tiny-random');

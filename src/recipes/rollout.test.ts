@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initBackend } from '../../backend/select.ts';
-import { readTrajectories } from '../../rollout/jsonl.ts';
-import { createTinyLm } from '../../../test/tiny-lm.ts';
+import { initBackend } from '../backend/select.ts';
+import { readTrajectories } from '../rollout/jsonl.ts';
+import { createTinyLm } from '../../test/tiny-lm.ts';
 import { run } from './rollout.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sharp-rollout-cmd-'));

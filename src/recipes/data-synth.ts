@@ -1,7 +1,7 @@
-import { prepareOutFile } from '../../fs/out-dir.ts';
+import { prepareOutFile } from '../fs/out-dir.ts';
 import { UserError } from '../errors.ts';
-import { generateSynth } from '../../data/synth/generate.ts';
-import { writeJsonlAtomic } from '../../fs/atomic.ts';
+import { generateSynth } from '../data/synth/generate.ts';
+import { writeJsonlAtomic } from '../fs/atomic.ts';
 
 /**
  * `sharp data synth --seed S --n N --out FILE [--min-hops 2 --max-hops 4]`: writes N

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { initBackend, type BackendName } from '../../backend/select.ts';
-import { generate } from '../../generation/generate.ts';
-import { renderPromptIds } from '../../tokenizer/chat-prompt.ts';
-import { checkSampling } from '../../generation/sampling.ts';
-import { Rng } from '../../random/rng.ts';
+import { initBackend, type BackendName } from '../backend/select.ts';
+import { generate } from '../generation/generate.ts';
+import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
+import { checkSampling } from '../generation/sampling.ts';
+import { Rng } from '../random/rng.ts';
 import { UserError } from '../errors.ts';
-import { loadModel } from '../../eval/run/model.ts';
+import { loadModel } from '../eval/run/model.ts';
 
 /**
  * `sharp generate`: prints the continuation of --prompt by the checkpoint in --model;

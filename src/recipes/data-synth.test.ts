@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../errors.ts';
-import { synthRecordSchema } from '../../data/synth/record.ts';
+import { synthRecordSchema } from '../data/synth/record.ts';
 import { run } from './data-synth.ts';
 
 describe('sharp data synth', () => {

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { UserError } from '../../errors.ts';
-import { Tokenizer } from '../../tokenizer/tokenizer.ts';
-import { readTranscripts } from '../../train/transcripts-jsonl.ts';
-import { openLog, resumableConfig, runDirFor, startBackend } from '../../recipes/setup.ts';
-import { sftStage } from '../../recipes/sft-stage.ts';
+import { UserError } from '../errors.ts';
+import { Tokenizer } from '../tokenizer/tokenizer.ts';
+import { readTranscripts } from '../train/transcripts-jsonl.ts';
+import { openLog, resumableConfig, runDirFor, startBackend } from './setup.ts';
+import { sftStage } from './sft-stage.ts';
 
 /**
  * `sharp sft --config X`: supervised fine-tuning of the checkpoint at model.path on

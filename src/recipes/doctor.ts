@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import * as tf from '@tensorflow/tfjs';
-import { initBackend, type BackendChoice, type BackendName } from '../../backend/select.ts';
-import { findDriver, probeCudaLibs, type LibProbe } from '../../backend/cuda-libs.ts';
-import { matmulGflops } from '../../backend/matmul-bench.ts';
-import { resolveBackendName } from '../../backend/gpu-check.ts';
+import { initBackend, type BackendChoice, type BackendName } from '../backend/select.ts';
+import { findDriver, probeCudaLibs, type LibProbe } from '../backend/cuda-libs.ts';
+import { matmulGflops } from '../backend/matmul-bench.ts';
+import { resolveBackendName } from '../backend/gpu-check.ts';
 
 /**
  * `sharp doctor [--backend B]`: what this machine gives sharp-rl. Node and tfjs versions, the

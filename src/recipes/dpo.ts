@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readPreferencePairs } from '../../credit/pairs-jsonl.ts';
-import { UserError } from '../../errors.ts';
-import { CausalLM } from '../../model/causal-lm.ts';
-import { Tokenizer } from '../../tokenizer/tokenizer.ts';
-import { configHash, DPO_CHECKPOINTS_DIR } from '../../train/checkpoint.ts';
-import { runDpo } from '../../train/dpo-loop.ts';
-import { phaseResumePoint } from '../../train/phase-checkpoints.ts';
-import { companionFiles, saveModelAtomic } from '../../recipes/save-model.ts';
-import { openLog, resumableConfig, runDirFor, startBackend } from '../../recipes/setup.ts';
+import { readPreferencePairs } from '../credit/pairs-jsonl.ts';
+import { UserError } from '../errors.ts';
+import { CausalLM } from '../model/causal-lm.ts';
+import { Tokenizer } from '../tokenizer/tokenizer.ts';
+import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoint.ts';
+import { runDpo } from '../train/dpo-loop.ts';
+import { phaseResumePoint } from '../train/phase-checkpoints.ts';
+import { companionFiles, saveModelAtomic } from './save-model.ts';
+import { openLog, resumableConfig, runDirFor, startBackend } from './setup.ts';
 
 /**
  * `sharp dpo --config X`: DPO of the checkpoint at model.path on the preference

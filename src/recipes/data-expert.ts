@@ -1,13 +1,13 @@
-import { prepareOutFile } from '../../fs/out-dir.ts';
-import { loadConfig } from '../../config/load.ts';
-import type { Episode } from '../../data/episode.ts';
-import { readMusique } from '../../data/readers/musique.ts';
-import { writeFileAtomic } from '../../fs/atomic.ts';
-import { rollout } from '../../rollout/engine.ts';
-import { expertPolicy } from '../../rollout/scripted/expert.ts';
-import { toTranscripts } from '../../rollout/transcripts.ts';
-import { closeCalculateWorker } from '../../tools/calculate.ts';
-import { closeCodeSandbox } from '../../tools/code.ts';
+import { prepareOutFile } from '../fs/out-dir.ts';
+import { loadConfig } from '../config/load.ts';
+import type { Episode } from '../data/episode.ts';
+import { readMusique } from '../data/readers/musique.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import { rollout } from '../rollout/engine.ts';
+import { expertPolicy } from '../rollout/scripted/expert.ts';
+import { toTranscripts } from '../rollout/transcripts.ts';
+import { closeCalculateWorker } from '../tools/calculate.ts';
+import { closeCodeSandbox } from '../tools/code.ts';
 import { UserError } from '../errors.ts';
 
 /**

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { UserError } from '../errors.ts';
 import { run } from './eval.ts';
 
-const repo = resolve(import.meta.dirname, '../../..');
+const repo = resolve(import.meta.dirname, '../..');
 
 async function quiet<T>(fn: () => Promise<T>): Promise<T> {
   const o = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);

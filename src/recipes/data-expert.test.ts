@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { generateSynth } from '../../data/synth/generate.ts';
-import { writeJsonlAtomic } from '../../fs/atomic.ts';
+import { generateSynth } from '../data/synth/generate.ts';
+import { writeJsonlAtomic } from '../fs/atomic.ts';
 import { UserError } from '../errors.ts';
 import { run } from './data-expert.ts';
 

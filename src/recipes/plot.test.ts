@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from './plot.ts';
 import { UserError } from '../errors.ts';
-import { JsonlMetrics } from '../../train/metrics/jsonl.ts';
+import { JsonlMetrics } from '../train/metrics/jsonl.ts';
 
 describe('sharp plot', () => {
   it('writes PNGs into --out and maps bad input to UserError', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDoctor, type DoctorReport } from './doctor.ts';
-import { CUDA_LIBS } from '../../backend/cuda-libs.ts';
+import { CUDA_LIBS } from '../backend/cuda-libs.ts';
 
 const base: DoctorReport = {
   node: 'v20.0.0',

@@ -6,9 +6,9 @@
  *   --out <dir>              where the PNGs go (default <runDir>/plots) -> opts.out
  */
 import { existsSync, statSync } from 'node:fs';
-import { mkdirOut } from '../../fs/out-dir.ts';
+import { mkdirOut } from '../fs/out-dir.ts';
 import { UserError } from '../errors.ts';
-import { plotRun } from '../../train/plot.ts';
+import { plotRun } from '../train/plot.ts';
 
 export const options = {
   arguments: [{ name: 'runDir', description: 'run folder holding metrics.jsonl' }],

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { loadConfig } from '../../config/load.ts';
-import { configJsonSchema } from '../../config/json-schema.ts';
-import { writeFileAtomic } from '../../fs/atomic.ts';
-import { prepareOutFile } from '../../fs/out-dir.ts';
+import { loadConfig } from '../config/load.ts';
+import { configJsonSchema } from '../config/json-schema.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import { prepareOutFile } from '../fs/out-dir.ts';
 
 /** `sharp config --config X [--set k=v]...`: prints the resolved config as YAML. */
 export async function run(opts: { config?: string; set?: string[] }): Promise<void> {

@@ -1,26 +1,26 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { initBackend, type BackendName } from '../../backend/select.ts';
-import { loadConfig } from '../../config/load.ts';
-import type { Config } from '../../config/schema.ts';
-import type { Episode } from '../../data/episode.ts';
-import { generateSynth } from '../../data/synth/generate.ts';
-import { toEpisode } from '../../data/synth/record.ts';
-import { getBenchmark } from '../../eval/benchmarks.ts';
-import { exactMatch, maxOverGroundTruths } from '../../data/answers/squad.ts';
-import { LmPolicy } from '../../rollout/lm-policy.ts';
-import { CausalLM } from '../../model/causal-lm.ts';
-import { Rng } from '../../random/rng.ts';
-import { rollout } from '../../rollout/engine.ts';
-import { writeTrajectories } from '../../rollout/jsonl.ts';
-import type { Policy } from '../../rollout/policy.ts';
-import { expertPolicy } from '../../rollout/scripted/expert.ts';
-import { garbagePolicy } from '../../rollout/scripted/garbage.ts';
-import { Tokenizer } from '../../tokenizer/tokenizer.ts';
-import { closeCalculateWorker } from '../../tools/calculate.ts';
-import { closeCodeSandbox } from '../../tools/code.ts';
+import { initBackend, type BackendName } from '../backend/select.ts';
+import { loadConfig } from '../config/load.ts';
+import type { Config } from '../config/schema.ts';
+import type { Episode } from '../data/episode.ts';
+import { generateSynth } from '../data/synth/generate.ts';
+import { toEpisode } from '../data/synth/record.ts';
+import { getBenchmark } from '../eval/benchmarks.ts';
+import { exactMatch, maxOverGroundTruths } from '../data/answers/squad.ts';
+import { LmPolicy } from '../rollout/lm-policy.ts';
+import { CausalLM } from '../model/causal-lm.ts';
+import { Rng } from '../random/rng.ts';
+import { rollout } from '../rollout/engine.ts';
+import { writeTrajectories } from '../rollout/jsonl.ts';
+import type { Policy } from '../rollout/policy.ts';
+import { expertPolicy } from '../rollout/scripted/expert.ts';
+import { garbagePolicy } from '../rollout/scripted/garbage.ts';
+import { Tokenizer } from '../tokenizer/tokenizer.ts';
+import { closeCalculateWorker } from '../tools/calculate.ts';
+import { closeCodeSandbox } from '../tools/code.ts';
 import { UserError } from '../errors.ts';
-import { prepareOutFile } from '../../fs/out-dir.ts';
+import { prepareOutFile } from '../fs/out-dir.ts';
 
 /**
  * `sharp rollout --config X --n N --out FILE`: runs the agents on N episodes of the

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CausalLM } from '../../model/causal-lm.ts';
-import { fitBpeTokenizer, writeTokenizerFiles } from '../../tokenizer/fit.ts';
+import { CausalLM } from '../model/causal-lm.ts';
+import { fitBpeTokenizer, writeTokenizerFiles } from '../tokenizer/fit.ts';
 import { UserError } from '../errors.ts';
 import { run as generateCmd } from './generate.ts';
 import { run as initModel } from './init-model.ts';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TINY = resolve(repoRoot, '../shared/models/tinystories-260k');
 
 let dir: string;

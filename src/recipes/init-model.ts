@@ -1,13 +1,13 @@
 import { copyFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { initBackend } from '../../backend/select.ts';
-import { CausalLM } from '../../model/causal-lm.ts';
-import { hfConfigFor, MODEL_FAMILIES, type ModelFamily } from '../../model/config.ts';
-import { writeGenerationConfig } from '../../model/io/hf-config.ts';
-import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { initBackend } from '../backend/select.ts';
+import { CausalLM } from '../model/causal-lm.ts';
+import { hfConfigFor, MODEL_FAMILIES, type ModelFamily } from '../model/config.ts';
+import { writeGenerationConfig } from '../model/io/hf-config.ts';
+import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
-import { mkdirOut } from '../../fs/out-dir.ts';
+import { mkdirOut } from '../fs/out-dir.ts';
 
 /**
  * `sharp init-model`: writes a random-init model as a complete Hugging Face folder (config.json,

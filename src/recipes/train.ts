@@ -1,7 +1,7 @@
-import { trainPipeline } from '../../recipes/train-pipeline.ts';
-import { openLog, resumableConfig, runDirFor, startBackend, stopOnSigint } from '../../recipes/setup.ts';
-import { closeCalculateWorker } from '../../tools/calculate.ts';
-import { closeCodeSandbox } from '../../tools/code.ts';
+import { trainPipeline } from './train-pipeline.ts';
+import { openLog, resumableConfig, runDirFor, startBackend, stopOnSigint } from './setup.ts';
+import { closeCalculateWorker } from '../tools/calculate.ts';
+import { closeCodeSandbox } from '../tools/code.ts';
 
 /**
  * `sharp train --config X`: the whole recipe of src/recipes/train-pipeline.ts
