@@ -45,7 +45,7 @@ export function buildProgram(): Command {
   configOption(program.command('train').description('SHARP-GRPO training (rollouts -> credit -> advantages -> update)'))
     .addOption(backendOption())
     .option('--resume [dir]', 'resume a run (default: the latest checkpoint of the run)')
-    .action(lazyRun(() => import('../recipes/train.ts')));
+    .action(lazyRun(() => import('./commands/train.ts')));
 
   configOption(program.command('ablate').description('the SHARP ablation: the same RL budget per credit method and seed, then a comparison table and plot'))
     .addOption(backendOption())
@@ -55,11 +55,11 @@ export function buildProgram(): Command {
   configOption(program.command('sft').description('supervised fine-tuning on transcripts'))
     .addOption(backendOption())
     .option('--resume [dir]', 'continue an SFT run from its latest checkpoint (default: the newest run named run.name)')
-    .action(lazyRun(() => import('../recipes/sft.ts')));
+    .action(lazyRun(() => import('./commands/sft.ts')));
   configOption(program.command('dpo').description('DPO on preference pairs'))
     .addOption(backendOption())
     .option('--resume [dir]', 'continue a DPO run from its latest checkpoint (default: the newest run named run.name)')
-    .action(lazyRun(() => import('../recipes/dpo.ts')));
+    .action(lazyRun(() => import('./commands/dpo.ts')));
 
   configOption(program.command('eval').description('evaluate on a benchmark and write official-format predictions'))
     .option('--bench <name>', 'benchmark name (see --list)')
@@ -72,10 +72,10 @@ export function buildProgram(): Command {
     .option('--list', 'list the benchmarks')
     .addOption(new Option('--policy <name>', 'lm (checkpoint) or expert (scripted expert, no model)').choices(['lm', 'expert']))
     .addOption(backendOption())
-    .action(lazyRun(() => import('../recipes/eval.ts')));
+    .action(lazyRun(() => import('./commands/eval.ts')));
 
   const config = configOption(program.command('config').description('print the resolved config')).action(async (opts) => {
-    const m = await import('../recipes/config.ts');
+    const m = await import('./commands/config.ts');
     await m.run(opts as { config?: string; set: string[] });
   });
   config
@@ -83,7 +83,7 @@ export function buildProgram(): Command {
     .description('write configs/schema.json (JSON Schema of the config files)')
     .option('--out <file>', 'output file', 'configs/schema.json')
     .action(async (opts: { out: string }) => {
-      const m = await import('../recipes/config.ts');
+      const m = await import('./commands/config.ts');
       await m.runSchema(opts);
     });
 
@@ -93,7 +93,7 @@ export function buildProgram(): Command {
     .addOption(backendOption())
     .option('--threads <n>', 'wasm threads (0 = all cores)', int('--threads'), 0)
     .action(async (opts) => {
-      const m = await import('../recipes/doctor.ts');
+      const m = await import('./commands/doctor.ts');
       await m.run(opts as { backend?: string; threads: number });
     });
 
@@ -108,8 +108,8 @@ export function buildProgram(): Command {
     .option('--top-p <p>', 'nucleus mass', num('--top-p'), 1)
     .option('--top-k <k>', 'top-k (0 = off)', int('--top-k'), 0)
     .option('--seed <s>', 'sampling seed', int('--seed'), 0)
-    .addOption(backendOption().default('auto'))
-    .action(lazyRun(() => import('../recipes/generate.ts')));
+    .addOption(backendOption())
+    .action(lazyRun(() => import('./commands/generate.ts')));
 
   program
     .command('init-model')
@@ -124,7 +124,7 @@ export function buildProgram(): Command {
     .option('--tokenizer <dir>', 'copy tokenizer files from this folder')
     .option('--seed <s>', 'init seed', int('--seed'), 0)
     .requiredOption('--out <dir>', 'output folder')
-    .action(lazyRun(() => import('../recipes/init-model.ts')));
+    .action(lazyRun(() => import('./commands/init-model.ts')));
 
   const data = program.command('data').description('datasets: synthetic world, expert transcripts');
   data
@@ -135,7 +135,7 @@ export function buildProgram(): Command {
     .option('--min-hops <n>', 'fewest hops', int('--min-hops'), 2)
     .option('--max-hops <n>', 'most hops', int('--max-hops'), 4)
     .requiredOption('--out <file>', 'output JSONL')
-    .action(lazyRun(() => import('../recipes/data-synth.ts')));
+    .action(lazyRun(() => import('./commands/data-synth.ts')));
   data
     .command('expert')
     .description("write the scripted expert's transcripts (SFT data)")
@@ -143,14 +143,14 @@ export function buildProgram(): Command {
     .requiredOption('--out <file>', 'transcripts JSONL')
     .option('-c, --config <file>', 'YAML config (rollout settings)')
     .option('--set <key=value>', 'override one config key (repeatable)', collect, [])
-    .action(lazyRun(() => import('../recipes/data-expert.ts')));
+    .action(lazyRun(() => import('./commands/data-expert.ts')));
 
   configOption(program.command('rollout').description('run the agents and write trajectories'))
     .option('--n <n>', 'episodes', int('--n'), 8)
     .requiredOption('--out <file>', 'trajectories JSONL')
     .addOption(new Option('--policy <kind>', 'who plays the agents').choices(['lm', 'expert', 'random']).default('lm'))
     .addOption(backendOption())
-    .action(lazyRun(() => import('../recipes/rollout.ts')));
+    .action(lazyRun(() => import('./commands/rollout.ts')));
 
   program
     .command('plot')
@@ -158,7 +158,7 @@ export function buildProgram(): Command {
     .argument('<runDir>', 'run folder holding metrics.jsonl')
     .option('--out <dir>', 'output folder (default: <runDir>/plots)')
     .action(async (runDir: string, opts: { out?: string }) => {
-      const m = await import('../recipes/plot.ts');
+      const m = await import('./commands/plot.ts');
       await m.run({ runDir, ...opts });
     });
 

@@ -39,6 +39,27 @@ describe('sharp data expert', () => {
     expect(lines[0]?.messages.at(-1)?.content).toBe(`<answer>${records[0]?.answer}</answer>`);
   });
 
+  it('judges "solved" by the configured success function (credit.success), as sharp train does', async () => {
+    // Gold answers in upper case: the expert's answer matches them after SQuAD normalisation (em)
+    // but not as a raw string.
+    const records = generateSynth({ seed: 4, n: 6 }).map((r) => ({ ...r, answer: r.answer.toUpperCase(), answer_aliases: [] }));
+    const input = join(dir, 'upper.jsonl');
+    writeJsonlAtomic(input, records);
+    let printed = '';
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((t: string | Uint8Array) => {
+      printed += String(t);
+      return true;
+    });
+    try {
+      await run({ in: input, out: join(dir, 'upper-em.jsonl') });
+      await run({ in: input, out: join(dir, 'upper-f1.jsonl'), set: ['credit.success=f1', 'credit.f1Threshold=1'] });
+    } finally {
+      write.mockRestore();
+    }
+    expect(printed).toContain('data expert: solved 6/6 episodes');
+    expect(printed.match(/solved 6\/6 episodes/g)).toHaveLength(2);
+  });
+
   it('fails in one line on bad input', async () => {
     await expect(run({ out: join(dir, 'x.jsonl') })).rejects.toThrow(new UserError('data expert: --in <file> is required'));
     const missing = join(dir, 'missing.jsonl');

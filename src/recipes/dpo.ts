@@ -8,7 +8,7 @@ import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoint.ts';
 import { runDpo } from '../train/dpo-loop.ts';
 import { phaseResumePoint } from '../train/phase-checkpoints.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
-import { openLog, resumableConfig, runDirFor, startBackend } from './setup.ts';
+import { resumableConfig, runDirFor, withRun } from './setup.ts';
 
 /**
  * `sharp dpo --config X`: DPO of the checkpoint at model.path on the preference
@@ -41,51 +41,51 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   }
   if (pairs.length === 0) throw new UserError(`dpo: ${d.data} holds no preference pairs`);
   const runDir = runDirFor(opts, cfg, resuming);
-  const { log, close } = openLog(runDir, cfg.run.logLevel);
-  let model: CausalLM | undefined;
-  let ref: CausalLM | undefined;
-  try {
-    const be = await startBackend(opts.backend, cfg, (msg) => log.warn(msg));
-    log.info({ runDir, backend: be.backend, native: be.native, pairs: pairs.length, resume: resuming }, 'dpo');
+  await withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
+    log.info({ runDir, backend: backend.backend, native: backend.native, pairs: pairs.length, resume: resuming }, 'dpo');
     const tokenizer = await Tokenizer.load(from);
     const hash = configHash(cfg);
     const resume = await phaseResumePoint(runDir, DPO_CHECKPOINTS_DIR, hash);
     if (resume) log.info({ step: resume.state.step, dir: resume.dir }, 'resuming DPO from its latest checkpoint');
-    model = await CausalLM.load(resume?.dir ?? from);
-    ref = await CausalLM.load(from);
-    const t0 = performance.now();
-    const res = await runDpo({
-      model,
-      ref,
-      enc: tokenizer,
-      padId: tokenizer.padId,
-      pairs,
-      steps: d.steps,
-      batch: d.batch,
-      lr: d.lr,
-      beta: cfg.train.dpoBeta,
-      microBatch: cfg.train.microBatch,
-      gradClip: cfg.train.gradClip,
-      seed: cfg.run.seed,
-      maxTokens: cfg.rollout.maxContext,
-      runDir,
-      checkpoints: {
-        runDir,
-        folder: DPO_CHECKPOINTS_DIR,
-        every: d.checkpointEvery > 0 ? d.checkpointEvery : cfg.train.checkpointEvery,
-        keep: cfg.train.keepCheckpoints,
-        configHash: hash,
-        copyFiles: companionFiles(from),
-        resume,
-      },
+    const model = await CausalLM.load(resume?.dir ?? from);
+    const ref = await CausalLM.load(from).catch((err: unknown) => {
+      model.dispose();
+      throw err;
     });
-    const dir = await saveModelAtomic(model, join(runDir, 'model'), from);
-    const loss = (r: Record<string, number>): string => (typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a');
-    log.info({ pairs: res.pairs, dropped: res.dropped, first: res.first, last: res.last, seconds: (performance.now() - t0) / 1000 }, 'dpo done');
-    process.stdout.write(`dpo: ${res.steps} steps on ${res.pairs} pairs, loss ${loss(res.first)} -> ${loss(res.last)}; saved ${dir}\n`);
-  } finally {
-    model?.dispose();
-    ref?.dispose();
-    await close();
-  }
+    try {
+      const t0 = performance.now();
+      const res = await runDpo({
+        model,
+        ref,
+        enc: tokenizer,
+        padId: tokenizer.padId,
+        pairs,
+        steps: d.steps,
+        batch: d.batch,
+        lr: d.lr,
+        beta: cfg.train.dpoBeta,
+        microBatch: cfg.train.microBatch,
+        gradClip: cfg.train.gradClip,
+        seed: cfg.run.seed,
+        maxTokens: cfg.rollout.maxContext,
+        runDir,
+        checkpoints: {
+          runDir,
+          folder: DPO_CHECKPOINTS_DIR,
+          every: d.checkpointEvery > 0 ? d.checkpointEvery : cfg.train.checkpointEvery,
+          keep: cfg.train.keepCheckpoints,
+          configHash: hash,
+          copyFiles: companionFiles(from),
+          resume,
+        },
+      });
+      const dir = await saveModelAtomic(model, join(runDir, 'model'), from);
+      const loss = (r: Record<string, number>): string => (typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a');
+      log.info({ pairs: res.pairs, dropped: res.dropped, first: res.first, last: res.last, seconds: (performance.now() - t0) / 1000 }, 'dpo done');
+      process.stdout.write(`dpo: ${res.steps} steps on ${res.pairs} pairs, loss ${loss(res.first)} -> ${loss(res.last)}; saved ${dir}\n`);
+    } finally {
+      model.dispose();
+      ref.dispose();
+    }
+  });
 }

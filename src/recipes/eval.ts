@@ -1,8 +1,6 @@
 import { basename, join, resolve } from 'node:path';
 import { checkpointHash } from '../eval/run/checkpoint-hash.ts';
 import { mkdirOut } from '../fs/out-dir.ts';
-import { initBackend, type BackendName } from '../backend/select.ts';
-import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
 import { successFunction } from '../credit/success.ts';
@@ -20,8 +18,7 @@ import { Rng } from '../random/rng.ts';
 import type { AgentsMode } from '../rollout/engine.ts';
 import type { Policy } from '../rollout/policy.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
-import { closeCalculateWorker } from '../tools/calculate.ts';
-import { closeCodeSandbox } from '../tools/code.ts';
+import { configFrom, withRun } from './setup.ts';
 import { UserError } from '../errors.ts';
 
 /**
@@ -85,7 +82,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     process.stdout.write(`${listBenchmarks()}\n`);
     return;
   }
-  const cfg = loadConfig({ file: str(opts, 'config'), sets: Array.isArray(opts.set) ? (opts.set as string[]) : [] });
+  const cfg = configFrom({ ...opts, config: str(opts, 'config') });
   const bench = str(opts, 'bench') ?? cfg.eval.bench;
   if (!benchmarkNames().includes(bench)) throw new UserError(`eval: unknown benchmark '${bench}' (known: ${benchmarkNames().join(', ')})`);
   const data = str(opts, 'data') ?? cfg.eval.data;
@@ -117,23 +114,22 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   const stages = decomposed ? { log: StageLog.open(join(out, 'stages.log.jsonl')), success: successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold }) } : undefined;
   let stats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
   if (pending.length > 0) {
-    let policy: Policy = expertPolicy();
-    let dispose = (): void => {};
-    if (policyName === 'lm') {
-      await initBackend((str(opts, 'backend') ?? cfg.run.backend) as BackendName, cfg.run.threads);
-      const { model: lm, tokenizer } = await loadModel(model.dir);
-      dispose = () => lm.dispose();
-      policy = new LmPolicy(lm, tokenizer, { temperature: cfg.eval.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(cfg.run.seed) });
-    }
-    const progress = createProgress({ total: session.episodes.length, done: session.episodes.length - pending.length, label: `eval ${bench}` });
-    try {
-      stats = await runEvalLoop({ session, policy, engine: { cfg: r, agents }, batchEpisodes: BATCH_EPISODES, credit, stages, progress });
-    } finally {
-      progress.stop();
-      dispose();
-      await closeCodeSandbox();
-      await closeCalculateWorker();
-    }
+    stats = await withRun({ cfg, backendFlag: str(opts, 'backend'), tensors: policyName === 'lm' }, async () => {
+      let policy: Policy = expertPolicy();
+      let dispose = (): void => {};
+      if (policyName === 'lm') {
+        const { model: lm, tokenizer } = await loadModel(model.dir);
+        dispose = () => lm.dispose();
+        policy = new LmPolicy(lm, tokenizer, { temperature: cfg.eval.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(cfg.run.seed) });
+      }
+      const progress = createProgress({ total: session.episodes.length, done: session.episodes.length - pending.length, label: `eval ${bench}` });
+      try {
+        return await runEvalLoop({ session, policy, engine: { cfg: r, agents }, batchEpisodes: BATCH_EPISODES, credit, stages, progress });
+      } finally {
+        progress.stop();
+        dispose();
+      }
+    });
   }
 
   const extra: string[] = [];

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { initBackend, type BackendName } from '../backend/select.ts';
 import { generate } from '../generation/generate.ts';
 import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 import { checkSampling } from '../generation/sampling.ts';
 import { Rng } from '../random/rng.ts';
 import { UserError } from '../errors.ts';
 import { loadModel } from '../eval/run/model.ts';
+import { configFrom, withRun } from './setup.ts';
 
 /**
  * `sharp generate`: prints the continuation of --prompt by the checkpoint in --model;
@@ -40,20 +40,22 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   const maxNewTokens = numberOpt(opts, 'maxNewTokens', 64);
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw new UserError(`--max-new-tokens must be a positive integer (got ${maxNewTokens})`);
 
-  await initBackend((opts.backend as BackendName | undefined) ?? 'auto');
-  const { model, tokenizer: tok } = await loadModel(dir);
-  try {
-    const promptIds = opts.chat ? renderPromptIds(tok, [{ role: 'user', content: opts.prompt }]) : tok.encode(opts.prompt);
-    if (promptIds.length === 0) throw new UserError('--prompt encodes to no tokens');
-    const [out] = await generate(model, [{ promptIds, maxNewTokens }], {
-      ...sampling,
-      rng: new Rng(numberOpt(opts, 'seed', 0)),
-      eosIds: tok.eosIds,
-      padId: tok.padId,
-      decoder: tok,
-    });
-    process.stdout.write(`${out?.text ?? ''}\n`);
-  } finally {
-    model.dispose();
-  }
+  // No config file: the schema defaults (run.backend, run.threads) under SHARP_BACKEND and --backend.
+  await withRun({ cfg: configFrom({}), backendFlag: opts.backend }, async () => {
+    const { model, tokenizer: tok } = await loadModel(dir);
+    try {
+      const promptIds = opts.chat ? renderPromptIds(tok, [{ role: 'user', content: opts.prompt as string }]) : tok.encode(opts.prompt as string);
+      if (promptIds.length === 0) throw new UserError('--prompt encodes to no tokens');
+      const [out] = await generate(model, [{ promptIds, maxNewTokens }], {
+        ...sampling,
+        rng: new Rng(numberOpt(opts, 'seed', 0)),
+        eosIds: tok.eosIds,
+        padId: tok.padId,
+        decoder: tok,
+      });
+      process.stdout.write(`${out?.text ?? ''}\n`);
+    } finally {
+      model.dispose();
+    }
+  });
 }

@@ -1,13 +1,13 @@
 import { copyFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { initBackend } from '../backend/select.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { hfConfigFor, MODEL_FAMILIES, type ModelFamily } from '../model/config.ts';
 import { writeGenerationConfig } from '../model/io/hf-config.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
 import { mkdirOut } from '../fs/out-dir.ts';
+import { configFrom, withRun } from './setup.ts';
 
 /**
  * `sharp init-model`: writes a random-init model as a complete Hugging Face folder (config.json,
@@ -58,30 +58,31 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     vocab = Math.max(vocab, tok.vocabSize);
   }
 
-  await initBackend((opts.backend as 'auto' | 'wasm' | 'cpu' | 'tensorflow' | undefined) ?? 'auto');
-  const cfg = hfConfigFor({
-    arch: arch as ModelFamily,
-    layers,
-    hidden,
-    heads,
-    kvHeads,
-    intermediate,
-    vocab,
-    tieEmbeddings: true,
-    bosTokenId: tok?.bosId,
-    eosTokenId: tok?.eosIds[0],
-  });
-  const model = CausalLM.random(cfg, seed);
-  try {
-    await model.save(out);
-    if (tok && tokDir) {
-      for (const f of TOKENIZER_FILES) if (existsSync(join(tokDir, f))) await copyFile(join(tokDir, f), join(out, f));
-      await writeGenerationConfig(out, { bos: tok.bosId, eos: tok.eosIds, pad: tok.padId });
-    } else {
-      await writeGenerationConfig(out, { eos: [] });
+  await withRun({ cfg: configFrom({}), backendFlag: opts.backend }, async () => {
+    const cfg = hfConfigFor({
+      arch: arch as ModelFamily,
+      layers,
+      hidden,
+      heads,
+      kvHeads,
+      intermediate,
+      vocab,
+      tieEmbeddings: true,
+      bosTokenId: tok?.bosId,
+      eosTokenId: tok?.eosIds[0],
+    });
+    const model = CausalLM.random(cfg, seed);
+    try {
+      await model.save(out);
+      if (tok && tokDir) {
+        for (const f of TOKENIZER_FILES) if (existsSync(join(tokDir, f))) await copyFile(join(tokDir, f), join(out, f));
+        await writeGenerationConfig(out, { bos: tok.bosId, eos: tok.eosIds, pad: tok.padId });
+      } else {
+        await writeGenerationConfig(out, { eos: [] });
+      }
+      process.stdout.write(`wrote ${arch} model (${model.numParameters().toLocaleString('en-US')} parameters, vocab ${vocab}) to ${out}${tok ? '' : ' (no tokenizer: pass --tokenizer DIR to make it usable for generation)'}\n`);
+    } finally {
+      model.dispose();
     }
-    process.stdout.write(`wrote ${arch} model (${model.numParameters().toLocaleString('en-US')} parameters, vocab ${vocab}) to ${out}${tok ? '' : ' (no tokenizer: pass --tokenizer DIR to make it usable for generation)'}\n`);
-  } finally {
-    model.dispose();
-  }
+  });
 }

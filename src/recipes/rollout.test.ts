@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { readTrajectories } from '../rollout/jsonl.ts';
 import { createTinyLm } from '../../test/tiny-lm.ts';
+import { loadTrainData } from './data.ts';
 import { run } from './rollout.ts';
+import { configFrom } from './setup.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sharp-rollout-cmd-'));
 beforeAll(async () => {
@@ -30,12 +32,23 @@ async function quiet(f: () => Promise<void>): Promise<string> {
 describe('sharp rollout', () => {
   it('writes the scripted expert trajectories of synthetic episodes', async () => {
     const out = join(dir, 'expert.jsonl');
-    const printed = await quiet(() => run({ n: 5, out, policy: 'expert', set: ['rollout.groupSize=2'] }));
+    // One shared world: the expert's tool calls stay simple lookups (fresh worlds add computed hops).
+    const printed = await quiet(() => run({ n: 5, out, policy: 'expert', set: ['rollout.groupSize=2', 'data.synthetic.worlds=shared'] }));
     const trajs = readTrajectories(out);
     expect(trajs).toHaveLength(10);
     expect(trajs.map((t) => t.sample)).toEqual([0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
     expect(printed).toContain('10 trajectories (5 episodes x 2)');
     expect(printed).toContain('EM 1.000');
+  });
+
+  it('rolls out the first n training episodes of sharp train (same loader: worlds, names, hops)', async () => {
+    const out = join(dir, 'random.jsonl');
+    const sets = ['rollout.groupSize=2', 'data.synthetic.maxHops=2', 'data.synthetic.world.people=30', 'data.synthetic.world.companies=12', 'data.synthetic.world.cities=10', 'data.synthetic.world.countries=4'];
+    await quiet(() => run({ n: 3, out, policy: 'expert', set: sets }));
+    const want = loadTrainData(configFrom({ set: sets }).data).train.slice(0, 3);
+    const trajs = readTrajectories(out).filter((t) => t.sample === 0);
+    expect(trajs.map((t) => t.episodeId)).toEqual(want.map((e) => e.id));
+    expect(trajs.map((t) => t.messages.find((m) => m.agent === 0 && m.chatRole === 'user')?.text)).toEqual(want.map((e) => e.question));
   });
 
   it('runs a checkpoint through LmPolicy', async () => {

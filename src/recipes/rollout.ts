@@ -1,12 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { initBackend, type BackendName } from '../backend/select.ts';
-import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import type { Episode } from '../data/episode.ts';
-import { generateSynth } from '../data/synth/generate.ts';
-import { toEpisode } from '../data/synth/record.ts';
-import { getBenchmark } from '../eval/benchmarks.ts';
 import { exactMatch, maxOverGroundTruths } from '../data/answers/squad.ts';
 import { LmPolicy } from '../rollout/lm-policy.ts';
 import { CausalLM } from '../model/causal-lm.ts';
@@ -17,10 +12,10 @@ import type { Policy } from '../rollout/policy.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
 import { garbagePolicy } from '../rollout/scripted/garbage.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { closeCalculateWorker } from '../tools/calculate.ts';
-import { closeCodeSandbox } from '../tools/code.ts';
 import { UserError } from '../errors.ts';
 import { prepareOutFile } from '../fs/out-dir.ts';
+import { loadTrainData } from './data.ts';
+import { configFrom, withRun } from './setup.ts';
 
 /**
  * `sharp rollout --config X --n N --out FILE`: runs the agents on N episodes of the
@@ -40,24 +35,23 @@ import { prepareOutFile } from '../fs/out-dir.ts';
 
 type PolicyName = 'lm' | 'expert' | 'random';
 
+/**
+ * The first n training episodes of the configured data, through the loader `sharp train` uses
+ * (recipes/data.ts), so a synthetic rollout sees the same worlds and names as training does.
+ */
 function episodesFor(cfg: Config, n: number): Episode[] {
   const d = cfg.data;
-  if (d.source === 'synthetic') {
-    return generateSynth({ seed: d.synthetic.seed, n, minHops: d.synthetic.minHops, maxHops: d.synthetic.maxHops }).map(toEpisode);
-  }
-  // (an empty data.path for a benchmark source is rejected by the config rules)
-  if (!existsSync(d.path)) throw new UserError(`rollout: data.path not found: ${d.path}`);
   try {
-    return getBenchmark(d.source).read(d.path).slice(0, n);
+    if (d.source === 'synthetic') return loadTrainData({ ...d, synthetic: { ...d.synthetic, train: n, heldOut: 1 } }).train;
+    return loadTrainData(d).train.slice(0, n);
   } catch (err) {
-    throw new UserError(`rollout: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+    if (err instanceof UserError) throw new UserError(`rollout: ${err.message}`);
+    throw err;
   }
 }
 
-async function lmPolicy(cfg: Config, backend: BackendName): Promise<{ policy: Policy; dispose: () => void }> {
+async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => void }> {
   const dir = cfg.model.path;
-  if (!existsSync(resolve(dir, 'config.json'))) throw new UserError(`rollout: no checkpoint at model.path '${dir}' (config.json missing); run sharp init-model or use --policy expert`);
-  await initBackend(backend, cfg.run.threads);
   const [model, tokenizer] = await Promise.all([CausalLM.load(dir), Tokenizer.load(dir)]);
   const r = cfg.rollout;
   const policy = new LmPolicy(model, tokenizer, { temperature: r.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(cfg.run.seed) });
@@ -72,37 +66,39 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${String(opts.n)}'`);
   const policyName = (opts.policy ?? 'lm') as string;
   if (!['lm', 'expert', 'random'].includes(policyName)) throw new UserError(`rollout: --policy must be lm, expert or random, got '${policyName}'`);
-  const cfg = loadConfig({ file: typeof opts.config === 'string' ? opts.config : undefined, sets: Array.isArray(opts.set) ? (opts.set as string[]) : [] });
+  const cfg = configFrom(opts);
   const episodes = episodesFor(cfg, n);
-  const backend = (typeof opts.backend === 'string' ? opts.backend : cfg.run.backend) as BackendName;
-  let dispose = (): void => {};
-  let policy: Policy;
-  switch (policyName as PolicyName) {
-    case 'lm':
-      ({ policy, dispose } = await lmPolicy(cfg, backend));
-      break;
-    case 'expert':
-      policy = expertPolicy();
-      break;
-    case 'random':
-      policy = garbagePolicy(cfg.run.seed);
-      break;
+  if (policyName === 'lm' && !existsSync(resolve(cfg.model.path, 'config.json'))) {
+    throw new UserError(`rollout: no checkpoint at model.path '${cfg.model.path}' (config.json missing); run sharp init-model or use --policy expert`);
   }
-  const t0 = performance.now();
-  try {
-    const { trajectories, stats } = await rollout(policy, episodes, { cfg: cfg.rollout });
-    const seconds = (performance.now() - t0) / 1000;
-    writeTrajectories(file, trajectories);
-    const byId = new Map(episodes.map((e) => [e.id, e]));
-    const correct = trajectories.filter((t) => t.finalAnswer !== null && maxOverGroundTruths(exactMatch, t.finalAnswer, byId.get(t.episodeId)?.answers ?? []) === 1).length;
-    const tokens = trajectories.reduce((s, t) => s + t.messages.reduce((a, m) => a + m.tokenIds.length, 0), 0);
-    process.stdout.write(
-      `rollout: ${trajectories.length} trajectories (${episodes.length} episodes x ${cfg.rollout.groupSize}) in ${seconds.toFixed(1)} s, ` +
-        `${stats.steps} decoding steps, ${tokens} generated tokens, EM ${(correct / Math.max(1, trajectories.length)).toFixed(3)}; wrote ${file}\n`,
-    );
-  } finally {
-    dispose();
-    await closeCodeSandbox();
-    await closeCalculateWorker();
-  }
+  await withRun({ cfg, backendFlag: opts.backend, tensors: policyName === 'lm' }, async () => {
+    let dispose = (): void => {};
+    let policy: Policy;
+    switch (policyName as PolicyName) {
+      case 'lm':
+        ({ policy, dispose } = await lmPolicy(cfg));
+        break;
+      case 'expert':
+        policy = expertPolicy();
+        break;
+      case 'random':
+        policy = garbagePolicy(cfg.run.seed);
+        break;
+    }
+    const t0 = performance.now();
+    try {
+      const { trajectories, stats } = await rollout(policy, episodes, { cfg: cfg.rollout });
+      const seconds = (performance.now() - t0) / 1000;
+      writeTrajectories(file, trajectories);
+      const byId = new Map(episodes.map((e) => [e.id, e]));
+      const correct = trajectories.filter((t) => t.finalAnswer !== null && maxOverGroundTruths(exactMatch, t.finalAnswer, byId.get(t.episodeId)?.answers ?? []) === 1).length;
+      const tokens = trajectories.reduce((s, t) => s + t.messages.reduce((a, m) => a + m.tokenIds.length, 0), 0);
+      process.stdout.write(
+        `rollout: ${trajectories.length} trajectories (${episodes.length} episodes x ${cfg.rollout.groupSize}) in ${seconds.toFixed(1)} s, ` +
+          `${stats.steps} decoding steps, ${tokens} generated tokens, EM ${(correct / Math.max(1, trajectories.length)).toFixed(3)}; wrote ${file}\n`,
+      );
+    } finally {
+      dispose();
+    }
+  });
 }
