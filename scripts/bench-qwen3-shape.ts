@@ -14,10 +14,10 @@ import { Rng } from '../src/random/rng.ts';
 import { rollout } from '../src/rollout/engine.ts';
 import { closeCodeSandbox } from '../src/tools/code.ts';
 import { Tokenizer } from '../src/tokenizer/tokenizer.ts';
-import { GradientAccumulator } from '../src/train/accumulate.ts';
-import { AdamW } from '../src/train/adamw.ts';
-import { trajectorySequences } from '../src/train/sequences.ts';
-import { grpoUpdate } from '../src/train/update.ts';
+import { GradientAccumulator } from '../src/train/optim/accumulate.ts';
+import { AdamW } from '../src/train/optim/adamw.ts';
+import { trajectorySequences } from '../src/train/batches/sequences.ts';
+import { grpoUpdate } from '../src/train/grpo/update.ts';
 
 /**
  * `npm run bench:qwen3-shape`: a random-init model of Qwen3-0.6B's exact shape (config.json in the

@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
 import { CausalLM } from '../src/model/causal-lm.ts';
-import { AdamW } from '../src/train/adamw.ts';
-import { listCheckpoints, loadOptimizerState, readTrainerState } from '../src/train/checkpoint.ts';
+import { AdamW } from '../src/train/optim/adamw.ts';
+import { listCheckpoints, loadOptimizerState, readTrainerState } from '../src/train/checkpoints/checkpoint.ts';
 
 /**
  * Helpers of the `sharp train` CLI tests: the real program spawned as a child process through

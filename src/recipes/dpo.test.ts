@@ -9,7 +9,7 @@ import type { PreferencePair } from '../credit/first-error.ts';
 import { loadTrainData } from './data.ts';
 import { expertTranscripts } from './expert-data.ts';
 import { ensureModel, tokenizerCorpus } from './model-init.ts';
-import { DPO_CHECKPOINTS_DIR, listCheckpoints } from '../train/checkpoint.ts';
+import { DPO_CHECKPOINTS_DIR, listCheckpoints } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { maxWeightDiff } from '../../test/weights.ts';
 import { CausalLM } from '../model/causal-lm.ts';

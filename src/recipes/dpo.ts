@@ -4,9 +4,9 @@ import { readPreferencePairs } from '../credit/pairs-jsonl.ts';
 import { UserError } from '../errors.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoint.ts';
-import { runDpo } from '../train/dpo-loop.ts';
-import { phaseResumePoint } from '../train/phase-checkpoints.ts';
+import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
+import { runDpo } from '../train/supervised/dpo-loop.ts';
+import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
 import { resumableConfig, runDirFor, withRun } from './setup.ts';
 

@@ -8,7 +8,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { mkdirOut } from '../fs/out-dir.ts';
 import { UserError } from '../errors.ts';
-import { plotRun } from '../train/plot.ts';
+import { plotRun } from '../train/metrics/plot.ts';
 
 export const options = {
   arguments: [{ name: 'runDir', description: 'run folder holding metrics.jsonl' }],

@@ -2,9 +2,9 @@ import type { Config } from '../config/schema.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import type { Transcript } from '../rollout/transcripts.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { configHash, SFT_CHECKPOINTS_DIR } from '../train/checkpoint.ts';
-import { phaseResumePoint } from '../train/phase-checkpoints.ts';
-import { runSft, type SftRunResult } from '../train/sft-loop.ts';
+import { configHash, SFT_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
+import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
+import { runSft, type SftRunResult } from '../train/supervised/sft-loop.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
 
 /**

@@ -9,7 +9,7 @@ import { CausalLM } from '../model/causal-lm.ts';
 import { loadTrainData } from './data.ts';
 import { expertTranscripts, writeTranscripts } from './expert-data.ts';
 import { ensureModel, tokenizerCorpus } from './model-init.ts';
-import { SFT_CHECKPOINTS_DIR, listCheckpoints } from '../train/checkpoint.ts';
+import { SFT_CHECKPOINTS_DIR, listCheckpoints } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { maxWeightDiff } from '../../test/weights.ts';
 import { closeCodeSandbox } from '../tools/code.ts';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { readTranscripts } from '../train/transcripts-jsonl.ts';
+import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
 import { resumableConfig, runDirFor, withRun } from './setup.ts';
 import { sftStage } from './sft-stage.ts';
 

@@ -12,7 +12,7 @@ import { jsonProtocol } from '../rollout/protocol/json.ts';
 import { TOOL_SPECS } from '../rollout/protocol/tool-specs.ts';
 import { TrajectoryBuilder } from '../rollout/record.ts';
 import type { Trajectory } from '../rollout/types.ts';
-import { completionIds, trajectorySequences, type RlSequence } from '../train/sequences.ts';
+import { completionIds, trajectorySequences, type RlSequence } from '../train/batches/sequences.ts';
 import type { ChatEncoder } from './chat-prompt.ts';
 import type { ChatMessage } from '../rollout/types.ts';
 

@@ -1,0 +1,90 @@
+import { join } from 'node:path';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import type { Transcript } from '../../rollout/transcripts.ts';
+import { GradientAccumulator } from '../optim/accumulate.ts';
+import { AdamW } from '../optim/adamw.ts';
+import { EpochOrder } from './epoch-order.ts';
+import { JsonlMetrics } from '../metrics/jsonl.ts';
+import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
+import { learningRateAt, type ScheduleKind } from '../optim/schedule.ts';
+import { capLength, transcriptSequences, type ChatEncoder, type SftSequence } from '../batches/sequences.ts';
+import { sftUpdate } from './sft.ts';
+import { atStep } from '../optim/diverged.ts';
+
+/**
+ * The SFT phase (`sharp sft`, the quickstart's warm start): transcripts -> one
+ * sequence per trained turn -> `steps` updates of `batch` sequences drawn in seeded epochs
+ * (shuffle, then walk) -> metrics under `sft/*`. The model is trained in place; the caller saves it.
+ * With `checkpoints`, a checkpoint every `every` steps; with `checkpoints.resume` (whose weights
+ * the caller loaded into `model`), it continues after that step with the batches an uninterrupted
+ * run would draw, and the metrics file is cut back to that step first.
+ */
+export interface SftRunOptions {
+  model: CausalLM;
+  enc: ChatEncoder;
+  padId: number;
+  transcripts: readonly Transcript[];
+  steps: number;
+  batch: number;
+  lr: number;
+  microBatch: number;
+  gradClip: number;
+  seed: number;
+  schedule?: ScheduleKind;
+  warmupSteps?: number;
+  weightDecay?: number;
+  /** Sequences longer than this are dropped (rollout.maxContext). */
+  maxTokens?: number;
+  /** When set, per-step metrics go to `<runDir>/sft-metrics.jsonl`. */
+  runDir?: string;
+  checkpoints?: PhaseCheckpoints;
+  onStep?: (step: number, stats: Record<string, number>) => void;
+}
+
+export interface SftRunResult {
+  steps: number;
+  sequences: number;
+  dropped: number;
+  firstLoss: number;
+  lastLoss: number;
+  /** The step of the checkpoint it continued from. */
+  resumedFrom?: number;
+}
+
+export function sftSequences(transcripts: readonly Transcript[], enc: ChatEncoder, maxTokens?: number): { seqs: SftSequence[]; dropped: number } {
+  const all = transcripts.flatMap((t) => transcriptSequences(t, enc));
+  const { kept, dropped } = maxTokens ? capLength(all, maxTokens) : { kept: all, dropped: 0 };
+  return { seqs: kept, dropped };
+}
+
+export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
+  const { seqs, dropped } = sftSequences(o.transcripts, o.enc, o.maxTokens);
+  if (seqs.length === 0) throw new Error('sft: no training sequences (no assistant turn with train = true fits the context)');
+  const resume = o.checkpoints?.resume;
+  const order = new EpochOrder(seqs.length, o.seed, resume?.state.dataCursor ?? 0);
+  const optimizer = new AdamW({ lr: o.lr, weightDecay: o.weightDecay ?? 0 });
+  const accumulator = new GradientAccumulator(o.model.trainableVariables());
+  let firstLoss = typeof resume?.state.extra?.firstLoss === 'number' ? resume.state.extra.firstLoss : Number.NaN;
+  let lastLoss = Number.NaN;
+  try {
+    const start = await resumePhase(o.checkpoints, o.model, optimizer, order);
+    const metrics = o.runDir ? new JsonlMetrics(join(o.runDir, 'sft-metrics.jsonl'), { resumeStep: start }) : undefined;
+    for (let step = start; step < o.steps; step++) {
+      const pick = order.take(Math.min(o.batch, seqs.length)).map((i) => seqs[i] as SftSequence);
+      const lr = learningRateAt(step, { kind: o.schedule ?? 'constant', peak: o.lr, warmupSteps: o.warmupSteps ?? 0, totalSteps: o.steps });
+      const t0 = performance.now();
+      const s = atStep(step + 1, 'sft', () => sftUpdate({ model: o.model, optimizer, accumulator, lr, padId: o.padId }, pick, { microBatch: o.microBatch, gradClip: o.gradClip }));
+      const secs = (performance.now() - t0) / 1000;
+      if (step === 0) firstLoss = s.loss;
+      lastLoss = s.loss;
+      const record = { 'sft/loss': s.loss, 'sft/grad_norm': s.gradNorm, 'sft/tokens': s.tokens, 'sft/lr': lr, 'perf/train_tok_s': s.tokens / Math.max(1e-9, secs) };
+      metrics?.write(step + 1, record);
+      o.onStep?.(step + 1, record);
+      await maybeSavePhase(o.checkpoints, step + 1, o.steps, { model: o.model, optimizer, order, extra: { firstLoss } });
+    }
+  } finally {
+    accumulator.dispose();
+    optimizer.dispose();
+  }
+  return { steps: o.steps, sequences: seqs.length, dropped, firstLoss, lastLoss, resumedFrom: resume?.state.step };
+}
