@@ -9,6 +9,7 @@ import { runDpo } from '../train/supervised/dpo-loop.ts';
 import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
 import { resumableConfig, runDirFor, withRun } from './setup.ts';
+import { optimizerSettings } from '../train/optim/optimizer.ts';
 
 /**
  * `sharp dpo --config X`: DPO of the checkpoint at model.path on the preference
@@ -63,6 +64,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
         steps: d.steps,
         batch: d.batch,
         lr: d.lr,
+        optimizer: optimizerSettings(cfg.train, 'dpo'),
         beta: cfg.train.dpoBeta,
         microBatch: cfg.train.microBatch,
         gradClip: cfg.train.gradClip,

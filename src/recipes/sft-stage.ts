@@ -6,6 +6,7 @@ import { configHash, SFT_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint
 import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
 import { runSft, type SftRunResult } from '../train/supervised/sft-loop.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
+import { optimizerSettings } from '../train/optim/optimizer.ts';
 
 /**
  * The SFT stage shared by `sharp sft` and `sharp train`: load the checkpoint at
@@ -45,12 +46,10 @@ export async function sftStage(o: {
       steps: s.steps,
       batch: s.batch,
       lr: s.lr,
-      schedule: s.schedule,
-      warmupSteps: s.warmupSteps,
+      optimizer: optimizerSettings(o.cfg.train, 'sft'),
       microBatch: o.cfg.train.microBatch,
       gradClip: o.cfg.train.gradClip,
       seed: o.cfg.run.seed,
-      weightDecay: o.cfg.train.weightDecay,
       maxTokens: o.cfg.rollout.maxContext,
       runDir: o.runDir,
       checkpoints: {

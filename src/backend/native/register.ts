@@ -154,8 +154,7 @@ export function nativeContext(): NativeContext | undefined {
 
 /**
  * Sets the OpenBLAS thread count; returns the count in effect (0 without the addon). One thread
- * while decoding (tiny GEMMs: thread wake-ups cost more than they give), all cores while training
- *.
+ * while decoding (tiny GEMMs: thread wake-ups cost more than they give), all cores while training.
  */
 export function setBlasThreads(n: number): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`setBlasThreads: thread count must be a positive integer, got ${n}`);

@@ -5,13 +5,12 @@ import type { PreferencePair } from '../../credit/first-error.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
-import { AdamW } from '../optim/adamw.ts';
 import { configHash, latestCheckpoint, loadOptimizerState, readTrainerState, saveCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
 import { Progress } from '../metrics/progress.ts';
 import { TensorBoardWriter } from '../metrics/tensorboard.ts';
 import { buildRlBatch, rewardMetrics, updateMetrics, type GroupResult } from './rl-batch.ts';
-import { learningRateAt } from '../optim/schedule.ts';
+import { createOptimizer, optimizerSettings } from '../optim/optimizer.ts';
 import { pairSequences, type ChatEncoder } from '../batches/sequences.ts';
 import { grpoUpdate } from './update.ts';
 import { assertFiniteWeights, atStep } from '../optim/diverged.ts';
@@ -105,7 +104,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
   const latest = o.resume === false ? undefined : await latestCheckpoint(o.runDir);
   let state: TrainerState;
   let model: CausalLM;
-  const optimizer = new AdamW({ lr: cfg.lr, beta1: cfg.beta1, beta2: cfg.beta2, eps: cfg.adamEps, weightDecay: cfg.weightDecay });
+  const { adamw: optimizer, lrAt } = createOptimizer(optimizerSettings(cfg, 'grpo'));
   if (latest) {
     state = await readTrainerState(latest.dir);
     if (state.configHash !== hash && !o.forceResume) {
@@ -149,7 +148,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
       const t1 = performance.now();
       const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens);
       const pairs = cfg.dpoWeight > 0 && collected.pairs ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];
-      const lr = learningRateAt(state.step, { kind: cfg.schedule, peak: cfg.lr, warmupSteps: cfg.warmupSteps, totalSteps: cfg.steps, minLrRatio: cfg.minLrRatio });
+      const lr = lrAt(state.step);
       const record: MetricRecord = { ...rewardMetrics(collected.groups, batch.advantages), ...(collected.metrics ?? {}), 'train/lr': lr, 'batch/dropped': batch.dropped };
       if (batch.sequences.length > 0) {
         const stats = atStep(state.step + 1, 'train: RL', () => grpoUpdate(

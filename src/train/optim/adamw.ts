@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { nativeAdamW } from '../../backend/native/index.ts';
 
 /**
  * AdamW: Adam with decoupled weight decay (Loshchilov & Hutter 2019, arXiv:1711.05101, Algorithm 2),
@@ -14,15 +15,22 @@ import * as tf from '@tensorflow/tfjs';
  *
  * The learning rate is set per step by the schedule (setLearningRate). State (m, v per variable and
  * the step) goes to / comes from named float32 arrays for optimizer.safetensors.
+ *
+ * `fused`: the whole step runs as one native pass per variable (backend/native/adamw.ts, in place on
+ * the wasm heap) instead of eight tfjs ops per variable; same update up to float rounding. Trainers
+ * get it through createOptimizer (optimizer.ts) whenever the native kernels are loaded.
  */
 export interface AdamWOptions {
-  lr: number;
+  /** Initial learning rate (the schedule sets it before every step; default 0). */
+  lr?: number;
   beta1?: number;
   beta2?: number;
   eps?: number;
   weightDecay?: number;
   /** Which variables get weight decay; default: rank >= 2. */
   decay?: (name: string, shape: readonly number[]) => boolean;
+  /** One fused native pass per variable (default false). */
+  fused?: boolean;
 }
 
 /** A named float32 array with its shape (one tensor of a safetensors file). */
@@ -53,6 +61,7 @@ export class AdamW extends tf.Optimizer {
   readonly beta2: number;
   readonly eps: number;
   readonly weightDecay: number;
+  readonly fused: boolean;
   private readonly decay: (name: string, shape: readonly number[]) => boolean;
   private moments = new Map<string, Moments>();
   /** Number of updates applied (t in the bias corrections). */
@@ -60,7 +69,8 @@ export class AdamW extends tf.Optimizer {
 
   constructor(opts: AdamWOptions) {
     super();
-    this.lr = opts.lr;
+    this.lr = opts.lr ?? 0;
+    this.fused = opts.fused ?? false;
     this.beta1 = opts.beta1 ?? 0.9;
     this.beta2 = opts.beta2 ?? 0.999;
     this.eps = opts.eps ?? 1e-8;
@@ -106,26 +116,35 @@ export class AdamW extends tf.Optimizer {
       ? variableGradients.map((g) => [g.name, g.tensor])
       : Object.entries(variableGradients);
     this.t += 1;
-    const bc1 = 1 - this.beta1 ** this.t;
-    const bc2 = 1 - this.beta2 ** this.t;
+    const live: { name: string; grad: tf.Tensor; value: tf.Variable; mv: Moments }[] = [];
     for (const [name, grad] of named) {
       if (grad == null) continue;
       const value = this.variable(name);
       if (grad.shape.join() !== value.shape.join()) {
         throw new Error(`AdamW: gradient of '${name}' has shape [${grad.shape.join(', ')}], variable has [${value.shape.join(', ')}]`);
       }
-      const { m, v } = this.momentsOf(name, value);
-      const wd = this.decay(name, value.shape) ? this.weightDecay : 0;
-      tf.tidy(() => {
-        const m1 = tf.add(tf.mul(m, this.beta1), tf.mul(grad, 1 - this.beta1)); // [..shape]
-        const v1 = tf.add(tf.mul(v, this.beta2), tf.mul(tf.square(grad), 1 - this.beta2)); // [..shape]
-        const denom = tf.add(tf.sqrt(tf.div(v1, bc2)), this.eps); // [..shape]
-        const decayed = wd > 0 ? tf.mul(value, 1 - this.lr * wd) : value; // [..shape]
-        const p1 = tf.sub(decayed, tf.mul(tf.div(m1, denom), this.lr / bc1)); // [..shape]
-        m.assign(m1);
-        v.assign(v1);
-        value.assign(p1);
-      });
+      live.push({ name, grad, value, mv: this.momentsOf(name, value) });
+    }
+    if (this.fused) {
+      const hp = { lr: this.lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, weightDecay: live.map((x) => (this.decay(x.name, x.value.shape) ? this.weightDecay : 0)) };
+      nativeAdamW(live.map((x) => x.value), live.map((x) => x.grad), live.map((x) => x.mv.m), live.map((x) => x.mv.v), this.t, hp);
+    } else {
+      const bc1 = 1 - this.beta1 ** this.t;
+      const bc2 = 1 - this.beta2 ** this.t;
+      for (const { name, grad, value, mv } of live) {
+        const { m, v } = mv;
+        const wd = this.decay(name, value.shape) ? this.weightDecay : 0;
+        tf.tidy(() => {
+          const m1 = tf.add(tf.mul(m, this.beta1), tf.mul(grad, 1 - this.beta1)); // [..shape]
+          const v1 = tf.add(tf.mul(v, this.beta2), tf.mul(tf.square(grad), 1 - this.beta2)); // [..shape]
+          const denom = tf.add(tf.sqrt(tf.div(v1, bc2)), this.eps); // [..shape]
+          const decayed = wd > 0 ? tf.mul(value, 1 - this.lr * wd) : value; // [..shape]
+          const p1 = tf.sub(decayed, tf.mul(tf.div(m1, denom), this.lr / bc1)); // [..shape]
+          m.assign(m1);
+          v.assign(v1);
+          value.assign(p1);
+        });
+      }
     }
     this.incrementIterations();
   }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
-import { AdamW } from '../optim/adamw.ts';
+import { createOptimizer, OPTIMIZER_DEFAULTS, type OptimizerOverrides } from '../optim/optimizer.ts';
 import { dpoUpdate } from './dpo.ts';
 import { EpochOrder } from './epoch-order.ts';
 import { JsonlMetrics } from '../metrics/jsonl.ts';
@@ -27,6 +27,8 @@ export interface DpoRunOptions {
   steps: number;
   batch: number;
   lr: number;
+  /** Betas, eps, weight decay, schedule (optimizerSettings(cfg.train, 'dpo')); lr and steps above. */
+  optimizer?: OptimizerOverrides;
   beta: number;
   microBatch: number;
   gradClip: number;
@@ -54,7 +56,7 @@ export async function runDpo(o: DpoRunOptions): Promise<DpoRunResult> {
   if (pairs.length === 0) throw new Error('dpo: no preference pairs (or none fits the context)');
   const resume = o.checkpoints?.resume;
   const order = new EpochOrder(pairs.length, o.seed, resume?.state.dataCursor ?? 0);
-  const optimizer = new AdamW({ lr: o.lr });
+  const { adamw: optimizer, lrAt } = createOptimizer({ ...OPTIMIZER_DEFAULTS, ...o.optimizer, lr: o.lr, totalSteps: o.steps });
   const accumulator = new GradientAccumulator(o.model.trainableVariables());
   const saved = resume?.state.extra?.first;
   let first: Record<string, number> = saved && typeof saved === 'object' ? (saved as Record<string, number>) : {};
@@ -64,7 +66,7 @@ export async function runDpo(o: DpoRunOptions): Promise<DpoRunResult> {
     const metrics = o.runDir ? new JsonlMetrics(join(o.runDir, 'dpo-metrics.jsonl'), { resumeStep: start }) : undefined;
     for (let step = start; step < o.steps; step++) {
       const pick = order.take(Math.min(o.batch, pairs.length)).map((i) => pairs[i] as PairSequences);
-      const s = dpoUpdate({ model: o.model, ref: o.ref, optimizer, accumulator, lr: o.lr, padId: o.padId }, pick, { beta: o.beta, microBatch: o.microBatch, weight: 1, gradClip: o.gradClip });
+      const s = dpoUpdate({ model: o.model, ref: o.ref, optimizer, accumulator, lr: lrAt(step), padId: o.padId }, pick, { beta: o.beta, microBatch: o.microBatch, weight: 1, gradClip: o.gradClip });
       const record = Object.fromEntries(Object.entries(s).map(([k, v]) => [`dpo/${k}`, v]));
       if (step === 0) first = record;
       last = record;

@@ -46,6 +46,26 @@ describe('runSft', () => {
     model.dispose();
   });
 
+  it('honours the optimizer settings: the schedule reaches the metrics, the betas the weights', async () => {
+    const file = join(root, 'opt.jsonl');
+    const conv = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q, train: false }, { role: 'assistant', content: a, train: true }] });
+    await writeFile(file, [conv('Who founded Zorvex?', '<answer>Alin Marek</answer>'), conv('When?', '<answer>1975</answer>')].join('\n') + '\n');
+    const hf = hfConfigFor({ arch: 'qwen3', layers: 1, hidden: 32, heads: 2, kvHeads: 1, intermediate: 48, vocab: tok.vocabSize });
+    const base = { enc: tok, padId: tok.padId, transcripts: readTranscripts(file), steps: 4, batch: 2, lr: 1e-2, microBatch: 2, gradClip: 1, seed: 0 };
+    const a = CausalLM.random(hf, 4);
+    const b = CausalLM.random(hf, 4);
+    await runSft({ ...base, model: a, runDir: join(root, 'opt-a'), optimizer: { schedule: 'cosine', warmupSteps: 2, minLrRatio: 0.5 } });
+    await runSft({ ...base, model: b, runDir: join(root, 'opt-b'), optimizer: { schedule: 'cosine', warmupSteps: 2, minLrRatio: 0.5, beta1: 0.5, beta2: 0.9, eps: 1e-4 } });
+    // warmup 2: 5e-3, 1e-2; then cosine over the 2 remaining steps to a floor of 0.5 x peak:
+    // step 2 at the peak, step 3 halfway, 5e-3 + 5e-3 (1 + cos(pi / 2)) / 2 = 7.5e-3
+    const lrs = readMetrics(join(root, 'opt-a', 'sft-metrics.jsonl')).map((x) => x['sft/lr'] as number);
+    expect(lrs.length).toBe(4);
+    [5e-3, 1e-2, 1e-2, 7.5e-3].forEach((want, i) => expect(lrs[i]).toBeCloseTo(want, 12));
+    expect(maxWeightDiff(a, b)).toBeGreaterThan(1e-4); // other betas and eps, other weights
+    a.dispose();
+    b.dispose();
+  });
+
   it('4 steps straight equal 2 steps, a crash, a resume from the step-2 checkpoint and 2 more steps', async () => {
     const file = join(root, 'three.jsonl');
     const conv = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q, train: false }, { role: 'assistant', content: a, train: true }] });
@@ -53,7 +73,7 @@ describe('runSft', () => {
     await writeFile(file, [conv('Who founded Zorvex?', '<answer>Alin Marek</answer>'), conv('When?', '<answer>1975</answer>'), conv('Who?', '<answer>Zorvex</answer>')].join('\n') + '\n');
     const transcripts = readTranscripts(file);
     const hf = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: tok.vocabSize });
-    const base = { enc: tok, padId: tok.padId, transcripts, steps: 4, batch: 2, lr: 1e-2, schedule: 'cosine' as const, warmupSteps: 1, microBatch: 1, gradClip: 1, seed: 5 };
+    const base = { enc: tok, padId: tok.padId, transcripts, steps: 4, batch: 2, lr: 1e-2, optimizer: { schedule: 'cosine' as const, warmupSteps: 1 }, microBatch: 1, gradClip: 1, seed: 5 };
 
     const straightDir = join(root, 'straight');
     const straight = CausalLM.random(hf, 3);

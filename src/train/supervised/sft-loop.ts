@@ -2,11 +2,10 @@ import { join } from 'node:path';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import type { Transcript } from '../../rollout/transcripts.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
-import { AdamW } from '../optim/adamw.ts';
 import { EpochOrder } from './epoch-order.ts';
 import { JsonlMetrics } from '../metrics/jsonl.ts';
 import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
-import { learningRateAt, type ScheduleKind } from '../optim/schedule.ts';
+import { createOptimizer, OPTIMIZER_DEFAULTS, type OptimizerOverrides } from '../optim/optimizer.ts';
 import { capLength, transcriptSequences, type ChatEncoder, type SftSequence } from '../batches/sequences.ts';
 import { sftUpdate } from './sft.ts';
 import { atStep } from '../optim/diverged.ts';
@@ -30,9 +29,8 @@ export interface SftRunOptions {
   microBatch: number;
   gradClip: number;
   seed: number;
-  schedule?: ScheduleKind;
-  warmupSteps?: number;
-  weightDecay?: number;
+  /** Betas, eps, weight decay, schedule (optimizerSettings(cfg.train, 'sft')); lr and steps above. */
+  optimizer?: OptimizerOverrides;
   /** Sequences longer than this are dropped (rollout.maxContext). */
   maxTokens?: number;
   /** When set, per-step metrics go to `<runDir>/sft-metrics.jsonl`. */
@@ -62,7 +60,7 @@ export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
   if (seqs.length === 0) throw new Error('sft: no training sequences (no assistant turn with train = true fits the context)');
   const resume = o.checkpoints?.resume;
   const order = new EpochOrder(seqs.length, o.seed, resume?.state.dataCursor ?? 0);
-  const optimizer = new AdamW({ lr: o.lr, weightDecay: o.weightDecay ?? 0 });
+  const { adamw: optimizer, lrAt } = createOptimizer({ ...OPTIMIZER_DEFAULTS, ...o.optimizer, lr: o.lr, totalSteps: o.steps });
   const accumulator = new GradientAccumulator(o.model.trainableVariables());
   let firstLoss = typeof resume?.state.extra?.firstLoss === 'number' ? resume.state.extra.firstLoss : Number.NaN;
   let lastLoss = Number.NaN;
@@ -71,7 +69,7 @@ export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
     const metrics = o.runDir ? new JsonlMetrics(join(o.runDir, 'sft-metrics.jsonl'), { resumeStep: start }) : undefined;
     for (let step = start; step < o.steps; step++) {
       const pick = order.take(Math.min(o.batch, seqs.length)).map((i) => seqs[i] as SftSequence);
-      const lr = learningRateAt(step, { kind: o.schedule ?? 'constant', peak: o.lr, warmupSteps: o.warmupSteps ?? 0, totalSteps: o.steps });
+      const lr = lrAt(step);
       const t0 = performance.now();
       const s = atStep(step + 1, 'sft', () => sftUpdate({ model: o.model, optimizer, accumulator, lr, padId: o.padId }, pick, { microBatch: o.microBatch, gradClip: o.gradClip }));
       const secs = (performance.now() - t0) / 1000;
