@@ -9,7 +9,9 @@ import { CausalLM } from '../../model/causal-lm.ts';
 import { hfConfigFor } from '../../model/config.ts';
 import { AdamW } from '../optim/adamw.ts';
 import { Rng } from '../../random/rng.ts';
+import { UserError } from '../../errors.ts';
 import {
+  assertSameConfig,
   configHash,
   latestCheckpoint,
   listCheckpoints,
@@ -111,5 +113,15 @@ describe('checkpoints', () => {
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'trainer_state.json'), JSON.stringify({ step: -1, dataCursor: 0, rng: [], configHash: 'x' }));
     await expect(readTrainerState(dir)).rejects.toThrow(/trainer_state\.json: field 'step'/);
+  });
+});
+
+describe('assertSameConfig: the one resume check', () => {
+  it('passes the same config, refuses another in one line', () => {
+    const hash = configHash({ train: { lr: 1e-3, steps: 4 } });
+    expect(() => assertSameConfig('/r/step-00000002', { configHash: configHash({ train: { steps: 4, lr: 1e-3 } }) }, hash)).not.toThrow();
+    expect(() => assertSameConfig('/r/step-00000002', { configHash: configHash({ train: { lr: 2e-3, steps: 4 } }) }, hash)).toThrow(
+      new UserError('resume: /r/step-00000002 was written under another config (its config.yaml differs from this one); resume without --config, or start a new run'),
+    );
   });
 });

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { readSafetensors, writeSafetensors } from '../../model/io/safetensors.ts';
 import { writeJsonAtomic } from '../../fs/atomic.ts';
 import { STEP_KEY, type AdamW, type NamedArray } from '../optim/adamw.ts';
+import { UserError } from '../../errors.ts';
 
 /**
  * Training checkpoints: `<runDir>/checkpoints/step-NNNNNNNN/`
@@ -67,6 +68,16 @@ export function configHash(config: unknown): string {
   const canon = (v: unknown): unknown =>
     Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => [k, canon(x)])) : v;
   return createHash('sha256').update(JSON.stringify(canon(config))).digest('hex');
+}
+
+/**
+ * The one config check of every resume (RL loop, SFT and DPO phases, `sharp train --resume`): a
+ * checkpoint written under another config is refused in one line (exit 2).
+ */
+export function assertSameConfig(dir: string, state: Pick<TrainerState, 'configHash'>, hash: string): void {
+  if (state.configHash !== hash) {
+    throw new UserError(`resume: ${dir} was written under another config (its config.yaml differs from this one); resume without --config, or start a new run`);
+  }
 }
 
 export function stepDirName(step: number): string {

@@ -1,6 +1,6 @@
 import { UserError } from '../../errors.ts';
 import type { AdamW } from '../optim/adamw.ts';
-import { latestCheckpoint, loadOptimizerState, readTrainerState, saveCheckpoint, type CheckpointModel, type TrainerState } from './checkpoint.ts';
+import { assertSameConfig, latestCheckpoint, loadOptimizerState, readTrainerState, saveCheckpoint, type CheckpointModel, type TrainerState } from './checkpoint.ts';
 import type { EpochOrder } from '../supervised/epoch-order.ts';
 
 /**
@@ -35,9 +35,7 @@ export async function phaseResumePoint(runDir: string, folder: string, hash: str
   const latest = await latestCheckpoint(runDir, folder);
   if (!latest) return undefined;
   const state = await readTrainerState(latest.dir);
-  if (state.configHash !== hash) {
-    throw new UserError(`resume: ${latest.dir} was written under another config (its config.yaml differs from this one); resume without --config, or start a new run`);
-  }
+  assertSameConfig(latest.dir, state, hash);
   return { dir: latest.dir, state };
 }
 

@@ -5,7 +5,7 @@ import type { PreferencePair } from '../../credit/first-error.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
-import { configHash, latestCheckpoint, loadOptimizerState, readTrainerState, saveCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
+import { assertSameConfig, configHash, latestCheckpoint, loadOptimizerState, readTrainerState, saveCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
 import { Progress } from '../metrics/progress.ts';
 import { TensorBoardWriter } from '../metrics/tensorboard.ts';
@@ -107,9 +107,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
   const { adamw: optimizer, lrAt } = createOptimizer(optimizerSettings(cfg, 'grpo'));
   if (latest) {
     state = await readTrainerState(latest.dir);
-    if (state.configHash !== hash && !o.forceResume) {
-      throw new Error(`resume: ${latest.dir} was written under another config (hash ${state.configHash.slice(0, 12)} vs ${hash.slice(0, 12)}); use a new run folder or force`);
-    }
+    if (!o.forceResume) assertSameConfig(latest.dir, state, hash);
     model = await CausalLM.load(latest.dir);
     try {
       await loadOptimizerState(latest.dir, model, optimizer);
