@@ -7,7 +7,7 @@ import { Rng } from '../../random/rng.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
 import { assertSameConfig, configHash, latestCheckpoint, loadOptimizerState, readTrainerState, saveCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
-import { Progress } from '../metrics/progress.ts';
+import { Progress } from '../../run/progress.ts';
 import { TensorBoardWriter } from '../metrics/tensorboard.ts';
 import { buildRlBatch, rewardMetrics, updateMetrics, type GroupResult } from './rl-batch.ts';
 import { createOptimizer, optimizerSettings } from '../optim/optimizer.ts';
