@@ -9,7 +9,7 @@ import { CreditLog, creditMarkdown } from '../eval/run/credit.ts';
 import { StageLog } from '../eval/run/stages.ts';
 import { checkSetup } from '../eval/run/manifest.ts';
 import { loadModel, resolveModelDir } from '../eval/run/model.ts';
-import { createProgress } from '../eval/run/progress.ts';
+import { createProgress } from '../run/progress.ts';
 import { runEvalLoop } from '../eval/run/runner.ts';
 import { finishEvalSession, openEvalSession, type EvalSession } from '../eval/session.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';

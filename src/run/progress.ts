@@ -1,9 +1,10 @@
 import cliProgress from 'cli-progress';
 
 /**
- * Training progress for people: a cli-progress bar on a TTY (step, reward,
- * accuracy, tokens/s, ETA), one plain line per step otherwise (CI logs, files, pipes), where a
- * redrawn bar would be noise. Machine-readable metrics go to metrics.jsonl, not here.
+ * Progress for people, of training (`Progress`: step, reward, accuracy, tokens/s, ETA) and of
+ * evaluation (`createProgress`: episodes done): a cli-progress bar on a TTY, one plain line per
+ * step or batch otherwise (CI logs, files, pipes), where a redrawn bar would be noise.
+ * Machine-readable metrics go to metrics.jsonl, not here.
  */
 export interface ProgressFields {
   reward?: number;
@@ -85,4 +86,42 @@ export class Progress {
   stop(): void {
     this.bar?.stop();
   }
+}
+
+/** Progress of an eval run (episodes finished), as createProgress makes it. */
+export interface EpisodeProgress {
+  /** `n` more episodes finished. */
+  tick(n: number): void;
+  stop(): void;
+}
+
+export interface EpisodeProgressOptions {
+  total: number;
+  /** Episodes already predicted by an earlier (interrupted) run. */
+  done: number;
+  stream?: NodeJS.WriteStream | { isTTY?: boolean; write(s: string): boolean };
+  label?: string;
+}
+
+export function createProgress(o: EpisodeProgressOptions): EpisodeProgress {
+  const stream = o.stream ?? process.stderr;
+  const label = o.label ?? 'eval';
+  if (stream.isTTY === true) {
+    const bar = new cliProgress.SingleBar(
+      { format: `${label} [{bar}] {value}/{total} episodes | {duration_formatted} elapsed | eta {eta_formatted}`, stream: stream as NodeJS.WriteStream, hideCursor: true },
+      cliProgress.Presets.shades_classic,
+    );
+    bar.start(o.total, o.done);
+    return { tick: (n) => bar.increment(n), stop: () => bar.stop() };
+  }
+  let done = o.done;
+  const t0 = performance.now();
+  if (done > 0) stream.write(`${label}: resuming, ${done}/${o.total} episodes already predicted\n`);
+  return {
+    tick(n) {
+      done += n;
+      stream.write(`${label}: ${done}/${o.total} episodes (${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
+    },
+    stop() {},
+  };
 }

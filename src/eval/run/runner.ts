@@ -6,7 +6,7 @@ import { stageBreakdown } from '../breakdown.ts';
 import { CreditLog, creditOf } from './credit.ts';
 import type { StageLog } from './stages.ts';
 import { predictionOf } from './prediction.ts';
-import type { Progress } from './progress.ts';
+import type { EpisodeProgress as Progress } from '../../run/progress.ts';
 
 /**
  * The loop of `sharp eval`: the session's pending episodes go through the rollout
