@@ -1,11 +1,8 @@
-import { join } from 'node:path';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import type { Transcript } from '../../rollout/transcripts.ts';
-import { GradientAccumulator } from '../optim/accumulate.ts';
-import { EpochOrder } from './epoch-order.ts';
-import { JsonlMetrics } from '../metrics/jsonl.ts';
-import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
-import { createOptimizer, OPTIMIZER_DEFAULTS, type OptimizerOverrides } from '../optim/optimizer.ts';
+import type { PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
+import type { OptimizerOverrides } from '../optim/optimizer.ts';
+import { supervisedLoop } from './loop.ts';
 import { capLength, transcriptSequences, type ChatEncoder, type SftSequence } from '../batches/sequences.ts';
 import { sftUpdate } from './sft.ts';
 import { atStep } from '../optim/diverged.ts';
@@ -59,30 +56,21 @@ export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
   const { seqs, dropped } = sftSequences(o.transcripts, o.enc, o.maxTokens);
   if (seqs.length === 0) throw new Error('sft: no training sequences (no assistant turn with train = true fits the context)');
   const resume = o.checkpoints?.resume;
-  const order = new EpochOrder(seqs.length, o.seed, resume?.state.dataCursor ?? 0);
-  const { adamw: optimizer, lrAt } = createOptimizer({ ...OPTIMIZER_DEFAULTS, ...o.optimizer, lr: o.lr, totalSteps: o.steps });
-  const accumulator = new GradientAccumulator(o.model.trainableVariables());
   let firstLoss = typeof resume?.state.extra?.firstLoss === 'number' ? resume.state.extra.firstLoss : Number.NaN;
   let lastLoss = Number.NaN;
-  try {
-    const start = await resumePhase(o.checkpoints, o.model, optimizer, order);
-    const metrics = o.runDir ? new JsonlMetrics(join(o.runDir, 'sft-metrics.jsonl'), { resumeStep: start }) : undefined;
-    for (let step = start; step < o.steps; step++) {
-      const pick = order.take(Math.min(o.batch, seqs.length)).map((i) => seqs[i] as SftSequence);
-      const lr = lrAt(step);
+  await supervisedLoop({
+    ...o,
+    items: seqs,
+    metricsFile: 'sft-metrics.jsonl',
+    extra: () => ({ firstLoss }),
+    update: ({ optimizer, accumulator, lr, step }, pick) => {
       const t0 = performance.now();
       const s = atStep(step + 1, 'sft', () => sftUpdate({ model: o.model, optimizer, accumulator, lr, padId: o.padId }, pick, { microBatch: o.microBatch, gradClip: o.gradClip }));
       const secs = (performance.now() - t0) / 1000;
       if (step === 0) firstLoss = s.loss;
       lastLoss = s.loss;
-      const record = { 'sft/loss': s.loss, 'sft/grad_norm': s.gradNorm, 'sft/tokens': s.tokens, 'sft/lr': lr, 'perf/train_tok_s': s.tokens / Math.max(1e-9, secs) };
-      metrics?.write(step + 1, record);
-      o.onStep?.(step + 1, record);
-      await maybeSavePhase(o.checkpoints, step + 1, o.steps, { model: o.model, optimizer, order, extra: { firstLoss } });
-    }
-  } finally {
-    accumulator.dispose();
-    optimizer.dispose();
-  }
+      return { 'sft/loss': s.loss, 'sft/grad_norm': s.gradNorm, 'sft/tokens': s.tokens, 'sft/lr': lr, 'perf/train_tok_s': s.tokens / Math.max(1e-9, secs) };
+    },
+  });
   return { steps: o.steps, sequences: seqs.length, dropped, firstLoss, lastLoss, resumedFrom: resume?.state.step };
 }
