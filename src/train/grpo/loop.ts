@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { trainSection } from '../../config/sections/train.ts';
-import type { PreferencePair } from '../../credit/first-error.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
@@ -9,7 +8,8 @@ import { assertSameConfig, configHash, latestCheckpoint, loadOptimizerState, rea
 import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
 import { Progress } from '../../run/progress.ts';
 import { TensorBoardWriter } from '../metrics/tensorboard.ts';
-import { buildRlBatch, rewardMetrics, updateMetrics, type GroupResult } from './rl-batch.ts';
+import { buildRlBatch, rewardMetrics, updateMetrics } from './rl-batch.ts';
+import type { Collected } from './types.ts';
 import { createOptimizer, optimizerSettings } from '../optim/optimizer.ts';
 import { pairSequences, type ChatEncoder } from '../batches/sequences.ts';
 import { grpoUpdate } from './update.ts';
@@ -25,13 +25,7 @@ import { assertFiniteWeights, atStep } from '../optim/diverged.ts';
  */
 export type TrainConfig = z.infer<typeof trainSection>;
 
-export interface Collected {
-  groups: GroupResult[];
-  /** Failure-path preference pairs (credit.failurePairs), mixed in with train.dpoWeight. */
-  pairs?: PreferencePair[];
-  /** Extra metrics of the collect stage (credit report, rollout stats), namespaced. */
-  metrics?: Record<string, number>;
-}
+export type { Collected };
 
 export interface GrpoRunOptions<T> {
   runDir: string;

@@ -1,18 +1,15 @@
-import type { AgentCredit } from '../../credit/reward.ts';
-import type { Role, Trajectory } from '../../rollout/types.ts';
+import type { Role } from '../../rollout/types.ts';
 import { batchAdvantages, type BatchAdvantages, type GroupRewards } from './advantages.ts';
 import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } from '../batches/sequences.ts';
 import type { UpdateStats } from './update.ts';
+import type { GroupResult } from './types.ts';
 
 /**
  * From one step's rollouts and credit to the GRPO batch and the step's reward metrics (docs/architecture.md:
  * credit -> advantages -> token advantages). A group is the G trajectories of one
  * question with the credit module's per-agent rewards.
  */
-export interface GroupResult {
-  trajectories: readonly Trajectory[];
-  credits: readonly AgentCredit[];
-}
+export type { GroupResult };
 
 /** Per-trajectory, per-agent (by agent id) rewards of a group; every agent must have a credit. */
 export function groupRewards(g: GroupResult): GroupRewards {

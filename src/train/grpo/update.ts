@@ -9,27 +9,17 @@ import { disposeBatch, microBatchOrder, padBatch, trainedTokens, type PaddedBatc
 import { accumulateDpo, mergeDpoStats, preparePairs } from '../supervised/dpo.ts';
 import { grpoLoss, mergeTokenStats } from '../losses/grpo-loss.ts';
 import type { PairSequences } from '../batches/sequences.ts';
+import type { TrainSequence } from './types.ts';
+
+export type { TrainSequence };
 
 /**
  * One GRPO update on a batch of training sequences:
  * pi_old (and pi_ref when beta > 0) log-probs once, then mu epochs of: micro-batched forward +
  * backward with gradient accumulation, global-norm clipping, one AdamW step at the scheduled lr.
- *
- * A TrainSequence is one agent's generated text in its context: ids = context + generated tokens;
- * trainMask marks the generated tokens (prompt, chat-template and tool-result tokens are 0), and
- * every trained token carries the agent's advantage A(i, m). The tensors follow tokenLogprobs'
- * convention, position t of [B, T-1] scoring ids[t + 1], so masks and logprobs are shifted by one.
+ * Sequences are TrainSequences (types.ts). The tensors follow tokenLogprobs' convention, position
+ * t of [B, T-1] scoring ids[t + 1], so masks and logprobs are shifted by one.
  */
-export interface TrainSequence {
-  /** Token ids: context then generated tokens. */
-  ids: number[];
-  /** 1 where ids[t] is a generated (trained) token, else 0; same length as ids; trainMask[0] must be 0. */
-  trainMask: number[];
-  /** Sampling log-prob of ids[t] where trainMask[t] = 1 (0 elsewhere); used when oldLogp = 'sampling'. */
-  sampleLogp?: number[];
-  /** Advantage of the agent that generated the tokens. */
-  adv: number;
-}
 
 export interface GrpoUpdateConfig {
   clipLow: number;
