@@ -4,7 +4,7 @@ import { validate } from 'dockerfile-utils';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 
-// Issue 8: the rules the image must keep, checked statically (no Docker engine or GPU here).
+// The rules the image must keep, checked statically (no Docker engine or GPU here).
 const dir = import.meta.dirname;
 const dockerfile = readFileSync(join(dir, 'Dockerfile'), 'utf8');
 const lines = dockerfile.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));

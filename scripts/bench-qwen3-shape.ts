@@ -7,17 +7,17 @@ import { initBackend, type BackendName } from '../src/backend/select.ts';
 import { configSchema } from '../src/config/schema.ts';
 import { generateSynth } from '../src/data/synth/generate.ts';
 import { toEpisode } from '../src/data/synth/record.ts';
-import { LmPolicy } from '../src/generation/lm-policy.ts';
+import { LmPolicy } from '../src/rollout/lm-policy.ts';
 import { CausalLM } from '../src/model/causal-lm.ts';
 import { parseHfConfig } from '../src/model/io/hf-config.ts';
 import { Rng } from '../src/random/rng.ts';
 import { rollout } from '../src/rollout/engine.ts';
 import { closeCodeSandbox } from '../src/tools/code.ts';
 import { Tokenizer } from '../src/tokenizer/tokenizer.ts';
-import { GradientAccumulator } from '../src/train/accumulate.ts';
-import { AdamW } from '../src/train/adamw.ts';
-import { trajectorySequences } from '../src/train/sequences.ts';
-import { grpoUpdate } from '../src/train/update.ts';
+import { GradientAccumulator } from '../src/train/optim/accumulate.ts';
+import { AdamW } from '../src/train/optim/adamw.ts';
+import { trajectorySequences } from '../src/train/batches/sequences.ts';
+import { grpoUpdate } from '../src/train/grpo/update.ts';
 
 /**
  * `npm run bench:qwen3-shape`: a random-init model of Qwen3-0.6B's exact shape (config.json in the

@@ -6,9 +6,9 @@ import { initBackend, type BackendName } from '../src/backend/select.ts';
 import type { BenchRow, BenchSection } from './bench/types.ts';
 
 /**
- * `npm run bench` (issue 3 item 7): prints backend, threads and a table, writes bench/results.json
+ * `npm run bench`: prints backend, threads and a table, writes bench/results.json
  * atomically. Sections live in scripts/bench/<name>.ts; add one by appending to SECTIONS.
- * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,rollout,native.
+ * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,rollout,native,prefix,optimizer.
  */
 // Each section is imported lazily, so one that cannot load (say, a native addon not built) fails alone.
 const SECTIONS: BenchSection[] = [
@@ -16,6 +16,7 @@ const SECTIONS: BenchSection[] = [
   { name: 'rollout', run: async (quick) => (await import('./bench/rollout.ts')).benchRollout(quick) },
   { name: 'native', run: async (quick) => (await import('./bench/native.ts')).benchNative(quick) },
   { name: 'prefix', run: async (quick) => (await import('./bench/prefix.ts')).benchPrefix(quick) },
+  { name: 'optimizer', run: async (quick) => (await import('./bench/optimizer.ts')).benchOptimizer(quick) },
 ];
 
 function flag(name: string): string | undefined {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /* global process, console */
-// Builds the native CPU kernels (native/, issue 9) with node-gyp against the installed Node headers,
+// Builds the native CPU kernels (native/) with node-gyp against the installed Node headers,
 // offline. Runs as the package's `install` script, so it must NEVER fail an install: when a
 // compiler, OpenBLAS or the Node headers are missing, or the build fails, it prints one line and
 // exits 0 (sharp-rl then uses the pure-wasm fallback). `--strict` (npm run build:native) exits 1 on

@@ -1,6 +1,6 @@
 /**
  * Builds models/tiny-random: the untrained model that `sharp eval` falls back to on a fresh clone
- * (issue 7 "Done when": `npx sharp eval --bench musique --limit 20` must run with nothing but the
+ * (`npx sharp eval --bench musique --limit 20` must run with nothing but the
  * repository). Reproducible: the tokenizer is a byte-level BPE fitted to the shipped benchmark
  * samples plus the default role prompts (deterministic merges), the weights are N(0, 0.02) from
  * the seeded Rng. Run: `npx tsx scripts/build-tiny-model.ts [outDir]`; rerunning gives the same

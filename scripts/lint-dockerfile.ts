@@ -1,4 +1,4 @@
-// `npm run lint` step for docker/Dockerfile (issue 8): dockerfile-utils' validator (the one behind
+// `npm run lint` step for docker/Dockerfile: dockerfile-utils' validator (the one behind
 // the Dockerfile language server), every diagnostic printed as file:line:col, exit 1 on any.
 import { readFileSync } from 'node:fs';
 import { validate } from 'dockerfile-utils';

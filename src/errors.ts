@@ -1,6 +1,6 @@
 /**
  * Typed errors shared by every layer. The CLI maps them to exit codes and one-line messages
- * (STYLE.md rule 9); anything else that escapes is a bug (exit 1 with the stack).
+ *; anything else that escapes is a bug (exit 1 with the stack).
  */
 export class UserError extends Error {
   override readonly name: string = 'UserError';

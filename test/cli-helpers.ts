@@ -4,18 +4,18 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
 import { CausalLM } from '../src/model/causal-lm.ts';
-import { AdamW } from '../src/train/adamw.ts';
-import { listCheckpoints, loadOptimizerState, readTrainerState } from '../src/train/checkpoint.ts';
+import { AdamW } from '../src/train/optim/adamw.ts';
+import { listCheckpoints, loadOptimizerState, readTrainerState } from '../src/train/checkpoints/checkpoint.ts';
 
 /**
  * Helpers of the `sharp train` CLI tests: the real program spawned as a child process through
- * cli-harness.ts (main.ts's program with the train action bound), on a micro config (2-layer d=64
+ * bin/sharp.js (exactly what `npx sharp` runs), on a micro config (2-layer d=64
  * model created on the fly, 12 synthetic questions, 2 SFT steps, a few RL steps).
  */
 const REPO = resolve(import.meta.dirname, '..');
 // node itself with tsx's loader (not the tsx binary, which forks a second process that SIGKILL would orphan).
 export const NODE_ARGS = ['--import', pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href];
-export const HARNESS = join(REPO, 'src/recipes/cli-harness.ts');
+export const HARNESS = join(REPO, 'bin/sharp.js');
 
 /** `sftSteps`: SFT steps before RL (2 unless a test needs an SFT long enough to be killed in). */
 export function microConfig(dir: string, name: string, steps: number, sftSteps = 2): string {

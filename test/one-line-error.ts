@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 
 /**
  * Test helper: awaits a promise that must reject and returns its message, asserting that the message
- * is one line (DEVELOPERS.md: bad input gets a one-line error naming the problem).
+ * is one line (bad input gets a one-line error naming the problem).
  */
 export async function errorOf(p: Promise<unknown>): Promise<string> {
   try {

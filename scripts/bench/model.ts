@@ -9,7 +9,7 @@ import { Rng } from '../../src/random/rng.ts';
 import type { BenchRow } from './types.ts';
 
 /**
- * Model section of `npm run bench` (issue 3 item 7): the fixed tiny model of DESIGN.md section 3
+ * Model section of `npm run bench`: the fixed tiny model
  * (2 layers, d=128, 4 heads, vocab 2000, batch 8 x 64). Targets on wasm, 2 cores: train step
  * <= 300 ms median, decode <= 5 ms/step.
  */

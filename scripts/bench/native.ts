@@ -10,7 +10,7 @@ import { BENCH_MODEL } from './model.ts';
 import type { BenchRow } from './types.ts';
 
 /**
- * Native-kernel section of `npm run bench` (issue 9): the bench model (2 layers, d=128, 4 heads,
+ * Native-kernel section of `npm run bench`: the bench model (2 layers, d=128, 4 heads,
  * vocab 2000, batch 8 x 64) timed with the native kernels, the pure-wasm fallback and plain wasm
  * side by side in one process, interleaved round by round so that machine load hits all three
  * alike. Train step = forward + backward + AdamW (fused native kernel when the addon is loaded, tfjs

@@ -8,9 +8,9 @@ import { BENCH_MODEL } from './model.ts';
 import type { BenchRow } from './types.ts';
 
 /**
- * Prefix section of `npm run bench` (issue 4 item 5): a credit-style replay batch, 8 counterfactual
+ * Prefix section of `npm run bench`: a credit-style replay batch, 8 counterfactual
  * replays of one ~300-token planner context that differ only in a 20-token tail (the substituted
- * report), generated with shared-prefix reuse on and off on the bench model of DESIGN.md section 3.
+ * report), generated with shared-prefix reuse on and off on the bench model (scripts/bench/model.ts).
  * Reports prefill tokens and the wall time of the prefill (1 new token) and of a short turn (16).
  */
 export const REPLAYS = 8;

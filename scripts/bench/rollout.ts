@@ -4,13 +4,13 @@ import { toEpisode } from '../../src/data/synth/record.ts';
 import { rollout, type RolloutConfig } from '../../src/rollout/engine.ts';
 import type { Policy } from '../../src/rollout/policy.ts';
 import { expertText } from '../../src/rollout/scripted/expert.ts';
-import { createTinyLm, type TinyLm } from '../../src/rollout/tiny-lm.ts';
+import { createTinyLm, type TinyLm } from '../../test/tiny-lm.ts';
 import type { Trajectory } from '../../src/rollout/types.ts';
 import { closeCodeSandbox } from '../../src/tools/code.ts';
 import type { BenchRow } from './types.ts';
 
 /**
- * Rollout section of `npm run bench` (issue 4 item 7): throughput of the multi-agent engine with the
+ * Rollout section of `npm run bench`: throughput of the multi-agent engine with the
  * real LmPolicy on a tiny random-init model (2 layers, d=128) at G=8, default rollout config.
  * Two workloads:
  * - `sampled`: the random model samples freely (garbage: most agents stop at their first message);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 /**
  * Finds the CUDA / cuDNN shared libraries that libtensorflow 2.9.1 (tfjs-node-gpu 4.22) loads.
  * tfjs silently falls back to the CPU when libcudnn.so.8 is missing, so `sharp doctor` reports
- * each one it looked for and where (issue 8).
+ * each one it looked for and where.
  */
 export const CUDA_LIBS = ['libcudart.so.11.0', 'libcublas.so.11', 'libcublasLt.so.11', 'libcufft.so.10', 'libcurand.so.10', 'libcusolver.so.11', 'libcusparse.so.11', 'libcudnn.so.8'] as const;
 

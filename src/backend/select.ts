@@ -6,7 +6,7 @@ import { enableNativeKernels, type NativeStatus } from './native/index.ts';
 import { UserError } from '../errors.ts';
 
 /**
- * Backend selection (DESIGN.md section 3). `auto` tries tfjs-node-gpu, tfjs-node, wasm, cpu in that
+ * Backend selection. `auto` tries tfjs-node-gpu, tfjs-node, wasm, cpu in that
  * order and records why each better one was skipped; an explicitly requested backend that cannot
  * load fails with a one-line BackendError.
  */
@@ -27,7 +27,7 @@ export interface BackendChoice {
   /** wasm only: SIMD and thread count in effect. */
   wasm?: { simd: boolean; threads: number; threadsRequested: number };
   /**
-   * wasm only: the kernel overrides in effect (issue 9): native OpenBLAS kernels when the addon is
+   * wasm only: the kernel overrides in effect: native OpenBLAS kernels when the addon is
    * built and SHARP_NATIVE is not 0, else the pure-wasm matmul fallback.
    */
   native?: NativeStatus;

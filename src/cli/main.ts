@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { UserError } from '../errors.ts';
 
 /**
- * The `sharp` CLI: declares commands and lazy-imports each command module (STYLE.md rule 9), so
+ * The `sharp` CLI: declares commands and lazy-imports each command module, so
  * `sharp config` does not pay for loading tfjs. Typed errors become one line and an exit code.
  */
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -108,7 +108,7 @@ export function buildProgram(): Command {
     .option('--top-p <p>', 'nucleus mass', num('--top-p'), 1)
     .option('--top-k <k>', 'top-k (0 = off)', int('--top-k'), 0)
     .option('--seed <s>', 'sampling seed', int('--seed'), 0)
-    .addOption(backendOption().default('auto'))
+    .addOption(backendOption())
     .action(lazyRun(() => import('./commands/generate.ts')));
 
   program

@@ -1,7 +1,7 @@
 import type { Config } from './schema.ts';
 
 /**
- * Cross-field checks (STYLE.md rule 2): each a small named rule returning the problem as one line
+ * Cross-field checks: each a small named rule returning the problem as one line
  * naming the key path, or null when the config is fine.
  */
 export interface ConfigRule {

@@ -9,7 +9,7 @@ import { evalSection } from './sections/eval.ts';
 import { ablationSection } from './sections/ablation.ts';
 
 /**
- * The one config schema: every key has its type, default and help text here (STYLE.md rule 2).
+ * The one config schema: every key has its type, default and help text here.
  * YAML files only override these defaults; `--set a.b=v` overrides last. Each section lives in
  * sections/<name>.ts beside the part of the code that reads it.
  */

@@ -1,7 +1,7 @@
 import type { Trajectory } from '../rollout/types.ts';
 
 /**
- * Coalitions of workers as bitmasks (DESIGN.md section 5). Worker m of a trajectory is the worker
+ * Coalitions of workers as bitmasks. Worker m of a trajectory is the worker
  * spawned by delegation m (0-based, in order of delegation), so a coalition S maps to the replay
  * request "mask every delegation not in S". Bit m set = worker m reports.
  */

@@ -3,7 +3,7 @@ import { creditSection } from '../config/sections/credit.ts';
 import type { Episode } from '../data/episode.ts';
 import { getProtocol } from '../rollout/protocol/index.ts';
 import { computeCredits } from './compute.ts';
-import { gameRunner, makeTrajectory } from './fixtures.ts';
+import { gameRunner, makeTrajectory } from '../../test/credit-fixtures.ts';
 import { createJudge } from './judges/index.ts';
 
 const episode: Episode = {

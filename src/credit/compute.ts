@@ -17,7 +17,7 @@ import { successFunction } from './success.ts';
 import { toolRewards } from './tool-reward.ts';
 
 /**
- * The credit stage the trainer calls once per group (DESIGN.md sections 1 and 5): plans the
+ * The credit stage the trainer calls once per group: plans the
  * coalitions every trajectory needs, evaluates them in ONE batched replay run (cached by coalition),
  * turns the values into LOO / Shapley credit, adds broadcast and tool rewards, and optionally splits
  * credit over messages and runs the failure path.

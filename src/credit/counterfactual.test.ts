@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import type { Episode } from '../data/episode.ts';
 import { allCoalitions, leaveOneOutCoalitions, maskedDelegations, workerCount } from './coalitions.ts';
 import { CoalitionCache, evaluateCoalitions, valueOf } from './counterfactual.ts';
-import { gameRunner, makeTrajectory } from './fixtures.ts';
+import { gameRunner, makeTrajectory } from '../../test/credit-fixtures.ts';
 import { emSuccess } from './success.ts';
 
 const episode: Episode = { id: 'ep', question: 'q', answers: ['yes'], paragraphs: [] };

@@ -4,7 +4,7 @@ import { type Coalition, coalitionSize, fullCoalition, maskedDelegations, worker
 import type { SuccessFn } from './success.ts';
 
 /**
- * Counterfactual values v(S) through replays (DESIGN.md section 5; SHARP). The replay runner is
+ * Counterfactual values v(S) through replays (SHARP). The replay runner is
  * injected so this module stays pure: in training it wraps the engine's `replay` (see
  * replay-runner.ts), in tests it can be the same engine driven by the scripted expert.
  */
@@ -55,7 +55,7 @@ export interface CoalitionRequest {
 
 export interface EvaluateOptions {
   success: SuccessFn;
-  /** Replays averaged per coalition (n in DESIGN.md section 5). */
+  /** Replays averaged per coalition (the SHARP n). */
   replays: number;
 }
 

@@ -7,7 +7,7 @@ import { requestMeta, rollout } from '../rollout/engine.ts';
 import { PROTOCOLS, getProtocol } from '../rollout/protocol/index.ts';
 import { EXPERT_UNKNOWN, type ExpertStep, expertText, insertStep } from '../rollout/scripted/expert.ts';
 import { ScriptedPolicy } from '../rollout/scripted/policy.ts';
-import { rolloutConfig } from '../rollout/test-fixtures.ts';
+import { rolloutConfig } from '../../test/rollout-fixtures.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { computeCredits } from './compute.ts';
@@ -16,11 +16,11 @@ import { locateFirstError } from './first-error.ts';
 import { createJudge } from './judges/index.ts';
 
 /**
- * Issue 5 "done when", end to end: real synthetic episode, real engine, tools and replay API, the
+ * Credit end to end: real synthetic episode, real engine, tools and replay API, the
  * scripted expert. The expert's planner answers the latest report of the last hop; here its final
  * answer also requires a usable report for EVERY hop (reports equal to the placeholder or to the
  * expert's "unknown" carry no answer and are skipped, the latest usable one is trusted). Without
- * that, replays that keep later reports fixed (DESIGN.md section 5) could never show a first hop's
+ * that, replays that keep later reports fixed could never show a first hop's
  * worker as needed: the last report alone decides the answer.
  */
 const PLACEHOLDER = '[no report]';

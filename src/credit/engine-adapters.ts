@@ -7,7 +7,7 @@ import type { ReplayItem, ReplayRunner } from './counterfactual.ts';
 import type { ContextOf, Resampler } from './first-error.ts';
 
 /**
- * The credit module's three ports onto the rollout engine (DESIGN.md section 1: credit drives the
+ * The credit module's three ports onto the rollout engine (credit drives the
  * engine only through its replay API): the replay runner behind v(S), the agent context of a message
  * (for DPO prefixes), and a resampler that asks the policy for another version of a message.
  */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Episode } from '../data/episode.ts';
 import { blameLabels, locateFirstError, maxJudgeCalls, preferencePair } from './first-error.ts';
-import { makeTrajectory } from './fixtures.ts';
+import { makeTrajectory } from '../../test/credit-fixtures.ts';
 import { getProtocol } from '../rollout/protocol/index.ts';
 import { protocolAnswer } from './judges/index.ts';
 import type { Judge, JudgeContext } from './judges/types.ts';

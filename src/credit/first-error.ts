@@ -3,7 +3,7 @@ import type { Judge, JudgeContext } from './judges/types.ts';
 import type { Label } from './message-shares.ts';
 
 /**
- * Failure path (DESIGN.md section 5; issue 5 item 6): on a failed trajectory, find the first
+ * Failure path: on a failed trajectory, find the first
  * generated message after which the transcript has gone wrong, by binary search over prefixes with
  * a prefix judge. Only generated (assistant) messages can be errors (tool results and reports
  * inserted by the engine are consequences), so the search runs over the T assistant messages:
@@ -54,7 +54,7 @@ export function blameLabels(first: FirstError): Map<number, Label> {
   return out;
 }
 
-/** A DPO pair (DESIGN.md section 6): the erring agent's context, an accepted alternative, the error. */
+/** A DPO pair: the erring agent's context, an accepted alternative, the error. */
 export interface PreferencePair {
   prefix: ChatMessage[];
   chosen: string;

@@ -1,5 +1,5 @@
 /**
- * The credit module's public surface (DESIGN.md section 5, issue 5): what the trainer and the CLI
+ * The credit module's public surface: what the trainer and the CLI
  * import. `computeCredits` is the one stage call per group; the rest is exported for reports,
  * tests and other wiring.
  */

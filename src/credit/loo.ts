@@ -1,5 +1,5 @@
 /**
- * SHARP leave-one-out credit (DESIGN.md section 5; issue 5 item 3).
+ * SHARP leave-one-out credit.
  * Worker m: Delta_m = R(tau) - R(tau \ m), the drop in success when only m's report is masked.
  * Planner: mean over the K workers of max(Delta_m, 0): the planner is credited for the workers it
  * delegated to usefully, and not blamed for harmful reports (those are the workers' own blame).

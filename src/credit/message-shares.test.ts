@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { type Label, messageShares, shareBound, trajectoryMessageRewards } from './message-shares.ts';
-import { makeTrajectory } from './fixtures.ts';
+import { makeTrajectory } from '../../test/credit-fixtures.ts';
 import type { AgentCredit } from './reward.ts';
 
 describe('message shares', () => {

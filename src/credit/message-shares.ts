@@ -2,7 +2,7 @@ import type { Trajectory } from '../rollout/types.ts';
 import type { AgentCredit } from './reward.ts';
 
 /**
- * Message-level shares of an agent's credit (DESIGN.md section 5; issue 5 item 5; "Who Gets the
+ * Message-level shares of an agent's credit ("Who Gets the
  * Reward & Who Gets the Blame?"). A judge labels each generated message t of agent m with
  * s_t in {-1, 0, +1}. With C the agent's credit, T its message count and s_bar = mean_t s_t:
  *

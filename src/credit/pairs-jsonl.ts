@@ -3,8 +3,8 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import type { PreferencePair } from './first-error.ts';
 
 /**
- * Preference pairs as JSONL for DPO (issue 5 item 6), one pair per line. Writes are atomic (temp file
- * + rename, DEVELOPERS.md); appending rewrites the whole file atomically so a crash never leaves a
+ * Preference pairs as JSONL for DPO, one pair per line. Writes are atomic (temp file
+ * + rename); appending rewrites the whole file atomically so a crash never leaves a
  * torn last line.
  */
 export function writePreferencePairs(file: string, pairs: readonly PreferencePair[]): void {

@@ -7,7 +7,7 @@ import type { Episode } from '../data/episode.ts';
 import { getProtocol } from '../rollout/protocol/index.ts';
 import { computeCredits } from './compute.ts';
 import { createJudge } from './judges/index.ts';
-import { gameRunner, makeTrajectory } from './fixtures.ts';
+import { gameRunner, makeTrajectory } from '../../test/credit-fixtures.ts';
 import { GZIP_ABOVE, RECORD_VERSION, ReplayRecorder, creditHeader, groupRecord, listStepRecords, nextEvalStep, readStepRecord, sampleGroups, writeStepRecord, type StepRecord } from './record.ts';
 
 const episode: Episode = { id: 'ep', question: 'Where was the founder of Acme born?', answers: ['yes'], paragraphs: [] };

@@ -2,7 +2,7 @@ import type { Role } from '../rollout/types.ts';
 import type { AgentCredit } from './reward.ts';
 
 /**
- * Credit report per run or step (issue 5 item 8; SHARP's helpful / harmful analysis): fractions of
+ * Credit report per run or step (SHARP's helpful / harmful analysis): fractions of
  * worker calls whose LOO Delta is > 0, = 0, < 0, mean credit per role, and the largest Shapley
  * efficiency residual (should be ~1e-16; anything larger is a bug in the value tables).
  */

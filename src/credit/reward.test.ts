@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { makeTrajectory } from './fixtures.ts';
+import { makeTrajectory } from '../../test/credit-fixtures.ts';
 import { agentCredits } from './reward.ts';
 import { creditReport, reportMetrics } from './report.ts';
 import { toolCounts, toolRewards } from './tool-reward.ts';

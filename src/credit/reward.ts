@@ -1,7 +1,7 @@
 import type { Role, Trajectory } from '../rollout/types.ts';
 
 /**
- * Per-agent reward (DESIGN.md section 5): R(i,m) = w_b R_b + w_mc R_mc(m) + w_tool R_tool(m).
+ * Per-agent reward: R(i,m) = w_b R_b + w_mc R_mc(m) + w_tool R_tool(m).
  * Defaults 1.0 / 0.9 / 0.1 (config). The optional gate counts the tool reward only when the
  * outcome succeeded (R_b > 0), so valid-but-useless tool use cannot earn reward on failures.
  */

@@ -2,7 +2,7 @@ import type { Rng } from '../random/rng.ts';
 import { type Coalition, allCoalitions, coalitionSize, fullCoalition, hasWorker, withWorker } from './coalitions.ts';
 
 /**
- * Shapley credit over workers (DESIGN.md section 5):
+ * Shapley credit over workers:
  *   phi_m = sum_{S subset N\{m}} |S|! (K-|S|-1)! / K! [v(S u {m}) - v(S)]
  * exact for small K (2^K values, shared and cached by counterfactual.ts), and by permutation
  * sampling beyond: phi_m = mean over sampled orderings of m's marginal contribution when it joins

@@ -1,11 +1,11 @@
 import { coverExactMatch, exactMatch, f1Score } from '../data/answers/squad.ts';
 
 /**
- * Success functions R (DESIGN.md sections 5 and 7, "Training reward match"): 1 when the final
+ * Success functions R: 1 when the final
  * answer matches gold, else 0. Plain typed functions in a registry chosen once from
- * `credit.success` (STYLE.md rules 4 and 5). A null prediction (the planner never answered) and an
+ * `credit.success`. A null prediction (the planner never answered) and an
  * empty answer list are failures. The SQuAD normalisation, EM, F1 and cover-EM are the benchmark
- * metrics' own (src/eval/metrics/squad.ts, issue 7) so that training reward and evaluation agree.
+ * metrics' own (src/eval/metrics/squad.ts) so that training reward and evaluation agree.
  */
 export type SuccessFn = (prediction: string | null, answers: readonly string[]) => number;
 

@@ -1,7 +1,7 @@
 import type { Trajectory } from '../rollout/types.ts';
 
 /**
- * Tool-process reward (DESIGN.md section 5): R_tool(m) = valid tool calls / tool calls of agent m,
+ * Tool-process reward: R_tool(m) = valid tool calls / tool calls of agent m,
  * over every assistant message of m (a planner's tool is `delegate`, a worker's search / calculate /
  * code). An agent that made no call gets a configured value: 0 by default so that never calling a
  * tool is not rewarded as "always valid".

@@ -6,8 +6,8 @@ import { docmath } from './bench/docmath.ts';
 import type { Benchmark } from './types.ts';
 
 /**
- * The benchmark registry (issue 7, `sharp eval --list`): name -> reader, official metric, shipped
- * sample. The only place a benchmark name is switched on (STYLE.md rule 4).
+ * The benchmark registry (`sharp eval --list`): name -> reader, official metric, shipped
+ * sample. The only place a benchmark name is switched on.
  */
 export const BENCHMARKS: Readonly<Record<string, Benchmark>> = Object.freeze({
   musique,

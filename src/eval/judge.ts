@@ -4,7 +4,7 @@ import { checkAligned, type Prediction } from './types.ts';
 
 /**
  * Answer judges for benchmarks whose official metric is an LLM judge (FRAMES' auto-rater,
- * WebWalkerQA's GPT-4 judge; issue 7 item 2). The model is reached through the credit module's
+ * WebWalkerQA's GPT-4 judge). The model is reached through the credit module's
  * CandidateScorer (log-probabilities of continuations), so the policy or any checkpoint can judge.
  * Cover-EM stays the default, offline number; a judge score is reported beside it, never instead.
  */

@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import type { Benchmark, Prediction } from './types.ts';
 
 /**
- * Resumable predictions (issue 7: "an interrupted eval resumes and skips ids already predicted").
+ * Resumable predictions ("an interrupted eval resumes and skips ids already predicted").
  * Each finished episode is appended as one line to a log; a kill can only tear the last line, which
  * is ignored on resume. At the end the official-format file is written atomically in gold order.
  */

@@ -6,7 +6,7 @@ import { breakdown, type Breakdown } from './scores.ts';
 import { checkAligned, type Benchmark, type Prediction } from './types.ts';
 
 /**
- * metrics.json and report.md of an eval run (issue 7): the official numbers, then breakdowns
+ * metrics.json and report.md of an eval run: the official numbers, then breakdowns
  * (MuSiQue by hop count, HotpotQA by type and level, FRAMES by reasoning type, ...). Pure apart from
  * `writeReport`, which writes both files atomically.
  */

@@ -8,7 +8,7 @@ import { buildReport, writeReport, type EvalReport } from './report.ts';
 import type { Benchmark, Prediction } from './types.ts';
 
 /**
- * Everything `sharp eval` does around running the agents (issue 7): pick the benchmark and its file
+ * Everything `sharp eval` does around running the agents: pick the benchmark and its file
  * (the shipped sample by default), take the first --limit episodes, resume from the prediction log,
  * and at the end write the official predictions, the gold subset, metrics.json and report.md.
  * The command itself only loops over `pending` and calls `record` with each prediction.

@@ -2,8 +2,8 @@ import type { Episode } from '../data/episode.ts';
 
 /**
  * What `sharp eval` records per episode and how a benchmark turns those records into official
- * numbers and files (issue 7). Benchmarks are entries of one registry (benchmarks.ts), chosen once
- * by name (STYLE.md rule 4).
+ * numbers and files. Benchmarks are entries of one registry (benchmarks.ts), chosen once
+ * by name.
  */
 
 /** The system's output for one episode, benchmark-neutral. */

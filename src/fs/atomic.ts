@@ -3,7 +3,7 @@ import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
- * Atomic file writes (DEVELOPERS.md: checkpoints and result files are temp file + rename), so a
+ * Atomic file writes (checkpoints and result files are temp file + rename), so a
  * crash or a full disk never leaves a half-written file under the real name: readers see the old
  * content or the new one. The temp file sits beside the target (same filesystem: rename is atomic).
  */

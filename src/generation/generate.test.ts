@@ -16,7 +16,7 @@ import { generate, prefillChunks, type GenerateOptions, type GenerateRequest } f
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TINY = resolve(repoRoot, '../shared/models/tinystories-260k');
 const HAVE_TINY = existsSync(TINY);
-const ONCE = [1, 403, 407, 261, 378]; // "<s> Once upon a time" (issue 3 item 6)
+const ONCE = [1, 403, 407, 261, 378]; // "<s> Once upon a time"
 
 /** Decodes ids as space-joined numbers: lets random-vocabulary models run without a tokenizer file. */
 const NUMERIC = { decode: (ids: readonly number[]): string => ids.map((i) => ` ${i}`).join('') };
@@ -52,7 +52,7 @@ function trainingLogprobs(model: CausalLM, reqs: GenerateRequest[], gen: number[
   return reqs.map((r, i) => (lp[i] as number[]).slice(r.promptIds.length - 1, r.promptIds.length - 1 + (gen[i] as number[]).length));
 }
 
-describe.skipIf(!HAVE_TINY)('tinystories-260k parity (issue 3 item 6)', () => {
+describe.skipIf(!HAVE_TINY)('tinystories-260k parity', () => {
   it('greedy 64 tokens from "Once upon a time" continue ", there was a little girl named Lily."', async () => {
     const [r] = await generate(tiny as CausalLM, [{ promptIds: ONCE, maxNewTokens: 64 }], opts({ eosIds: (tok as Tokenizer).eosIds, decoder: tok }));
     expect(r?.text.startsWith(', there was a little girl named Lily.')).toBe(true);

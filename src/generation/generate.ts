@@ -8,7 +8,7 @@ import { checkSampling, sampleNext, type SamplingParams } from './sampling.ts';
 import { IncrementalDecoder, findStop, type Decodes } from '../tokenizer/incremental.ts';
 
 /**
- * Batched generation with a KV cache (DESIGN.md section 2, issue 3 item 5): the prompts are
+ * Batched generation with a KV cache: the prompts are
  * left-padded and prefilled once (a prefix shared by several prompts only once for all of them,
  * prefill.ts), then one token per step is fed; nothing of the prefix is recomputed. Finished sequences leave the batch (their cache rows are dropped), and the only
  * device-to-host read per step is the chosen ids with their logprobs.
@@ -40,7 +40,7 @@ export interface GenerateOptions extends SamplingParams {
   padId?: number;
   /**
    * Requests whose prompts share at least this many leading tokens prefill that prefix once
-   * (issue 4 item 5; see prefill.ts); 0 turns sharing off. Default DEFAULT_PREFIX_MIN_TOKENS.
+   * (see prefill.ts); 0 turns sharing off. Default DEFAULT_PREFIX_MIN_TOKENS.
    */
   prefixMinTokens?: number;
   /** When given, the prefill adds its token counts here (the proof that a prefix ran once). */

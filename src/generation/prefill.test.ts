@@ -68,7 +68,7 @@ async function both(model: CausalLM, reqs: GenerateRequest[], over: Partial<Gene
   return { on, off, sOn, sOff };
 }
 
-describe('shared-prefix prefill on a random llama (issue 4 item 5)', () => {
+describe('shared-prefix prefill on a random llama', () => {
   it('first-step logits equal the plain prefill to 1e-4, and the counter shows each prefix ran once', () => {
     const prompts = mixedPrompts(300);
     const headT = rnd.inferenceHead(); // [D, V]

@@ -6,8 +6,8 @@ import { KvCache } from './kv-cache.ts';
 import { findSharedPrefixes, type PrefixGroup } from './prefix.ts';
 
 /**
- * The prefill of generate(): prompts in, first-step logits and a KV cache out (issue 4 item 5).
- * Without shared prefixes the prompts are left-padded and run once (issue 3 item 5). With groups of
+ * The prefill of generate(): prompts in, first-step logits and a KV cache out.
+ * Without shared prefixes the prompts are left-padded and run once. With groups of
  * prompts sharing >= minTokens leading tokens, each distinct prefix is prefilled ONCE (one batch of
  * distinct prefixes), its keys/values are gathered to the rows that share it, and only each row's
  * remaining suffix runs on top. Cache layout per row: [left pad][prefix | Tpre][left pad][suffix | Tsuf];

@@ -1,5 +1,5 @@
 /**
- * Shared-prompt-prefix detection for batched generation (issue 4 item 5: "the shared prefix is not
+ * Shared-prompt-prefix detection for batched generation ("the shared prefix is not
  * recomputed where the KV cache allows"). Counterfactual replays (src/rollout/replay.ts) send many
  * requests whose prompts are one planner context up to the first masked report, differing only in
  * their tails; generate() prefills each distinct prefix once and tiles its keys/values.

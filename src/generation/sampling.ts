@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 
 /**
- * Next-token choice on the device (issue 3 item 5): temperature, top-k, top-p (nucleus, Holtzman et
+ * Next-token choice on the device: temperature, top-k, top-p (nucleus, Holtzman et
  * al. 2020), or greedy when temperature is 0. The randomness is one uniform per row drawn on the
  * host from the seeded Rng and uploaded (no device RNG, so a seed replays exactly); the only value
  * that comes back to the host is the chosen id and its logprob.

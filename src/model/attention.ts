@@ -51,7 +51,7 @@ function permute<T extends tf.Tensor>(x: T, perm: number[]): T {
  * Grouped-query self-attention of one layer (HF LlamaAttention / Qwen2Attention / Qwen3Attention).
  * GQA without repeat_kv: query heads are grouped by the kv head they share, so q reshapes to
  * [B*KV, rep*T, hd] and multiplies the un-repeated keys directly (a reshape, not a copy). Heads
- * are separated with 4-D transposes only (DESIGN.md section 3, technique 3).
+ * are separated with 4-D transposes only (technique 3).
  */
 export function attention(
   x: tf.Tensor2D, // [B*T, D] normed input

@@ -24,7 +24,7 @@ export interface CachedForward {
 
 /**
  * A decoder-only causal LM (Llama / Qwen2 / Qwen3) whose weights are tfjs Variables keyed by their
- * exact HF names (DESIGN.md section 2, issue 3 item 1). Owns its Variables: call dispose().
+ * exact HF names. Owns its Variables: call dispose().
  */
 export class CausalLM {
   readonly config: ModelConfig;

@@ -3,9 +3,9 @@ import { ropeConfigOf, type RopeFormat } from './rope/from-config.ts';
 import type { RopeSpec } from './rope/spec.ts';
 
 /**
- * The model's own view of a Hugging Face `config.json` (DESIGN.md section 2): every option the
+ * The model's own view of a Hugging Face `config.json`: every option the
  * decoder reads, resolved once (defaults of the HF classes applied, family rules folded in), so
- * the layers never look at `model_type` again (STYLE.md rule 4).
+ * the layers never look at `model_type` again.
  */
 export type ModelFamily = 'llama' | 'qwen2' | 'qwen3';
 

@@ -8,7 +8,7 @@ import { ropeTables } from './ops/rope.ts';
 
 /**
  * The decoder stack as pure functions of (config, weights, inputs): embedding, N x [RMSNorm ->
- * attention -> residual -> RMSNorm -> SwiGLU -> residual], final RMSNorm (DESIGN.md section 2).
+ * attention -> residual -> RMSNorm -> SwiGLU -> residual], final RMSNorm.
  * One code path serves training, prefill and cached decoding, so their logits agree.
  */
 

@@ -3,7 +3,7 @@ import type { CausalLM } from './causal-lm.ts';
 import { entropyFromLogits, selectedLogprobs } from './ops/logprobs.ts';
 
 /**
- * Per-token log-probabilities for training (issue 3 item 4): log p(ids[:, t+1] | ids[:, :t+1]) for
+ * Per-token log-probabilities for training: log p(ids[:, t+1] | ids[:, :t+1]) for
  * t < T-1, through the same decoder the generator runs, with the fast-gradient ops (embedding,
  * matmuls, fused log-softmax gradient). Differentiable in the model's Variables.
  */

@@ -5,7 +5,7 @@ import { EMBED, FINAL_NORM, LM_HEAD, layerNames } from './weight-map.ts';
  * An independent float64 forward in plain JavaScript, written straight from the HF modeling code
  * (modeling_llama.py / modeling_qwen2.py / modeling_qwen3.py) with loops instead of tensors:
  * HF-layout weights ([out, in] Linear), repeat_kv GQA, rotate_half RoPE. The tfjs decoder is
- * checked against it (STYLE.md rule 8, "parity with an independent reference", after llm.c);
+ * checked against it (after llm.c);
  * it shares nothing with the tfjs path but the config and the tensor names.
  */
 export type HfWeights = ReadonlyMap<string, { shape: number[]; data: Float32Array }>;

@@ -1,11 +1,11 @@
 import type { ModelConfig } from './config.ts';
 
 /**
- * Declarative HF weight map (STYLE.md rule 7, after torchtune's per-family key maps): every tensor
+ * Declarative HF weight map (after torchtune's per-family key maps): every tensor
  * a family's checkpoint holds, its HF name, its HF shape, and how we store it.
  *
  * `linear` tensors are HF nn.Linear weights, [out, in] on disk; we keep them as [in, out] so the
- * forward is a plain `x @ W` with no transpose flag (DESIGN.md section 3: a transposed matmul is
+ * forward is a plain `x @ W` with no transpose flag (a transposed matmul is
  * 10-25x slower on wasm). Loading and saving transpose once.
  */
 export type WeightKind = 'linear' | 'embedding' | 'vector';

@@ -9,7 +9,7 @@ import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { renderPng } from '../train/plot.ts';
+import { renderPng } from '../train/metrics/plot.ts';
 import { heldOutAccuracy, type AccuracyResult } from './accuracy.ts';
 import { ablationMarkdown, ablationPlotSpec, readRun, summarise, type MethodSummary, type RunOutcome } from './ablation-report.ts';
 import { loadTrainData } from './data.ts';

@@ -7,7 +7,7 @@ import { creditReport, type TrajectoryCreditSummary } from '../credit/report.ts'
 import { successFunction } from '../credit/success.ts';
 import type { Episode } from '../data/episode.ts';
 import { stageBreakdown, wilsonInterval, type StageBreakdown } from '../eval/breakdown.ts';
-import { LmPolicy } from '../generation/lm-policy.ts';
+import { LmPolicy } from '../rollout/lm-policy.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { rollout, type EngineOptions } from '../rollout/engine.ts';

@@ -6,7 +6,7 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import { rollout } from '../rollout/engine.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
 import { toTranscripts, type Transcript } from '../rollout/transcripts.ts';
-import { readTranscripts } from '../train/transcripts-jsonl.ts';
+import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
 import { successFunction } from '../credit/success.ts';
 import { UserError } from '../errors.ts';
 

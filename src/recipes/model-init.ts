@@ -15,7 +15,7 @@ import { UserError } from '../errors.ts';
 import { publishDir } from '../fs/publish-dir.ts';
 
 /**
- * The quickstart's model (issue 6 item 7): when model.init.enabled and model.path has no
+ * The quickstart's model: when model.init.enabled and model.path has no
  * config.json, fit a byte-level BPE to the synthetic corpus (paragraphs, questions, and the expert
  * transcripts rendered through the chat template, so protocol tags and ChatML framing get their own
  * merges) and write a random-init model there in the HF layout with the tokenizer files.

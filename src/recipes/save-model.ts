@@ -6,7 +6,7 @@ import type { CausalLM } from '../model/causal-lm.ts';
 /**
  * Saves a trained model as a complete HF folder (weights, config, and the tokenizer and generation
  * files of the folder it came from, so it loads alone) atomically: written under a temp name, then
- * renamed over `dir` (DEVELOPERS.md: files we write are atomic; a crash leaves the old folder or none).
+ * renamed over `dir` (a crash leaves the old folder or none).
  */
 export const COMPANION_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja', 'generation_config.json'];
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
-import { configFrom, resumeDir } from './setup.ts';
+import { configFrom, resumeDir, withRun } from './setup.ts';
 
 describe('resumeDir', () => {
   it('--resume without a value picks the newest run of this name; with a value, that folder', () => {
@@ -38,5 +38,23 @@ describe('resumeDir', () => {
       writeFileSync(join(base, d, 'config.yaml'), '{}\n');
     }
     expect(resumeDir(true, cfg)).toBe(join(base, 'qs-20261130T010000Z-10'));
+  });
+});
+
+describe('withRun', () => {
+  it('starts the backend SHARP_BACKEND names (over run.backend), the --backend flag over both, and the native kernels on wasm', async () => {
+    const cfg = configFrom({ set: ['run.backend=wasm', 'run.logLevel=error'] });
+    const saved = process.env.SHARP_BACKEND;
+    try {
+      process.env.SHARP_BACKEND = 'cpu';
+      expect((await withRun({ cfg }, async (r) => r.backend)).backend).toBe('cpu');
+      const wasm = await withRun({ cfg, backendFlag: 'wasm' }, async (r) => r.backend);
+      expect(wasm.backend).toBe('wasm');
+      expect(wasm.native).toMatch(process.env.SHARP_NATIVE === '0' ? /^off$/ : /^(native|fallback .+|off .+)$/);
+      await expect(withRun({ cfg, backendFlag: 'gpu' }, async () => 1)).rejects.toThrow(new UserError("backend must be auto, tensorflow, wasm or cpu, got 'gpu'"));
+    } finally {
+      if (saved === undefined) delete process.env.SHARP_BACKEND;
+      else process.env.SHARP_BACKEND = saved;
+    }
   });
 });

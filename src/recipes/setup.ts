@@ -10,12 +10,15 @@ import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
 import { createLogger, type RunLogger } from '../run/logger.ts';
 import { assertRunDir, createRunDir, latestRunDir } from '../run/run-dir.ts';
+import { closeCalculateWorker } from '../tools/calculate.ts';
+import { closeCodeSandbox } from '../tools/code.ts';
 
 /**
- * What every training command (`sharp train`, `sharp sft`, `sharp dpo`) does before its stages:
- * read the config (file <- --set), start the tensor backend the flag / SHARP_BACKEND / run.backend
- * names (with the GPU-fallback warning of DESIGN.md section 3 and the native wasm kernels of issue 9
- * unless SHARP_NATIVE=0), and open the run's log.jsonl.
+ * The one run setup every command recipe starts from: read the config (file <- --set), start the
+ * tensor backend the flag / SHARP_BACKEND / run.backend names (with a warning when a requested GPU
+ * falls back to the CPU, and the native OpenBLAS kernels on wasm unless SHARP_NATIVE=0), open the
+ * run's log (log.jsonl in the run folder, or the terminal only), and at the end close the tool
+ * sandboxes and the log (`withRun`).
  */
 export function configFrom(opts: Record<string, unknown>, fallbackFile?: string): Config {
   const file = typeof opts.config === 'string' ? opts.config : fallbackFile;
@@ -23,7 +26,7 @@ export function configFrom(opts: Record<string, unknown>, fallbackFile?: string)
   return loadConfig({ file, sets });
 }
 
-export async function startBackend(flag: unknown, cfg: Config, warn: (msg: string) => void): Promise<{ backend: string; native: string }> {
+export async function startBackend(flag: unknown, cfg: Config, warn: (msg: string) => void): Promise<BackendInfo> {
   let requested: BackendName;
   try {
     requested = resolveBackendName(typeof flag === 'string' ? flag : undefined, cfg.run.backend);
@@ -91,4 +94,53 @@ export function resumableConfig(opts: Record<string, unknown>): { cfg: Config; r
 /** The run folder: the one --resume names (or the newest of run.name), else a new one. */
 export function runDirFor(opts: Record<string, unknown>, cfg: Config, resuming: boolean): string {
   return resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
+}
+
+/** What `startBackend` reports: the backend that runs and the state of the native kernels. */
+export interface BackendInfo {
+  backend: string;
+  native: string;
+}
+
+export interface RunSetup {
+  cfg: Config;
+  /** The --backend flag (undefined: SHARP_BACKEND, then run.backend). */
+  backendFlag?: unknown;
+  /** Folder whose log.jsonl receives the log; without one the log goes to the terminal only. */
+  logDir?: string;
+  /** Whether the command runs tensors (default true); a scripted policy needs no backend. */
+  tensors?: boolean;
+  /** Ctrl-C finishes the current step (stopOnSigint) instead of exiting at once. */
+  sigint?: boolean;
+}
+
+export interface RunContext {
+  log: RunLogger['log'];
+  backend: BackendInfo;
+  /** Set by the first Ctrl-C when `sigint` is on; never set otherwise. */
+  stop: { requested: boolean };
+}
+
+/** Ends the QuickJS and mathjs workers so the process can exit. */
+export async function closeTools(): Promise<void> {
+  await closeCodeSandbox();
+  await closeCalculateWorker();
+}
+
+/**
+ * Runs a command body inside the shared setup: logger, Ctrl-C handler, backend with the native
+ * kernels; afterwards (also on error) the handler is removed, the tool sandboxes closed and the
+ * log flushed.
+ */
+export async function withRun<T>(s: RunSetup, body: (run: RunContext) => Promise<T>): Promise<T> {
+  const { log, close } = s.logDir ? openLog(s.logDir, s.cfg.run.logLevel) : createLogger({ level: s.cfg.run.logLevel as Level });
+  const sig = s.sigint ? stopOnSigint(log) : undefined;
+  try {
+    const backend = s.tensors === false ? { backend: 'none', native: 'off' } : await startBackend(s.backendFlag, s.cfg, (msg) => log.warn(msg));
+    return await body({ log, backend, stop: sig?.stop ?? { requested: false } });
+  } finally {
+    sig?.release();
+    await closeTools();
+    await close();
+  }
 }

@@ -2,13 +2,14 @@ import type { Config } from '../config/schema.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import type { Transcript } from '../rollout/transcripts.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { configHash, SFT_CHECKPOINTS_DIR } from '../train/checkpoint.ts';
-import { phaseResumePoint } from '../train/phase-checkpoints.ts';
-import { runSft, type SftRunResult } from '../train/sft-loop.ts';
+import { configHash, SFT_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
+import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
+import { runSft, type SftRunResult } from '../train/supervised/sft-loop.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
+import { optimizerSettings } from '../train/optim/optimizer.ts';
 
 /**
- * The SFT stage shared by `sharp sft` and `sharp train` (issue 6 item 5): load the checkpoint at
+ * The SFT stage shared by `sharp sft` and `sharp train`: load the checkpoint at
  * `fromDir`, train it on the transcripts with the train.sft settings, save it (atomically) to
  * `toDir` with the tokenizer files. Metrics go to `<runDir>/sft-metrics.jsonl`, checkpoints every
  * train.sft.checkpointEvery steps (0: train.checkpointEvery) to `<runDir>/sft-checkpoints/`; when
@@ -45,12 +46,10 @@ export async function sftStage(o: {
       steps: s.steps,
       batch: s.batch,
       lr: s.lr,
-      schedule: s.schedule,
-      warmupSteps: s.warmupSteps,
+      optimizer: optimizerSettings(o.cfg.train, 'sft'),
       microBatch: o.cfg.train.microBatch,
       gradClip: o.cfg.train.gradClip,
       seed: o.cfg.run.seed,
-      weightDecay: o.cfg.train.weightDecay,
       maxTokens: o.cfg.rollout.maxContext,
       runDir: o.runDir,
       checkpoints: {

@@ -7,7 +7,7 @@ import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, microConfig, onlyRun, sharp as sharpIn } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 
-/** Smoke test of the real `sharp train` program (STYLE.md rule 8: a short end-to-end run of the real CLI). */
+/** Smoke test of the real `sharp train` program (a short end-to-end run of the real CLI). */
 let root: string;
 const sharp = (args: string[]) => sharpIn(root, args);
 

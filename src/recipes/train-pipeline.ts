@@ -2,13 +2,12 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
-import { UserError } from '../errors.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import type { Transcript } from '../rollout/transcripts.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { configHash, latestCheckpoint, readTrainerState } from '../train/checkpoint.ts';
-import { makeCollect } from '../train/collect.ts';
-import { runGrpo } from '../train/loop.ts';
+import { assertSameConfig, configHash, latestCheckpoint, readTrainerState } from '../train/checkpoints/checkpoint.ts';
+import { makeCollect } from '../train/grpo/collect.ts';
+import { runGrpo } from '../train/grpo/loop.ts';
 import { heldOutAccuracy, heldOutMetrics, type AccuracyResult } from './accuracy.ts';
 import { loadTrainData } from './data.ts';
 import { ensureTranscripts } from './expert-data.ts';
@@ -70,9 +69,7 @@ async function checkResumable(runDir: string, cfg: Config): Promise<void> {
   const latest = await latestCheckpoint(runDir);
   if (!latest) return;
   const state = await readTrainerState(latest.dir);
-  if (state.configHash !== configHash(cfg)) {
-    throw new UserError(`resume: ${latest.dir} was written under another config (its config.yaml differs from this one); resume without --config, or start a new run`);
-  }
+  assertSameConfig(latest.dir, state, configHash(cfg));
 }
 
 export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipelineResult> {

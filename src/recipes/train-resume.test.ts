@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { listCheckpoints } from '../train/checkpoint.ts';
+import { listCheckpoints } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 
-/** `sharp train` killed with SIGKILL mid-run, then `--resume` (issue 6 "Done when"). */
+/** `sharp train` killed with SIGKILL mid-run, then `--resume`. */
 let root: string;
 const sharp = (args: string[]) => sharpIn(root, args);
 

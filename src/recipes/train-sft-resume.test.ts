@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
-import { listCheckpoints, SFT_CHECKPOINTS_DIR } from '../train/checkpoint.ts';
+import { listCheckpoints, SFT_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
-import { listCheckpoints, readTrainerState } from '../train/checkpoint.ts';
+import { listCheckpoints, readTrainerState } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS } from '../../test/cli-helpers.ts';
 import { readSummary } from './summary.ts';
 
-/** Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0 (issue 6 item 4). */
+/** Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0. */
 let root: string;
 beforeAll(async () => {
   await initBackend('wasm');

@@ -3,10 +3,10 @@ import { closeCodeSandbox } from '../tools/code.ts';
 import { requestMeta, runTrajectories, type AgentsMode } from './engine.ts';
 import { PROTOCOLS } from './protocol/index.ts';
 import { ScriptedPolicy, type ScriptFn } from './scripted/policy.ts';
-import { handEpisode, rolloutConfig } from './test-fixtures.ts';
+import { handEpisode, rolloutConfig } from '../../test/rollout-fixtures.ts';
 
 /**
- * The engine's agent systems (issue 7 item 3, `sharp eval --agents`): multi (planner + workers, the
+ * The engine's agent systems (`sharp eval --agents`): multi (planner + workers, the
  * engine tests), single (the root agent alone with the worker tools on the whole question) and
  * direct (the root agent with no tools).
  */

@@ -2,7 +2,7 @@ import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
 
 /**
  * Gathers the generation requests of many concurrently running trajectories into one
- * `policy.generate` call per decoding step (issue 4 item 5: all agents that are generating, across
+ * `policy.generate` call per decoding step (all agents that are generating, across
  * trajectories and roles, decode together, never one agent at a time).
  *
  * Each trajectory runs as one async task (a planner waits while its worker runs, so a trajectory

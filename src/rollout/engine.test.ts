@@ -5,7 +5,7 @@ import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
 import { PROTOCOLS } from './protocol/index.ts';
 import { agentContext } from './record.ts';
 import { ScriptedPolicy, type ScriptFn } from './scripted/policy.ts';
-import { handEpisode, rolloutConfig } from './test-fixtures.ts';
+import { handEpisode, rolloutConfig } from '../../test/rollout-fixtures.ts';
 import type { ChatMessage, Trajectory } from './types.ts';
 
 afterAll(async () => {

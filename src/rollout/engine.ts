@@ -11,7 +11,7 @@ import { TrajectoryBuilder } from './record.ts';
 import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from './types.ts';
 
 /**
- * The multi-agent rollout engine (DESIGN.md section 4, issue 4 item 5). A planner delegates subtasks;
+ * The multi-agent rollout engine. A planner delegates subtasks;
  * each delegation runs a worker sub-episode whose final answer is the planner's tool result. All
  * trajectories of a run advance together: at each decoding step every agent that is generating goes
  * into one `policy.generate` call (batcher.ts). Every message is recorded (record.ts).
@@ -149,7 +149,7 @@ class TrajectoryRun {
   }
 
   /**
-   * One agent's turns until it answers or hits a limit (DESIGN.md section 4). A call on the agent's last
+   * One agent's turns until it answers or hits a limit. A call on the agent's last
    * allowed turn is not executed (its result could never be read) and is recorded as not executed.
    */
   private async agentLoop(agent: AgentRecord, forcing: (turn: number) => Forcing | undefined, exec: (name: Exclude<ActionName, 'answer'>, args: string) => Promise<ExecOutcome>): Promise<void> {

@@ -6,7 +6,7 @@ import { closeCodeSandbox } from '../tools/code.ts';
 import { rollout } from './engine.ts';
 import { parseTrajectories, readTrajectories, writeTrajectories } from './jsonl.ts';
 import { garbagePolicy } from './scripted/garbage.ts';
-import { handEpisode, rolloutConfig } from './test-fixtures.ts';
+import { handEpisode, rolloutConfig } from '../../test/rollout-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sharp-jsonl-'));
 afterAll(async () => {

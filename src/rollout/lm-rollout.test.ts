@@ -8,10 +8,10 @@ import { rollout } from './engine.ts';
 import { getProtocol } from './protocol/index.ts';
 import { agentContext } from './record.ts';
 import { replay } from './replay.ts';
-import { rolloutConfig } from './test-fixtures.ts';
-import { createTinyLm, type TinyLm } from './tiny-lm.ts';
+import { rolloutConfig } from '../../test/rollout-fixtures.ts';
+import { createTinyLm, type TinyLm } from '../../test/tiny-lm.ts';
 import type { Trajectory } from './types.ts';
-import { renderPromptIds } from '../generation/lm-policy.ts';
+import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 import type { Policy } from './policy.ts';
 import { expertText } from './scripted/expert.ts';
 
@@ -70,7 +70,7 @@ describe('rollouts of a random-init tiny LM (real LmPolicy)', () => {
     expect(invalid).toBeGreaterThan(0);
   });
 
-  // Issue 4's done-when at full size: 1,000 trajectories of the random-init model with the default
+  // At full size: 1,000 trajectories of the random-init model with the default
   // prompts and limits. Minutes on 2 shared cores, so opt-in: SHARP_LONG=1 npx vitest run <this file>.
   it.skipIf(!process.env['SHARP_LONG'])('1,000 garbage trajectories with the default config (SHARP_LONG=1)', { timeout: 3_600_000 }, async () => {
     const protocol = getProtocol('tags');

@@ -1,7 +1,7 @@
 import type { AgentRecord, ChatMessage, ChatRole, Message, Role, ToolCall, Trajectory } from './types.ts';
 
 /**
- * Building a Trajectory message by message (DESIGN.md section 4), and reading back the exact context
+ * Building a Trajectory message by message, and reading back the exact context
  * an agent saw. The engine builds every policy request from the record itself through
  * `agentContext`, so the trainer re-rendering a message's context gets the same messages by
  * construction.

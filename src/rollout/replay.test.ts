@@ -6,7 +6,7 @@ import { PROTOCOLS } from './protocol/index.ts';
 import { replay } from './replay.ts';
 import { garbagePolicy } from './scripted/garbage.ts';
 import { applyStop, ScriptedPolicy, type ScriptFn } from './scripted/policy.ts';
-import { handEpisode, rolloutConfig } from './test-fixtures.ts';
+import { handEpisode, rolloutConfig } from '../../test/rollout-fixtures.ts';
 import type { Trajectory } from './types.ts';
 
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { agentTurns } from './record.ts';
 import type { AgentRecord, Message, Trajectory } from './types.ts';
 
 /**
- * Counterfactual replays for the credit module (DESIGN.md section 5, issue 4 item 5), batched across
+ * Counterfactual replays for the credit module, batched across
  * all items in one engine run (one generate call per decoding step for all of them):
  * - `final`: everything is kept; the reports of the masked delegations are replaced by the placeholder
  *   and only the planner's last message (its final answer) is regenerated.
@@ -15,7 +15,7 @@ import type { AgentRecord, Message, Trajectory } from './types.ts';
  *   without running a worker; a worker runs only for delegations beyond the recorded ones.
  * - `exact`: no substitution; every message is regenerated under its recorded sampling choices
  *   (`forcedTokens`, or the recorded text for a policy without tokens) and every tool runs again. It
- *   reproduces the trajectory (the determinism check of issue 4).
+ *   reproduces the trajectory (the determinism check).
  * Kept workers are copied into the replay (so it stays a complete record); masked delegations have no
  * worker and their call is flagged `masked`.
  */

@@ -10,7 +10,7 @@ import { Rng } from '../random/rng.ts';
 import { requestMeta, rollout } from './engine.ts';
 import { garbagePolicy, garbageText } from './scripted/garbage.ts';
 import { ScriptedPolicy } from './scripted/policy.ts';
-import { handEpisode, rolloutConfig } from './test-fixtures.ts';
+import { handEpisode, rolloutConfig } from '../../test/rollout-fixtures.ts';
 import type { Trajectory } from './types.ts';
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import type { ChatRole, Trajectory } from './types.ts';
 
 /**
- * SFT transcripts from trajectories (issue 4 item 6: the expert's transcripts are the SFT data of the
+ * SFT transcripts from trajectories (the expert's transcripts are the SFT data of the
  * trainer issue): one conversation per agent, exactly the messages that agent saw and wrote, with a
  * per-message loss mask: `train` is true on the agent's own (assistant) messages only.
  */

@@ -1,5 +1,5 @@
 /**
- * What a rollout records (DESIGN.md section 4). The credit module and the trainer read only these
+ * What a rollout records. The credit module and the trainer read only these
  * types; the engine fills them. Fields may be added, never renamed.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Incremental detokenisation for streaming and stop strings (issue 3 item 5). Decoding the whole
+ * Incremental detokenisation for streaming and stop strings. Decoding the whole
  * sequence after every token costs O(T) per token; this decodes a short window instead, the
  * prefix/read-offset scheme of Hugging Face TGI and vLLM (`detokenize_incrementally`): text is
  * released only once it no longer ends in U+FFFD, i.e. once a multi-byte character split across

@@ -5,14 +5,19 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
-import { renderPromptIds as policyPromptIds } from '../generation/lm-policy.ts';
+import { renderPromptIds as policyPromptIds } from './chat-prompt.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { hfConfigFor } from '../model/config.ts';
 import { jsonProtocol } from '../rollout/protocol/json.ts';
 import { TOOL_SPECS } from '../rollout/protocol/tool-specs.ts';
 import { TrajectoryBuilder } from '../rollout/record.ts';
 import type { Trajectory } from '../rollout/types.ts';
-import { completionIds, promptIds as trainerPromptIds, trajectorySequences, type RlSequence } from '../train/sequences.ts';
+import { completionIds, trajectorySequences, type RlSequence } from '../train/batches/sequences.ts';
+import type { ChatEncoder } from './chat-prompt.ts';
+import type { ChatMessage } from '../rollout/types.ts';
+
+/** The prompt the trainer splits a trained reply from (sequences.ts's completionIds). */
+const trainerPromptIds = (enc: ChatEncoder, ctx: readonly ChatMessage[]): number[] => completionIds(enc, ctx, 'ok').prompt;
 import { Tokenizer } from './tokenizer.ts';
 
 /**

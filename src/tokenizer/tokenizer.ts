@@ -8,7 +8,7 @@ import { CheckpointError } from '../model/io/errors.ts';
 import { readGenerationConfig } from '../model/io/hf-config.ts';
 
 /**
- * The tokenizer of a checkpoint folder (DESIGN.md section 2, issue 3 item 3): tokenizer.json through
+ * The tokenizer of a checkpoint folder: tokenizer.json through
  * @huggingface/tokenizers (Transformers.js' tokenizer code; same ids as the Python `tokenizers`
  * crate on Llama and Qwen3), chat templates from tokenizer_config.json through @huggingface/jinja,
  * special-token ids from tokenizer_config.json and generation_config.json. No network.

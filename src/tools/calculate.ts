@@ -4,7 +4,7 @@ import type { CalculateRequest } from './calculate-worker.ts';
 import { WorkerHost } from './worker-host.ts';
 
 /**
- * `calculate` tool (DESIGN.md section 4, issue 4 item 4): mathjs in a locked scope. Following the
+ * `calculate` tool: mathjs in a locked scope. Following the
  * mathjs "Security" page (https://mathjs.org/docs/expressions/security.html) we keep a reference to
  * `evaluate`, then override, inside expressions, every function that reaches the parser, the
  * compiler, the unit system or the import machinery so that it throws. Random functions are disabled

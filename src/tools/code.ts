@@ -6,7 +6,7 @@ import { WorkerHost } from './worker-host.ts';
 export type { CodeOptions } from './sandbox.ts';
 
 /**
- * `code` tool (DESIGN.md section 4, issue 4 item 4): each program runs in a fresh QuickJS sandbox
+ * `code` tool: each program runs in a fresh QuickJS sandbox
  * (sandbox.ts) inside one long-lived worker thread (code-worker.ts) that loads the WASM module once.
  *
  * Why a worker: QuickJS polls its interrupt handler only every ~10,000 bytecode branches, so a loop

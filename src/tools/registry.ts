@@ -6,7 +6,7 @@ import { createSearch, type PooledCorpus } from './search.ts';
 import type { Tool, ToolName } from './types.ts';
 
 /**
- * The worker's toolbox for one episode (DESIGN.md section 4): `search` over the episode's paragraphs
+ * The worker's toolbox for one episode: `search` over the episode's paragraphs
  * or the pooled corpus (`rollout.search.corpus`), `calculate` (locked mathjs) and `code` (QuickJS),
  * with the limits of `rollout.search` / `rollout.code`. The planner's only tool, `delegate`, is the
  * engine's, not a function of text, so it is not here.

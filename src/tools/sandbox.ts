@@ -2,7 +2,7 @@ import { shouldInterruptAfterDeadline, type QuickJSContext, type QuickJSHandle, 
 import type { ToolOutcome } from './types.ts';
 
 /**
- * The sandbox core of the `code` tool (DESIGN.md section 4, issue 4 item 4): JavaScript in QuickJS
+ * The sandbox core of the `code` tool: JavaScript in QuickJS
  * compiled to WebAssembly (quickjs-emscripten; never vm2 or node:vm, which share the host's heap and
  * globals). Each program gets a fresh runtime + context with a heap limit, a stack limit and an
  * interrupt handler that stops it at its deadline. The context has only the ECMAScript globals plus a

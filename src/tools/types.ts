@@ -1,5 +1,5 @@
 /**
- * Tools are functions of text (DESIGN.md section 1): the engine passes the call's argument text and
+ * Tools are functions of text: the engine passes the call's argument text and
  * gets text back, plus what it must record. A tool never throws for bad input: it returns
  * `{ ok: false, output: <error message for the agent> }`.
  */

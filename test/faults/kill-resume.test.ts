@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/random/rng.ts';
 import { HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../cli-helpers.ts';
 import { readSummary } from '../../src/recipes/summary.ts';
-import { listCheckpoints } from '../../src/train/checkpoint.ts';
+import { listCheckpoints } from '../../src/train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../../src/train/metrics/jsonl.ts';
 
 /**

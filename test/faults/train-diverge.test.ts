@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CausalLM } from '../../src/model/causal-lm.ts';
 import { expectLoadable, microConfig, onlyRun, sharp } from '../cli-helpers.ts';
-import { listCheckpoints } from '../../src/train/checkpoint.ts';
+import { listCheckpoints } from '../../src/train/checkpoints/checkpoint.ts';
 
 /** A learning rate that blows the weights up: one line naming the step, exit 2, only good checkpoints. */
 const root = mkdtempSync(join(tmpdir(), 'sharp-diverge-'));

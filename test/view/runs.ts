@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { creditSection } from '../../src/config/sections/credit.ts';
 import { computeCredits } from '../../src/credit/compute.ts';
-import { gameRunner, makeTrajectory } from '../../src/credit/fixtures.ts';
+import { gameRunner, makeTrajectory } from '../credit-fixtures.ts';
 import { RECORD_VERSION, ReplayRecorder, creditHeader, groupRecord, writeStepRecord } from '../../src/credit/record.ts';
 import type { Episode } from '../../src/data/episode.ts';
 import { createJudge } from '../../src/credit/judges/index.ts';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../random/rng.ts';
 import { nativeAdamW, type AdamWHyper } from './adamw.ts';
 import { relErr } from './kernels/reference.ts';
-import { addonBuilt, randArr, setupNative } from './kernels/testkit.ts';
+import { addonBuilt, randArr, setupNative } from '../../../test/native-testkit.ts';
 import { disableNativeKernels } from './register.ts';
 import { initBackend } from '../select.ts';
 

@@ -4,7 +4,7 @@ import { off } from './heap.ts';
 import { nativeContext } from './register.ts';
 
 /**
- * Fused AdamW step (issue 9, item 2): one native pass per variable updates weight, first and second
+ * Fused AdamW step: one native pass per variable updates weight, first and second
  * moment in place on the wasm heap (PyTorch torch.optim.AdamW semantics; Loshchilov & Hutter 2019):
  *   w <- w (1 - lr wd);  m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2
  *   w <- w - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Loader of the native addon (native/, built by scripts/build-native.mjs; issue 9). Loading never
+ * Loader of the native addon (native/, built by scripts/build-native.mjs). Loading never
  * throws: a missing build, a load error or SHARP_NATIVE=0 yields `{ addon: undefined, reason }` and
  * the caller falls back to the pure-wasm overrides.
  */

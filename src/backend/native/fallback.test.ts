@@ -3,11 +3,11 @@ import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../random/rng.ts';
 import { initBackend } from '../select.ts';
 import { matmulRef } from './kernels/reference.ts';
-import { dims, expectClose, randArr, toTensor } from './kernels/testkit.ts';
+import { dims, expectClose, randArr, toTensor } from '../../../test/native-testkit.ts';
 import { disableNativeKernels, enableFallbackKernels } from './register.ts';
 
 // The pure-wasm split override runs everywhere (no addon needed): it is what a machine without
-// OpenBLAS trains with (issue 9, item 4).
+// OpenBLAS trains with.
 describe('pure-wasm BatchMatMul fallback vs float64', () => {
   beforeAll(async () => {
     await initBackend('wasm');

@@ -5,9 +5,9 @@ import { planMatMul } from './kernels/matmul.ts';
 import { asKernel, callStock, sizeOf, type KernelArgs } from './kernels/types.ts';
 
 /**
- * Pure-wasm BatchMatMul override for when the addon is absent (issue 9, item 4). The stock wasm
+ * Pure-wasm BatchMatMul override for when the addon is absent. The stock wasm
  * kernel is fast (XNNPACK, ~15 GFLOP/s) only for a single non-transposed 2-D product and falls to
- * ~1 GFLOP/s with a transpose flag or a batch dim (DESIGN.md section 3). So: transposes are done
+ * ~1 GFLOP/s with a transpose flag or a batch dim. So: transposes are done
  * with the (fast) stock Transpose kernel, a shared right operand folds the batch into rows, and
  * anything else runs one 2-D product per batch on zero-copy views registered over the operands'
  * and the output's heap memory.

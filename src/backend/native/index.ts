@@ -1,4 +1,4 @@
-/** Native CPU kernels for the tfjs wasm backend (issue 9): public API used by the backend selector. */
+/** Native CPU kernels for the tfjs wasm backend: public API used by the backend selector. */
 export { enableNativeKernels, enableFallbackKernels, disableNativeKernels, nativeStatus, setBlasThreads, useBlasThreadsFor, NATIVE_KERNELS } from './register.ts';
 export type { NativeStatus } from './register.ts';
 export { nativeAdamW } from './adamw.ts';

@@ -12,7 +12,7 @@ import type { KernelOverride } from './kernels/types.ts';
 
 /**
  * Registers the native kernels (or, without the addon, the pure-wasm matmul split) as overrides on
- * the `wasm` backend (issue 9). The lead's backend selector calls `enableNativeKernels()` after
+ * the `wasm` backend. The lead's backend selector calls `enableNativeKernels()` after
  * the wasm backend is initialised; `sharp doctor` prints the returned status.
  */
 export interface NativeStatus {
@@ -154,8 +154,7 @@ export function nativeContext(): NativeContext | undefined {
 
 /**
  * Sets the OpenBLAS thread count; returns the count in effect (0 without the addon). One thread
- * while decoding (tiny GEMMs: thread wake-ups cost more than they give), all cores while training
- * (issue 9, item 5).
+ * while decoding (tiny GEMMs: thread wake-ups cost more than they give), all cores while training.
  */
 export function setBlasThreads(n: number): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`setBlasThreads: thread count must be a positive integer, got ${n}`);
@@ -167,7 +166,7 @@ export function setBlasThreads(n: number): number {
 }
 
 /**
- * Thread policy of issue 9: 'decode' -> 1 BLAS thread, 'train' -> all cores, 'auto' (the default
+ * Thread policy: 'decode' -> 1 BLAS thread, 'train' -> all cores, 'auto' (the default
  * after enableNativeKernels) -> chosen per GEMM: 1 thread for <= 32 rows (a decode step's batch x 1
  * token), all cores for more, so callers need not switch by hand. Returns the thread count.
  */

@@ -6,11 +6,11 @@ import { tokenLogprobs } from '../../model/logprobs.ts';
 import { Rng } from '../../random/rng.ts';
 import { initBackend } from '../select.ts';
 import { nativeAdamW } from './adamw.ts';
-import { addonBuilt } from './kernels/testkit.ts';
+import { addonBuilt } from '../../../test/native-testkit.ts';
 import { disableNativeKernels, enableFallbackKernels, enableNativeKernels } from './register.ts';
 
 /**
- * Issue 9 "done when": training gives the same loss curve with and without the addon (within 1e-4)
+ * Training gives the same loss curve with and without the addon (within 1e-4)
  * and a flat tensor count. A smaller model than the bench's (d=64, vocab 512, batch 4 x 32) keeps the
  * 2 x 50 steps inside the test budget; the bench (scripts/bench/native.ts) runs the full-size one.
  */

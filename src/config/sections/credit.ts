@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Per-agent credit (DESIGN.md section 5; SHARP and "Who Gets the Reward & Who Gets the Blame?"). */
+/** Per-agent credit (SHARP and "Who Gets the Reward & Who Gets the Blame?"). */
 export const creditSection = z
   .strictObject({
     method: z.enum(['loo', 'shapley', 'none']).default('loo').describe('loo: SHARP leave-one-out counterfactuals; shapley: exact (K<=6) or sampled Shapley; none: broadcast only.'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Where training episodes come from (DESIGN.md section 7). */
+/** Where training episodes come from. */
 export const dataSection = z
   .strictObject({
     source: z.enum(['synthetic', 'musique', 'hotpotqa', '2wiki']).default('synthetic').describe('Episode source for training.'),

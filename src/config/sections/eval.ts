@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** `sharp eval` defaults (DESIGN.md section 7). */
+/** `sharp eval` defaults. */
 export const evalSection = z
   .strictObject({
     bench: z.string().default('musique').describe('Benchmark name (sharp eval --list).'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The policy checkpoint (DESIGN.md section 2). */
+/** The policy checkpoint. */
 export const modelSection = z
   .strictObject({
     path: z.string().default('checkpoints/quickstart-init').describe('HF-layout checkpoint folder (config.json, model.safetensors, tokenizer.json).'),

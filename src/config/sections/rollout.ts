@@ -13,7 +13,7 @@ const DEFAULT_SINGLE_PROMPT =
 const DEFAULT_DIRECT_PROMPT = 'Answer the question with a short final answer.';
 const DEFAULT_WORKER_FAILURE = 'The worker found no answer.';
 
-/** The self-play loop (DESIGN.md section 4). */
+/** The self-play loop. */
 export const rolloutSection = z
   .strictObject({
     groupSize: z.number().int().positive().default(8).describe('G: trajectories per question (GRPO group).'),

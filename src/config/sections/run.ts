@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Where a run writes, how it is seeded, and which tensor backend it uses (DESIGN.md section 3). */
+/** Where a run writes, how it is seeded, and which tensor backend it uses. */
 export const runSection = z
   .strictObject({
     name: z.string().min(1).default('run').describe('Run name; the run folder is runs/<name>-<timestamp>/.'),

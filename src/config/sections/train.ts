@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** GRPO / SFT / DPO optimisation (DESIGN.md section 6). */
+/** GRPO / SFT / DPO optimisation. */
 export const trainSection = z
   .strictObject({
     steps: z.number().int().nonnegative().default(50).describe('RL steps.'),

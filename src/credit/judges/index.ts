@@ -21,7 +21,7 @@ export interface JudgeSettings {
 }
 
 /**
- * The judge named by `credit.judge` (STYLE.md rule 4: chosen once). The rule judge needs the
+ * The judge named by `credit.judge` (chosen once). The rule judge needs the
  * protocol (to read answers out of resampled messages); the LLM judge needs a scorer over a model.
  */
 export function createJudge(cfg: JudgeSettings, deps: { protocol: Protocol; score?: CandidateScorer }): Judge {

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import type { Episode } from '../../data/episode.ts';
 import { getProtocol } from '../../rollout/protocol/index.ts';
-import { makeTrajectory } from '../fixtures.ts';
+import { makeTrajectory } from '../../../test/credit-fixtures.ts';
 import { createJudge, protocolAnswer } from './index.ts';
 import { llmJudge } from './llm.ts';
 import { assignHop, resolveHopQuestion, ruleJudge } from './rule.ts';

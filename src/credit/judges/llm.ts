@@ -3,7 +3,7 @@ import type { Label } from '../message-shares.ts';
 import type { Judge, JudgeContext } from './types.ts';
 
 /**
- * LLM judge (issue 5 item 7): asks a model a yes/no question about the transcript and compares the
+ * LLM judge: asks a model a yes/no question about the transcript and compares the
  * log-probabilities of the "yes" and "no" continuations. The model is reached through an injected
  * scoring function, so the same judge runs on the policy, another checkpoint, or a test double of
  * the scorer (not of the judge). A model's prefix verdicts need not be monotone in the prefix length;

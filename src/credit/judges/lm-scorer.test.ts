@@ -6,7 +6,7 @@ import { initBackend } from '../../backend/select.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import type { Episode } from '../../data/episode.ts';
-import { makeTrajectory } from '../fixtures.ts';
+import { makeTrajectory } from '../../../test/credit-fixtures.ts';
 import { lmCandidateScorer } from './lm-scorer.ts';
 import { llmJudge } from './llm.ts';
 

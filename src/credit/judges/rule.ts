@@ -6,7 +6,7 @@ import { emSuccess, type SuccessFn } from '../success.ts';
 import type { Judge, JudgeContext } from './types.ts';
 
 /**
- * Rule judge over the gold decomposition (MuSiQue `question_decomposition`; issue 5 item 7):
+ * Rule judge over the gold decomposition (MuSiQue `question_decomposition`):
  * - a worker's report is right when it matches the gold sub-answer of its hop, wrong when it does
  *   not; a worker whose subtask matches no hop (an irrelevant delegation) is neither;
  * - the planner's final answer is right when it matches the gold answer (or an alias);

@@ -3,7 +3,7 @@ import type { Trajectory } from '../../rollout/types.ts';
 import type { Label } from '../message-shares.ts';
 
 /**
- * Judges (DESIGN.md section 5; issue 5 item 7): small interface, two implementations (rule.ts with
+ * Judges: small interface, two implementations (rule.ts with
  * gold sub-answers, llm.ts with a yes/no question to a model). The failure path and the message
  * shares only talk to this interface.
  */

@@ -1,6 +1,6 @@
 /**
  * Python string and number semantics that the official evaluation scripts rely on, so that our
- * metrics give the same numbers as running those scripts (issue 7: "exactly as the official scripts
+ * metrics give the same numbers as running those scripts ("exactly as the official scripts
  * compute them"). JavaScript differs from Python in each of these: `\s` and `String.trim` know a
  * different whitespace set, `\b` is ASCII-only, `Number()` accepts "" and "0x10" but rejects "1_000",
  * and `Math.round(x * 1000) / 1000` does not round half to even on the exact binary value.

@@ -3,7 +3,7 @@ import { PY_WORD_CHAR, pyRemovePunctuation, pySplit } from './pytext.ts';
 /**
  * SQuAD answer normalisation and token metrics, as in MuSiQue's metrics/answer.py (taken from
  * AllenNLP's squad tools, itself the SQuAD v2 script) and HotpotQA's hotpot_evaluate_v1.py. Other
- * modules import these three names (issue 7); the maths is Python's, string for string.
+ * modules import these three names; the maths is Python's, string for string.
  */
 
 // Python `\b(a|an|the)\b` with Unicode word characters: JS `\b` would split "éthe" and delete "the".
@@ -45,7 +45,7 @@ export function commonTokenCount(a: readonly string[], b: readonly string[]): nu
 
 /**
  * Bag-of-tokens F1 (MuSiQue `compute_f1`): when either side has no tokens the score is 1 if both
- * are empty, else 0 ("empty list -> equality", DESIGN.md section 7).
+ * are empty, else 0 ("empty list -> equality").
  */
 export function f1Score(prediction: string, gold: string): number {
   const goldToks = answerTokens(gold);

@@ -3,8 +3,8 @@ import type { Episode } from '../episode.ts';
 import { readRecords } from './records.ts';
 
 /**
- * MuSiQue reader (`musique_{ans,full}_v1.0_{train,dev,test}.jsonl`, Trivedi et al., TACL 2022;
- * DESIGN.md section 7). The full version holds each question twice (answerable and not, same id).
+ * MuSiQue reader (`musique_{ans,full}_v1.0_{train,dev,test}.jsonl`, Trivedi et al., TACL 2022).
+ * The full version holds each question twice (answerable and not, same id).
  * The test split hides answer, aliases, answerable and decomposition, so those are optional here;
  * the scorer requires them.
  */

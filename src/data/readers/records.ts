@@ -4,7 +4,7 @@ import { streamJsonRecords } from './stream.ts';
 
 /**
  * Reading benchmark files record by record with the position of each record, so that a bad record
- * gives one line naming the file, the line and the field (issue 7), whether the file is JSONL
+ * gives one line naming the file, the line and the field, whether the file is JSONL
  * (MuSiQue, GAIA, WebWalkerQA) or one JSON array (HotpotQA, 2Wiki, DocMath-Eval).
  */
 

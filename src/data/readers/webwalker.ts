@@ -5,7 +5,7 @@ import { parseRecord, rawRecords } from './records.ts';
 /**
  * WebWalkerQA (Wu et al., 2025; callanwu/WebWalkerQA) JSONL: question, answer, root_url and info
  * {source_website, golden_path, type, difficulty_level, lang, domain}. Releases differ in key case
- * ("Question" / "question"), so keys are matched case-insensitively (DESIGN.md section 7).
+ * ("Question" / "question"), so keys are matched case-insensitively.
  */
 
 const infoSchema = z

@@ -8,7 +8,7 @@ import { meanScores } from '../scores.ts';
 /**
  * FRAMES and WebWalkerQA: their official metric is an LLM judge (FRAMES: Gemini auto-rater;
  * WebWalkerQA: GPT-4 judge), which runs nowhere offline. We report cover-EM as the headline plus EM
- * and F1 (issue 7); a judge can be plugged in by the eval command through the credit judge interface.
+ * and F1; a judge can be plugged in by the eval command through the credit judge interface.
  */
 
 function scoreOpen(pred: Prediction, ep: Episode): ItemScores {

@@ -11,8 +11,8 @@ import { dropTornTail } from '../../fs/torn-tail.ts';
 import { groupRecord, ReplayRecorder, type GroupRecord } from '../../credit/record.ts';
 
 /**
- * `sharp eval --credit` (issue 7 item 3): SHARP counterfactual credit of each evaluated trajectory
- * (credit.method, credit.replayMode; DESIGN.md section 5), through the credit module's engine replay
+ * `sharp eval --credit`: SHARP counterfactual credit of each evaluated trajectory
+ * (credit.method, credit.replayMode), through the credit module's engine replay
  * runner, and the helpful / neutral / harmful report over the run. Each episode's credit is appended
  * to credit.log.jsonl as it is computed, so a resumed eval reports over all its episodes, not only
  * those of the last invocation.

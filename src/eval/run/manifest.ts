@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../../fs/atomic.ts';
 import { UserError } from '../../errors.ts';
 
 /**
- * What produced the predictions in an eval folder. A resumed eval (issue 7: "skips ids already
+ * What produced the predictions in an eval folder. A resumed eval ("skips ids already
  * predicted") may only reuse predictions made by the same setup, or the file would mix two systems'
  * answers; a mismatch is a one-line error naming the first differing setting.
  */

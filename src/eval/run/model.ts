@@ -6,7 +6,7 @@ import { CausalLM } from '../../model/causal-lm.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 
 /**
- * Which checkpoint `sharp eval` runs (issue 7 item 3 and "Done when"): --model, else config
+ * Which checkpoint `sharp eval` runs: --model, else config
  * model.path; and on a fresh clone, where model.path is still the schema default and nothing has
  * been trained there, the shipped untrained model (models/tiny-random, built by
  * scripts/build-tiny-model.ts), so `npx sharp eval --bench musique --limit 20` runs with nothing but

@@ -4,8 +4,7 @@ import { normalizeAnswer } from '../../data/answers/squad.ts';
 import type { Prediction } from '../types.ts';
 
 /**
- * Turns one trajectory into the benchmark-neutral Prediction `sharp eval` records (issue 7 item 3:
- * "support idxs from the paragraphs the workers retrieved and cited").
+ * Turns one trajectory into the benchmark-neutral Prediction `sharp eval` records (* "support idxs from the paragraphs the workers retrieved and cited").
  *
  * Whose retrievals count: the agents whose answer reached the final answer. In a planner + workers
  * trajectory those are the workers whose report the planner received (a delegation that ran and

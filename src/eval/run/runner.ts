@@ -7,14 +7,14 @@ import { CreditLog, creditOf } from './credit.ts';
 import { creditHeader, nextEvalStep, RECORD_VERSION, sampleGroups, writeStepRecord, type GroupRecord } from '../../credit/record.ts';
 import type { StageLog } from './stages.ts';
 import { predictionOf } from './prediction.ts';
-import type { Progress } from './progress.ts';
+import type { EpisodeProgress as Progress } from '../../run/progress.ts';
 
 /**
- * The loop of `sharp eval` (issue 7 item 3): the session's pending episodes go through the rollout
+ * The loop of `sharp eval`: the session's pending episodes go through the rollout
  * engine `batchEpisodes` at a time (one trajectory each, greedy by default), and each finished
  * episode is recorded at once, so an interrupted run loses at most one batch. Within a batch the
- * engine decodes every generating agent of every episode in one policy call per step (DESIGN.md
- * section 4), which is what makes eval fast; the batch size bounds memory and resume granularity.
+ * engine decodes every generating agent of every episode in one policy call per step,
+ * which is what makes eval fast; the batch size bounds memory and resume granularity.
  */
 
 export interface EvalLoopOptions {

@@ -4,7 +4,7 @@ import { parseHfConfig, readHfConfig, writeGenerationConfig, writeHfConfig, type
 import { readWeights, writeWeights, type HostTensor, type WriteTensor } from './safetensors.ts';
 
 /**
- * A model folder in the Hugging Face layout (DESIGN.md section 2): config.json, weights
+ * A model folder in the Hugging Face layout: config.json, weights
  * (model.safetensors or shards) and generation_config.json. The tokenizer files are src/tokenizer's.
  * Reading checks every tensor against the config, so a model is never built from a checkpoint that
  * does not fit it.

@@ -1,5 +1,5 @@
 /**
- * Float dtypes of safetensors files (DESIGN.md section 2): F32, F16 and BF16 on disk, float32 in
+ * Float dtypes of safetensors files: F32, F16 and BF16 on disk, float32 in
  * memory (tfjs trains in float32 only). Pure conversions over little-endian byte buffers.
  */
 

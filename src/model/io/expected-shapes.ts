@@ -5,7 +5,7 @@ import type { HfModelConfig } from './hf-config.ts';
  * The tensors a config.json implies, with HF names and shapes (nn.Linear weights are [out, in]),
  * for Llama (LlamaAttention: q/k/v/o bias = attention_bias), Qwen2 (bias on q/k/v only) and Qwen3
  * (q/k/v/o bias = attention_bias, plus per-head q_norm / k_norm of width head_dim). Used to reject a
- * checkpoint that does not fit its config with a one-line error naming the tensor (issue 3 item 2).
+ * checkpoint that does not fit its config with a one-line error naming the tensor.
  */
 export function expectedWeightShapes(cfg: HfModelConfig): Map<string, number[]> {
   const D = cfg.hidden_size;

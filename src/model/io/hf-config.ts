@@ -9,7 +9,7 @@ import { configKeyProblem } from './config-keys.ts';
 import { RopeConfigError, ropeConfigOf } from '../rope/from-config.ts';
 
 /**
- * Hugging Face `config.json` for the decoder families we run (DESIGN.md section 2). Keys outside the
+ * Hugging Face `config.json` for the decoder families we run. Keys outside the
  * schema are kept and written back unchanged, but only those that cannot change the maths are
  * accepted (config-keys.ts); RoPE is read in the 4.x or 5.x spelling (rope/from-config.ts) and
  * written back in the one it came in. Defaults follow Transformers' LlamaConfig / Qwen2Config /

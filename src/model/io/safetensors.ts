@@ -9,7 +9,7 @@ import { CheckpointError } from './errors.ts';
 import { buildHeader, checkHeaderLength, numel, parseHeader, type SafetensorsHeader, type TensorEntry } from './header.ts';
 
 /**
- * safetensors checkpoints (DESIGN.md section 2, issue 3 item 2): read F32 / F16 / BF16 into float32,
+ * safetensors checkpoints: read F32 / F16 / BF16 into float32,
  * write F32 or BF16, single files or HF shards (model.safetensors.index.json). Reads stream each
  * tensor through a file handle in bounded chunks, so a checkpoint is never held twice in memory.
  */

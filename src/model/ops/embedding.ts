@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 
 /**
- * Token embedding lookup with a custom gradient (DESIGN.md section 3, technique 1). tf.gather's own
+ * Token embedding lookup with a custom gradient (technique 1). tf.gather's own
  * gradient is UnsortedSegmentSum, which the wasm backend does not register and which took 35 s of a
  * 45 s step on cpu. Here the gradient is a one-hot matmul over the *distinct* ids of the batch,
  * scattered into the table: onehot [U, N] @ dy [N, D] -> rows [U, D] -> scatterND into [V, D]. Using

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 /**
  * Matmuls with hand-written gradients that use explicit `tf.transpose` and never the transposeA/B
  * flags of tf.matMul: on the wasm backend a flagged (or batched-with-flags) matmul runs at 0.7-1.7
- * GFLOP/s against 15-18 for a plain 2-D one (DESIGN.md section 3, technique 2). Inputs the gradient
+ * GFLOP/s against 15-18 for a plain 2-D one (technique 2). Inputs the gradient
  * needs go through `save()` (technique 5) so tfjs keeps them alive for the backward pass.
  */
 

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 
 /**
  * log softmax(logits)[target] per row, with the fused gradient dy * (onehot(target) - softmax)
- * (DESIGN.md section 3, technique 4): the forward computes exp once and keeps the probabilities
+ * (technique 4): the forward computes exp once and keeps the probabilities
  * for the backward, instead of autodiff through logSoftmax and a gather (two more Exps on wasm,
  * whose Exp kernel is slow, and a gather gradient).
  */

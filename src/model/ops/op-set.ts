@@ -3,8 +3,8 @@ import { embed } from './embedding.ts';
 import { bmm, linear, matmulBT } from './linear.ts';
 
 /**
- * The decoder's matmul-like ops, chosen once per forward (STYLE.md rule 4). Training uses the
- * custom-gradient versions (DESIGN.md section 3); inference (prefill, decode) uses the plain tfjs
+ * The decoder's matmul-like ops, chosen once per forward. Training uses the
+ * custom-gradient versions; inference (prefill, decode) uses the plain tfjs
  * ops, which compute the same values without customGrad's scope and identity kernels: a decode
  * step is ~200 small kernels, so per-kernel overhead is most of its time on wasm.
  */

@@ -4,7 +4,7 @@ import type { Protocol, ProtocolName } from './types.ts';
 
 export type { ParsedAction, Protocol, ProtocolName } from './types.ts';
 
-/** The protocol registry (STYLE.md rule 4): `rollout.protocol` picks one here, once. */
+/** The protocol registry: `rollout.protocol` picks one here, once. */
 export const PROTOCOLS: Readonly<Record<ProtocolName, Protocol>> = {
   tags: tagsProtocol,
   json: jsonProtocol,

@@ -4,7 +4,7 @@ import { isActionName, TOOL_SPECS, type ToolSpec } from './tool-specs.ts';
 import { preview, stripThinking } from './text.ts';
 
 /**
- * The `json` protocol for chat models (DESIGN.md section 4): Hermes / Qwen3 function calling,
+ * The `json` protocol for chat models: Hermes / Qwen3 function calling,
  * `<tool_call>{"name": "search", "arguments": {"query": "..."}}</tool_call>`, results inside
  * `<tool_response>`. The final answer is `<answer>a</answer>` or a call of the `answer` function.
  */

@@ -4,7 +4,7 @@ import { ACTION_NAMES, isActionName, type ActionName, type ToolSpec } from './to
 import { preview, stripThinking } from './text.ts';
 
 /**
- * The `tags` protocol for small from-scratch models (DESIGN.md section 4): `<search>query</search>`,
+ * The `tags` protocol for small from-scratch models: `<search>query</search>`,
  * `<calculate>e</calculate>`, `<code>js</code>`, `<delegate>t</delegate>`, `<answer>a</answer>`; tool
  * output comes back as `<result>...</result>`. Free text around one tag is allowed (reasoning).
  */

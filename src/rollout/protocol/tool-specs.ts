@@ -49,14 +49,14 @@ export const TOOL_SPECS: Readonly<Record<ActionName, ToolSpec>> = {
 
 export const ACTION_NAMES: readonly ActionName[] = ['delegate', 'search', 'calculate', 'code', 'answer'];
 
-/** Tools each role may call (DESIGN.md section 4: the planner only delegates). `answer` is always allowed. */
+/** Tools each role may call (the planner only delegates). `answer` is always allowed. */
 export const ROLE_TOOLS: Readonly<Record<Role, readonly Exclude<ActionName, 'answer'>[]>> = {
   planner: ['delegate'],
   worker: ['search', 'calculate', 'code'],
 };
 
 /**
- * The agent system a trajectory runs (issue 7 item 3, `sharp eval --agents`): multi = planner +
+ * The agent system a trajectory runs (`sharp eval --agents`): multi = planner +
  * workers; single = one agent with the worker tools on the whole question; direct = one agent that
  * answers at once, no tools. The root agent (agent 0, role planner: it gets the question and gives
  * the final answer) has these tools; workers exist only under multi.

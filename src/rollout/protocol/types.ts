@@ -2,9 +2,9 @@ import type { ChatMessage } from '../types.ts';
 import type { ActionName, ToolSpec } from './tool-specs.ts';
 
 /**
- * A tool-call protocol (DESIGN.md section 4): how tools are described to an agent, how its message is
+ * A tool-call protocol: how tools are described to an agent, how its message is
  * read, and how results are shown back. Variants live in the registry (protocol/index.ts), chosen once
- * from `rollout.protocol` (STYLE.md rule 4).
+ * from `rollout.protocol`.
  */
 export type ProtocolName = 'tags' | 'json';
 

@@ -4,7 +4,7 @@ import { parseHopQuestion } from '../../data/synth/reader.ts';
 import { toEpisode } from '../../data/synth/record.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { rollout } from '../engine.ts';
-import { rolloutConfig } from '../test-fixtures.ts';
+import { rolloutConfig } from '../../../test/rollout-fixtures.ts';
 import type { Trajectory } from '../types.ts';
 import { expertPolicy, irrelevantSubtask, type ExpertFailures } from './expert.ts';
 

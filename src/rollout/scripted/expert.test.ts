@@ -4,7 +4,7 @@ import { toEpisode } from '../../data/synth/record.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { rollout } from '../engine.ts';
 import { replay } from '../replay.ts';
-import { rolloutConfig } from '../test-fixtures.ts';
+import { rolloutConfig } from '../../../test/rollout-fixtures.ts';
 import type { Trajectory } from '../types.ts';
 import { DEFAULT_IRRELEVANT_SUBTASK, EXPERT_UNKNOWN, expertPolicy, insertStep } from './expert.ts';
 

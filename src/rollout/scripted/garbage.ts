@@ -3,7 +3,7 @@ import type { PolicyRequest } from '../policy.ts';
 import { ScriptedPolicy } from './policy.ts';
 
 /**
- * A random policy for robustness tests (issue 4: garbage output must never crash a rollout and every
+ * A random policy for robustness tests (garbage output must never crash a rollout and every
  * invalid call must be recorded). Messages are random mixes of protocol fragments, well-formed calls,
  * JSON pieces and noise, drawn from a seeded Rng so a failure reproduces.
  */

@@ -1,7 +1,7 @@
 import type { Policy, PolicyRequest, PolicyResponse } from '../policy.ts';
 
 /**
- * A policy that is a plain function of the request (issue 4 item 1): the scripted expert, random
+ * A policy that is a plain function of the request: the scripted expert, random
  * garbage for robustness tests, and hand-written scenarios drive the real engine through it. It has no
  * tokenizer: token ids and logprobs are empty. Like a language model it stops right after the first
  * stop string it writes, so a script cannot smuggle two calls into one message unnoticed.

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeF
 import { dirname } from 'node:path';
 
 /**
- * Per-step metrics as JSON lines (issue 6 item 6): one object per step, `{"step": n, "time": iso,
+ * Per-step metrics as JSON lines: one object per step, `{"step": n, "time": iso,
  * ...}` with namespaced keys as cleanRL logs them (`reward/planner`, `losses/clipfrac`, `perf/tok_s`).
  * Appends are synchronous so a killed run keeps every finished step. On resume from step s the file
  * is first cut back to steps <= s (rewritten atomically: temp file + rename), so the curves of a

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { maskedCrc32c } from './crc32c.ts';
 
 /**
- * TensorBoard event-file writer without native dependencies (issue 6 item 6), so that
+ * TensorBoard event-file writer without native dependencies, so that
  * `tensorboard --logdir runs` shows the training curves. An event file is a sequence of TFRecords
  *   u64 length (LE) | u32 masked crc32c(length bytes) | data | u32 masked crc32c(data)
  * whose data are Event protobufs (tensorflow/core/util/event.proto), hand-encoded here:

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../../random/rng.ts';
 import { planMatMul } from './matmul.ts';
 import { matmulRef } from './reference.ts';
-import { addonBuilt, dims, expectClose, randArr, setupNative, toTensor } from './testkit.ts';
+import { addonBuilt, dims, expectClose, randArr, setupNative, toTensor } from '../../../../test/native-testkit.ts';
 
 describe('planMatMul', () => {
   it('broadcasts batch dims and applies transpose flags', () => {

@@ -35,7 +35,7 @@ export function planMatMul(aShape: readonly number[], bShape: readonly number[],
   return { outShape: [...outBatch, M, N], M, N, K: Ka, outBatch, aBatch: pad(aOuter), bBatch: pad(bOuter) };
 }
 
-/** BatchMatMul on OpenBLAS sgemm, zero-copy on the wasm heap (issue 9, the biggest win). */
+/** BatchMatMul on OpenBLAS sgemm, zero-copy on the wasm heap (the biggest win). */
 export const batchMatMulNative: KernelOverride = {
   name: 'BatchMatMul',
   make: (ctx, stock) =>

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../../random/rng.ts';
 import { reduceView } from './reduce.ts';
 import { reduceRef, softmaxRef, type ReduceOp } from './reference.ts';
-import { addonBuilt, dims, expectClose, randArr, setupNative, toTensor } from './testkit.ts';
+import { addonBuilt, dims, expectClose, randArr, setupNative, toTensor } from '../../../../test/native-testkit.ts';
 
 const OPS: [ReduceOp, (x: tf.Tensor, axis: number[], keep: boolean) => tf.Tensor][] = [
   ['sum', tf.sum],

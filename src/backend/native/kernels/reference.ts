@@ -2,7 +2,7 @@
  * Float64 reference implementations of the overridden kernels, written from the definitions (numpy
  * broadcasting, row-major layout) independently of tfjs: the parity tests compare the native
  * kernels to these, never to another tfjs backend (the stock cpu backend is wrong on mixed
- * broadcasts such as [2,1] x [1,3]; issue 9).
+ * broadcasts such as [2,1] x [1,3]).
  */
 export interface Arr {
   data: Float64Array;

@@ -1,0 +1,22 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ablate, checkAblationConfig } from './ablate.ts';
+import { configFrom, withRun } from './setup.ts';
+
+/**
+ * `sharp ablate --config X [--out DIR]`: the ablation of src/recipes/ablate.ts in DIR (default ablation.out, else
+ * <run.dir>/<run.name>). Running the same command again resumes: finished runs are skipped, an
+ * unfinished one continues from its checkpoint. Ctrl-C finishes the current RL step, saves, writes
+ * the partial report and exits 0.
+ */
+export async function run(opts: Record<string, unknown>): Promise<void> {
+  const cfg = configFrom(opts);
+  checkAblationConfig(cfg);
+  const dir = resolve(typeof opts.out === 'string' && opts.out !== '' ? opts.out : cfg.ablation.out || join(cfg.run.dir, cfg.run.name));
+  mkdirSync(dir, { recursive: true });
+  await withRun({ cfg, backendFlag: opts.backend, logDir: dir, sigint: true }, async ({ log, backend, stop }) => {
+    log.info({ dir, backend: backend.backend, native: backend.native, methods: cfg.ablation.methods, seeds: cfg.ablation.seeds }, 'ablation');
+    const command = ['sharp ablate', ...process.argv.slice(3)].join(' ');
+    await ablate({ cfg, dir, log, stop, command });
+  });
+}

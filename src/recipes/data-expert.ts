@@ -1,0 +1,49 @@
+import { prepareOutFile } from '../fs/out-dir.ts';
+import type { Episode } from '../data/episode.ts';
+import { readMusique } from '../data/readers/musique.ts';
+import { UserError } from '../errors.ts';
+import { expertTranscripts, writeTranscripts } from './expert-data.ts';
+import { configFrom, withRun } from './setup.ts';
+
+/**
+ * `sharp data expert --in FILE --out transcripts.jsonl`: runs the scripted expert on
+ * synthetic episodes (MuSiQue-format JSONL, e.g. from `sharp data synth`) through the real engine,
+ * protocol and tools, and writes its transcripts for SFT: one JSONL line per agent conversation,
+ * `{"messages": [{"role", "content", "train"}]}` with train = true on assistant messages. Only
+ * solved trajectories are written, "solved" by the configured success function (credit.success), the
+ * transcripts and the writer being the ones `sharp train` builds its SFT data with (expert-data.ts).
+ *
+ * export const options = {
+ *   in: '--in <file>        episodes JSONL in the MuSiQue format (required)',
+ *   out: '--out <file>      transcripts JSONL (required; written atomically)',
+ *   config: '-c, --config <file>  optional YAML config: rollout.protocol, prompts and limits are used',
+ *   set: '--set <key=value>  optional config overrides (repeatable)',
+ * }
+ */
+
+function stringOption(opts: Record<string, unknown>, key: string, flag: string): string {
+  const v = opts[key];
+  if (typeof v !== 'string' || v.length === 0) throw new UserError(`data expert: ${flag} <file> is required`);
+  return v;
+}
+
+function readEpisodes(file: string): Episode[] {
+  try {
+    return readMusique(file);
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    throw new UserError(`data expert: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+  }
+}
+
+export async function run(opts: Record<string, unknown>): Promise<void> {
+  const input = stringOption(opts, 'in', '--in');
+  const out = prepareOutFile(stringOption(opts, 'out', '--out'), 'data expert: --out');
+  const cfg = configFrom(opts);
+  const episodes = readEpisodes(input);
+  const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
+  if (bad) throw new UserError(`data expert: ${input}: episode ${bad.id} has no question_decomposition (the expert follows it)`);
+  const data = await withRun({ cfg, tensors: false }, () => expertTranscripts(episodes, cfg));
+  writeTranscripts(out, data.transcripts);
+  process.stdout.write(`data expert: solved ${data.solved}/${episodes.length} episodes; wrote ${data.transcripts.length} transcripts to ${out}\n`);
+}

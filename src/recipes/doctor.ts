@@ -1,0 +1,83 @@
+import { createRequire } from 'node:module';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend, type BackendChoice, type BackendName } from '../backend/select.ts';
+import { findDriver, probeCudaLibs, type LibProbe } from '../backend/cuda-libs.ts';
+import { matmulGflops } from '../backend/matmul-bench.ts';
+import { resolveBackendName } from '../backend/gpu-check.ts';
+
+/**
+ * `sharp doctor [--backend B]`: what this machine gives sharp-rl. Node and tfjs versions, the
+ * chosen backend and why better ones were skipped, wasm SIMD/threads, whether tfjs-node-gpu is
+ * installed, which CUDA/cuDNN libraries were found (loudly when missing: tfjs falls back to the CPU
+ * silently), and a measured matmul rate.
+ */
+export interface DoctorReport {
+  node: string;
+  tfjs: string;
+  backend: BackendChoice;
+  gpuPackage: string | null;
+  driver: string | null;
+  cudaLibs: LibProbe[];
+  matmul: { gflops: number; warmupMs: number; medianMs: number };
+}
+
+const require = createRequire(import.meta.url);
+
+function installedVersion(pkg: string): string | null {
+  try {
+    return (require(`${pkg}/package.json`) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+export async function collectDoctor(backend: BackendName = 'auto', threads = 0): Promise<DoctorReport> {
+  const choice = await initBackend(backend, threads);
+  return {
+    node: process.version,
+    tfjs: tf.version.tfjs,
+    backend: choice,
+    gpuPackage: installedVersion('@tensorflow/tfjs-node-gpu'),
+    driver: findDriver(),
+    cudaLibs: probeCudaLibs(),
+    matmul: await matmulGflops(choice.backend === 'tensorflow' ? 1024 : 256),
+  };
+}
+
+export function formatDoctor(r: DoctorReport): string {
+  const lines = [
+    `node            ${r.node}`,
+    `tfjs            ${r.tfjs}`,
+    `backend         ${r.backend.backend} (${r.backend.pkg})`,
+  ];
+  for (const s of r.backend.skipped) lines.push(`  skipped       ${s.candidate}: ${s.reason}`);
+  if (r.backend.wasm) {
+    lines.push(`wasm SIMD       ${r.backend.wasm.simd ? 'on' : 'off'}`);
+    lines.push(`wasm threads    ${r.backend.wasm.threads} (requested ${r.backend.wasm.threadsRequested}; tfjs runs wasm single-threaded in Node)`);
+  }
+  const n = r.backend.native;
+  if (n) {
+    lines.push(`native kernels  ${n.mode === 'native' ? `loaded: ${n.kernels.length} wasm kernels overridden` : `${n.mode} (${n.reason})`}`);
+    if (n.mode === 'native') {
+      lines.push(`  kernels       ${n.kernels.join(', ')}`);
+      lines.push(`  BLAS threads  ${n.blasThreads} (${n.blasPolicy ?? 'fixed'}: 1 thread for decode-size products, all cores for training)${n.blasConfig ? `; ${n.blasConfig}` : ''}`);
+    } else if (n.mode === 'fallback') {
+      lines.push(`  kernels       ${n.kernels.join(', ')} (pure-wasm split of batched/transposed matmuls; build the addon with npm run build:native)`);
+    }
+  }
+  lines.push(`tfjs-node-gpu   ${r.gpuPackage ? `installed ${r.gpuPackage}` : 'not installed (GPU hosts: use the Docker image, see README)'}`);
+  lines.push(`NVIDIA driver   ${r.driver ?? 'not found (libcuda.so)'}`);
+  const missing = r.cudaLibs.filter((l) => !l.path);
+  for (const l of r.cudaLibs) lines.push(`  ${l.lib.padEnd(20)} ${l.path ?? 'MISSING'}`);
+  if (r.gpuPackage && missing.length > 0) {
+    lines.push(`WARNING: tfjs-node-gpu is installed but ${missing.map((l) => l.lib).join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing: TensorFlow will silently run on the CPU.`);
+  }
+  if (r.backend.backend === 'tensorflow' && r.gpuPackage === null) lines.push('note            tensorflow backend is the CPU build (tfjs-node), not the GPU one');
+  lines.push(`matmul          ${r.matmul.gflops.toFixed(2)} GFLOP/s (median ${r.matmul.medianMs.toFixed(2)} ms, warm-up ${r.matmul.warmupMs.toFixed(1)} ms)`);
+  return lines.join('\n');
+}
+
+export async function run(opts: { backend?: string; threads?: number }): Promise<void> {
+  const report = await collectDoctor(resolveBackendName(opts.backend, 'auto'), opts.threads ?? 0);
+  process.stdout.write(formatDoctor(report) + '\n');
+}

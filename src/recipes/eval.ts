@@ -1,0 +1,157 @@
+import { basename, join, resolve } from 'node:path';
+import { checkpointHash } from '../eval/run/checkpoint-hash.ts';
+import { mkdirOut } from '../fs/out-dir.ts';
+import type { Config } from '../config/schema.ts';
+import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
+import { successFunction } from '../credit/success.ts';
+import { breakdownMarkdown, mergeBreakdowns } from '../eval/breakdown.ts';
+import { CreditLog, creditMarkdown } from '../eval/run/credit.ts';
+import { StageLog } from '../eval/run/stages.ts';
+import { checkSetup } from '../eval/run/manifest.ts';
+import { loadModel, resolveModelDir } from '../eval/run/model.ts';
+import { createProgress } from '../run/progress.ts';
+import { runEvalLoop } from '../eval/run/runner.ts';
+import { finishEvalSession, openEvalSession, type EvalSession } from '../eval/session.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import { LmPolicy } from '../rollout/lm-policy.ts';
+import { Rng } from '../random/rng.ts';
+import type { AgentsMode } from '../rollout/engine.ts';
+import type { Policy } from '../rollout/policy.ts';
+import { expertPolicy } from '../rollout/scripted/expert.ts';
+import { configFrom, withRun } from './setup.ts';
+import { UserError } from '../errors.ts';
+
+/**
+ * `sharp eval`: runs the agents on a benchmark and writes the official-format
+ * predictions, metrics.json, report.md (breakdowns) and, with --credit, the SHARP credit report.
+ * An interrupted eval resumes from <out>/predictions.log.jsonl and skips the ids already predicted.
+ *
+ * export const options (flags, camelCased by commander):
+ *   -c, --config FILE   YAML config          --set key=value   override (repeatable, last)
+ *   --bench NAME        benchmark (default eval.bench; `--list` shows them)
+ *   --data PATH         benchmark file (default eval.data; empty = the shipped sample)
+ *   --model DIR         checkpoint (default model.path; on a fresh clone the shipped models/tiny-random)
+ *   --limit N           first N episodes (default eval.limit; 0 = all)
+ *   --out DIR           output folder (default eval.out; empty = runs/eval/<bench>-<agents>-<model>)
+ *   --agents MODE       multi (planner + workers) | single (one agent with the tools) | direct (no tools)
+ *   --credit            also compute SHARP counterfactual credit and report it
+ *   --list              list the benchmarks and exit
+ *   --backend NAME      auto | tensorflow | wasm | cpu (default run.backend)
+ *   --policy NAME       lm (default: the checkpoint) | expert (the scripted expert of src/rollout/scripted,
+ *                       no model: a reference run on synthetic data, as `sharp rollout --policy expert`)
+ */
+export const options = ['config', 'set', 'bench', 'data', 'model', 'limit', 'out', 'agents', 'credit', 'list', 'backend', 'policy'] as const;
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const AGENT_MODES: readonly AgentsMode[] = ['multi', 'single', 'direct'];
+/** Episodes per engine run: enough to fill the decoding batch, few enough that a kill loses little. */
+const BATCH_EPISODES = 16;
+
+function str(opts: Record<string, unknown>, key: string): string | undefined {
+  const v = opts[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new UserError(`--${key} expects a value, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function limitOf(opts: Record<string, unknown>, cfg: Config): number {
+  const v = opts.limit ?? cfg.eval.limit;
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new UserError(`--limit expects a non-negative integer, got '${String(v)}'`);
+  return n;
+}
+
+function checkpointHashOf(dir: string): string {
+  try {
+    return checkpointHash(dir);
+  } catch (err) {
+    throw new UserError(`--model ${dir}: cannot read the checkpoint (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+  }
+}
+
+function openSession(bench: string, data: string, limit: number, out: string): EvalSession {
+  try {
+    return openEvalSession({ bench, data, limit, out, repoRoot });
+  } catch (err) {
+    throw new UserError(`eval: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+  }
+}
+
+export async function run(opts: Record<string, unknown>): Promise<void> {
+  if (opts.list === true) {
+    process.stdout.write(`${listBenchmarks()}\n`);
+    return;
+  }
+  const cfg = configFrom({ ...opts, config: str(opts, 'config') });
+  const bench = str(opts, 'bench') ?? cfg.eval.bench;
+  if (!benchmarkNames().includes(bench)) throw new UserError(`eval: unknown benchmark '${bench}' (known: ${benchmarkNames().join(', ')})`);
+  const data = str(opts, 'data') ?? cfg.eval.data;
+  const limit = limitOf(opts, cfg);
+  const agents = (str(opts, 'agents') ?? cfg.eval.agents) as AgentsMode;
+  if (!AGENT_MODES.includes(agents)) throw new UserError(`--agents must be one of ${AGENT_MODES.join(', ')} (got '${agents}')`);
+  const policyName = str(opts, 'policy') ?? 'lm';
+  if (policyName !== 'lm' && policyName !== 'expert') throw new UserError(`--policy must be lm or expert (got '${policyName}')`);
+  const model = policyName === 'lm' ? resolveModelDir(str(opts, 'model'), cfg, repoRoot) : { dir: 'scripted-expert' };
+  if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
+  const out = mkdirOut(str(opts, 'out') || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), '--out');
+  const session = openSession(bench, data, limit, out);
+  const r = cfg.rollout;
+  // The weights' content, not only their path: a checkpoint replaced in place must not resume.
+  const modelHash = policyName === 'lm' ? checkpointHashOf(model.dir) : 'scripted-expert';
+  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, modelHash, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
+  checkSetup(out, setup);
+
+  const pending = session.pending();
+  if (policyName === 'expert') {
+    const bad = pending.find(({ episode }) => !episode.decomposition || episode.decomposition.length === 0);
+    if (bad) throw new UserError(`eval --policy expert: episode ${bad.episode.id} of ${bench} has no gold decomposition (the scripted expert follows one; use --policy lm)`);
+  }
+  const credit = opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out } : undefined;
+  if (credit && cfg.credit.method === 'none') throw new UserError('--credit needs credit.method loo or shapley (it is none)');
+  // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.
+  // Benchmarks with a gold decomposition (MuSiQue, the synthetic world) also get the per-stage breakdown.
+  const decomposed = session.episodes.some((e) => (e.decomposition?.length ?? 0) > 0);
+  const stages = decomposed ? { log: StageLog.open(join(out, 'stages.log.jsonl')), success: successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold }) } : undefined;
+  let stats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
+  if (pending.length > 0) {
+    stats = await withRun({ cfg, backendFlag: str(opts, 'backend'), tensors: policyName === 'lm' }, async () => {
+      let policy: Policy = expertPolicy();
+      let dispose = (): void => {};
+      if (policyName === 'lm') {
+        const { model: lm, tokenizer } = await loadModel(model.dir);
+        dispose = () => lm.dispose();
+        policy = new LmPolicy(lm, tokenizer, { temperature: cfg.eval.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(cfg.run.seed) });
+      }
+      const progress = createProgress({ total: session.episodes.length, done: session.episodes.length - pending.length, label: `eval ${bench}` });
+      try {
+        return await runEvalLoop({ session, policy, engine: { cfg: r, agents }, batchEpisodes: BATCH_EPISODES, credit, stages, progress });
+      } finally {
+        progress.stop();
+        dispose();
+      }
+    });
+  }
+
+  const extra: string[] = [];
+  if (stages) {
+    const b = mergeBreakdowns(stages.log.collect(session.keys));
+    extra.push(breakdownMarkdown(b));
+    writeFileAtomic(join(out, 'stages.json'), `${JSON.stringify(b, null, 2)}\n`);
+  }
+  if (credit) {
+    const { report, episodes } = credit.log.report(session.keys);
+    extra.push(creditMarkdown(report, episodes, cfg.credit));
+    writeFileAtomic(join(out, 'credit.json'), `${JSON.stringify({ episodes, ...report }, null, 2)}\n`);
+  }
+  const settings = { model: model.dir, agents, limit, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
+  const result = finishEvalSession(session, settings, extra);
+  const m = result.report.metrics;
+  const numbers = Object.entries(m)
+    .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(3)}`)
+    .join(', ');
+  process.stdout.write(
+    `eval ${bench} (${agents}): ${session.episodes.length} episodes (${stats.ran} run now in ${stats.seconds.toFixed(1)} s, ${stats.steps} decoding calls, largest batch ${stats.maxBatch})\n` +
+      `${numbers}\n` +
+      `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${credit ? `, ${join(out, 'credit.json')}` : ''}\n`,
+  );
+}

@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Config } from '../config/schema.ts';
+import type { Episode } from '../data/episode.ts';
+import { exactMatch, maxOverGroundTruths } from '../data/answers/squad.ts';
+import { LmPolicy } from '../rollout/lm-policy.ts';
+import { CausalLM } from '../model/causal-lm.ts';
+import { Rng } from '../random/rng.ts';
+import { rollout } from '../rollout/engine.ts';
+import { writeTrajectories } from '../rollout/jsonl.ts';
+import type { Policy } from '../rollout/policy.ts';
+import { expertPolicy } from '../rollout/scripted/expert.ts';
+import { garbagePolicy } from '../rollout/scripted/garbage.ts';
+import { Tokenizer } from '../tokenizer/tokenizer.ts';
+import { UserError } from '../errors.ts';
+import { prepareOutFile } from '../fs/out-dir.ts';
+import { loadTrainData } from './data.ts';
+import { configFrom, withRun } from './setup.ts';
+
+/**
+ * `sharp rollout --config X --n N --out FILE`: runs the agents on N episodes of the
+ * configured data (data.source) x rollout.groupSize trajectories and writes the trajectories as JSONL
+ * (atomically). The policy is the checkpoint at model.path (default), or the scripted expert / the
+ * random garbage policy (for data and robustness checks without a model).
+ *
+ * export const options = {
+ *   config: '-c, --config <file>  YAML config',
+ *   set: '--set <key=value>       config override (repeatable)',
+ *   n: '--n <n>                   episodes (default 8); trajectories = n x rollout.groupSize',
+ *   out: '--out <file>            trajectories JSONL (required)',
+ *   backend: '--backend <name>    tensor backend (default run.backend); lm policy only',
+ *   policy: '--policy <name>      lm (default) | expert | random',
+ * }
+ */
+
+type PolicyName = 'lm' | 'expert' | 'random';
+
+/**
+ * The first n training episodes of the configured data, through the loader `sharp train` uses
+ * (recipes/data.ts), so a synthetic rollout sees the same worlds and names as training does.
+ */
+function episodesFor(cfg: Config, n: number): Episode[] {
+  const d = cfg.data;
+  try {
+    if (d.source === 'synthetic') return loadTrainData({ ...d, synthetic: { ...d.synthetic, train: n, heldOut: 1 } }).train;
+    return loadTrainData(d).train.slice(0, n);
+  } catch (err) {
+    if (err instanceof UserError) throw new UserError(`rollout: ${err.message}`);
+    throw err;
+  }
+}
+
+async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => void }> {
+  const dir = cfg.model.path;
+  const [model, tokenizer] = await Promise.all([CausalLM.load(dir), Tokenizer.load(dir)]);
+  const r = cfg.rollout;
+  const policy = new LmPolicy(model, tokenizer, { temperature: r.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(cfg.run.seed) });
+  return { policy, dispose: () => model.dispose() };
+}
+
+export async function run(opts: Record<string, unknown>): Promise<void> {
+  const out = opts.out;
+  if (typeof out !== 'string' || out === '') throw new UserError('rollout: --out <file> is required');
+  const file = prepareOutFile(out, 'rollout: --out');
+  const n = typeof opts.n === 'string' ? Number(opts.n) : (opts.n ?? 8);
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${String(opts.n)}'`);
+  const policyName = (opts.policy ?? 'lm') as string;
+  if (!['lm', 'expert', 'random'].includes(policyName)) throw new UserError(`rollout: --policy must be lm, expert or random, got '${policyName}'`);
+  const cfg = configFrom(opts);
+  const episodes = episodesFor(cfg, n);
+  if (policyName === 'lm' && !existsSync(resolve(cfg.model.path, 'config.json'))) {
+    throw new UserError(`rollout: no checkpoint at model.path '${cfg.model.path}' (config.json missing); run sharp init-model or use --policy expert`);
+  }
+  await withRun({ cfg, backendFlag: opts.backend, tensors: policyName === 'lm' }, async () => {
+    let dispose = (): void => {};
+    let policy: Policy;
+    switch (policyName as PolicyName) {
+      case 'lm':
+        ({ policy, dispose } = await lmPolicy(cfg));
+        break;
+      case 'expert':
+        policy = expertPolicy();
+        break;
+      case 'random':
+        policy = garbagePolicy(cfg.run.seed);
+        break;
+    }
+    const t0 = performance.now();
+    try {
+      const { trajectories, stats } = await rollout(policy, episodes, { cfg: cfg.rollout });
+      const seconds = (performance.now() - t0) / 1000;
+      writeTrajectories(file, trajectories);
+      const byId = new Map(episodes.map((e) => [e.id, e]));
+      const correct = trajectories.filter((t) => t.finalAnswer !== null && maxOverGroundTruths(exactMatch, t.finalAnswer, byId.get(t.episodeId)?.answers ?? []) === 1).length;
+      const tokens = trajectories.reduce((s, t) => s + t.messages.reduce((a, m) => a + m.tokenIds.length, 0), 0);
+      process.stdout.write(
+        `rollout: ${trajectories.length} trajectories (${episodes.length} episodes x ${cfg.rollout.groupSize}) in ${seconds.toFixed(1)} s, ` +
+          `${stats.steps} decoding steps, ${tokens} generated tokens, EM ${(correct / Math.max(1, trajectories.length)).toFixed(3)}; wrote ${file}\n`,
+      );
+    } finally {
+      dispose();
+    }
+  });
+}

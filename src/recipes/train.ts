@@ -1,0 +1,30 @@
+import { trainPipeline } from './train-pipeline.ts';
+import { resumableConfig, runDirFor, withRun, type BackendInfo } from './setup.ts';
+
+/**
+ * `sharp train --config X`: the whole recipe of src/recipes/train-pipeline.ts
+ * (data -> model -> SFT -> held-out accuracy -> SHARP-GRPO -> held-out accuracy) in a run folder
+ * `runs/<name>-<stamp>/` (config.yaml, log.jsonl, metrics.jsonl, tb/, checkpoints/, summary.json).
+ * Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0; a second Ctrl-C
+ * exits at once (130). A killed run continues from its latest checkpoint with --resume.
+ * Flags: config, set, backend, resume (src/cli/main.ts).
+ */
+export async function run(opts: Record<string, unknown>): Promise<void> {
+  const { cfg, resuming } = resumableConfig(opts);
+  const runDir = runDirFor(opts, cfg, resuming);
+  await withRun({ cfg, backendFlag: opts.backend, logDir: runDir, sigint: true }, async ({ log, backend, stop }) => {
+    log.info({ runDir, backend: backend.backend, native: backend.native, resume: resuming }, resuming ? 'resuming run' : 'new run');
+    const t0 = performance.now();
+    const res = await trainPipeline({ cfg, runDir, log, stop });
+    if (!res.stopped) process.stdout.write(`${tookLine((performance.now() - t0) / 1000, backend)}\n`);
+  });
+}
+
+/** "took 7 min 41 s (wasm backend, native OpenBLAS kernels)", with the way to the kernels when they are off. */
+export function tookLine(seconds: number, be: BackendInfo): string {
+  const m = Math.floor(seconds / 60);
+  const t = `${m > 0 ? `${m} min ` : ''}${Math.round(seconds - 60 * m)} s`;
+  if (be.backend !== 'wasm') return `took ${t} (${be.backend} backend)`;
+  if (be.native === 'native') return `took ${t} (wasm backend, native OpenBLAS kernels)`;
+  return `took ${t} (wasm backend without the native OpenBLAS kernels: ${be.native}; with them training runs 3-4x faster: apt-get install libopenblas-dev, then npm run build:native)`;
+}

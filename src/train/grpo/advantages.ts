@@ -1,0 +1,99 @@
+import type { Role } from '../../rollout/types.ts';
+
+/**
+ * Per-(group, role) advantage normalisation:
+ *   A(i, m) = (R(i, m) - mean_role) / (std_role + eps)
+ * where mean and std run over every agent of role(m) in every trajectory of the group (the G
+ * samples of one question). Planners and workers are normalised apart because their rewards have
+ * different scales (a planner gets mean max(Delta, 0), a worker the signed Delta; SHARP section 3).
+ *
+ * std is the POPULATION std (divide by n, not n - 1): it is defined for n = 1 (a role that appears
+ * once in a group gets A = 0 instead of 0/0), and it keeps |A| <= sqrt(n - 1) for every n. TRL's
+ * GRPO uses the Bessel-corrected std; with G = 8 the two differ by a factor sqrt(8/7) = 1.07, which
+ * the learning rate absorbs.
+ *
+ * A role whose rewards are all equal gets exactly zero advantages (not (R - mean) / eps of float
+ * rounding noise). A group in which every agent's advantage is zero carries no learning signal and
+ * is marked `skipped` (it is still returned, so indices line up with the input).
+ */
+
+/** What the credit module gives the trainer for one agent of one trajectory. */
+export interface AgentReward {
+  role: Role;
+  total: number;
+}
+
+/** One group: G trajectories of one question; each trajectory lists its agents' rewards by agent id. */
+export type GroupRewards = readonly (readonly AgentReward[])[];
+
+export interface RoleStats {
+  n: number;
+  mean: number;
+  std: number;
+}
+
+export interface GroupAdvantages {
+  /** adv[i][m]: advantage of agent m of trajectory i (same shape as the input group). */
+  adv: number[][];
+  /** True when every advantage of the group is zero (no learning signal): its tokens are not trained on. */
+  skipped: boolean;
+  /** Reward statistics per role present in the group. */
+  roles: Partial<Record<Role, RoleStats>>;
+}
+
+export interface BatchAdvantages {
+  groups: GroupAdvantages[];
+  /** Number of groups skipped because all their advantages were zero. */
+  skippedGroups: number;
+  /** Advantage statistics over agents of non-skipped groups (for logging `adv/*`); zeros when none. */
+  stats: { mean: number; std: number; min: number; max: number; agents: number };
+}
+
+/** Mean and population std of a non-empty list. */
+export function meanStd(xs: readonly number[]): { mean: number; std: number } {
+  if (xs.length === 0) throw new Error('meanStd: empty list');
+  const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
+  const variance = xs.reduce((s, x) => s + (x - mean) * (x - mean), 0) / xs.length;
+  return { mean, std: Math.sqrt(variance) };
+}
+
+/** Advantages of one group; `eps` is train.advEps. */
+export function groupAdvantages(group: GroupRewards, eps: number): GroupAdvantages {
+  if (!(eps > 0)) throw new Error(`groupAdvantages: eps must be > 0, got ${eps}`);
+  const byRole = new Map<Role, number[]>();
+  group.forEach((traj, i) =>
+    traj.forEach((a, m) => {
+      if (!Number.isFinite(a.total)) throw new Error(`groupAdvantages: reward of trajectory ${i} agent ${m} is not finite (${a.total})`);
+      const list = byRole.get(a.role) ?? [];
+      list.push(a.total);
+      byRole.set(a.role, list);
+    }),
+  );
+  const roles: Partial<Record<Role, RoleStats>> = {};
+  const constant = new Set<Role>();
+  for (const [role, rewards] of byRole) {
+    const { mean, std } = meanStd(rewards);
+    roles[role] = { n: rewards.length, mean, std };
+    if (Math.max(...rewards) === Math.min(...rewards)) constant.add(role);
+  }
+  const adv = group.map((traj) =>
+    traj.map((a) => {
+      if (constant.has(a.role)) return 0;
+      const s = roles[a.role] as RoleStats;
+      return (a.total - s.mean) / (s.std + eps);
+    }),
+  );
+  const skipped = adv.every((traj) => traj.every((x) => x === 0));
+  return { adv, skipped, roles };
+}
+
+/** Advantages of every group of a step, with the skipped-group count and advantage stats. */
+export function batchAdvantages(groups: readonly GroupRewards[], eps: number): BatchAdvantages {
+  const out = groups.map((g) => groupAdvantages(g, eps));
+  const live = out.filter((g) => !g.skipped).flatMap((g) => g.adv.flat());
+  const stats =
+    live.length === 0
+      ? { mean: 0, std: 0, min: 0, max: 0, agents: 0 }
+      : { ...meanStd(live), min: Math.min(...live), max: Math.max(...live), agents: live.length };
+  return { groups: out, skippedGroups: out.filter((g) => g.skipped).length, stats };
+}

@@ -1,0 +1,87 @@
+import type { Config } from '../../config/schema.ts';
+import { computeCredits, type CreditOptions } from '../../credit/compute.ts';
+import { engineReplayRunner } from '../../credit/engine-adapters.ts';
+import { creditReport, reportMetrics } from '../../credit/report.ts';
+import { creditHeader, groupRecord, RECORD_VERSION, ReplayRecorder, sampleGroups, type GroupRecord } from '../../credit/record.ts';
+import type { PreferencePair } from '../../credit/first-error.ts';
+import type { Episode } from '../../data/episode.ts';
+import { LmPolicy } from '../../rollout/lm-policy.ts';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import type { Rng } from '../../random/rng.ts';
+import { rollout, type EngineOptions } from '../../rollout/engine.ts';
+import type { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import type { Collected } from './loop.ts';
+import type { GroupResult } from './rl-batch.ts';
+
+/**
+ * The collect stage of `sharp train` with the real parts: the LM as the policy
+ * of every agent -> the multi-agent rollout engine (B questions x G trajectories, one batched
+ * generate per decoding step) -> the credit module per group (counterfactual replays through the
+ * same policy) -> groups of trajectories with per-agent rewards, failure pairs, and the credit
+ * report and rollout stats as metrics.
+ */
+export interface CollectSetup {
+  tokenizer: Tokenizer;
+  rollout: Config['rollout'];
+  credit: Config['credit'];
+  /** Worker tools per episode (default: the engine's, over the episode's paragraphs). */
+  tools?: EngineOptions['tools'];
+  /** Judge, context and resampler for credit.messageLevel / credit.failurePairs. */
+  creditOptions?: (policy: LmPolicy) => Omit<CreditOptions, 'rng'>;
+}
+
+export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: CausalLM, rng: Rng) => Promise<Collected> {
+  const r = setup.rollout;
+  return async (episodes, model, rng) => {
+    const policy = new LmPolicy(model, setup.tokenizer, { temperature: r.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng });
+    const engine: EngineOptions = { cfg: r, tools: setup.tools, agents: r.agents };
+    const t0 = performance.now();
+    const run = await rollout(policy, episodes, engine);
+    const t1 = performance.now();
+    const replays = engineReplayRunner(policy, engine, { replayMode: setup.credit.replayMode, placeholder: setup.credit.placeholder });
+    // The viewer's sample keeps the replayed answers behind v(S) (src/credit/record.ts).
+    const recorder = setup.credit.recordGroups > 0 ? new ReplayRecorder(replays) : undefined;
+    const runner = recorder?.runner ?? replays;
+    const recorded: GroupRecord[] = [];
+    const extra = setup.creditOptions?.(policy) ?? {};
+    const groups: GroupResult[] = [];
+    const pairs: PreferencePair[] = [];
+    const summaries = [];
+    let replayItems = 0;
+    let cached = 0;
+    for (const episode of episodes) {
+      const trajectories = run.trajectories.filter((t) => t.episodeId === episode.id);
+      // Permutation sampling (Shapley beyond the exact limit) draws from the run's RNG: reproducible on resume.
+      const res = await computeCredits(trajectories, episode, runner, setup.credit, { ...extra, rng });
+      groups.push({ trajectories, credits: res.credits });
+      pairs.push(...res.pairs);
+      summaries.push(...res.trajectories);
+      replayItems += res.stats.replayItems;
+      if (recorder) recorded.push(groupRecord(episode, trajectories, res, recorder, setup.credit));
+      cached += res.stats.cachedCoalitions;
+    }
+    const t2 = performance.now();
+    const report = creditReport(summaries, groups.flatMap((g) => g.credits));
+    const agentsPerTraj = run.trajectories.map((t) => t.agents.length);
+    const calls = run.trajectories.flatMap((t) => t.messages.flatMap((m) => m.toolCalls));
+    return {
+      groups,
+      pairs,
+      record: recorder ? { version: RECORD_VERSION, kind: 'train', step: 0, credit: creditHeader(setup.credit), groupsTotal: groups.length, groups: sampleGroups(recorded, setup.credit.recordGroups) } : undefined,
+      metrics: {
+        ...reportMetrics(report),
+        'rollout/trajectories': run.trajectories.length,
+        'rollout/agents_mean': agentsPerTraj.reduce((a, n) => a + n, 0) / Math.max(1, agentsPerTraj.length),
+        'rollout/generated_tokens': run.trajectories.reduce((a, t) => a + t.messages.reduce((b, m) => b + m.tokenIds.length, 0), 0),
+        'perf/generate_s': (t1 - t0) / 1000,
+        'perf/credit_s': (t2 - t1) / 1000,
+        'rollout/policy_calls': run.stats.steps,
+        'rollout/max_batch': run.stats.maxBatch,
+        // Fraction of tool calls that failed to parse, named a tool the role may not use, or errored.
+        'rollout/invalid_calls': calls.length === 0 ? 0 : calls.filter((c) => !c.valid).length / calls.length,
+        'credit/replays': replayItems,
+        'credit/cached_coalitions': cached,
+      },
+    };
+  };
+}

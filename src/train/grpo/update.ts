@@ -1,0 +1,149 @@
+import * as tf from '@tensorflow/tfjs';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import { tokenStats } from '../../model/logprobs.ts';
+import type { GradientAccumulator } from '../optim/accumulate.ts';
+import type { AdamW } from '../optim/adamw.ts';
+import { fullBatchNormalizer, type Aggregation } from '../losses/aggregate.ts';
+import { applyAccumulated } from '../optim/apply.ts';
+import { disposeBatch, microBatchOrder, padBatch, trainedTokens, type PaddedBatch } from '../batches/batch.ts';
+import { accumulateDpo, mergeDpoStats, preparePairs } from '../supervised/dpo.ts';
+import { grpoLoss, mergeTokenStats } from '../losses/grpo-loss.ts';
+import type { PairSequences } from '../batches/sequences.ts';
+import type { TrainSequence } from './types.ts';
+
+export type { TrainSequence };
+
+/**
+ * One GRPO update on a batch of training sequences:
+ * pi_old (and pi_ref when beta > 0) log-probs once, then mu epochs of: micro-batched forward +
+ * backward with gradient accumulation, global-norm clipping, one AdamW step at the scheduled lr.
+ * Sequences are TrainSequences (types.ts). The tensors follow tokenLogprobs' convention, position
+ * t of [B, T-1] scoring ids[t + 1], so masks and logprobs are shifted by one.
+ */
+
+export interface GrpoUpdateConfig {
+  clipLow: number;
+  clipHigh: number;
+  klBeta: number;
+  aggregation: Aggregation;
+  microBatch: number;
+  epochs: number;
+  gradClip: number;
+  /** Dr. GRPO length for seq-mean-token-sum-norm; 0 = longest completion of this batch. */
+  sumNormLength: number;
+  oldLogp: 'recompute' | 'sampling';
+  logEntropy: boolean;
+}
+
+export interface UpdateContext {
+  model: CausalLM;
+  optimizer: AdamW;
+  /** Gradient buffers for model.trainableVariables(), reused across steps. */
+  accumulator: GradientAccumulator;
+  /** Frozen reference model; required when klBeta > 0. */
+  ref?: CausalLM;
+  /** Learning rate for this step (from the schedule). */
+  lr: number;
+  /** Id used to pad ids on the right (never attended to). */
+  padId?: number;
+  /** DPO pairs mixed into this update with a weight (train.dpoWeight, train.dpoBeta). */
+  dpo?: { pairs: readonly PairSequences[]; weight: number; beta: number };
+}
+
+export interface UpdateStats {
+  [key: string]: number;
+  /** Loss of the last epoch (full-batch value; GRPO plus weighted DPO when mixed). */
+  loss: number;
+  /** The GRPO part of the loss. */
+  grpoLoss: number;
+  /** Pre-clip global gradient norm of the last epoch. */
+  gradNorm: number;
+  /** Trained tokens in the batch. */
+  tokens: number;
+  sequences: number;
+  microBatches: number;
+}
+
+interface MicroBatch {
+  batch: PaddedBatch;
+  adv: tf.Tensor1D; // [b]
+  old: tf.Tensor2D; // [b, L-1]
+  ref?: tf.Tensor2D; // [b, L-1]
+}
+
+function checkSequence(s: TrainSequence, i: number, vocab: number, needSample: boolean): void {
+  if (s.ids.length < 2) throw new Error(`grpoUpdate: sequence ${i} has ${s.ids.length} tokens; at least 2 are needed`);
+  if (s.trainMask.length !== s.ids.length) throw new Error(`grpoUpdate: sequence ${i} trainMask has ${s.trainMask.length} entries for ${s.ids.length} ids`);
+  if (s.trainMask[0] !== 0) throw new Error(`grpoUpdate: sequence ${i} trainMask[0] must be 0 (the first token has no prediction)`);
+  if (!Number.isFinite(s.adv)) throw new Error(`grpoUpdate: sequence ${i} advantage is ${s.adv}`);
+  const bad = s.ids.find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
+  if (bad !== undefined) throw new Error(`grpoUpdate: sequence ${i} has token id ${bad} outside [0, ${vocab})`);
+  if (needSample && s.sampleLogp?.length !== s.ids.length) throw new Error(`grpoUpdate: sequence ${i} needs sampleLogp of length ${s.ids.length} (oldLogp = 'sampling')`);
+}
+
+/** Log-probs without a gradient tape (pi_old, pi_ref). */
+function logprobsNoGrad(model: CausalLM, b: PaddedBatch): tf.Tensor2D {
+  return tokenStats(model, b.ids, b.attn, false).logprobs; // [b, L-1]
+}
+
+export function grpoUpdate(ctx: UpdateContext, seqs: readonly TrainSequence[], cfg: GrpoUpdateConfig): UpdateStats {
+  if (seqs.length === 0) throw new Error('grpoUpdate: no sequences (every group was skipped?)');
+  if (cfg.klBeta > 0 && !ctx.ref) throw new Error('grpoUpdate: klBeta > 0 needs a reference model');
+  const vocab = ctx.model.config.vocabSize;
+  seqs.forEach((s, i) => checkSequence(s, i, vocab, cfg.oldLogp === 'sampling'));
+
+  const trained = seqs.map(trainedTokens);
+  const normalizer = fullBatchNormalizer(cfg.aggregation, trained);
+  const maxLen = cfg.sumNormLength > 0 ? cfg.sumNormLength : Math.max(1, ...trained);
+  const padId = ctx.padId ?? 0;
+  const mbs: MicroBatch[] = [];
+  try {
+    for (const idx of microBatchOrder(seqs.map((s) => s.ids.length), cfg.microBatch)) {
+      const part = idx.map((i) => seqs[i] as TrainSequence);
+      const batch = padBatch(part, padId, cfg.oldLogp === 'sampling');
+      const mb: MicroBatch = { batch, adv: tf.tensor1d(part.map((s) => s.adv)), old: batch.sampleLogp ?? logprobsNoGrad(ctx.model, batch) };
+      mbs.push(mb);
+      if (cfg.klBeta > 0 && ctx.ref) mb.ref = logprobsNoGrad(ctx.ref, batch);
+    }
+    // DPO reference log-probs: the frozen reference, else the policy before this update.
+    const dpo = ctx.dpo && ctx.dpo.pairs.length > 0 && ctx.dpo.weight > 0 ? preparePairs(ctx.ref ?? ctx.model, ctx.dpo.pairs, cfg.microBatch, padId) : undefined;
+
+    let last: UpdateStats | undefined;
+    for (let epoch = 0; epoch < cfg.epochs; epoch++) {
+      ctx.accumulator.reset();
+      for (const mb of mbs) {
+        ctx.accumulator.add(() => {
+          const ts = tokenStats(ctx.model, mb.batch.ids, mb.batch.attn, cfg.logEntropy); // [b, L-1]
+          return grpoLoss(
+            { logp: ts.logprobs, oldLogp: mb.old, adv: mb.adv, mask: mb.batch.mask, refLogp: mb.ref, entropy: ts.entropy },
+            { clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, beta: cfg.klBeta, aggregation: cfg.aggregation, normalizer, maxLen },
+          );
+        }, 'grpo');
+      }
+      if (dpo && ctx.dpo) accumulateDpo(ctx.accumulator, ctx.model, dpo, { beta: ctx.dpo.beta, weight: ctx.dpo.weight, microBatch: cfg.microBatch }, padId);
+      const step = ctx.accumulator.finish();
+      const gradNorm = applyAccumulated(ctx.accumulator, ctx.optimizer, ctx.lr, cfg.gradClip);
+      const grpoParts = step.stats.filter((_, i) => step.tags[i] === 'grpo');
+      const grpoLossSum = step.losses.filter((_, i) => step.tags[i] === 'grpo').reduce((a, x) => a + x, 0);
+      last = {
+        ...mergeTokenStats(grpoParts),
+        ...(dpo ? Object.fromEntries(Object.entries(mergeDpoStats(step.stats, step.tags)).map(([k, v]) => [`dpo/${k}`, v])) : {}),
+        ...(dpo ? { 'dpo/loss': step.loss - grpoLossSum } : {}),
+        loss: step.loss,
+        grpoLoss: grpoLossSum,
+        gradNorm,
+        tokens: trained.reduce((a, n) => a + n, 0),
+        sequences: seqs.length,
+        microBatches: mbs.length,
+      };
+    }
+    return last as UpdateStats;
+  } finally {
+    for (const mb of mbs) {
+      // With oldLogp = 'sampling', mb.old is the batch's own sampleLogp tensor: disposed once, by disposeBatch.
+      if (mb.old !== mb.batch.sampleLogp) mb.old.dispose();
+      tf.dispose([mb.adv, ...(mb.ref ? [mb.ref] : [])]);
+      disposeBatch(mb.batch);
+    }
+  }
+}

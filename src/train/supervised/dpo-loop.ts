@@ -1,0 +1,72 @@
+import type { PreferencePair } from '../../credit/first-error.ts';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import type { OptimizerOverrides } from '../optim/optimizer.ts';
+import { supervisedLoop } from './loop.ts';
+import { dpoUpdate } from './dpo.ts';
+import type { PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
+import { capLength, pairSequences, type ChatEncoder, type PairSequences } from '../batches/sequences.ts';
+
+/**
+ * `sharp dpo`: the credit module's preference pairs (failure path, credit/pairs-jsonl.ts)
+ * -> chosen / rejected sequences over the shared prefix -> `steps` DPO updates of `batch` pairs
+ * drawn in seeded epochs, against a frozen reference (a second copy of the starting checkpoint).
+ * Metrics under `dpo/*`. The model is trained in place; the caller saves it. Checkpoints and
+ * resume as runSft's (sft-loop.ts): the caller loads `checkpoints.resume`'s weights into `model`
+ * (the reference stays the starting checkpoint).
+ */
+export interface DpoRunOptions {
+  model: CausalLM;
+  /** Frozen reference (load the starting checkpoint a second time); absent: the policy before each update. */
+  ref?: CausalLM;
+  enc: ChatEncoder;
+  padId: number;
+  pairs: readonly PreferencePair[];
+  steps: number;
+  batch: number;
+  lr: number;
+  /** Betas, eps, weight decay, schedule (optimizerSettings(cfg.train, 'dpo')); lr and steps above. */
+  optimizer?: OptimizerOverrides;
+  beta: number;
+  microBatch: number;
+  gradClip: number;
+  seed: number;
+  maxTokens?: number;
+  runDir?: string;
+  checkpoints?: PhaseCheckpoints;
+  onStep?: (step: number, stats: Record<string, number>) => void;
+}
+
+export interface DpoRunResult {
+  steps: number;
+  pairs: number;
+  dropped: number;
+  first: Record<string, number>;
+  last: Record<string, number>;
+  /** The step of the checkpoint it continued from. */
+  resumedFrom?: number;
+}
+
+export async function runDpo(o: DpoRunOptions): Promise<DpoRunResult> {
+  const all = o.pairs.map((p) => pairSequences(p, o.enc));
+  const fits = (p: PairSequences): boolean => o.maxTokens === undefined || capLength([p.chosen, p.rejected], o.maxTokens).dropped === 0;
+  const pairs = all.filter(fits);
+  if (pairs.length === 0) throw new Error('dpo: no preference pairs (or none fits the context)');
+  const resume = o.checkpoints?.resume;
+  const saved = resume?.state.extra?.first;
+  let first: Record<string, number> = saved && typeof saved === 'object' ? (saved as Record<string, number>) : {};
+  let last: Record<string, number> = {};
+  await supervisedLoop({
+    ...o,
+    items: pairs,
+    metricsFile: 'dpo-metrics.jsonl',
+    extra: () => ({ first }),
+    update: ({ optimizer, accumulator, lr, step }, pick) => {
+      const s = dpoUpdate({ model: o.model, ref: o.ref, optimizer, accumulator, lr, padId: o.padId }, pick, { beta: o.beta, microBatch: o.microBatch, weight: 1, gradClip: o.gradClip });
+      const record = Object.fromEntries(Object.entries(s).map(([k, v]) => [`dpo/${k}`, v]));
+      if (step === 0) first = record;
+      last = record;
+      return record;
+    },
+  });
+  return { steps: o.steps, pairs: pairs.length, dropped: all.length - pairs.length, first, last, resumedFrom: resume?.state.step };
+}

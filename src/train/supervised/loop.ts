@@ -1,0 +1,54 @@
+import { join } from 'node:path';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
+import { JsonlMetrics } from '../metrics/jsonl.ts';
+import { GradientAccumulator } from '../optim/accumulate.ts';
+import type { AdamW } from '../optim/adamw.ts';
+import { createOptimizer, OPTIMIZER_DEFAULTS, type OptimizerOverrides } from '../optim/optimizer.ts';
+import { EpochOrder } from './epoch-order.ts';
+
+/**
+ * The loop SFT and DPO share: `steps` updates of `batch` items drawn in seeded epochs (shuffle,
+ * then walk), the optimizer from createOptimizer (lr of each step from the schedule), per-step
+ * metrics to `<runDir>/<metricsFile>`, a checkpoint every `checkpoints.every` steps. With
+ * `checkpoints.resume` (whose weights the caller loaded into `model`) it continues after that step
+ * with the items an uninterrupted run would draw, and the metrics file is cut back to that step.
+ */
+export interface SupervisedLoopOptions<T> {
+  model: CausalLM;
+  items: readonly T[];
+  steps: number;
+  batch: number;
+  /** Peak learning rate. */
+  lr: number;
+  seed: number;
+  optimizer?: OptimizerOverrides;
+  runDir?: string;
+  metricsFile: string;
+  checkpoints?: PhaseCheckpoints;
+  onStep?: (step: number, stats: Record<string, number>) => void;
+  /** One update on the drawn items; returns the step's metrics. */
+  update: (u: { optimizer: AdamW; accumulator: GradientAccumulator; lr: number; step: number }, items: T[]) => Record<string, number>;
+  /** What the checkpoints keep besides weights, optimizer and data order (e.g. the first loss). */
+  extra: () => Record<string, unknown>;
+}
+
+export async function supervisedLoop<T>(o: SupervisedLoopOptions<T>): Promise<void> {
+  const order = new EpochOrder(o.items.length, o.seed, o.checkpoints?.resume?.state.dataCursor ?? 0);
+  const { adamw: optimizer, lrAt } = createOptimizer({ ...OPTIMIZER_DEFAULTS, ...o.optimizer, lr: o.lr, totalSteps: o.steps });
+  const accumulator = new GradientAccumulator(o.model.trainableVariables());
+  try {
+    const start = await resumePhase(o.checkpoints, o.model, optimizer, order);
+    const metrics = o.runDir ? new JsonlMetrics(join(o.runDir, o.metricsFile), { resumeStep: start }) : undefined;
+    for (let step = start; step < o.steps; step++) {
+      const pick = order.take(Math.min(o.batch, o.items.length)).map((i) => o.items[i] as T);
+      const record = o.update({ optimizer, accumulator, lr: lrAt(step), step }, pick);
+      metrics?.write(step + 1, record);
+      o.onStep?.(step + 1, record);
+      await maybeSavePhase(o.checkpoints, step + 1, o.steps, { model: o.model, optimizer, order, extra: o.extra() });
+    }
+  } finally {
+    accumulator.dispose();
+    optimizer.dispose();
+  }
+}

@@ -1,0 +1,40 @@
+import * as tf from '@tensorflow/tfjs';
+import { Rng } from '../src/random/rng.ts';
+import { initBackend } from '../src/backend/select.ts';
+import { loadAddon } from '../src/backend/native/addon.ts';
+import { disableNativeKernels, enableNativeKernels } from '../src/backend/native/register.ts';
+import { relErr, size, type Arr } from '../src/backend/native/kernels/reference.ts';
+
+/** Shared set-up of the native kernel parity tests (test-only helper). */
+export const addonBuilt = loadAddon().addon !== undefined;
+
+/** wasm backend with the native overrides installed; returns the stock kernel functions replaced. */
+export async function setupNative(): Promise<void> {
+  await initBackend('wasm');
+  disableNativeKernels();
+  const status = enableNativeKernels();
+  if (status.mode !== 'native') throw new Error(`native kernels not installed: ${status.reason}`);
+}
+
+/** Standard normal values rounded to float32 (so the reference sees exactly what the kernel sees). */
+export function randArr(rng: Rng, shape: number[], scale = 1): Arr {
+  const data = new Float64Array(size(shape));
+  for (let i = 0; i < data.length; i++) {
+    const u = Math.max(rng.float(), 1e-12);
+    data[i] = Math.fround(scale * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.float()));
+  }
+  return { data, shape };
+}
+
+export const toTensor = (a: Arr): tf.Tensor => tf.tensor(Float32Array.from(a.data), a.shape, 'float32');
+
+/** Shape must match exactly and the normwise relative error stay <= tol (1e-5). */
+export function expectClose(got: tf.Tensor, want: Arr, tol = 1e-5): number {
+  if (got.shape.join(',') !== want.shape.join(',')) throw new Error(`shape [${got.shape.join(',')}] != reference [${want.shape.join(',')}]`);
+  const e = relErr(got.dataSync(), want.data);
+  if (!(e <= tol)) throw new Error(`relative error ${e.toExponential(2)} > ${tol} for shape [${want.shape.join(',')}]`);
+  return e;
+}
+
+/** Random dims in [lo, hi]. */
+export const dims = (rng: Rng, n: number, lo: number, hi: number): number[] => Array.from({ length: n }, () => rng.int(lo, hi));
