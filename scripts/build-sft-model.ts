@@ -3,7 +3,8 @@
  * (docs/results.md). `npm run build:sft-model [-- --config FILE --out DIR]`, seeded throughout:
  *   synthetic training episodes (fresh worlds, training half of the name space)
  *   -> the scripted expert's transcripts with its failure modes (multi-agent and single-agent)
- *   -> byte-level BPE fitted to them + a random-init model -> SFT (packed transcripts)
+ *   -> byte-level BPE fitted to them + a random-init model -> SFT (packed transcripts: the
+ *      train.sft run, then the continuation stages below, each from the previous weights)
  *   -> held-out accuracy of both agent systems (held-out half of the name space)
  *   -> the folder in Hugging Face layout with a model card (README.md) of what was measured.
  * The training data is written under runs/ (not shipped); the model folder is swapped in whole.
@@ -45,10 +46,26 @@ const log = (msg: string): void => {
   process.stdout.write(`build-sft-model: ${msg}\n`);
 };
 
+/**
+ * SFT continuation stages after the configured train.sft run. Each starts from the previous stage's
+ * weights with a fresh AdamW and the same seeded data order (run.seed), as a separate `sharp sft`
+ * run from that checkpoint would. They are how the committed model was trained: copying a name out
+ * of the preceding message emerges only after about 3,000 steps and reading answers out of tool
+ * results later still (docs/results.md), and the last stage anneals the learning rate to 0.
+ */
+const CONTINUATION_STAGES: readonly { steps: number; lr: number; schedule: 'constant' | 'cosine' }[] = [
+  { steps: 500, lr: 0.002, schedule: 'constant' },
+  { steps: 1500, lr: 0.002, schedule: 'constant' },
+  { steps: 3500, lr: 0.002, schedule: 'constant' },
+  { steps: 1500, lr: 0.002, schedule: 'cosine' },
+];
+
 interface BuildFacts {
   transcripts: number;
   firstLoss: number;
   lastLoss: number;
+  /** SFT steps of all stages. */
+  steps: number;
   sftSeconds: number;
   buildSeconds: number;
   parameters: number;
@@ -67,7 +84,7 @@ async function train(): Promise<BuildFacts> {
   const init = await ensureModel({ ...cfg.model, path: initDir, init: { ...cfg.model.init, enabled: true } }, cfg.run.seed, () => tokenizerCorpus(data.train, got.transcripts));
   const tokenizer = await Tokenizer.load(init.dir);
   log(`model: ${init.parameters} parameters, vocab ${init.vocab}`);
-  const sftDir = join(work, 'sft');
+  let sftDir = join(work, 'sft');
   const tSft = performance.now();
   const sft = await sftStage({
     cfg,
@@ -80,10 +97,31 @@ async function train(): Promise<BuildFacts> {
       if (step === 1 || step % 100 === 0) log(`sft step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
     },
   });
+  let lastLoss = sft.lastLoss;
+  let steps = cfg.train.sft.steps;
+  for (const [k, stage] of CONTINUATION_STAGES.entries()) {
+    const stageCfg: Config = { ...cfg, train: { ...cfg.train, sft: { ...cfg.train.sft, ...stage, warmupSteps: 0 } } };
+    const from = sftDir;
+    sftDir = join(work, `sft-stage-${k + 1}`);
+    const res = await sftStage({
+      cfg: stageCfg,
+      fromDir: from,
+      toDir: sftDir,
+      runDir: join(work, `stage-${k + 1}`),
+      tokenizer,
+      transcripts: got.transcripts,
+      onStep: (step, st) => {
+        if (step % 100 === 0) log(`sft stage ${k + 1}/${CONTINUATION_STAGES.length} step ${step}/${stage.steps} (total ${steps + step}) loss ${st['sft/loss']?.toFixed(4)}`);
+      },
+    });
+    steps += stage.steps;
+    lastLoss = res.lastLoss;
+  }
   const facts: BuildFacts = {
     transcripts: got.transcripts.length,
     firstLoss: sft.firstLoss,
-    lastLoss: sft.lastLoss,
+    lastLoss,
+    steps,
     sftSeconds: (performance.now() - tSft) / 1000,
     buildSeconds: (performance.now() - t0) / 1000,
     parameters: init.parameters ?? 0,
@@ -147,7 +185,8 @@ delegates a hop twice ${e.redundant}, delegates an irrelevant subtask ${e.irrele
 
 Built by \`npm run build:sft-model\` (scripts/build-sft-model.ts, settings in configs/sharp-tiny-sft.yaml,
 copied here as sharp-build.yaml), seeded: ${s.train} training episodes -> ${r.transcripts} transcripts (one packed
-sequence each); ${c.train.sft.steps} SFT steps of ${c.train.sft.batch} (lr ${c.train.sft.lr}, ${c.train.sft.schedule});
+sequence each); ${r.steps.toLocaleString('en')} SFT steps of ${c.train.sft.batch} transcripts: ${c.train.sft.steps} (lr ${c.train.sft.lr}, ${c.train.sft.schedule}, warmup ${c.train.sft.warmupSteps}),
+then ${CONTINUATION_STAGES.map((st) => `${st.steps} (lr ${st.lr}, ${st.schedule})`).join(', ')}, each from the previous weights;
 loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}. SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
 ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
 
