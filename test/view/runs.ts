@@ -23,6 +23,13 @@ async function ok(root: string, args: string[]): Promise<void> {
   if (r.code !== 0) throw new Error(`sharp ${args.join(' ')} exited ${String(r.code)}: ${r.stderr.slice(-2000)}`);
 }
 
+/** The role prompts models/sharp-tiny-sft was trained with (configs/quickstart.yaml): with others it rarely delegates. */
+const ROLE_PROMPTS = [
+  "plannerPrompt: 'You are the planner. Delegate one single-hop subtask at a time, then give the final answer.'",
+  "workerPrompt: 'You are a worker. Search, then give a short final answer.'",
+  "singlePrompt: 'You answer alone. Search for each hop, then give a short final answer.'",
+].join(', ');
+
 export async function trainRun(root: string): Promise<string> {
   const cfg = join(root, 'view-train.yaml');
   writeFileSync(
@@ -31,7 +38,7 @@ export async function trainRun(root: string): Promise<string> {
       `run: {name: view, dir: ${join(root, 'runs')}, seed: 0, backend: wasm}`,
       `model: {path: ${join(REPO, 'models/sharp-tiny-sft')}}`,
       'data: {source: synthetic, synthetic: {seed: 1, train: 16, heldOut: 4, minHops: 2, maxHops: 2, worlds: fresh, namePool: 400, world: {people: 14, companies: 6, cities: 6, countries: 3}}}',
-      'rollout: {groupSize: 2, maxNewTokens: 48, maxContext: 768, search: {snippet: 1}}',
+      `rollout: {groupSize: 2, maxNewTokens: 48, maxContext: 768, search: {snippet: 1}, ${ROLE_PROMPTS}}`,
       'credit: {method: shapley, replayMode: final, recordGroups: 2}',
       'eval: {temperature: 1, heldOutEvery: 1}',
       'train: {steps: 2, batchQuestions: 2, lr: 0.0002, microBatch: 16, checkpointEvery: 10, sft: {steps: 0}}',
