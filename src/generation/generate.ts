@@ -119,7 +119,12 @@ export async function generate(model: CausalLM, requests: GenerateRequest[], opt
   const live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);
   const heads = model.config.heads;
   const chunks = prefillChunks(live.map((i) => (states[i] as RowState).req.promptIds.length), heads, opts.prefillScoreBudget ?? PREFILL_SCORE_BUDGET);
-  for (const chunk of chunks) await decodeRows(model, states, chunk.map((k) => live[k] as number), eos, opts);
+  const headT = model.inferenceHead(); // [D, V] transposed once per call, not per batch or step
+  try {
+    for (const chunk of chunks) await decodeRows(model, states, chunk.map((k) => live[k] as number), eos, headT, opts);
+  } finally {
+    headT.dispose();
+  }
   return states.map((s) => ({ tokenIds: s.tokens, logprobs: s.logprobs, text: s.text, finishReason: s.finish ?? 'length' }));
 }
 
@@ -149,11 +154,10 @@ export function prefillChunks(promptLengths: readonly number[], heads: number, b
 }
 
 /** Prefill and decode of the rows `rows` of `states` in one batch, filling their tokens and text. */
-async function decodeRows(model: CausalLM, states: RowState[], rows: number[], eos: ReadonlySet<number>, opts: GenerateOptions): Promise<void> {
+async function decodeRows(model: CausalLM, states: RowState[], rows: number[], eos: ReadonlySet<number>, headT: tf.Tensor2D, opts: GenerateOptions): Promise<void> {
   let live = rows;
   let cache: KvCache | undefined;
   let logits: tf.Tensor2D | undefined;
-  const headT = model.inferenceHead(); // [D, V] transposed once per call, not per step
   try {
     {
       const prompts = live.map((i) => (states[i] as RowState).req.promptIds);
@@ -213,7 +217,6 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
       logits = step.logits;
     }
   } finally {
-    headT.dispose();
     logits?.dispose();
     cache?.dispose();
   }
