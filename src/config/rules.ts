@@ -11,6 +11,16 @@ export interface ConfigRule {
 
 export const configRules: ConfigRule[] = [
   {
+    name: 'distributed-credit',
+    check: (c) => {
+      const d = c.rollout.distributed;
+      if (d.redis === '' && !d.local) return null;
+      return c.credit.messageLevel || c.credit.failurePairs
+        ? 'rollout.distributed: credit.messageLevel and credit.failurePairs need a judge in the trainer and are not served by workers; turn them off or leave rollout.distributed.redis empty'
+        : null;
+    },
+  },
+  {
     name: 'hops-ordered',
     check: (c) =>
       c.data.synthetic.minHops <= c.data.synthetic.maxHops

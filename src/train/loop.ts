@@ -34,6 +34,10 @@ export interface Collected {
   metrics?: Record<string, number>;
 }
 
+export interface CollectContext {
+  step: number;
+}
+
 export interface GrpoRunOptions<T> {
   runDir: string;
   train: TrainConfig;
@@ -45,8 +49,8 @@ export interface GrpoRunOptions<T> {
   initialModel: () => Promise<CausalLM>;
   /** Training questions, consumed in a seeded order, `train.batchQuestions` per step. */
   data: readonly T[];
-  /** Rollouts and credit for a batch of questions with the current policy. */
-  collect: (items: T[], model: CausalLM, rng: Rng) => Promise<Collected>;
+  /** Rollouts and credit for a batch of questions with the current policy (`ctx.step`: the step being collected, 1-based). */
+  collect: (items: T[], model: CausalLM, rng: Rng, ctx: CollectContext) => Promise<Collected>;
   enc: ChatEncoder;
   padId: number;
   /** Context limit: longer training sequences are dropped (rollout.maxContext). */
@@ -145,7 +149,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
     while (state.step < cfg.steps) {
       const t0 = performance.now();
       const items = batchAt(o.data, state.dataCursor, cfg.batchQuestions, o.seed);
-      const collected = await o.collect(items, model, rng);
+      const collected = await o.collect(items, model, rng, { step: state.step + 1 });
       const t1 = performance.now();
       const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens);
       const pairs = cfg.dpoWeight > 0 && collected.pairs ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];
