@@ -93,6 +93,7 @@ export function serveRollouts(o: ServeOptions): Serving {
     if (down) log('redis: reconnected');
     down = false;
   });
+  worker.on('active', (job) => log(`start ${job.name} ${job.id}`));
   worker.on('completed', (job) => log(`done ${job.name} ${job.id}`));
   worker.on('failed', (job, err) => log(`failed ${job?.name} ${job?.id}: ${err.message.split('\n')[0]}`));
   return {
