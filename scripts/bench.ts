@@ -16,6 +16,7 @@ const SECTIONS: BenchSection[] = [
   { name: 'rollout', run: async (quick) => (await import('./bench/rollout.ts')).benchRollout(quick) },
   { name: 'native', run: async (quick) => (await import('./bench/native.ts')).benchNative(quick) },
   { name: 'prefix', run: async (quick) => (await import('./bench/prefix.ts')).benchPrefix(quick) },
+  { name: 'distributed', run: async (quick) => (await import('./bench/distributed.ts')).benchDistributed(quick) },
 ];
 
 function flag(name: string): string | undefined {
