@@ -40,6 +40,24 @@ export interface DistributedCollect {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A poll round bounded in time. BullMQ's client waits for Redis' 'ready' without a limit (ioredis
+ * reconnects forever), so a round against a Redis that never answers would never return and the
+ * step's deadline would never be checked; a round that is too slow counts as Redis unreachable.
+ * Every command of a round is idempotent, so a late one finishing after the next round began is harmless.
+ */
+async function bounded<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${(ms / 1000).toFixed(1)} s`)), ms)));
+  work.catch(() => undefined); // a round given up on may still fail later: nobody waits for it
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+const ROUND_MS = 5000;
 const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0] as string;
 
 export function makeDistributedCollect(setup: DistributedSetup): DistributedCollect {
@@ -73,27 +91,33 @@ export function makeDistributedCollect(setup: DistributedSetup): DistributedColl
     const results = new Map<string, GroupOutcome>();
     let downSince: number | undefined;
     let shown = '';
-    while (results.size < jobs.length) {
-      try {
-        for (const j of jobs) {
-          if (results.has(j.id)) continue;
-          const state = await queue.getJobState(j.id);
-          if (state === 'unknown') {
-            await queue.add('group', j.data, { jobId: j.id, attempts: d.retries + 1, backoff: { type: 'fixed', delay: 500 } });
-          } else if (state === 'completed' || state === 'failed') {
-            const job = await queue.getJob(j.id);
-            if (!job) continue; // removed between the two calls: re-added next round
-            if (state === 'failed') throw new UserError(`rollout.distributed: step ${ctx.step}: job ${j.id} failed after ${job.attemptsMade} attempt(s): ${firstLine(job.failedReason)}`);
-            results.set(j.id, job.returnvalue as GroupOutcome);
-          }
+    // One look at every unfinished job: add the unknown ones (first time, or lost by Redis), collect the finished.
+    const pollRound = async (): Promise<void> => {
+      for (const j of jobs) {
+        if (results.has(j.id)) continue;
+        const state = await queue.getJobState(j.id);
+        if (state === 'unknown') {
+          await queue.add('group', j.data, { jobId: j.id, attempts: d.retries + 1, backoff: { type: 'fixed', delay: 500 } });
+        } else if (state === 'completed' || state === 'failed') {
+          const job = await queue.getJob(j.id);
+          if (!job) continue; // removed between the two calls: re-added next round
+          if (state === 'failed') throw new UserError(`rollout.distributed: step ${ctx.step}: job ${j.id} failed after ${job.attemptsMade} attempt(s): ${firstLine(job.failedReason)}`);
+          results.set(j.id, job.returnvalue as GroupOutcome);
         }
+      }
+    };
+    while (results.size < jobs.length) {
+      const roundStart = performance.now();
+      try {
+        await bounded(Math.max(250, Math.min(ROUND_MS, deadline - performance.now())), pollRound());
         if (downSince !== undefined) progress(`rollout step ${ctx.step}: redis reconnected after ${((performance.now() - downSince) / 1000).toFixed(1)} s`);
         downSince = undefined;
+        lastRedisError = '';
       } catch (err) {
         if (err instanceof UserError) throw err;
-        if (downSince === undefined) progress(`rollout step ${ctx.step}: redis unreachable (${firstLine(err)}); retrying until rollout.distributed.jobTimeoutS`);
-        downSince ??= performance.now();
-        lastRedisError = firstLine(err);
+        lastRedisError ||= firstLine(err); // the client's own error (e.g. ECONNREFUSED) names the cause better
+        if (downSince === undefined) progress(`rollout step ${ctx.step}: redis unreachable (${lastRedisError}); retrying until rollout.distributed.jobTimeoutS`);
+        downSince ??= roundStart;
       }
       const line = `rollout step ${ctx.step}: ${results.size}/${jobs.length} groups done`;
       if (line !== shown) progress((shown = line));

@@ -41,7 +41,7 @@ async function weightsOf(run: string): Promise<number[][]> {
 describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
   let root: string;
   let redis: RedisServer;
-  let workers: WorkerProcess[] = [];
+  const workers: WorkerProcess[] = []; // every worker spawned, so a failed case leaves none behind
   let reference: { metrics: Metric[]; weights: number[][] };
   const dist = (queue: string): string[] => ['--set', `rollout.distributed.redis=${redis.url}`, '--set', `rollout.distributed.queue=${queue}`, '--set', 'rollout.distributed.jobTimeoutS=240'];
 
@@ -60,7 +60,11 @@ describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  const startWorkers = (queue: string): WorkerProcess[] => (workers = [spawnWorker(redis.url, queue, ['--lock-s', '3']), spawnWorker(redis.url, queue, ['--lock-s', '3'])]);
+  const startWorkers = (queue: string): WorkerProcess[] => {
+    const two = [spawnWorker(redis.url, queue, ['--lock-s', '3']), spawnWorker(redis.url, queue, ['--lock-s', '3'])];
+    workers.push(...two);
+    return two;
+  };
   const expectReference = async (run: string): Promise<void> => {
     expect(metricsOf(run)).toEqual(reference.metrics);
     expect(await weightsOf(run)).toEqual(reference.weights);
@@ -93,10 +97,16 @@ describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
     const [a, b] = startWorkers('restart') as [WorkerProcess, WorkerProcess];
     const train = sharp(root, ['train', '--config', microConfig(root, 'restart', STEPS), ...dist('restart')]);
     await Promise.race([a.waitFor(/start group .*\.s2\./), b.waitFor(/start group .*\.s2\./)]);
-    await redis.restart();
+    // Down for 3 s (longer than the trainer's poll and the workers' lock), then back from its append-only file.
+    await redis.stop();
+    await new Promise((res) => setTimeout(res, 3000));
+    await redis.start();
     const r = await train;
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/redis (unreachable|reconnected)/);
+    const lines = r.stderr.split('\n');
+    expect(lines.filter((l) => /^rollout step 2: redis unreachable \(.+\); retrying until rollout\.distributed\.jobTimeoutS$/.test(l))).toHaveLength(1);
+    expect(lines.filter((l) => /^rollout step 2: redis reconnected after \d+\.\d s$/.test(l))).toHaveLength(1);
+    expect([...a.lines, ...b.lines].some((l) => / redis: .* \(reconnecting\)$/.test(l))).toBe(true);
     await expectReference(runDirOf(join(root, 'runs'), 'restart'));
     await Promise.all([a.stop(), b.stop()]);
   }, 600_000);
