@@ -68,7 +68,10 @@ export async function benchDistributed(quick: boolean): Promise<BenchRow[]> {
           workers.push(w);
         }
         const dc = makeDistributedCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit, dist: { ...cfg.rollout.distributed, redis: redis.url, queue: 'bench' }, runDir: join(root, `run-${n}`), companions: companionFiles(MODEL), progress: () => undefined });
-        const t = await time(() => dc.collect(episodes, model, new Rng(7), { step: 1 }));
+        // Step 1 warms the workers up (wasm kernels; the joining worker's first load); step 2 is timed and,
+        // as every step of a run, publishes a new policy version that each worker loads once.
+        await dc.collect(episodes, model, new Rng(7), { step: 1 });
+        const t = await time(() => dc.collect(episodes, model, new Rng(7), { step: 2 }));
         await dc.close();
         if (n === 1) tOne = t;
         rows.push({ section, metric: `${n} worker${n > 1 ? 's' : ''}: trajectories/s`, value: trajectories / t, unit: 'traj/s' });
