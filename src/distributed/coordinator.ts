@@ -131,7 +131,7 @@ export function makeDistributedCollect(setup: DistributedSetup): DistributedColl
     const seconds = (performance.now() - t0) / 1000;
     Object.assign(last, { jobs: jobs.length, seconds });
     // Wall time of the whole step: rollouts and replays overlap across workers, so the split is the jobs' own.
-    return assemble(jobs.map((j) => results.get(j.id) as GroupOutcome), { generate: seconds, credit: 0 });
+    return assemble(jobs.map((j) => results.get(j.id) as GroupOutcome), { generate: seconds, credit: 0 }, setup.credit);
   };
   return { collect, last, close: () => queue.close() };
 }

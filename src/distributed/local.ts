@@ -39,6 +39,6 @@ export function makeLocalCollect(setup: UnitsSetup): (episodes: Episode[], model
       generate += (t1 - t0) / 1000;
       credit += (performance.now() - t1) / 1000;
     }
-    return assemble(outcomes, { generate, credit });
+    return assemble(outcomes, { generate, credit }, setup.credit);
   };
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listStepRecords, readStepRecord } from '../credit/record.ts';
 import { microConfig, sharp } from '../../test/cli-helpers.ts';
 
 /**
@@ -24,6 +25,19 @@ describe('sharp train with rollout.distributed', () => {
       [1, 4],
       [2, 4],
     ]);
+    // The metrics and viewer records of the in-process collect: the tool-call rate, and per step both
+    // groups (credit.recordGroups = 2) with each replayed answer behind v(S) (credit.replays = 1).
+    for (const m of metrics) expect(m['rollout/invalid_calls']).toBeGreaterThanOrEqual(0);
+    const files = listStepRecords(run);
+    expect(files.map((f) => f.replace(/^.*\//, '').replace(/\.gz$/, ''))).toEqual(['step-000001.json', 'step-000002.json']);
+    for (const [i, f] of files.entries()) {
+      const rec = readStepRecord(f);
+      expect([rec.kind, rec.step, rec.groupsTotal, rec.groups.length, rec.credit.method]).toEqual(['train', i + 1, 2, 2, 'loo']);
+      for (const t of rec.groups.flatMap((g) => g.trajectories)) {
+        expect(t.coalitions).toHaveLength(t.k + 1); // LOO: the full coalition and one per worker left out
+        for (const c of t.coalitions) expect(c.answers).toHaveLength(1);
+      }
+    }
   }, 180_000);
 
   it('a Redis URL is refused with one line when it cannot be served', async () => {

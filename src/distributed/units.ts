@@ -3,6 +3,7 @@ import { computeCredits } from '../credit/compute.ts';
 import type { ReplayItem } from '../credit/counterfactual.ts';
 import { engineReplayRunner } from '../credit/engine-adapters.ts';
 import type { PreferencePair } from '../credit/first-error.ts';
+import { groupRecord, ReplayRecorder, type GroupRecord } from '../credit/record.ts';
 import type { TrajectoryCreditSummary } from '../credit/report.ts';
 import type { AgentCredit } from '../credit/reward.ts';
 import type { Episode } from '../data/episode.ts';
@@ -95,6 +96,8 @@ export interface GroupOutcome {
   cachedCoalitions: number;
   policyCalls: number;
   maxBatch: number;
+  /** The group for `sharp view` with the replayed answers behind v(S) (credit.recordGroups > 0). */
+  record?: GroupRecord;
 }
 
 /** The group's credit from its trajectories and their replays (`replays[t]` in the plan's order). */
@@ -111,7 +114,9 @@ export async function creditGroup(g: GroupRollout, episode: Episode, replays: re
         return out;
       }),
     );
-  const res = await computeCredits(g.trajectories, episode, runner, c, { rng: new Rng(creditSeed(seed)) });
+  // The viewer's sample keeps the replayed answers behind v(S), as the in-process collect does.
+  const recorder = c.recordGroups > 0 ? new ReplayRecorder(runner) : undefined;
+  const res = await computeCredits(g.trajectories, episode, recorder?.runner ?? runner, c, { rng: new Rng(creditSeed(seed)) });
   return wire({
     trajectories: g.trajectories,
     credits: res.credits,
@@ -121,5 +126,6 @@ export async function creditGroup(g: GroupRollout, episode: Episode, replays: re
     cachedCoalitions: res.stats.cachedCoalitions,
     policyCalls: g.policyCalls,
     maxBatch: g.maxBatch,
+    record: recorder ? groupRecord(episode, g.trajectories, res, recorder, c) : undefined,
   });
 }
