@@ -4,15 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
-import { configSchema } from '../config/schema.ts';
-import { generateSynth } from '../data/synth/generate.ts';
-import { toEpisode } from '../data/synth/record.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { companionFiles } from '../recipes/save-model.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { NODE_ARGS } from '../../test/cli-helpers.ts';
+import { MODEL, stepConfig, stepEpisodes } from '../../test/distributed/step.ts';
 import { groupSeed, policyVersion } from './ids.ts';
 import type { GroupJobData } from './jobs.ts';
 import { makeLocalCollect, stepSeedOf } from './local.ts';
@@ -25,7 +23,6 @@ import type { GroupOutcome } from './units.ts';
  * the shared folder), gives exactly the group of the in-process reference step with the same seed
  * (trajectories with their token logprobs, replays, credits).
  */
-const MODEL = join(import.meta.dirname, '../../models/sharp-tiny-sft');
 const RUNNER = join(import.meta.dirname, '../../test/distributed/run-group.ts');
 
 function runGroup(job: string, out: string): Promise<{ code: number | null; stderr: string }> {
@@ -54,11 +51,8 @@ describe('group jobs in other processes', () => {
   });
 
   it('two processes give the in-process step: trajectories and credits identical', async () => {
-    const cfg = configSchema.parse({
-      rollout: { groupSize: 2, maxNewTokens: 24, maxContext: 512, maxPlannerTurns: 3, maxDelegations: 2, maxWorkerTurns: 2, distributed: { local: true } },
-      credit: { method: 'loo' },
-    });
-    const episodes = generateSynth({ seed: 5, n: 2, minHops: 2, maxHops: 2 }).map(toEpisode);
+    const cfg = stepConfig(2, { local: true });
+    const episodes = stepEpisodes(2);
     const local = await makeLocalCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit })(episodes, model, new Rng(7), { step: 3 });
     // The step had counterfactual replays (the children of a group job).
     expect(local.metrics?.['credit/replays']).toBeGreaterThan(0);
@@ -79,6 +73,8 @@ describe('group jobs in other processes', () => {
     const outs = episodes.map((_, q) => JSON.parse(readFileSync(join(root, `out${q}.json`), 'utf8')) as { out: GroupOutcome; loads: number });
     expect(outs.map((o) => o.loads)).toEqual([1, 1]);
     expect(outs.map((o) => ({ trajectories: o.out.trajectories, credits: o.out.credits }))).toEqual(local.groups);
+    // The viewer's record of each group too (credit.recordGroups = 2 keeps both).
+    expect(outs.map((o) => o.out.record)).toEqual(local.record?.groups);
     expect(local.groups.flatMap((g) => g.trajectories).some((t) => t.messages.some((m) => m.logprobs.length > 0))).toBe(true);
-  }, 240_000);
+  }, 900_000);
 });

@@ -4,10 +4,8 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
-import { configSchema, type Config } from '../config/schema.ts';
+import type { Config } from '../config/schema.ts';
 import type { Episode } from '../data/episode.ts';
-import { generateSynth } from '../data/synth/generate.ts';
-import { toEpisode } from '../data/synth/record.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { companionFiles } from '../recipes/save-model.ts';
@@ -15,6 +13,7 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import type { Collected } from '../train/grpo/types.ts';
 import { HAVE_REDIS, NO_REDIS_MESSAGE, startRedis, type RedisServer } from '../../test/distributed/redis.ts';
+import { MODEL, stepConfig, stepEpisodes } from '../../test/distributed/step.ts';
 import { makeDistributedCollect } from './coordinator.ts';
 import { makeLocalCollect } from './local.ts';
 import { serveRollouts, type Serving } from './worker.ts';
@@ -24,7 +23,6 @@ import { serveRollouts, type Serving } from './worker.ts';
  * the trainer process (rollout.distributed.local), trajectories and credits, with the counterfactual
  * replays as child jobs; asking for the step again re-attaches to the finished jobs.
  */
-const MODEL = join(import.meta.dirname, '../../models/sharp-tiny-sft');
 if (!HAVE_REDIS) console.warn(NO_REDIS_MESSAGE);
 
 const noPerf = (c: Collected): Collected => ({ ...c, metrics: Object.fromEntries(Object.entries(c.metrics ?? {}).filter(([k]) => !k.startsWith('perf/'))) });
@@ -45,11 +43,8 @@ describe.skipIf(!HAVE_REDIS)('distributed collect (redis-server + BullMQ worker)
     root = mkdtempSync(join(tmpdir(), 'sharp-dist-'));
     model = await CausalLM.load(MODEL);
     tokenizer = await Tokenizer.load(MODEL);
-    cfg = configSchema.parse({
-      rollout: { groupSize: 2, maxNewTokens: 24, maxContext: 512, maxPlannerTurns: 3, maxDelegations: 2, maxWorkerTurns: 2, distributed: { redis: redis.url, queue: 'q-test', jobTimeoutS: 120 } },
-      credit: { method: 'loo' },
-    });
-    episodes = generateSynth({ seed: 5, n: 2, minHops: 2, maxHops: 2 }).map(toEpisode);
+    cfg = stepConfig(2, { redis: redis.url, queue: 'q-test', jobTimeoutS: 400 });
+    episodes = stepEpisodes(2);
     serving = serveRollouts({ redis: redis.url, queue: 'q-test', concurrency: 1, lockMs: 10_000, log: (l) => lines.push(l) });
   });
   afterAll(async () => {
@@ -71,6 +66,9 @@ describe.skipIf(!HAVE_REDIS)('distributed collect (redis-server + BullMQ worker)
       // The step had counterfactual replays, and they ran as children of the group jobs.
       const replays = local.metrics?.['credit/replays'] ?? 0;
       expect(replays).toBeGreaterThan(0);
+      // The viewer's record came back through the jobs: both groups, with the replayed answers.
+      expect(dist.record?.groups.map((g) => g.episodeId)).toEqual(episodes.map((e) => e.id));
+      expect(dist.record?.groups.flatMap((g) => g.trajectories.flatMap((t) => t.coalitions.filter((c) => c.masked.length > 0))).length).toBe(replays);
       const queue = new Queue('q-test', { connection: { host: '127.0.0.1', port: redis.port } });
       const counts = await queue.getJobCounts('completed', 'failed', 'waiting', 'active');
       const replayJobs = lines.filter((l) => l.startsWith('done replay')).length;
@@ -86,5 +84,5 @@ describe.skipIf(!HAVE_REDIS)('distributed collect (redis-server + BullMQ worker)
     } finally {
       await dc.close();
     }
-  }, 300_000);
+  }, 900_000);
 });
