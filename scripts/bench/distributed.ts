@@ -1,9 +1,6 @@
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { configSchema } from '../../src/config/schema.ts';
-import { generateSynth } from '../../src/data/synth/generate.ts';
-import { toEpisode } from '../../src/data/synth/record.ts';
 import { makeDistributedCollect } from '../../src/distributed/coordinator.ts';
 import { makeLocalCollect } from '../../src/distributed/local.ts';
 import { CausalLM } from '../../src/model/causal-lm.ts';
@@ -13,6 +10,7 @@ import { Tokenizer } from '../../src/tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../../src/tools/code.ts';
 import { makeCollect } from '../../src/train/grpo/collect.ts';
 import { HAVE_REDIS, NO_REDIS_MESSAGE, startRedis } from '../../test/distributed/redis.ts';
+import { MODEL, stepConfig, stepEpisodes } from '../../test/distributed/step.ts';
 import { spawnWorker } from '../../test/distributed/workers.ts';
 import type { BenchRow } from './types.ts';
 
@@ -24,12 +22,11 @@ import type { BenchRow } from './types.ts';
  * job, (T(1 worker) - T(local)) / jobs. The simple model for N hosts (README "Distributed
  * rollouts"): T(N) = (T(local) + overhead x jobs) / min(N, B), B group jobs being the parallel units.
  */
-const MODEL = resolve(import.meta.dirname, '../../models/sharp-tiny-sft');
-
 export async function benchDistributed(quick: boolean): Promise<BenchRow[]> {
   const B = quick ? 2 : 4;
-  const cfg = configSchema.parse({ rollout: { groupSize: 4, maxNewTokens: 24, maxContext: 512, maxPlannerTurns: 3, maxDelegations: 2, maxWorkerTurns: 2 }, credit: { method: 'loo' } });
-  const episodes = generateSynth({ seed: 5, n: B, minHops: 2, maxHops: 2 }).map(toEpisode);
+  // The starting policy's own prompts and episode draw, so its planners delegate and the step has replays.
+  const cfg = stepConfig(4);
+  const episodes = stepEpisodes(B);
   const model = await CausalLM.load(MODEL);
   const tokenizer = await Tokenizer.load(MODEL);
   const section = 'distributed';
