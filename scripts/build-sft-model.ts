@@ -25,6 +25,7 @@ import { ensureModel, tokenizerCorpus } from '../src/recipes/model-init.ts';
 import { startBackend } from '../src/recipes/setup.ts';
 import { sftStage } from '../src/recipes/sft-stage.ts';
 import { Tokenizer } from '../src/tokenizer/tokenizer.ts';
+import type { Transcript } from '../src/rollout/transcripts.ts';
 import { closeCalculateWorker } from '../src/tools/calculate.ts';
 import { closeCodeSandbox } from '../src/tools/code.ts';
 import { formatRate } from '../src/eval/breakdown.ts';
@@ -51,14 +52,38 @@ const log = (msg: string): void => {
  * weights with a fresh AdamW and the same seeded data order (run.seed), as a separate `sharp sft`
  * run from that checkpoint would. They are how the committed model was trained: copying a name out
  * of the preceding message emerges only after about 3,000 steps and reading answers out of tool
- * results later still (docs/results.md), and the last stage anneals the learning rate to 0.
+ * results later still (docs/results.md); the fifth stage anneals the learning rate to 0. By then
+ * the model had learned its 4,000 training episodes far better than new ones (held-out teacher-forced
+ * second delegations right 10/60), so the last stage trains on fresh episodes (another data seed,
+ * the same training half of the name space) with the copy turns weighted up
+ * (train.sft.expert.copyWeight).
  */
-const CONTINUATION_STAGES: readonly { steps: number; lr: number; schedule: 'constant' | 'cosine' }[] = [
+interface Stage {
+  steps: number;
+  lr: number;
+  schedule: 'constant' | 'cosine';
+  warmupSteps?: number;
+  /** Train on the expert transcripts of fresh episodes drawn with this data seed, copy turns weighted. */
+  data?: { seed: number; copyWeight: number };
+}
+const CONTINUATION_STAGES: readonly Stage[] = [
   { steps: 500, lr: 0.002, schedule: 'constant' },
   { steps: 1500, lr: 0.002, schedule: 'constant' },
   { steps: 3500, lr: 0.002, schedule: 'constant' },
   { steps: 1500, lr: 0.002, schedule: 'cosine' },
+  { steps: 2500, lr: 0.002, schedule: 'cosine', warmupSteps: 50, data: { seed: 2, copyWeight: 3 } },
 ];
+
+/** The transcripts a stage trains on: the build's, or those of its own fresh episodes (written beside them once). */
+async function stageTranscripts(stage: Stage, base: Transcript[]): Promise<Transcript[]> {
+  if (!stage.data) return base;
+  const { seed, copyWeight } = stage.data;
+  const file = resolve(cfg.train.sft.data.replace(/\.jsonl$/, '') + `-seed${seed}-copy${copyWeight}.jsonl`);
+  const episodes = loadTrainData({ ...cfg.data, synthetic: { ...cfg.data.synthetic, seed } }).train;
+  const got = await ensureTranscripts(file, episodes, { ...cfg, expert: { ...cfg.train.sft.expert, copyWeight } });
+  log(`stage data: ${episodes.length} fresh episodes (data seed ${seed}), ${got.transcripts.length} transcripts, copy turns weighted ${copyWeight}`);
+  return got.transcripts;
+}
 
 interface BuildFacts {
   transcripts: number;
@@ -100,7 +125,8 @@ async function train(): Promise<BuildFacts> {
   let lastLoss = sft.lastLoss;
   let steps = cfg.train.sft.steps;
   for (const [k, stage] of CONTINUATION_STAGES.entries()) {
-    const stageCfg: Config = { ...cfg, train: { ...cfg.train, sft: { ...cfg.train.sft, ...stage, warmupSteps: 0 } } };
+    const { data: _data, ...schedule } = stage;
+    const stageCfg: Config = { ...cfg, train: { ...cfg.train, sft: { ...cfg.train.sft, warmupSteps: 0, ...schedule } } };
     const from = sftDir;
     sftDir = join(work, `sft-stage-${k + 1}`);
     const res = await sftStage({
@@ -109,7 +135,7 @@ async function train(): Promise<BuildFacts> {
       toDir: sftDir,
       runDir: join(work, `stage-${k + 1}`),
       tokenizer,
-      transcripts: got.transcripts,
+      transcripts: await stageTranscripts(stage, got.transcripts),
       onStep: (step, st) => {
         if (step % 100 === 0) log(`sft stage ${k + 1}/${CONTINUATION_STAGES.length} step ${step}/${stage.steps} (total ${steps + step}) loss ${st['sft/loss']?.toFixed(4)}`);
       },
@@ -186,7 +212,7 @@ delegates a hop twice ${e.redundant}, delegates an irrelevant subtask ${e.irrele
 Built by \`npm run build:sft-model\` (scripts/build-sft-model.ts, settings in configs/sharp-tiny-sft.yaml,
 copied here as sharp-build.yaml), seeded: ${s.train} training episodes -> ${r.transcripts} transcripts (one packed
 sequence each); ${r.steps.toLocaleString('en')} SFT steps of ${c.train.sft.batch} transcripts: ${c.train.sft.steps} (lr ${c.train.sft.lr}, ${c.train.sft.schedule}, warmup ${c.train.sft.warmupSteps}),
-then ${CONTINUATION_STAGES.map((st) => `${st.steps} (lr ${st.lr}, ${st.schedule})`).join(', ')}, each from the previous weights;
+then ${CONTINUATION_STAGES.map((st) => `${st.steps} (lr ${st.lr}, ${st.schedule}${st.data ? `, on the transcripts of ${s.train} fresh episodes (data seed ${st.data.seed}) with copy turns weighted ${st.data.copyWeight}` : ''})`).join(', ')}, each from the previous weights;
 loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}. SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
 ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
 

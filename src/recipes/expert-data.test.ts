@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../config/schema.ts';
 import { loadTrainData } from './data.ts';
-import { ensureTranscripts, expertTranscripts } from './expert-data.ts';
+import { ensureTranscripts, expertTranscripts, weighCopyTurns } from './expert-data.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 
 afterAll(async () => closeCodeSandbox());
@@ -43,5 +43,34 @@ describe('expert transcripts', () => {
   it('limits too tight for the hops: one-line error', async () => {
     const tight = configSchema.parse({ rollout: { maxDelegations: 1 } });
     await expect(ensureTranscripts(join(mkdtempSync(join(tmpdir(), 'sharp-expert-')), 't.jsonl'), train, tight)).rejects.toThrow(/solved none of 4 episodes/);
+  });
+
+  it('copyWeight marks the copy turns of real expert transcripts: planner calls after the first, worker and lone-agent answers', async () => {
+    const weighted = configSchema.parse({ data: { synthetic: { seed: 1, train: 4, heldOut: 1, minHops: 2, maxHops: 2 } }, train: { sft: { expert: { copyWeight: 3, agents: ['multi', 'single'], noSearch: 0, distractor: 0, redundant: 0, irrelevant: 0 } } } });
+    const got = await expertTranscripts(train, { ...weighted, expert: weighted.train.sft.expert });
+    const marked = (t: (typeof got.transcripts)[number]) => t.messages.filter((m) => m.train).map((m) => `${m.content.match(/^<(\w+)>/)?.[1]}:${m.weight ?? 1}`);
+    // 2-hop multi-agent: planner, worker 1, worker 2; then the lone agent of the single-agent run.
+    expect(marked(got.transcripts[0])).toEqual(['delegate:1', 'delegate:3', 'answer:1']);
+    expect(marked(got.transcripts[1])).toEqual(['search:1', 'answer:3']);
+    expect(marked(got.transcripts[12])).toEqual(['search:1', 'search:3', 'answer:3']);
+    const plain = await expertTranscripts(train, { ...weighted, expert: { ...weighted.train.sft.expert, copyWeight: 1 } });
+    expect(plain.transcripts.every((t) => t.messages.every((m) => m.weight === undefined))).toBe(true);
+  });
+
+  it('weighCopyTurns on hand-built transcripts: a planner\'s calls after the first, the answer of an agent that delegates nothing', () => {
+    const t = {
+      messages: [
+        { role: 'user' as const, content: 'q', train: false },
+        { role: 'assistant' as const, content: '<delegate>a</delegate>', train: true },
+        { role: 'tool' as const, content: '<result>x</result>', train: false },
+        { role: 'assistant' as const, content: '<delegate>b x</delegate>', train: true },
+        { role: 'assistant' as const, content: '<answer>x</answer>', train: true },
+      ],
+    };
+    expect(weighCopyTurns(t, 'planner', 2).messages.map((m) => m.weight)).toEqual([undefined, undefined, undefined, 2, undefined]);
+    // An agent that delegates nothing: its answer is weighted, searched or not.
+    const guess = { messages: [t.messages[0], { role: 'assistant' as const, content: '<answer>y</answer>', train: true }] };
+    expect(weighCopyTurns(guess, 'planner', 2).messages.map((m) => m.weight)).toEqual([undefined, 2]);
+    expect(weighCopyTurns(t, 'planner', 1)).toBe(t);
   });
 });

@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import { rollout } from '../rollout/engine.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
 import { toTranscripts, type Transcript } from '../rollout/transcripts.ts';
+import type { Role } from '../rollout/types.ts';
 import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
 import { successFunction } from '../credit/success.ts';
 import { UserError } from '../errors.ts';
@@ -33,6 +34,32 @@ export function expertErrs(e: ExpertSettings): boolean {
   return e.noSearch > 0 || e.distractor > 0 || e.redundant > 0 || e.irrelevant > 0;
 }
 
+/**
+ * The transcript with loss weight `w` on the turns that must copy a name out of a tool result
+ * (train.sft.expert.copyWeight): the root agent's calls after its first (a planner's delegation or
+ * a lone agent's search carries an earlier result's answer into the next hop), and the answers of
+ * agents that read them out of search results (workers, and the lone agent of single-agent runs;
+ * a delegating planner's final answer repeats a report, which a small model learns early). Unlike the hop-1
+ * call, which repeats words of the question right after the same words, these turns have no
+ * matching context to copy from, and they are what a small model learns last. An agent that
+ * delegates nothing (a worker, a lone agent) has its answers weighted whether it searched or not.
+ */
+export function weighCopyTurns(t: Transcript, role: Role, w: number): Transcript {
+  if (w === 1) return t;
+  const delegates = t.messages.some((m) => m.train && m.content.startsWith('<delegate>'));
+  const root = role === 'planner';
+  let calls = 0;
+  return {
+    messages: t.messages.map((m) => {
+      if (!m.train) return m;
+      const isCall = m.content.startsWith('<delegate>') || m.content.startsWith('<search>');
+      if (isCall) calls++;
+      const copies = (root && isCall && calls >= 2) || (!delegates && m.content.startsWith('<answer>'));
+      return copies ? { ...m, weight: w } : m;
+    }),
+  };
+}
+
 export async function expertTranscripts(episodes: readonly Episode[], cfg: Pick<Config, 'rollout' | 'credit'> & { expert?: ExpertSettings }): Promise<ExpertData> {
   const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
   if (bad) throw new Error(`expert transcripts: episode ${bad.id} has no question_decomposition (the scripted expert follows it)`);
@@ -52,7 +79,7 @@ export async function expertTranscripts(episodes: readonly Episode[], cfg: Pick<
         if (ok) solved++;
         // A perfect expert fails only where search misses: such trajectories teach nothing. An
         // erring expert's failures are the point: the SFT policy must inherit its mistakes.
-        if (ok || failures) transcripts.push(...toTranscripts(t));
+        if (ok || failures) transcripts.push(...toTranscripts(t).map((tr, k) => weighCopyTurns(tr, t.agents[k]?.role ?? 'worker', e?.copyWeight ?? 1)));
       });
     }
   }

@@ -9,6 +9,8 @@ export interface TranscriptMessage {
   role: ChatRole;
   content: string;
   train: boolean;
+  /** Loss weight of a trained message in SFT (default 1): > 1 stresses turns that are hard to learn. */
+  weight?: number;
 }
 
 export interface Transcript {

@@ -61,6 +61,11 @@ export const trainSection = z
             redundant: z.number().min(0).max(1).default(0.2).describe('Rate at which the expert planner delegates one hop twice (the later report is trusted).'),
             irrelevant: z.number().min(0).max(1).default(0.15).describe('Rate at which the expert planner first delegates an irrelevant subtask.'),
             seed: z.number().int().nonnegative().default(0).describe('Seed of the failure decisions.'),
+            copyWeight: z
+              .number()
+              .min(1)
+              .default(1)
+              .describe('SFT loss weight of the turns that copy a name out of a tool result: planner delegations after the first (an earlier report into the next subtask), single-agent searches after the first, worker and single-agent answers. 1 = every trained turn alike.'),
             agents: z
               .array(z.enum(['multi', 'single']))
               .min(1)

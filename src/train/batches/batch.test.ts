@@ -24,6 +24,12 @@ describe('padBatch', () => {
     disposeBatch(b);
   });
 
+  it('carries an SFT loss weight into the mask', () => {
+    const b = padBatch([{ ids: [5, 6, 7], trainMask: [0, 1, 2.5] }], 0);
+    expect(b.mask.arraySync()).toEqual([[1, 2.5]]);
+    disposeBatch(b);
+  });
+
   it('rejects an empty micro-batch', () => expect(() => padBatch([], 0)).toThrow('padBatch: empty micro-batch'));
 });
 

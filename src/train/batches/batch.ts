@@ -9,7 +9,7 @@ import type { SftSequence } from './sequences.ts';
 export interface PaddedBatch {
   ids: tf.Tensor2D; // [b, L] int32
   attn: tf.Tensor2D; // [b, L] int32, 1 = real token
-  mask: tf.Tensor2D; // [b, L-1] float32, 1 = trained target
+  mask: tf.Tensor2D; // [b, L-1] float32, > 0 = trained target (its loss weight, 1 unless an SFT message sets one)
   /** Sampling logprobs of the targets, when requested. */
   sampleLogp?: tf.Tensor2D; // [b, L-1]
 }
@@ -32,7 +32,7 @@ export function padBatch(seqs: readonly BatchSequence[], padId: number, withSamp
       ids[r * L + j] = t;
       attn[r * L + j] = 1;
       if (j > 0 && s.trainMask[j]) {
-        mask[r * (L - 1) + j - 1] = 1;
+        mask[r * (L - 1) + j - 1] = s.trainMask[j]; // 1, or an SFT message's loss weight
         if (old) old[r * (L - 1) + j - 1] = s.sampleLogp?.[j] ?? 0;
       }
     });

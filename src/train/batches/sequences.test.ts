@@ -64,6 +64,16 @@ describe('transcriptSequences', () => {
     expect(seqs[1].trainMask[0]).toBe(0);
   });
 
+  it('a message\'s loss weight marks its tokens instead of 1, packed and unpacked', () => {
+    const weighted = { messages: transcript.messages.map((m, k) => (k === 4 ? { ...m, weight: 3 } : m)) };
+    const [seq] = transcriptSequences(weighted, tok);
+    expect(textWhere(seq.ids, seq.trainMask, 3)).toBe('<answer>Alin Marek</answer><|im_end|>\n');
+    expect(textWhere(seq.ids, seq.trainMask, 1)).toBe('<search>Zorvex founder</search><|im_end|>\n');
+    const unpacked = transcriptSequences(weighted, tok, { pack: false });
+    expect(textWhere(unpacked[1].ids, unpacked[1].trainMask, 3)).toBe('<answer>Alin Marek</answer><|im_end|>\n');
+    expect(unpacked[0].trainMask.every((w) => w === 0 || w === 1)).toBe(true);
+  });
+
   it('rejects train = true on a non-assistant message', () => {
     expect(() => transcriptSequences({ messages: [{ role: 'user', content: 'x', train: true }] }, tok)).toThrow("transcript message 0 has train = true but role 'user'");
   });

@@ -12,12 +12,13 @@ import { UserError } from '../../errors.ts';
  *               generation prompt; tokenizer/chat-prompt.ts's renderPromptIds, the function
  *               the LM policy renders with) ++ the turn's tokens
  *   trainMask = 0 on every prompt token (system, user, tool results, chat-template markers), 1 on
- *               the turn's tokens.
+ *               the turn's tokens (an SFT transcript message's loss `weight` instead of 1 when set).
  * One sequence per turn (rather than one per agent) is exact for any chat template, including ones
  * that rewrite earlier turns (Qwen3 drops past <think> blocks), at the cost of re-reading the prefix.
  */
 export interface SftSequence {
   ids: number[];
+  /** 0 = not trained; otherwise the token's loss weight (1 unless a transcript message sets `weight`). */
   trainMask: number[];
 }
 
@@ -118,13 +119,14 @@ export function transcriptSequences(t: Transcript, enc: ChatEncoder, opts: { pac
     if (m.role !== 'assistant') throw new Error(`sequences: transcript message ${k} has train = true but role '${m.role}' (only assistant turns are trained)`);
     const context = t.messages.slice(0, k).map((c) => ({ role: c.role, content: c.content }));
     const { prompt, completion } = completionIds(enc, context, m.content);
+    const w = m.weight ?? 1;
     if (pack && prev && prev.ids.length <= prompt.length && prev.ids.every((id, i) => prompt[i] === id)) {
       const gap = prompt.slice(prev.ids.length); // tool result, template markers, new generation prompt
       prev.ids.push(...gap, ...completion);
-      prev.trainMask.push(...gap.map(() => 0), ...completion.map(() => 1));
+      prev.trainMask.push(...gap.map(() => 0), ...completion.map(() => w));
       return;
     }
-    prev = sequenceOf(prompt, completion);
+    prev = { ids: [...prompt, ...completion], trainMask: [...prompt.map(() => 0), ...completion.map(() => w)] };
     out.push(prev);
   });
   return out;

@@ -26,6 +26,12 @@ describe('sftLoss (hand-computed)', () => {
     expect(num(stats.nll)).toBeCloseTo(2, 6); // the stat stays this batch's mean
   });
 
+  it('weights a token by its mask value and still divides by the trained-token count: (1 + 2*3 + 3) / 3', () => {
+    const { loss, stats } = sftLoss(logp(), tf.tensor2d([[1, 3], [1, 0]]));
+    expect(num(loss)).toBeCloseTo(10 / 3, 6);
+    expect(num(stats.tokens)).toBe(3);
+  });
+
   it('rejects a mask of another shape', () => {
     expect(() => sftLoss(logp(), tf.ones([2, 3]) as tf.Tensor2D)).toThrow('sftLoss: mask has shape [2, 3], expected [2, 2]');
   });

@@ -19,6 +19,10 @@ describe('readTranscripts', () => {
     expect(readTranscripts(file)).toEqual([{ messages: [{ role: 'user', content: 'q', train: false }, { role: 'assistant', content: 'a', train: true }] }]);
     await writeFile(file, '{"messages":[{"role":"user","content":"q","train":false}]}\n{"messages":[{"role":"bot","content":"a","train":true}]}\n');
     expect(() => readTranscripts(file)).toThrow(`${file}:2: field 'messages.0.role'`);
+    await writeFile(file, '{"messages":[{"role":"assistant","content":"a","train":true,"weight":3}]}\n');
+    expect(readTranscripts(file)[0].messages[0].weight).toBe(3);
+    await writeFile(file, '{"messages":[{"role":"assistant","content":"a","train":true,"weight":0}]}\n');
+    expect(() => readTranscripts(file)).toThrow(`${file}:1: field 'messages.0.weight'`);
     await writeFile(file, '\n');
     expect(() => readTranscripts(file)).toThrow(`${file}: no transcripts`);
   });

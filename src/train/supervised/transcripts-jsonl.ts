@@ -4,7 +4,8 @@ import type { Transcript } from '../../rollout/transcripts.ts';
 
 /**
  * Reads SFT transcripts: JSONL, one conversation per line, `{"messages": [{role, content, train}]}`
- * as `sharp data expert` writes them (rollout/transcripts.ts). A bad line is a one-line error
+ * as `sharp data expert` writes them (rollout/transcripts.ts), with an optional positive loss
+ * `weight` per message (default 1). A bad line is a one-line error
  * naming the file, line and field.
  */
 const lineSchema = z.strictObject({
@@ -14,6 +15,7 @@ const lineSchema = z.strictObject({
         role: z.enum(['system', 'user', 'assistant', 'tool']),
         content: z.string(),
         train: z.boolean(),
+        weight: z.number().positive().finite().optional(),
       }),
     )
     .min(1),
