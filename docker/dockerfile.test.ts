@@ -63,6 +63,18 @@ describe('docker/compose.yaml', () => {
       expect(svc?.entrypoint.slice(-1)).toEqual([name]);
     }
   });
+
+  it('has a scalable worker service on the redis service, which keeps its queue across restarts', () => {
+    const all = compose.services as unknown as Record<string, { entrypoint?: string[]; command?: string[]; depends_on?: string[]; image?: string; container_name?: string; ports?: string[] }>;
+    expect(all.worker?.entrypoint?.slice(-1)).toEqual(['worker']);
+    expect(all.worker?.command).toEqual(['--redis', 'redis://redis:6379']);
+    expect(all.worker?.depends_on).toEqual(['redis']);
+    // --scale needs no fixed container name or host port on the worker.
+    expect(all.worker?.container_name).toBeUndefined();
+    expect(all.worker?.ports).toBeUndefined();
+    expect(all.redis?.image).toMatch(/^redis:/);
+    expect(all.redis?.command).toEqual(['redis-server', '--appendonly', 'yes']);
+  });
 });
 
 describe('.dockerignore', () => {

@@ -17,6 +17,7 @@ const SECTIONS: BenchSection[] = [
   { name: 'native', run: async (quick) => (await import('./bench/native.ts')).benchNative(quick) },
   { name: 'prefix', run: async (quick) => (await import('./bench/prefix.ts')).benchPrefix(quick) },
   { name: 'optimizer', run: async (quick) => (await import('./bench/optimizer.ts')).benchOptimizer(quick) },
+  { name: 'distributed', run: async (quick) => (await import('./bench/distributed.ts')).benchDistributed(quick) },
 ];
 
 function flag(name: string): string | undefined {

@@ -153,6 +153,16 @@ export function buildProgram(): Command {
     .action(lazyRun(() => import('./commands/rollout.ts')));
 
   program
+    .command('worker')
+    .description('serve the rollout and replay jobs of distributed training runs (rollout.distributed)')
+    .requiredOption('--redis <url>', 'Redis URL, e.g. redis://127.0.0.1:6379')
+    .option('--concurrency <n>', 'jobs at once in this process (default 1)', int('--concurrency'))
+    .option('--queue <name>', 'queue name (rollout.distributed.queue; default sharp-rollout)')
+    .option('--lock-s <s>', 'seconds without a lock renewal before a job counts as stalled and is re-run elsewhere (default 30)', num('--lock-s'))
+    .addOption(backendOption())
+    .action(lazyRun(() => import('./commands/worker.ts')));
+
+  program
     .command('plot')
     .description('render reward / accuracy / credit curves of a run to PNG')
     .argument('<runDir>', 'run folder holding metrics.jsonl')

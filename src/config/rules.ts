@@ -9,7 +9,30 @@ export interface ConfigRule {
   check: (cfg: Config) => string | null;
 }
 
+/** Checked with the config, so a bad URL stops `sharp train` before its SFT stage, not at the first RL step. */
+function redisUrlProblem(url: string): string | null {
+  if (url === '') return null;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    u = new URL('x:');
+  }
+  return u.protocol === 'redis:' || u.protocol === 'rediss:' ? null : `rollout.distributed.redis: not a Redis URL: '${url}' (expected redis://host:port)`;
+}
+
 export const configRules: ConfigRule[] = [
+  { name: 'distributed-redis-url', check: (c) => redisUrlProblem(c.rollout.distributed.redis) },
+  {
+    name: 'distributed-credit',
+    check: (c) => {
+      const d = c.rollout.distributed;
+      if (d.redis === '' && !d.local) return null;
+      return c.credit.messageLevel || c.credit.failurePairs
+        ? 'rollout.distributed: credit.messageLevel and credit.failurePairs need a judge in the trainer and are not served by workers; turn them off or leave rollout.distributed.redis empty'
+        : null;
+    },
+  },
   {
     name: 'hops-ordered',
     check: (c) =>

@@ -7,6 +7,7 @@ import type { Transcript } from '../rollout/transcripts.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { assertSameConfig, configHash, latestCheckpoint, readTrainerState } from '../train/checkpoints/checkpoint.ts';
 import { makeCollect } from '../train/grpo/collect.ts';
+import { collectFor } from '../distributed/choose.ts';
 import { runGrpo } from '../train/grpo/loop.ts';
 import { heldOutAccuracy, heldOutMetrics, type AccuracyResult } from './accuracy.ts';
 import { loadTrainData } from './data.ts';
@@ -134,6 +135,8 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
     log.info({ ...summary.heldOutBefore }, `held-out accuracy (${summary.beforeLabel})`);
   }
 
+  // rollout.distributed set: the same collect type served by workers (or its in-process reference).
+  const chosen = collectFor(cfg, { tokenizer, runDir, companions: companionFiles(init.dir), inProcess: () => makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }) });
   const grpo = await timed(stages, 'rl', () =>
     runGrpo({
       runDir,
@@ -142,7 +145,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       fullConfig: cfg,
       initialModel: () => CausalLM.load(startDir),
       data: data.train,
-      collect: makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
+      collect: chosen.collect,
       enc: tokenizer,
       padId: tokenizer.padId,
       maxTokens: cfg.rollout.maxContext,
@@ -156,7 +159,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
         return heldOutMetrics(r);
       },
       evaluateEvery: cfg.eval.heldOutEvery,
-    }),
+    }).finally(() => chosen.close()),
   );
   Object.assign(summary, { rlSteps: grpo.step, resumedFrom: grpo.resumedFrom ?? summary.resumedFrom, stopped: grpo.stopped });
   try {

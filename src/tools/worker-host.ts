@@ -18,8 +18,14 @@ import type { ToolOutcome } from './types.ts';
  * host's: a WASM abort message (emscripten prints it) is reported in the outcome, never on the console.
  */
 
-/** Longest wait for a new worker to load tsx and its module (measured ~1 s on a busy 2-core machine). */
-const START_TIMEOUT_MS = 30_000;
+/**
+ * Longest wait for a new worker to load tsx and its module. It takes ~1 s on a busy 2-core machine,
+ * but past 30 s when the cores are shared with training jobs; an agent's call must get the tool's
+ * answer however long the start took (a start given up on would answer "sandbox unavailable", so a
+ * rollout's tool results, and every token after them, would depend on the machine's load). The
+ * limit only catches a worker that hangs while loading: one that fails reports 'error' or 'exit'.
+ */
+const START_TIMEOUT_MS = 600_000;
 
 /** `recycle`: the worker answered but must not be reused (it left state it could not free). */
 type Reply = { id: number; outcome: ToolOutcome; recycle?: boolean } | { ready: true };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { distributedSection } from './distributed.ts';
 
 // Protocol-neutral role prompts: the protocol (src/rollout/protocol) appends the tool list in its own syntax.
 const DEFAULT_PLANNER_PROMPT =
@@ -50,5 +51,6 @@ export const rolloutSection = z
         maxOutputChars: z.number().int().positive().default(2000).describe('Captured console output kept.'),
       })
       .prefault({}),
+    distributed: distributedSection.prefault({}),
   })
   .describe('Rollout engine: roles, protocol, limits, sampling, tools.');

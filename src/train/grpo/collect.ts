@@ -1,8 +1,7 @@
 import type { Config } from '../../config/schema.ts';
 import { computeCredits, type CreditOptions } from '../../credit/compute.ts';
 import { engineReplayRunner } from '../../credit/engine-adapters.ts';
-import { creditReport, reportMetrics } from '../../credit/report.ts';
-import { creditHeader, groupRecord, RECORD_VERSION, ReplayRecorder, sampleGroups, type GroupRecord } from '../../credit/record.ts';
+import { groupRecord, ReplayRecorder, type GroupRecord } from '../../credit/record.ts';
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { Episode } from '../../data/episode.ts';
 import { LmPolicy } from '../../rollout/lm-policy.ts';
@@ -10,6 +9,7 @@ import type { CausalLM } from '../../model/causal-lm.ts';
 import type { Rng } from '../../random/rng.ts';
 import { rollout, type EngineOptions } from '../../rollout/engine.ts';
 import type { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { collectMetrics, trainRecord } from './collect-output.ts';
 import type { Collected } from './loop.ts';
 import type { GroupResult } from './rl-batch.ts';
 
@@ -61,27 +61,16 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
       cached += res.stats.cachedCoalitions;
     }
     const t2 = performance.now();
-    const report = creditReport(summaries, groups.flatMap((g) => g.credits));
-    const agentsPerTraj = run.trajectories.map((t) => t.agents.length);
-    const calls = run.trajectories.flatMap((t) => t.messages.flatMap((m) => m.toolCalls));
     return {
       groups,
       pairs,
-      record: recorder ? { version: RECORD_VERSION, kind: 'train', step: 0, credit: creditHeader(setup.credit), groupsTotal: groups.length, groups: sampleGroups(recorded, setup.credit.recordGroups) } : undefined,
-      metrics: {
-        ...reportMetrics(report),
-        'rollout/trajectories': run.trajectories.length,
-        'rollout/agents_mean': agentsPerTraj.reduce((a, n) => a + n, 0) / Math.max(1, agentsPerTraj.length),
-        'rollout/generated_tokens': run.trajectories.reduce((a, t) => a + t.messages.reduce((b, m) => b + m.tokenIds.length, 0), 0),
-        'perf/generate_s': (t1 - t0) / 1000,
-        'perf/credit_s': (t2 - t1) / 1000,
-        'rollout/policy_calls': run.stats.steps,
-        'rollout/max_batch': run.stats.maxBatch,
-        // Fraction of tool calls that failed to parse, named a tool the role may not use, or errored.
-        'rollout/invalid_calls': calls.length === 0 ? 0 : calls.filter((c) => !c.valid).length / calls.length,
-        'credit/replays': replayItems,
-        'credit/cached_coalitions': cached,
-      },
+      record: recorder ? trainRecord(setup.credit, recorded, groups.length) : undefined,
+      metrics: collectMetrics(
+        run.trajectories,
+        summaries,
+        groups.flatMap((g) => g.credits),
+        { generateS: (t1 - t0) / 1000, creditS: (t2 - t1) / 1000, policyCalls: run.stats.steps, maxBatch: run.stats.maxBatch, replayItems, cachedCoalitions: cached },
+      ),
     };
   };
 }

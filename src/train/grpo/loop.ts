@@ -10,7 +10,7 @@ import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
 import { Progress } from '../../run/progress.ts';
 import { TensorBoardWriter } from '../metrics/tensorboard.ts';
 import { buildRlBatch, rewardMetrics, updateMetrics } from './rl-batch.ts';
-import type { Collected } from './types.ts';
+import type { Collected, CollectContext } from './types.ts';
 import { createOptimizer, optimizerSettings } from '../optim/optimizer.ts';
 import { pairSequences, type ChatEncoder } from '../batches/sequences.ts';
 import { grpoUpdate } from './update.ts';
@@ -26,7 +26,7 @@ import { assertFiniteWeights, atStep } from '../optim/diverged.ts';
  */
 export type TrainConfig = z.infer<typeof trainSection>;
 
-export type { Collected };
+export type { Collected, CollectContext };
 
 export interface GrpoRunOptions<T> {
   runDir: string;
@@ -39,8 +39,8 @@ export interface GrpoRunOptions<T> {
   initialModel: () => Promise<CausalLM>;
   /** Training questions, consumed in a seeded order, `train.batchQuestions` per step. */
   data: readonly T[];
-  /** Rollouts and credit for a batch of questions with the current policy. */
-  collect: (items: T[], model: CausalLM, rng: Rng) => Promise<Collected>;
+  /** Rollouts and credit for a batch of questions with the current policy (`ctx.step`: the step being collected, 1-based). */
+  collect: (items: T[], model: CausalLM, rng: Rng, ctx: CollectContext) => Promise<Collected>;
   enc: ChatEncoder;
   padId: number;
   /** Context limit: longer training sequences are dropped (rollout.maxContext). */
@@ -137,7 +137,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
     while (state.step < cfg.steps) {
       const t0 = performance.now();
       const items = batchAt(o.data, state.dataCursor, cfg.batchQuestions, o.seed);
-      const collected = await o.collect(items, model, rng);
+      const collected = await o.collect(items, model, rng, { step: state.step + 1 });
       const t1 = performance.now();
       const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens);
       const pairs = cfg.dpoWeight > 0 && collected.pairs ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];

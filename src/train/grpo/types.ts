@@ -17,6 +17,11 @@ export interface GroupResult {
   credits: readonly AgentCredit[];
 }
 
+/** What the loop tells the collect stage besides the batch: the step being collected (1-based). */
+export interface CollectContext {
+  step: number;
+}
+
 /** What the collect stage returns for one step. */
 export interface Collected {
   groups: GroupResult[];

@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { missingRedisClient } from '../distributed/connection.ts';
+import { UserError } from '../errors.ts';
+import { sharp } from '../../test/cli-helpers.ts';
+import { workerOptions } from './worker.ts';
+
+/** `sharp worker`: the flags' defaults, and bad flags as one line and exit 2 through the real binary. */
+const root = mkdtempSync(join(tmpdir(), 'sharp-worker-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe.skipIf(missingRedisClient() !== null)('workerOptions', () => {
+  it('fills the defaults and refuses a bad concurrency or lock time', () => {
+    expect(workerOptions({ redis: 'redis://h:7000' })).toEqual({ redis: 'redis://h:7000', queue: 'sharp-rollout', concurrency: 1, backend: undefined, lockS: 30 });
+    expect(workerOptions({ redis: 'redis://h', queue: 'q', concurrency: 3, lockS: 2.5, backend: 'wasm' })).toEqual({ redis: 'redis://h', queue: 'q', concurrency: 3, backend: 'wasm', lockS: 2.5 });
+    expect(() => workerOptions({ redis: 'redis://h', concurrency: 0 })).toThrow(new UserError('worker --concurrency: 0 is not a positive integer'));
+    expect(() => workerOptions({ redis: 'redis://h', lockS: 0 })).toThrow(new UserError('worker --lock-s: 0 is not a positive number'));
+    expect(() => workerOptions({ redis: 'redis://h/x' })).toThrow(new UserError("worker --redis: Redis URL 'redis://h/x': database 'x' is not a non-negative integer"));
+  });
+});
+
+describe('sharp worker (bad input)', () => {
+  it('a missing client library, a bad URL or a bad concurrency is one line and exit 2', async () => {
+    const missing = missingRedisClient();
+    const bad = await sharp(root, ['worker', '--redis', 'http://x']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toEqual([missing ? `sharp: worker: ${missing}` : "sharp: worker --redis: not a Redis URL: 'http://x' (expected redis://host:port)"]);
+    const conc = await sharp(root, ['worker', '--redis', 'redis://127.0.0.1:1', '--concurrency', 'two']);
+    expect(conc.code).toBe(2);
+    expect(conc.stderr.trim().split('\n')).toEqual(["sharp: --concurrency expects an integer, got 'two'"]);
+  }, 120_000);
+});
