@@ -48,8 +48,9 @@ export function completionIds(enc: ChatEncoder, context: readonly ChatMessage[],
   return { prompt, completion: full.slice(prompt.length) };
 }
 
-function sequenceOf(prompt: number[], completion: number[]): SftSequence {
-  return { ids: [...prompt, ...completion], trainMask: [...prompt.map(() => 0), ...completion.map(() => 1)] };
+/** `weight`: the completion tokens' loss weight (1 unless an SFT message sets one). */
+function sequenceOf(prompt: number[], completion: number[], weight = 1): SftSequence {
+  return { ids: [...prompt, ...completion], trainMask: [...prompt.map(() => 0), ...completion.map(() => weight)] };
 }
 
 /** A GRPO sequence: an SFT sequence plus the sampling logprobs and the agent's advantage. */
@@ -126,7 +127,7 @@ export function transcriptSequences(t: Transcript, enc: ChatEncoder, opts: { pac
       prev.trainMask.push(...gap.map(() => 0), ...completion.map(() => w));
       return;
     }
-    prev = { ids: [...prompt, ...completion], trainMask: [...prompt.map(() => 0), ...completion.map(() => w)] };
+    prev = sequenceOf(prompt, completion, w);
     out.push(prev);
   });
   return out;
