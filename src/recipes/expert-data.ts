@@ -37,12 +37,11 @@ export function expertErrs(e: ExpertSettings): boolean {
 /**
  * The transcript with loss weight `w` on the turns that must copy a name out of a tool result
  * (train.sft.expert.copyWeight): the root agent's calls after its first (a planner's delegation or
- * a lone agent's search carries an earlier result's answer into the next hop), and the answers of
- * agents that read them out of search results (workers, and the lone agent of single-agent runs;
- * a delegating planner's final answer repeats a report, which a small model learns early). Unlike the hop-1
- * call, which repeats words of the question right after the same words, these turns have no
- * matching context to copy from, and they are what a small model learns last. An agent that
- * delegates nothing (a worker, a lone agent) has its answers weighted whether it searched or not.
+ * a lone agent's search carries an earlier result's answer into the next hop), and every answer of
+ * an agent that delegates nothing (a worker or a lone agent, which reads it out of a search result;
+ * a delegating planner's final answer repeats a report, which a small model learns early). Unlike
+ * the hop-1 call, which repeats words of the question right after the same words, these turns have
+ * no matching context to copy from, and they are what a small model learns last.
  */
 export function weighCopyTurns(t: Transcript, role: Role, w: number): Transcript {
   if (w === 1) return t;
