@@ -59,3 +59,18 @@ describe('sharp CLI', () => {
     expect(r.stderr).toContain("backend 'tensorflow' is unavailable");
   });
 });
+
+describe('exitCodeFor', () => {
+  it('turns a wasm abort into one line that names the memory settings', async () => {
+    const { exitCodeFor } = await import('./main.ts');
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((s: string) => (written.push(s), true)) as typeof process.stderr.write;
+    try {
+      expect(exitCodeFor(new WebAssembly.RuntimeError('Aborted(). Build with -sASSERTIONS for more info.'))).toBe(1);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written).toEqual(['sharp: the wasm backend aborted, most often because its memory is full: lower train.microBatch or rollout.maxContext (a training run resumes from its last checkpoint)\n']);
+  });
+});

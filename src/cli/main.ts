@@ -198,7 +198,8 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-function exitCodeFor(err: unknown): number {
+/** Exit code of an error that reached the CLI, after printing its one line (exported for tests). */
+export function exitCodeFor(err: unknown): number {
   if (err instanceof CommanderError) {
     // Commander already printed its message (help, version, unknown option).
     return err.exitCode === 0 ? 0 : 2;
@@ -206,6 +207,11 @@ function exitCodeFor(err: unknown): number {
   if (err instanceof UserError) {
     process.stderr.write(`sharp: ${err.message}\n`);
     return err.exitCode;
+  }
+  if (err instanceof WebAssembly.RuntimeError && err.message.startsWith('Aborted')) {
+    // Emscripten's abort: on the wasm backend nearly always a full heap (attention of a large batch).
+    process.stderr.write('sharp: the wasm backend aborted, most often because its memory is full: lower train.microBatch or rollout.maxContext (a training run resumes from its last checkpoint)\n');
+    return 1;
   }
   process.stderr.write(`sharp: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   return 1;

@@ -7,10 +7,11 @@ export { computeCredits, type CreditConfig, type CreditOptions, type CreditResul
 export type { AgentCredit, RewardWeights } from './reward.ts';
 export { CoalitionCache, type ReplayItem, type ReplayRunner } from './counterfactual.ts';
 export { engineContextOf, engineReplayRunner, policyResampler } from './engine-adapters.ts';
+export { judgeOptions } from './judge-options.ts';
 export { createJudge, protocolAnswer, type Judge, type JudgeContext, type CandidateScorer } from './judges/index.ts';
 export { lmCandidateScorer } from './judges/lm-scorer.ts';
 export { creditReport, reportMetrics, type CreditReport } from './report.ts';
-export { appendPreferencePairs, readPreferencePairs, writePreferencePairs } from './pairs-jsonl.ts';
+export { appendPreferencePairs, parsePreferencePair, readPreferencePairs, writePreferencePairs } from './pairs-jsonl.ts';
 export type { PreferencePair, FirstError } from './first-error.ts';
 export type { MessageReward, Label } from './message-shares.ts';
 export { successFunction, type SuccessFn } from './success.ts';

@@ -22,7 +22,7 @@ export function readPreferencePairs(file: string): PreferencePair[] {
     } catch {
       throw new Error(`${file}:${i + 1}: not valid JSON`);
     }
-    out.push(checkPair(v, `${file}:${i + 1}`));
+    out.push(parsePreferencePair(v, `${file}:${i + 1}`));
   });
   return out;
 }
@@ -32,7 +32,8 @@ export function appendPreferencePairs(file: string, pairs: readonly PreferencePa
   writePreferencePairs(file, [...existing, ...pairs]);
 }
 
-function checkPair(v: unknown, where: string): PreferencePair {
+/** A pair read from JSON, checked field by field; `where` prefixes the error (file:line). */
+export function parsePreferencePair(v: unknown, where: string): PreferencePair {
   if (typeof v !== 'object' || v === null) throw new Error(`${where}: a pair must be a JSON object`);
   const o = v as Record<string, unknown>;
   if (!Array.isArray(o.prefix)) throw new Error(`${where}: field 'prefix' must be an array of messages`);

@@ -82,6 +82,18 @@ describe('stageBreakdown', () => {
     expect(b.offPlan).toEqual({ num: 2, den: 7, rate: 2 / 7 });
   });
 
+  it('counts no sub-question stage for an agent system that cannot delegate', () => {
+    // A lone agent: no workers, one search, the right answer.
+    const lone = traj('s', 'Kelmar', []);
+    const multi = stageBreakdown([lone], episodes, em);
+    expect(multi.subQuestion).toEqual({ num: 0, den: 2, rate: 0 });
+    const single = stageBreakdown([lone], episodes, em, { delegates: false });
+    expect(single.accuracy).toEqual({ num: 1, den: 1, rate: 1 });
+    expect(single.subQuestion).toEqual({ num: 0, den: 0, rate: null });
+    expect(single.subQuestionByHop).toEqual([]);
+    expect(single.finalGivenReports.rate).toBeNull();
+  });
+
   it('refuses a trajectory of an unknown episode', () => {
     expect(() => stageBreakdown([{ ...traj('x', null, []), episodeId: 'nope' }], episodes, em)).toThrow('unknown episode nope');
   });

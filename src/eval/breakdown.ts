@@ -68,13 +68,16 @@ function retrievedBy(traj: Trajectory, agent: number): Set<number> {
  * The breakdown of `trajectories` (multi-agent ones; a trajectory without workers counts only in
  * accuracy, invalid calls and the planner's hops as not asked). `success(answer, golds)` is the
  * success function the accuracy uses (credit.success). Episodes without a decomposition are skipped
- * for the stage rates but counted in accuracy.
+ * for the stage rates but counted in accuracy. With `delegates: false` (an agent system that cannot
+ * delegate: single, direct) no hop is counted as asked or not asked, so subQuestion has n = 0.
  */
 export function stageBreakdown(
   trajectories: readonly Trajectory[],
   episodes: ReadonlyMap<string, Episode>,
   success: (answer: string | null, golds: readonly string[]) => number,
+  opts: { delegates?: boolean } = {},
 ): StageBreakdown {
+  const delegates = opts.delegates ?? true;
   let correct = 0;
   let hops = 0;
   let asked = 0;
@@ -99,7 +102,7 @@ export function stageBreakdown(
       invalid += m.toolCalls.filter((c) => !c.valid).length;
     }
     const d = ep.decomposition;
-    if (!d || d.length === 0) continue;
+    if (!d || d.length === 0 || !delegates) continue;
     const questions = goldHopQuestions(d);
     const askedHop = d.map(() => false);
     const reportedHop = d.map(() => false);

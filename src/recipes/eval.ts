@@ -4,6 +4,7 @@ import { mkdirOut } from '../fs/out-dir.ts';
 import type { Config } from '../config/schema.ts';
 import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
 import { successFunction } from '../credit/success.ts';
+import { lmCandidateScorer, writePreferencePairs, type CandidateScorer } from '../credit/index.ts';
 import { breakdownMarkdown, mergeBreakdowns } from '../eval/breakdown.ts';
 import { CreditLog, creditMarkdown } from '../eval/run/credit.ts';
 import { StageLog } from '../eval/run/stages.ts';
@@ -106,7 +107,8 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     const bad = pending.find(({ episode }) => !episode.decomposition || episode.decomposition.length === 0);
     if (bad) throw new UserError(`eval --policy expert: episode ${bad.episode.id} of ${bench} has no gold decomposition (the scripted expert follows one; use --policy lm)`);
   }
-  const credit = opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out } : undefined;
+  const credit: { cfg: typeof cfg.credit; log: CreditLog; recordDir: string; score?: CandidateScorer } | undefined =
+    opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out } : undefined;
   if (credit && cfg.credit.method === 'none') throw new UserError('--credit needs credit.method loo or shapley (it is none)');
   // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.
   // Benchmarks with a gold decomposition (MuSiQue, the synthetic world) also get the per-stage breakdown.
@@ -120,6 +122,8 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
       if (policyName === 'lm') {
         const { model: lm, tokenizer } = await loadModel(model.dir);
         dispose = () => lm.dispose();
+        // The llm judge (credit.messageLevel / credit.failurePairs) scores with the evaluated model.
+        if (credit && cfg.credit.judge === 'llm') credit.score = lmCandidateScorer(lm, tokenizer, r.maxContext);
         policy = new LmPolicy(lm, tokenizer, { temperature: cfg.eval.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(cfg.run.seed) });
       }
       const progress = createProgress({ total: session.episodes.length, done: session.episodes.length - pending.length, label: `eval ${bench}` });
@@ -142,6 +146,8 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     const { report, episodes } = credit.log.report(session.keys);
     extra.push(creditMarkdown(report, episodes, cfg.credit));
     writeFileAtomic(join(out, 'credit.json'), `${JSON.stringify({ episodes, ...report }, null, 2)}\n`);
+    // credit.failurePairs: the pairs of every episode (resumed ones included) for `sharp dpo`.
+    if (cfg.credit.failurePairs) writePreferencePairs(join(out, 'pairs.jsonl'), credit.log.pairs(session.keys));
   }
   const settings = { model: model.dir, agents, limit, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
   const result = finishEvalSession(session, settings, extra);
@@ -152,6 +158,6 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   process.stdout.write(
     `eval ${bench} (${agents}): ${session.episodes.length} episodes (${stats.ran} run now in ${stats.seconds.toFixed(1)} s, ${stats.steps} decoding calls, largest batch ${stats.maxBatch})\n` +
       `${numbers}\n` +
-      `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${credit ? `, ${join(out, 'credit.json')}` : ''}\n`,
+      `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${credit ? `, ${join(out, 'credit.json')}` : ''}${credit && cfg.credit.failurePairs ? `, ${join(out, 'pairs.jsonl')} (${credit.log.pairs(session.keys).length} pairs)` : ''}\n`,
   );
 }

@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { computeCredits, creditReport, engineReplayRunner, type CreditConfig, type CreditReport } from '../../credit/index.ts';
+import { computeCredits, creditReport, engineReplayRunner, judgeOptions, parsePreferencePair, type CandidateScorer, type CreditConfig, type CreditReport, type PreferencePair } from '../../credit/index.ts';
+import { getProtocol } from '../../rollout/protocol/index.ts';
 import type { AgentCredit } from '../../credit/reward.ts';
 import type { TrajectoryCreditSummary } from '../../credit/report.ts';
 import type { Episode } from '../../data/episode.ts';
@@ -21,26 +22,30 @@ import { groupRecord, ReplayRecorder, type GroupRecord } from '../../credit/reco
 export interface EpisodeCredit {
   summary: TrajectoryCreditSummary;
   credits: AgentCredit[];
+  /** credit.failurePairs: the DPO pair of a failed trajectory whose first error had an accepted repair. */
+  pairs: PreferencePair[];
 }
 
 /**
  * Credit of one trajectory per episode (eval runs groups of one); replays of each episode are batched
  * by the credit module. With `records`, each episode's trajectory, credit and replayed answers are
- * pushed there too (for `sharp view`).
+ * pushed there too (for `sharp view`). credit.messageLevel and credit.failurePairs use the judge
+ * credit.judge names (`score` serves the llm judge).
  */
-export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[], records?: GroupRecord[]): Promise<EpisodeCredit[]> {
+export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[], records?: GroupRecord[], score?: CandidateScorer): Promise<EpisodeCredit[]> {
   const replays = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder });
+  const judged = judgeOptions(cfg, policy, getProtocol(engine.cfg.protocol), engine.cfg.maxNewTokens, score);
   const recorder = records ? new ReplayRecorder(replays) : undefined;
   const runner = recorder?.runner ?? replays;
   const out: EpisodeCredit[] = [];
   // Sequential: the policy serves one batched engine run at a time.
   for (const [i, traj] of trajs.entries()) {
-    const r = await computeCredits([traj], eps[i], runner, cfg);
+    const r = await computeCredits([traj], eps[i], runner, cfg, judged);
     if (records && recorder) records.push(groupRecord(eps[i], [traj], r, recorder, cfg));
     const t = r.trajectories[0];
     const summary: TrajectoryCreditSummary = { trajectoryId: t.trajectoryId, deltas: [...t.deltas] };
     if (t.efficiencyResidual !== undefined) summary.efficiencyResidual = t.efficiencyResidual;
-    out.push({ summary, credits: r.credits });
+    out.push({ summary, credits: r.credits, pairs: r.pairs });
   }
   return out;
 }
@@ -84,7 +89,10 @@ export class CreditLog {
       }
       const r = lineSchema.safeParse(v);
       if (!r.success) throw new Error(`${file}:${i + 1}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
-      log.done.set(r.data.key, { summary: r.data.summary, credits: r.data.credits });
+      const rawPairs = (v as { pairs?: unknown }).pairs;
+      if (rawPairs !== undefined && !Array.isArray(rawPairs)) throw new Error(`${file}:${i + 1}: pairs: must be an array`);
+      const pairs = (rawPairs ?? []).map((p: unknown, j: number) => parsePreferencePair(p, `${file}:${i + 1}: pairs[${j}]`));
+      log.done.set(r.data.key, { summary: r.data.summary, credits: r.data.credits, pairs });
     });
     return log;
   }
@@ -96,6 +104,11 @@ export class CreditLog {
   append(key: string, c: EpisodeCredit): void {
     appendFileSync(this.file, `${JSON.stringify({ key, ...c })}\n`);
     this.done.set(key, c);
+  }
+
+  /** The failure-path DPO pairs of `keys`' episodes (credit.failurePairs), in key order. */
+  pairs(keys: readonly string[]): PreferencePair[] {
+    return keys.flatMap((k) => this.done.get(k)?.pairs ?? []);
   }
 
   /** The run's credit report over `keys` (episodes without a credit line are not counted), and how many counted. */

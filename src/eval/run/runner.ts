@@ -1,4 +1,4 @@
-import type { CreditConfig } from '../../credit/index.ts';
+import type { CandidateScorer, CreditConfig } from '../../credit/index.ts';
 import { runTrajectories, type EngineOptions, type RunItem } from '../../rollout/engine.ts';
 import type { Policy } from '../../rollout/policy.ts';
 import type { EvalSession } from '../session.ts';
@@ -25,7 +25,14 @@ export interface EvalLoopOptions {
   /** Episodes per engine run (> 0). */
   batchEpisodes: number;
   /** With --credit: credit.* config and the log the per-episode credit goes to. */
-  credit?: { cfg: CreditConfig; log: CreditLog; /** Folder whose trajectories/ gets a credit.recordGroups sample per batch (`sharp view`). */ recordDir?: string };
+  credit?: {
+    cfg: CreditConfig;
+    log: CreditLog;
+    /** Folder whose trajectories/ gets a credit.recordGroups sample per batch (`sharp view`). */
+    recordDir?: string;
+    /** Scorer of the llm judge (credit.judge = llm with credit.messageLevel / credit.failurePairs). */
+    score?: CandidateScorer;
+  };
   /** Per-episode stage breakdown (benchmarks with a gold decomposition), scored with `success`. */
   stages?: { log: StageLog; success: (answer: string | null, golds: readonly string[]) => number };
   progress?: Progress;
@@ -55,7 +62,7 @@ export async function runEvalLoop(o: EvalLoopOptions): Promise<EvalLoopStats> {
     stats.requests += s.requests;
     stats.maxBatch = Math.max(stats.maxBatch, s.maxBatch);
     const records: GroupRecord[] | undefined = o.credit?.recordDir && o.credit.cfg.recordGroups > 0 ? [] : undefined;
-    const credits = o.credit ? await creditOf(o.policy, o.engine, o.credit.cfg, trajectories, batch.map((b) => b.episode), records) : undefined;
+    const credits = o.credit ? await creditOf(o.policy, o.engine, o.credit.cfg, trajectories, batch.map((b) => b.episode), records, o.credit.score) : undefined;
     if (o.credit?.recordDir && records) {
       const dir = o.credit.recordDir;
       writeStepRecord(dir, { version: RECORD_VERSION, kind: 'eval', step: nextEvalStep(dir), credit: creditHeader(o.credit.cfg), groupsTotal: records.length, groups: sampleGroups(records, o.credit.cfg.recordGroups) });
@@ -63,7 +70,7 @@ export async function runEvalLoop(o: EvalLoopOptions): Promise<EvalLoopStats> {
     batch.forEach(({ key, episode }, i) => {
       // Credit first: a prediction without its credit line would be skipped by a resumed run.
       if (o.credit && credits) o.credit.log.append(key, credits[i]);
-      if (o.stages) o.stages.log.append(key, stageBreakdown([trajectories[i]], new Map([[episode.id, episode]]), o.stages.success));
+      if (o.stages) o.stages.log.append(key, stageBreakdown([trajectories[i]], new Map([[episode.id, episode]]), o.stages.success, { delegates: (o.engine.agents ?? 'multi') === 'multi' }));
       o.session.record(key, predictionOf(trajectories[i], episode));
     });
     stats.ran += batch.length;

@@ -1,6 +1,9 @@
 import type { Config } from '../../config/schema.ts';
 import { computeCredits, type CreditOptions } from '../../credit/compute.ts';
 import { engineReplayRunner } from '../../credit/engine-adapters.ts';
+import { judgeOptions } from '../../credit/judge-options.ts';
+import { lmCandidateScorer } from '../../credit/judges/lm-scorer.ts';
+import { getProtocol } from '../../rollout/protocol/index.ts';
 import { groupRecord, ReplayRecorder, type GroupRecord } from '../../credit/record.ts';
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { Episode } from '../../data/episode.ts';
@@ -26,8 +29,8 @@ export interface CollectSetup {
   credit: Config['credit'];
   /** Worker tools per episode (default: the engine's, over the episode's paragraphs). */
   tools?: EngineOptions['tools'];
-  /** Judge, context and resampler for credit.messageLevel / credit.failurePairs. */
-  creditOptions?: (policy: LmPolicy) => Omit<CreditOptions, 'rng'>;
+  /** Judge, context and resampler for credit.messageLevel / credit.failurePairs (default: judgeOptions of the config over this step's policy). */
+  creditOptions?: (policy: LmPolicy, model: CausalLM) => Omit<CreditOptions, 'rng'>;
 }
 
 export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: CausalLM, rng: Rng) => Promise<Collected> {
@@ -43,7 +46,10 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
     const recorder = setup.credit.recordGroups > 0 ? new ReplayRecorder(replays) : undefined;
     const runner = recorder?.runner ?? replays;
     const recorded: GroupRecord[] = [];
-    const extra = setup.creditOptions?.(policy) ?? {};
+    const c = setup.credit;
+    const extra =
+      setup.creditOptions?.(policy, model) ??
+      judgeOptions(c, policy, getProtocol(r.protocol), r.maxNewTokens, c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined);
     const groups: GroupResult[] = [];
     const pairs: PreferencePair[] = [];
     const summaries = [];
