@@ -14,6 +14,14 @@ export function protocolAnswer(protocol: Protocol): (text: string) => string | n
   };
 }
 
+/** The subtask of a message under the rollout protocol when it is a delegation, else null. */
+export function protocolDelegation(protocol: Protocol): (text: string) => string | null {
+  return (text) => {
+    const a = protocol.parse(text);
+    return a.kind === 'call' && a.name === 'delegate' ? a.args : null;
+  };
+}
+
 export interface JudgeSettings {
   judge: 'rule' | 'llm';
   hopMatchF1: number;
@@ -25,7 +33,7 @@ export interface JudgeSettings {
  * protocol (to read answers out of resampled messages); the LLM judge needs a scorer over a model.
  */
 export function createJudge(cfg: JudgeSettings, deps: { protocol: Protocol; score?: CandidateScorer }): Judge {
-  if (cfg.judge === 'rule') return ruleJudge({ parseAnswer: protocolAnswer(deps.protocol), hopMatchF1: cfg.hopMatchF1 });
+  if (cfg.judge === 'rule') return ruleJudge({ parseAnswer: protocolAnswer(deps.protocol), parseDelegation: protocolDelegation(deps.protocol), hopMatchF1: cfg.hopMatchF1 });
   if (!deps.score) throw new Error('credit.judge=llm needs a model scorer (logprobs of yes/no), none was given');
   return llmJudge({ score: deps.score, margin: cfg.judgeMargin });
 }

@@ -2,9 +2,10 @@ import { describe, it, expect } from 'vitest';
 import type { Episode } from '../../data/episode.ts';
 import { getProtocol } from '../../rollout/protocol/index.ts';
 import { makeTrajectory } from '../../../test/credit-fixtures.ts';
-import { createJudge, protocolAnswer } from './index.ts';
+import { createJudge, protocolAnswer, protocolDelegation } from './index.ts';
+import { locateFirstError } from '../first-error.ts';
 import { llmJudge } from './llm.ts';
-import { assignHop, resolveHopQuestion, ruleJudge } from './rule.ts';
+import { assignHop, hopNames, resolveHopQuestion, ruleJudge } from './rule.ts';
 
 const episode: Episode = {
   id: 'ep',
@@ -44,7 +45,12 @@ describe('rule judge', () => {
     expect(labels.get(reportOf(2))).toBe(0);
     expect(labels.get(reportOf(3))).toBe(-1);
     expect(labels.get(reportOf(0))).toBe(-1); // final answer Paris, gold Lyon
-    expect([...labels.values()].filter((l) => l !== 0)).toHaveLength(3);
+    // The two delegations of a hop name its entity (+1); the irrelevant one is not judged.
+    const delegationOf = (subtask: string): number => traj.messages.find((m) => m.text === `<delegate>${subtask}</delegate>`)?.index ?? -1;
+    expect(labels.get(delegationOf('Who founded Acme?'))).toBe(1);
+    expect(labels.get(delegationOf('Where was Ada Byron born?'))).toBe(1);
+    expect(labels.get(delegationOf('What is the capital of Peru?'))).toBe(0);
+    expect([...labels.values()].filter((l) => l !== 0)).toHaveLength(5);
     // prefix fails exactly from the wrong report on
     expect(await judge.prefixFailed({ traj, episode }, reportOf(3) - 1)).toBe(false);
     expect(await judge.prefixFailed({ traj, episode }, reportOf(3))).toBe(true);
@@ -53,6 +59,38 @@ describe('rule judge', () => {
     expect(await judge.acceptsAlternative({ traj, episode }, reportOf(3), '<search>Lyon</search>')).toBe(false);
     expect(await judge.acceptsAlternative({ traj, episode }, reportOf(0), '<answer>lyon, france</answer>')).toBe(true);
     await expect(judge.prefixFailed({ traj, episode }, 999)).rejects.toThrow(/prefix end 999 outside messages/);
+  });
+  it('names each hop\'s entities: referenced gold answers and capitalised words after the first', () => {
+    const hops = episode.decomposition ?? [];
+    expect([...hopNames(hops, 0)]).toEqual(['acme']);
+    expect([...hopNames(hops, 1)]).toEqual(['ada', 'byron']);
+  });
+  it('a delegation about the wrong entity is the first error; an alternative must name the right one', async () => {
+    // The planner carries the question's entity into hop 2 instead of hop 1's answer.
+    const traj = makeTrajectory({
+      id: 't',
+      workers: [
+        { subtask: 'Who founded Acme?', answer: 'Ada Byron' },
+        { subtask: 'Where was Acme born?', answer: 'Paris' },
+      ],
+      finalAnswer: 'Paris',
+    });
+    const judge = ruleJudge({ parseAnswer, parseDelegation: protocolDelegation(getProtocol('tags')) });
+    const ctx = { traj, episode };
+    const wrong = traj.messages.find((m) => m.text === '<delegate>Where was Acme born?</delegate>')?.index ?? -1;
+    const labels = await judge.labelMessages(ctx);
+    expect(labels.get(wrong)).toBe(-1);
+    expect(await judge.prefixFailed(ctx, wrong - 1)).toBe(false);
+    expect(await judge.prefixFailed(ctx, wrong)).toBe(true);
+    expect((await locateFirstError(ctx, judge)).index).toBe(wrong);
+    expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>Where was Ada Byron born?</delegate>')).toBe(true);
+    // "where was ada byron born" as gold: the original has F1 2/3; a paraphrase must beat it.
+    expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>Where was Ada Byron born, exactly?</delegate>')).toBe(true); // F1 10/11
+    expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>In which city did Ada Byron live?</delegate>')).toBe(false); // F1 1/3
+    expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>Where was Ada born?</delegate>')).toBe(false);
+    expect(await judge.acceptsAlternative(ctx, wrong, '<answer>Lyon</answer>')).toBe(false);
+    // Without a delegation parser no alternative delegation is accepted.
+    expect(await ruleJudge({ parseAnswer }).acceptsAlternative(ctx, wrong, '<delegate>Where was Ada Byron born?</delegate>')).toBe(false);
   });
   it('a planner that never answered fails at its last message; episodes need a decomposition', async () => {
     const traj = makeTrajectory({ id: 't', workers: [{ subtask: 'Who founded Acme?', answer: 'Ada Byron' }], finalAnswer: null });
