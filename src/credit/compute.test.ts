@@ -75,7 +75,7 @@ describe('computeCredits (bookkeeping over a known game)', () => {
     const r = await computeCredits([a, b], episode, gameRunner(game), cfg, {
       judge,
       contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
-      resample: () => Promise.resolve('<answer>Ada Byron</answer>'),
+      resample: (reqs) => Promise.resolve(reqs.map(() => '<answer>Ada Byron</answer>')),
     });
     // b failed: worker 0 reported 'Bob' for hop 1 -> first error = its report; pair chosen = Ada Byron
     const bReport = b.messages.filter((m) => m.agent === 1 && m.chatRole === 'assistant').at(-1)?.index;

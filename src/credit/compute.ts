@@ -6,7 +6,7 @@ import { Rng } from '../random/rng.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, allCoalitions, fullCoalition, leaveOneOutCoalitions, workerCount } from './coalitions.ts';
 import { CoalitionCache, type EvaluateStats, evaluateCoalitions, type ReplayRunner, valueOf } from './counterfactual.ts';
-import { type ContextOf, type FirstError, type PreferencePair, type Resampler, blameLabels, locateFirstError, preferencePair } from './first-error.ts';
+import { type ContextOf, type FirstError, type PreferencePair, type Resampler, blameLabels, locateFirstError, preferencePairs } from './first-error.ts';
 import type { Judge } from './judges/types.ts';
 import { looDeltas, plannerCredit } from './loo.ts';
 import { type Label, type MessageReward, trajectoryMessageRewards } from './message-shares.ts';
@@ -131,6 +131,7 @@ export async function computeCredits(group: readonly Trajectory[], episode: Epis
   const messageRewards: MessageReward[] = [];
   const pairs: PreferencePair[] = [];
   if (opts.judge && (cfg.messageLevel || cfg.failurePairs)) {
+    const failures: { ctx: { traj: Trajectory; episode: Episode }; first: FirstError }[] = [];
     for (const [i, traj] of group.entries()) {
       const ctx = { traj, episode };
       const failed = trajectories[i].success === 0;
@@ -138,17 +139,18 @@ export async function computeCredits(group: readonly Trajectory[], episode: Epis
       if (failed) {
         const first = await locateFirstError(ctx, opts.judge);
         trajectories[i].firstError = first;
+        failures.push({ ctx, first });
         // On failure only the first error is blamed; repairs after it keep label 0.
         labels = blameLabels(first);
-        if (cfg.failurePairs && opts.contextOf && opts.resample) {
-          const pair = await preferencePair(ctx, first, opts.judge, opts.contextOf, opts.resample, cfg.failureResamples);
-          if (pair) pairs.push(pair);
-        }
       }
       if (cfg.messageLevel) {
         labels ??= await opts.judge.labelMessages(ctx);
         messageRewards.push(...trajectoryMessageRewards(traj, credits, labels, cfg.messageShareBeta));
       }
+    }
+    // Every failure's alternatives in one batched resample.
+    if (cfg.failurePairs && opts.contextOf && opts.resample) {
+      for (const pair of await preferencePairs(failures, opts.judge, opts.contextOf, opts.resample, cfg.failureResamples)) if (pair) pairs.push(pair);
     }
   }
   return { credits, trajectories, messageRewards, pairs, report: creditReport(trajectories, credits), stats };

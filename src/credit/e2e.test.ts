@@ -123,9 +123,9 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
     const r = await computeCredits([traj], ep, engineReplayRunner(policy, engine, cfg), cfg, {
       judge,
       contextOf: engineContextOf,
-      resample: async (q) => {
-        resampled.push(q.index);
-        return resample(q);
+      resample: async (reqs) => {
+        resampled.push(...reqs.map((q) => q.index));
+        return resample(reqs);
       },
     });
     expect(r.trajectories[0].deltas).toEqual([0, 0, -1]); // masking the saboteur turns failure into success
@@ -141,7 +141,7 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
     // same answer by a direct call
     expect((await locateFirstError({ traj, episode: ep }, judge)).index).toBe(report?.index);
     expect(r.pairs).toHaveLength(1);
-    expect(resampled).toEqual([report?.index]);
+    expect(resampled).toEqual([report?.index]); // repaired in the first round
     expect(r.pairs[0].rejected).toBe(report?.text);
     expect(protocol.parse(r.pairs[0].chosen)).toEqual({ kind: 'answer', text: ep.decomposition?.[1].answer });
     expect(r.pairs[0].prefix[0].role).toBe('system');

@@ -41,30 +41,33 @@ export function engineReplayRunner(policy: Policy, engine: EngineOptions, settin
 export const engineContextOf: ContextOf = (ctx, index) => agentContext(ctx.traj, ctx.traj.messages[index].agent, index);
 
 /**
- * Resamples message `index` from the policy with the agent's recorded context, with the same meta
- * the engine gives a live request (scripted policies read it): episode, agent, turn and the agent's
- * earlier tool results, rebuilt from the record.
+ * Resamples messages from the policy with each agent's recorded context, all requests in one
+ * batched generate call, with the same meta the engine gives a live request (scripted policies read
+ * it): episode, agent, turn and the agent's earlier tool results, rebuilt from the record.
  */
 export function policyResampler(policy: Policy, protocol: Protocol, maxNewTokens: number): Resampler {
-  return async ({ ctx, index, prefix, role, attempt }) => {
-    const { traj, episode } = ctx;
-    const msg = traj.messages[index];
-    const agent = traj.agents[msg.agent];
-    const earlier = traj.messages.filter((m) => m.agent === agent.id && m.chatRole === 'assistant' && m.index < index);
-    const results: RequestMeta['results'] = [];
-    for (const m of earlier) {
-      for (const c of m.toolCalls) {
-        if (c.result === undefined) continue;
-        const r: RequestMeta['results'][number] = { name: c.name, valid: c.valid, output: c.result };
-        if (c.retrievedIdx) r.retrievedIdx = [...c.retrievedIdx];
-        results.push(r);
+  return async (reqs) => {
+    const batch = reqs.map(({ ctx, index, prefix, role, attempt }): PolicyRequest => {
+      const { traj, episode } = ctx;
+      const msg = traj.messages[index];
+      const agent = traj.agents[msg.agent];
+      const earlier = traj.messages.filter((m) => m.agent === agent.id && m.chatRole === 'assistant' && m.index < index);
+      const results: RequestMeta['results'] = [];
+      for (const m of earlier) {
+        for (const c of m.toolCalls) {
+          if (c.result === undefined) continue;
+          const r: RequestMeta['results'][number] = { name: c.name, valid: c.valid, output: c.result };
+          if (c.retrievedIdx) r.retrievedIdx = [...c.retrievedIdx];
+          results.push(r);
+        }
       }
-    }
-    const meta: RequestMeta = { episode, trajectoryId: `${traj.id}~resample${attempt}`, sample: traj.sample, agent: agent.id, role, delegation: agent.delegation, turn: earlier.length, protocol: protocol.name, results };
-    if (agent.subtask !== undefined) meta.subtask = agent.subtask;
-    const req: PolicyRequest = { key: `${meta.trajectoryId}/${agent.id}`, role, messages: prefix, stop: [...protocol.stop], maxNewTokens, meta };
-    const [res] = await policy.generate([req]);
-    if (!res) throw new Error(`resample ${traj.id} message ${index}: the policy returned no response`);
-    return res.text;
+      // The message index is in the id: two first errors of one trajectory never share a sampler stream.
+      const meta: RequestMeta = { episode, trajectoryId: `${traj.id}~resample${index}.${attempt}`, sample: traj.sample, agent: agent.id, role, delegation: agent.delegation, turn: earlier.length, protocol: protocol.name, results };
+      if (agent.subtask !== undefined) meta.subtask = agent.subtask;
+      return { key: `${meta.trajectoryId}/${agent.id}`, role, messages: prefix, stop: [...protocol.stop], maxNewTokens, meta };
+    });
+    const res = await policy.generate(batch);
+    if (res.length !== batch.length) throw new Error(`resample: the policy returned ${res.length} responses for ${batch.length} requests`);
+    return res.map((r) => r.text);
   };
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Episode } from '../data/episode.ts';
-import { blameLabels, locateFirstError, maxJudgeCalls, preferencePair } from './first-error.ts';
+import { blameLabels, locateFirstError, maxJudgeCalls, preferencePair, preferencePairs } from './first-error.ts';
 import { makeTrajectory } from '../../test/credit-fixtures.ts';
 import { getProtocol } from '../rollout/protocol/index.ts';
 import { protocolAnswer } from './judges/index.ts';
@@ -94,18 +94,19 @@ describe('first-error binary search', () => {
       first,
       judge,
       (c, i) => c.traj.messages.filter((m) => m.agent === c.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
-      ({ attempt }) => {
-        seen.push(attempt);
-        return Promise.resolve(alternatives[attempt - 1]);
+      (reqs) => {
+        seen.push(...reqs.map((r) => r.attempt));
+        return Promise.resolve(reqs.map((r) => alternatives[r.attempt - 1] ?? '<answer>Dora</answer>'));
       },
       4,
     );
-    expect(seen).toEqual([1, 2, 3]); // identical alternative skipped, wrong one rejected, third accepted
+    // One round per attempt: identical alternative skipped, wrong one rejected, third accepted.
+    expect(seen).toEqual([1, 2, 3]);
     expect(pair?.chosen).toBe('<answer>Ada Byron</answer>');
     expect(pair?.rejected).toBe('<answer>Bob Stone</answer>');
     expect(pair?.prefix.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(pair?.metadata).toMatchObject({ trajectoryId: 'sab', episodeId: 'ep', agent: 1, role: 'worker', judge: 'rule', attempts: 3 });
-    const none = await preferencePair(ctx, first, judge, () => [], () => Promise.resolve('<answer>Carl</answer>'), 3);
+    const none = await preferencePair(ctx, first, judge, () => [], (reqs) => Promise.resolve(reqs.map(() => '<answer>Carl</answer>')), 3);
     expect(none).toBeNull();
 
     const dir = mkdtempSync(join(tmpdir(), 'pairs-'));
@@ -118,5 +119,31 @@ describe('first-error binary search', () => {
     expect(readdirSync(dir)).toEqual(['pairs.jsonl']); // no temp file left behind
     writeFileSync(file, '{"prefix": [], "chosen": "a", "rejected": "b", "metadata": {}}\n{"prefix": "x"}\n');
     expect(() => readPreferencePairs(file)).toThrow(/pairs\.jsonl:2: field 'prefix'/);
+  });
+  it('preference pairs of several errors: one batched call per round, repaired errors drop out', async () => {
+    const judge = ruleJudge({ parseAnswer: protocolAnswer(getProtocol('tags')) });
+    const make = (id: string) => makeTrajectory({ id, workers: [{ subtask: 'Who founded Acme?', answer: 'Bob Stone' }, { subtask: 'Where was Bob Stone born?', answer: 'Paris' }], finalAnswer: 'Paris' });
+    const items = await Promise.all(['a', 'b', 'c'].map(async (id) => {
+      const ctx = { traj: make(id), episode };
+      return { ctx, first: await locateFirstError(ctx, judge) };
+    }));
+    // c has no located error: it is never resampled.
+    items[2] = { ...items[2], first: { ...items[2].first, index: null, agent: null, role: null } };
+    const calls: string[][] = [];
+    const right = '<answer>Ada Byron</answer>';
+    const pairs = await preferencePairs(
+      items,
+      judge,
+      () => [],
+      (reqs) => {
+        calls.push(reqs.map((r) => `${r.ctx.traj.id}#${r.attempt}`));
+        // a is repaired at once, b on its second attempt.
+        return Promise.resolve(reqs.map((r) => (r.ctx.traj.id === 'a' || r.attempt === 2 ? right : '<answer>Carl</answer>')));
+      },
+      3,
+    );
+    expect(calls).toEqual([['a#1', 'b#1'], ['b#2']]);
+    expect(pairs.map((p) => p?.metadata.attempts ?? null)).toEqual([1, 2, null]);
+    expect(pairs[0]?.chosen).toBe(right);
   });
 });

@@ -74,34 +74,60 @@ export interface PreferencePair {
 /** Context the agent saw when it generated message `index` (the engine's `agentContext`). */
 export type ContextOf = (ctx: JudgeContext, index: number) => ChatMessage[];
 
-/** Draws one alternative for message `index` from the agent's context (the policy, injected). */
-export type Resampler = (req: { ctx: JudgeContext; index: number; prefix: ChatMessage[]; role: Role; attempt: number }) => Promise<string>;
+/** One alternative to draw: message `index` of `ctx.traj`, from the agent's context `prefix`. */
+export interface ResampleRequest {
+  ctx: JudgeContext;
+  index: number;
+  prefix: ChatMessage[];
+  role: Role;
+  /** 1-based: the order in which the alternatives of one message are tried. */
+  attempt: number;
+}
+
+/** Draws one alternative per request, in one batched call to the policy (injected). */
+export type Resampler = (reqs: readonly ResampleRequest[]) => Promise<string[]>;
 
 /**
- * Resamples the first error up to `maxAttempts` times; the first alternative the judge accepts (and
- * that differs from the error) becomes `chosen`. null when none was accepted: no pair rather than a
- * pair whose "chosen" side is not known to be better.
+ * Resamples the first errors in rounds: round r draws attempt r of every error not yet repaired, in
+ * ONE resampler call (one batched decode for a whole group instead of one call per attempt, and no
+ * draw for an error already repaired); an alternative the judge accepts (and that differs from the
+ * error) becomes `chosen`. null after `maxAttempts` rounds without one: no pair rather than a pair
+ * whose "chosen" side is not known to be better.
  */
-export async function preferencePair(
-  ctx: JudgeContext,
-  first: FirstError,
+export async function preferencePairs(
+  items: readonly { ctx: JudgeContext; first: FirstError }[],
   judge: Judge,
   contextOf: ContextOf,
   resample: Resampler,
   maxAttempts: number,
-): Promise<PreferencePair | null> {
-  if (first.index === null || first.agent === null || first.role === null) return null;
-  const rejected = ctx.traj.messages[first.index].text;
-  const prefix = contextOf(ctx, first.index);
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const alt = await resample({ ctx, index: first.index, prefix, role: first.role, attempt });
-    if (alt === rejected || !(await judge.acceptsAlternative(ctx, first.index, alt))) continue;
-    return {
-      prefix,
-      chosen: alt,
-      rejected,
-      metadata: { trajectoryId: ctx.traj.id, episodeId: ctx.episode.id, messageIndex: first.index, agent: first.agent, role: first.role, judge: judge.name, attempts: attempt },
-    };
+): Promise<(PreferencePair | null)[]> {
+  const out: (PreferencePair | null)[] = items.map(() => null);
+  let open = items.flatMap(({ ctx, first }, i) => (first.index === null || first.agent === null || first.role === null ? [] : [{ i, ctx, index: first.index, agent: first.agent, role: first.role, prefix: contextOf(ctx, first.index) }]));
+  for (let attempt = 1; attempt <= maxAttempts && open.length > 0; attempt++) {
+    const alts = await resample(open.map(({ ctx, index, prefix, role }) => ({ ctx, index, prefix, role, attempt })));
+    if (alts.length !== open.length) throw new Error(`resampler returned ${alts.length} alternatives for ${open.length} requests`);
+    const still: typeof open = [];
+    for (const [j, l] of open.entries()) {
+      const alt = alts[j];
+      const rejected = l.ctx.traj.messages[l.index].text;
+      if (alt === rejected || !(await judge.acceptsAlternative(l.ctx, l.index, alt))) {
+        still.push(l);
+        continue;
+      }
+      out[l.i] = {
+        prefix: l.prefix,
+        chosen: alt,
+        rejected,
+        metadata: { trajectoryId: l.ctx.traj.id, episodeId: l.ctx.episode.id, messageIndex: l.index, agent: l.agent, role: l.role, judge: judge.name, attempts: attempt },
+      };
+    }
+    open = still;
   }
-  return null;
+  return out;
+}
+
+/** preferencePairs for one first error. */
+export async function preferencePair(ctx: JudgeContext, first: FirstError, judge: Judge, contextOf: ContextOf, resample: Resampler, maxAttempts: number): Promise<PreferencePair | null> {
+  const [pair] = await preferencePairs([{ ctx, first }], judge, contextOf, resample, maxAttempts);
+  return pair ?? null;
 }

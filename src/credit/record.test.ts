@@ -68,7 +68,7 @@ describe('trajectory records for sharp view', () => {
     const res = await computeCredits([b], ep, rec.runner, cfg, {
       judge,
       contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
-      resample: () => Promise.resolve('<answer>Ada Byron</answer>'),
+      resample: (reqs) => Promise.resolve(reqs.map(() => '<answer>Ada Byron</answer>')),
     });
     const t = groupRecord(ep, [b], res, rec, cfg).trajectories[0];
     const report = b.messages.filter((m) => m.agent === 1 && m.chatRole === 'assistant').at(-1)?.index as number;

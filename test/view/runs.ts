@@ -131,7 +131,7 @@ export async function blameRun(root: string): Promise<string> {
   const res = await computeCredits([traj], episode, rec.runner, cfg, {
     judge,
     contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
-    resample: () => Promise.resolve(BLAME.chosen),
+    resample: (reqs) => Promise.resolve(reqs.map(() => BLAME.chosen)),
   });
   writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [groupRecord(episode, [traj], res, rec, cfg)] });
   return dir;
