@@ -148,7 +148,7 @@ export async function computeCredits(group: readonly Trajectory[], episode: Epis
         messageRewards.push(...trajectoryMessageRewards(traj, credits, labels, cfg.messageShareBeta));
       }
     }
-    // Every failure's alternatives in one batched resample.
+    // The failures' alternatives: one batched resample per round (first-error.ts).
     if (cfg.failurePairs && opts.contextOf && opts.resample) {
       for (const pair of await preferencePairs(failures, opts.judge, opts.contextOf, opts.resample, cfg.failureResamples)) if (pair) pairs.push(pair);
     }

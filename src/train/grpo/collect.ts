@@ -1,5 +1,5 @@
 import type { Config } from '../../config/schema.ts';
-import { computeCredits, type CreditOptions } from '../../credit/compute.ts';
+import { computeCredits } from '../../credit/compute.ts';
 import { engineReplayRunner } from '../../credit/engine-adapters.ts';
 import { judgeOptions } from '../../credit/judge-options.ts';
 import { lmCandidateScorer } from '../../credit/judges/lm-scorer.ts';
@@ -29,8 +29,6 @@ export interface CollectSetup {
   credit: Config['credit'];
   /** Worker tools per episode (default: the engine's, over the episode's paragraphs). */
   tools?: EngineOptions['tools'];
-  /** Judge, context and resampler for credit.messageLevel / credit.failurePairs (default: judgeOptions of the config over this step's policy). */
-  creditOptions?: (policy: LmPolicy, model: CausalLM) => Omit<CreditOptions, 'rng'>;
 }
 
 export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: CausalLM, rng: Rng) => Promise<Collected> {
@@ -46,10 +44,9 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
     const recorder = setup.credit.recordGroups > 0 ? new ReplayRecorder(replays) : undefined;
     const runner = recorder?.runner ?? replays;
     const recorded: GroupRecord[] = [];
+    // credit.messageLevel / credit.failurePairs: the judge, agent context and resampler over this step's policy.
     const c = setup.credit;
-    const extra =
-      setup.creditOptions?.(policy, model) ??
-      judgeOptions(c, policy, getProtocol(r.protocol), r.maxNewTokens, c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined);
+    const extra = judgeOptions(c, policy, getProtocol(r.protocol), r.maxNewTokens, c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined);
     const groups: GroupResult[] = [];
     const pairs: PreferencePair[] = [];
     const summaries = [];
