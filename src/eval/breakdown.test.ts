@@ -87,7 +87,7 @@ describe('stageBreakdown', () => {
     const lone = traj('s', 'Kelmar', []);
     const multi = stageBreakdown([lone], episodes, em);
     expect(multi.subQuestion).toEqual({ num: 0, den: 2, rate: 0 });
-    const single = stageBreakdown([lone], episodes, em, { delegates: false });
+    const single = stageBreakdown([lone], episodes, em, { agents: 'single' });
     expect(single.accuracy).toEqual({ num: 1, den: 1, rate: 1 });
     expect(single.subQuestion).toEqual({ num: 0, den: 0, rate: null });
     expect(single.subQuestionByHop).toEqual([]);

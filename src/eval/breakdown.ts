@@ -1,6 +1,7 @@
 import { normalizeAnswer } from '../data/answers/squad.ts';
 import type { Episode, SubQuestion } from '../data/episode.ts';
 import { substituteRefs } from '../data/synth/reader.ts';
+import type { AgentsMode } from '../rollout/engine.ts';
 import type { AgentRecord, Trajectory } from '../rollout/types.ts';
 
 /**
@@ -68,16 +69,17 @@ function retrievedBy(traj: Trajectory, agent: number): Set<number> {
  * The breakdown of `trajectories` (multi-agent ones; a trajectory without workers counts only in
  * accuracy, invalid calls and the planner's hops as not asked). `success(answer, golds)` is the
  * success function the accuracy uses (credit.success). Episodes without a decomposition are skipped
- * for the stage rates but counted in accuracy. With `delegates: false` (an agent system that cannot
- * delegate: single, direct) no hop is counted as asked or not asked, so subQuestion has n = 0.
+ * for the stage rates but counted in accuracy. `agents` is the agent system that produced them
+ * (default multi): single and direct cannot delegate, so no hop is counted as asked or not asked and
+ * subQuestion has n = 0.
  */
 export function stageBreakdown(
   trajectories: readonly Trajectory[],
   episodes: ReadonlyMap<string, Episode>,
   success: (answer: string | null, golds: readonly string[]) => number,
-  opts: { delegates?: boolean } = {},
+  opts: { agents?: AgentsMode } = {},
 ): StageBreakdown {
-  const delegates = opts.delegates ?? true;
+  const delegates = (opts.agents ?? 'multi') === 'multi';
   let correct = 0;
   let hops = 0;
   let asked = 0;

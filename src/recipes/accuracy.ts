@@ -69,7 +69,7 @@ export async function policyAccuracy(policy: Policy, episodes: readonly Episode[
   for (let i = 0; i < episodes.length; i += EVAL_CHUNK) trajectories.push(...(await rollout(policy, episodes.slice(i, i + EVAL_CHUNK), { ...engine, groupSize: 1 })).trajectories);
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const byId = new Map(episodes.map((e) => [e.id, e]));
-  const breakdown = stageBreakdown(trajectories, byId, success, { delegates: (cfg.rollout.agents ?? 'multi') === 'multi' });
+  const breakdown = stageBreakdown(trajectories, byId, success, { agents: cfg.rollout.agents });
   const answered = trajectories.filter((tr) => tr.finalAnswer !== null).length;
   const total = trajectories.length;
   const correct = breakdown.accuracy.num;

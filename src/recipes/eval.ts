@@ -142,12 +142,17 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     extra.push(breakdownMarkdown(b));
     writeFileAtomic(join(out, 'stages.json'), `${JSON.stringify(b, null, 2)}\n`);
   }
+  let pairsNote = '';
   if (credit) {
     const { report, episodes } = credit.log.report(session.keys);
     extra.push(creditMarkdown(report, episodes, cfg.credit));
     writeFileAtomic(join(out, 'credit.json'), `${JSON.stringify({ episodes, ...report }, null, 2)}\n`);
     // credit.failurePairs: the pairs of every episode (resumed ones included) for `sharp dpo`.
-    if (cfg.credit.failurePairs) writePreferencePairs(join(out, 'pairs.jsonl'), credit.log.pairs(session.keys));
+    if (cfg.credit.failurePairs) {
+      const pairs = credit.log.pairs(session.keys);
+      writePreferencePairs(join(out, 'pairs.jsonl'), pairs);
+      pairsNote = `, ${join(out, 'pairs.jsonl')} (${pairs.length} pairs)`;
+    }
   }
   const settings = { model: model.dir, agents, limit, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
   const result = finishEvalSession(session, settings, extra);
@@ -158,6 +163,6 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   process.stdout.write(
     `eval ${bench} (${agents}): ${session.episodes.length} episodes (${stats.ran} run now in ${stats.seconds.toFixed(1)} s, ${stats.steps} decoding calls, largest batch ${stats.maxBatch})\n` +
       `${numbers}\n` +
-      `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${credit ? `, ${join(out, 'credit.json')}` : ''}${credit && cfg.credit.failurePairs ? `, ${join(out, 'pairs.jsonl')} (${credit.log.pairs(session.keys).length} pairs)` : ''}\n`,
+      `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${credit ? `, ${join(out, 'credit.json')}` : ''}${pairsNote}\n`,
   );
 }

@@ -70,7 +70,7 @@ export async function runEvalLoop(o: EvalLoopOptions): Promise<EvalLoopStats> {
     batch.forEach(({ key, episode }, i) => {
       // Credit first: a prediction without its credit line would be skipped by a resumed run.
       if (o.credit && credits) o.credit.log.append(key, credits[i]);
-      if (o.stages) o.stages.log.append(key, stageBreakdown([trajectories[i]], new Map([[episode.id, episode]]), o.stages.success, { delegates: (o.engine.agents ?? 'multi') === 'multi' }));
+      if (o.stages) o.stages.log.append(key, stageBreakdown([trajectories[i]], new Map([[episode.id, episode]]), o.stages.success, { agents: o.engine.agents }));
       o.session.record(key, predictionOf(trajectories[i], episode));
     });
     stats.ran += batch.length;
