@@ -35,6 +35,10 @@ export const trainSection = z
       .describe('pi_old: recompute with the training forward before the update (exact ratio 1 at epoch 1), or the logprobs recorded at sampling (saves a forward; KV-cache numerics differ slightly).'),
     logEntropy: z.boolean().default(false).describe('Log the policy entropy per step (one extra softmax pass over the vocabulary).'),
     tensorboard: z.boolean().default(true).describe('Also write TensorBoard event files to the run folder.'),
+    scaleRewards: z
+      .enum(['group', 'batch', 'none'])
+      .default('group')
+      .describe('Scale of the centred rewards (TRL scale_rewards): group = the (group, role) std; batch = the role std over the whole step (Lite PPO); none = unscaled (Dr. GRPO).'),
     advEps: z.number().positive().default(1e-6).describe('eps in (R - mean_role) / (std_role + eps).'),
     dpoWeight: z.number().nonnegative().default(0).describe('Weight of the DPO loss on failure pairs mixed into GRPO steps.'),
     dpoBeta: z.number().positive().default(0.1).describe('beta of the DPO loss.'),

@@ -62,3 +62,30 @@ describe('batchAdvantages', () => {
     expect(b.stats.min).toBeCloseTo(-0.999998, 6);
   });
 });
+
+describe('train.scaleRewards', () => {
+  // Two groups of planners: an all-failed group where only the tool reward varies ([0.1, 0.05]) and
+  // a mixed group ([1.1, 0.1]). Batch std of [0.1, 0.05, 1.1, 0.1]: mean 0.3375,
+  // var = (0.05640625 + 0.08265625 + 0.58140625 + 0.05640625) / 4 = 0.19421875, std = 0.4407025.
+  const groups: GroupRewards[] = [
+    [[P(0.1)], [P(0.05)]],
+    [[P(1.1)], [P(0.1)]],
+  ];
+  it('group: each group stretched to unit scale, the tool-only one too', () => {
+    const b = batchAdvantages(groups, 1e-6, 'group');
+    expect(b.groups[0].adv[0][0]).toBeCloseTo(0.025 / 0.025001, 5);
+    expect(b.groups[1].adv[0][0]).toBeCloseTo(0.5 / 0.500001, 5);
+  });
+  it('batch: centred per group, scaled by the step std of the role', () => {
+    const b = batchAdvantages(groups, 1e-6, 'batch');
+    expect(b.groups[0].adv[0][0]).toBeCloseTo(0.025 / 0.4407035, 5);
+    expect(b.groups[0].adv[1][0]).toBeCloseTo(-0.025 / 0.4407035, 5);
+    expect(b.groups[1].adv[0][0]).toBeCloseTo(0.5 / 0.4407035, 5);
+  });
+  it('none: centred only (Dr. GRPO)', () => {
+    const b = batchAdvantages(groups, 1e-6, 'none');
+    expect(b.groups[0].adv[0][0]).toBeCloseTo(0.025, 9);
+    expect(b.groups[1].adv[1][0]).toBeCloseTo(-0.5, 9);
+    expect(batchAdvantages([[[P(1)], [P(1)]]], 1e-6, 'none').skippedGroups).toBe(1);
+  });
+});

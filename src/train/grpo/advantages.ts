@@ -12,6 +12,14 @@ import type { Role } from '../../rollout/types.ts';
  * GRPO uses the Bessel-corrected std; with G = 8 the two differ by a factor sqrt(8/7) = 1.07, which
  * the learning rate absorbs.
  *
+ * How the centred reward is scaled (`train.scaleRewards`, TRL's `scale_rewards`):
+ * - `group` (default): by the (group, role) std, as above.
+ * - `batch`: by the std of the role's rewards over the whole step (every group), the group mean
+ *   still centring: "Tricks or Traps? A Deep Dive into RL for LLM Reasoning" (Lite PPO) reports
+ *   it more robust. A group in which only the tool reward varies (every outcome failed) then keeps
+ *   advantages of that small size instead of being stretched to unit scale.
+ * - `none`: not scaled, A = R - mean_role (Dr. GRPO, "Understanding R1-Zero-Like Training").
+ *
  * A role whose rewards are all equal gets exactly zero advantages (not (R - mean) / eps of float
  * rounding noise). A group in which every agent's advantage is zero carries no learning signal and
  * is marked `skipped` (it is still returned, so indices line up with the input).
@@ -57,8 +65,13 @@ export function meanStd(xs: readonly number[]): { mean: number; std: number } {
   return { mean, std: Math.sqrt(variance) };
 }
 
-/** Advantages of one group; `eps` is train.advEps. */
-export function groupAdvantages(group: GroupRewards, eps: number): GroupAdvantages {
+export type RewardScale = 'group' | 'batch' | 'none';
+
+/** The divisor of a centred reward, given the role's group statistics. */
+export type ScaleOf = (role: Role, group: RoleStats) => number;
+
+/** Advantages of one group; `eps` is train.advEps; `scaleOf` defaults to the group std + eps. */
+export function groupAdvantages(group: GroupRewards, eps: number, scaleOf: ScaleOf = (_role, s) => s.std + eps): GroupAdvantages {
   if (!(eps > 0)) throw new Error(`groupAdvantages: eps must be > 0, got ${eps}`);
   const byRole = new Map<Role, number[]>();
   group.forEach((traj, i) =>
@@ -80,16 +93,27 @@ export function groupAdvantages(group: GroupRewards, eps: number): GroupAdvantag
     traj.map((a) => {
       if (constant.has(a.role)) return 0;
       const s = roles[a.role] as RoleStats;
-      return (a.total - s.mean) / (s.std + eps);
+      return (a.total - s.mean) / scaleOf(a.role, s);
     }),
   );
   const skipped = adv.every((traj) => traj.every((x) => x === 0));
   return { adv, skipped, roles };
 }
 
+/** The scale rule of `scale` over one step's groups. */
+function scaleRule(groups: readonly GroupRewards[], eps: number, scale: RewardScale): ScaleOf {
+  if (scale === 'group') return (_role, s) => s.std + eps;
+  if (scale === 'none') return () => 1;
+  const byRole = new Map<Role, number[]>();
+  for (const g of groups) for (const traj of g) for (const a of traj) byRole.set(a.role, [...(byRole.get(a.role) ?? []), a.total]);
+  const std = new Map([...byRole].map(([role, xs]) => [role, meanStd(xs).std]));
+  return (role) => (std.get(role) ?? 0) + eps;
+}
+
 /** Advantages of every group of a step, with the skipped-group count and advantage stats. */
-export function batchAdvantages(groups: readonly GroupRewards[], eps: number): BatchAdvantages {
-  const out = groups.map((g) => groupAdvantages(g, eps));
+export function batchAdvantages(groups: readonly GroupRewards[], eps: number, scale: RewardScale = 'group'): BatchAdvantages {
+  const scaleOf = scaleRule(groups, eps, scale);
+  const out = groups.map((g) => groupAdvantages(g, eps, scaleOf));
   const live = out.filter((g) => !g.skipped).flatMap((g) => g.adv.flat());
   const stats =
     live.length === 0

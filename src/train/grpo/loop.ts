@@ -139,7 +139,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
       const items = batchAt(o.data, state.dataCursor, cfg.batchQuestions, o.seed);
       const collected = await o.collect(items, model, rng, { step: state.step + 1 });
       const t1 = performance.now();
-      const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens);
+      const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens, cfg.scaleRewards);
       const pairs = cfg.dpoWeight > 0 && collected.pairs ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];
       const lr = lrAt(state.step);
       const record: MetricRecord = { ...rewardMetrics(collected.groups, batch.advantages), ...(collected.metrics ?? {}), 'train/lr': lr, 'batch/dropped': batch.dropped };

@@ -1,5 +1,5 @@
 import type { Role } from '../../rollout/types.ts';
-import { batchAdvantages, type BatchAdvantages, type GroupRewards } from './advantages.ts';
+import { batchAdvantages, type BatchAdvantages, type GroupRewards, type RewardScale } from './advantages.ts';
 import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } from '../batches/sequences.ts';
 import type { UpdateStats } from './update.ts';
 import type { GroupResult } from './types.ts';
@@ -35,8 +35,8 @@ export interface RlBatch {
  * Advantages per (group, role), then one sequence per generated turn of every non-skipped group,
  * each carrying its agent's advantage. Turns longer than `maxTokens` (when given) are dropped.
  */
-export function buildRlBatch(groups: readonly GroupResult[], enc: ChatEncoder, advEps: number, maxTokens?: number): RlBatch {
-  const advantages = batchAdvantages(groups.map(groupRewards), advEps);
+export function buildRlBatch(groups: readonly GroupResult[], enc: ChatEncoder, advEps: number, maxTokens?: number, scale: RewardScale = 'group'): RlBatch {
+  const advantages = batchAdvantages(groups.map(groupRewards), advEps, scale);
   const all: RlSequence[] = [];
   groups.forEach((g, gi) => {
     const ga = advantages.groups[gi];
