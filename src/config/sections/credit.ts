@@ -21,7 +21,7 @@ export const creditSection = z
       .prefault({}),
     toolGate: z.boolean().default(false).describe('Count the tool reward only when the outcome succeeded.'),
     noToolCallsValue: z.number().min(0).max(1).default(0).describe('R_tool of an agent that made no tool calls.'),
-    messageLevel: z.boolean().default(false).describe('Split each agent credit into signed per-message shares (judge labels).'),
+    messageLevel: z.boolean().default(false).describe('Split each agent credit into signed per-message shares (judge labels); sharp train gives each message its own advantage from its share.'),
     messageShareBeta: z.number().min(0).default(1).describe('beta in r_t = C/T + beta|C|(s_t - mean s)/T (src/credit/message-shares.ts); 0 = even split, bound (1+2beta)|C|/T.'),
     failurePairs: z.boolean().default(false).describe('On failure: localise the first error and write DPO preference pairs.'),
     failureResamples: z.number().int().positive().default(4).describe('Alternatives resampled for the first error until the judge accepts one (no pair if none is).'),

@@ -151,6 +151,21 @@ describe('trajectorySequences', () => {
     expect(seqs).toHaveLength(3);
   });
 
+  it('messageAdv: each turn\'s tokens carry their message\'s advantage, packed or not', () => {
+    const traj = makeTraj();
+    const messageAdv = new Map([[2, 0.75], [7, 0.25]]); // planner turns; the worker's message 5 has none
+    const [planner, worker] = trajectorySequences(traj, [0.5, -1.25], tok, { messageAdv });
+    const trained = (s: typeof planner) => (s?.tokenAdv ?? []).filter((_, i) => s?.trainMask[i] === 1);
+    expect(trained(planner)).toEqual([...traj.messages[2].tokenIds.map(() => 0.75), ...traj.messages[7].tokenIds.map(() => 0.25)]);
+    expect(planner?.tokenAdv?.length).toBe(planner?.ids.length);
+    expect((planner?.tokenAdv ?? []).filter((_, i) => planner?.trainMask[i] === 0).every((x) => x === 0)).toBe(true);
+    expect(trained(worker)).toEqual(traj.messages[5].tokenIds.map(() => -1.25)); // falls back to the agent's
+    expect(planner?.adv).toBe(0.5);
+    const unpacked = trajectorySequences(traj, [0.5, -1.25], tok, { pack: false, messageAdv });
+    expect(unpacked.map((s) => new Set(trained(s)))).toEqual([new Set([0.75]), new Set([-1.25]), new Set([0.25])]);
+    expect(trajectorySequences(traj, [0.5, -1.25], tok)[0]?.tokenAdv).toBeUndefined();
+  });
+
   it('names a missing advantage', () => {
     expect(() => trajectorySequences(makeTraj(), [0.5], tok)).toThrow('trajectory t1 has no advantage for agent 1');
   });

@@ -57,6 +57,8 @@ function sequenceOf(prompt: number[], completion: number[], weight = 1): SftSequ
 export interface RlSequence extends SftSequence {
   sampleLogp: number[];
   adv: number;
+  /** Per-token advantages (0 on untrained positions) when `messageAdv` was given. */
+  tokenAdv?: number[];
   /** Where it came from (its first turn), for debugging and logging. */
   source: { trajectory: string; agent: number; message: number };
 }
@@ -71,9 +73,13 @@ export interface RlSequence extends SftSequence {
  * position exactly the context it was sampled with, and the shared prefix is computed once instead
  * of once per turn. Where the check fails (a template that rewrites history, a non-canonical
  * tokenisation), that turn starts a new sequence.
+ *
+ * `messageAdv` (message index -> advantage, credit.messageLevel): the sequences also carry
+ * per-token advantages, each turn's tokens that of their message (the agent's where it has none).
  */
-export function trajectorySequences(traj: Trajectory, adv: readonly number[], enc: ChatEncoder, opts: { pack?: boolean } = {}): RlSequence[] {
+export function trajectorySequences(traj: Trajectory, adv: readonly number[], enc: ChatEncoder, opts: { pack?: boolean; messageAdv?: ReadonlyMap<number, number> } = {}): RlSequence[] {
   const pack = opts.pack ?? true;
+  const msgAdv = opts.messageAdv;
   const out: RlSequence[] = [];
   const open = new Map<number, RlSequence>(); // agent -> sequence being extended
   for (const m of traj.messages) {
@@ -91,12 +97,14 @@ export function trajectorySequences(traj: Trajectory, adv: readonly number[], en
       prev.ids.push(...gap, ...m.tokenIds);
       prev.trainMask.push(...gap.map(() => 0), ...m.tokenIds.map(() => 1));
       prev.sampleLogp.push(...gap.map(() => 0), ...m.logprobs);
+      if (prev.tokenAdv) prev.tokenAdv.push(...gap.map(() => 0), ...m.tokenIds.map(() => msgAdv?.get(m.index) ?? a));
       continue;
     }
     const seq: RlSequence = {
       ...sequenceOf(prompt, m.tokenIds),
       sampleLogp: [...prompt.map(() => 0), ...m.logprobs],
       adv: a,
+      ...(msgAdv ? { tokenAdv: [...prompt.map(() => 0), ...m.tokenIds.map(() => msgAdv.get(m.index) ?? a)] } : {}),
       source: { trajectory: traj.id, agent: m.agent, message: m.index },
     };
     out.push(seq);

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { batchAdvantages, groupAdvantages, meanStd, type GroupRewards } from './advantages.ts';
+import { batchAdvantages, groupAdvantages, meanStd, messageAdvantage, type GroupRewards } from './advantages.ts';
 
 const P = (total: number) => ({ role: 'planner' as const, total });
 const W = (total: number) => ({ role: 'worker' as const, total });
@@ -87,5 +87,25 @@ describe('train.scaleRewards', () => {
     expect(b.groups[0].adv[0][0]).toBeCloseTo(0.025, 9);
     expect(b.groups[1].adv[1][0]).toBeCloseTo(-0.5, 9);
     expect(batchAdvantages([[[P(1)], [P(1)]]], 1e-6, 'none').skippedGroups).toBe(1);
+  });
+});
+
+describe('messageAdvantage', () => {
+  it('scores a message as if its agent had earned T r_t: same centring and scale, mean over messages = A(i, m)', () => {
+    // workers [2, 0.1]: mean 1.05, std 0.95. Worker 0 has 2 messages with shares 1.4 + 0.6 = 2.
+    const g = groupAdvantages([[W(2)], [W(0.1)]], 1e-6);
+    const a0 = messageAdvantage(g, 'worker', 1.4, 2); // (2.8 - 1.05) / 0.950001
+    const a1 = messageAdvantage(g, 'worker', 0.6, 2); // (1.2 - 1.05) / 0.950001
+    expect(a0).toBeCloseTo(1.75 / 0.950001, 6);
+    expect(a1).toBeCloseTo(0.15 / 0.950001, 6);
+    expect((a0 + a1) / 2).toBeCloseTo(g.adv[0][0], 9);
+    expect(g.divisor.worker).toBeCloseTo(0.950001, 9);
+  });
+  it('keeps 0 for a role with equal rewards, and checks its inputs', () => {
+    const g = groupAdvantages([[P(0.1), W(1)], [P(0.1), W(0)]], 1e-6);
+    expect(g.divisor.planner).toBe(0);
+    expect(messageAdvantage(g, 'planner', 0.3, 2)).toBe(0);
+    expect(() => messageAdvantage(g, 'worker', 0.3, 0)).toThrow('message count must be an integer >= 1, got 0');
+    expect(() => messageAdvantage(g, 'worker', Number.NaN, 1)).toThrow('message reward is not finite');
   });
 });

@@ -47,6 +47,8 @@ export interface GroupAdvantages {
   skipped: boolean;
   /** Reward statistics per role present in the group. */
   roles: Partial<Record<Role, RoleStats>>;
+  /** The divisor of each role's centred rewards; 0 for a role whose rewards are all equal (its advantages are 0). */
+  divisor: Partial<Record<Role, number>>;
 }
 
 export interface BatchAdvantages {
@@ -89,15 +91,33 @@ export function groupAdvantages(group: GroupRewards, eps: number, scaleOf: Scale
     roles[role] = { n: rewards.length, mean, std };
     if (Math.max(...rewards) === Math.min(...rewards)) constant.add(role);
   }
-  const adv = group.map((traj) =>
-    traj.map((a) => {
-      if (constant.has(a.role)) return 0;
-      const s = roles[a.role] as RoleStats;
-      return (a.total - s.mean) / scaleOf(a.role, s);
-    }),
-  );
+  const divisor: Partial<Record<Role, number>> = {};
+  for (const [role, s] of Object.entries(roles) as [Role, RoleStats][]) divisor[role] = constant.has(role) ? 0 : scaleOf(role, s);
+  const adv = group.map((traj) => traj.map((a) => scaled(a.role, a.total, roles, divisor)));
   const skipped = adv.every((traj) => traj.every((x) => x === 0));
-  return { adv, skipped, roles };
+  return { adv, skipped, roles, divisor };
+}
+
+function scaled(role: Role, reward: number, roles: GroupAdvantages['roles'], divisor: GroupAdvantages['divisor']): number {
+  const d = divisor[role];
+  const s = roles[role];
+  if (!d || !s) return 0;
+  return (reward - s.mean) / d;
+}
+
+/**
+ * The advantage of one message of an agent (credit.messageLevel). Its reward r_t is a share of the
+ * agent's credit (src/credit/message-shares.ts: sum_t r_t = R(i, m)), so T r_t, with T the agent's
+ * message count, averages to R(i, m) over the agent's messages. The message is scored as if its
+ * agent had earned T r_t:
+ *   A(i, m, t) = (T r_t - mean_role) / divisor_role,
+ * the same centring and scale as the agent-level A(i, m), whose mean over t it reproduces exactly.
+ * A role with equal rewards in the group keeps 0, as at agent level.
+ */
+export function messageAdvantage(ga: GroupAdvantages, role: Role, messageReward: number, messageCount: number): number {
+  if (!(Number.isInteger(messageCount) && messageCount >= 1)) throw new Error(`messageAdvantage: message count must be an integer >= 1, got ${messageCount}`);
+  if (!Number.isFinite(messageReward)) throw new Error(`messageAdvantage: message reward is not finite (${messageReward})`);
+  return scaled(role, messageCount * messageReward, ga.roles, ga.divisor);
 }
 
 /** The scale rule of `scale` over one step's groups. */

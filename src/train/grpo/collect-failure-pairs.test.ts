@@ -13,11 +13,13 @@ import { Rng } from '../../random/rng.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { makeCollect } from './collect.ts';
+import { buildRlBatch } from './rl-batch.ts';
 
 /**
  * credit.failurePairs in the trainer's collect: the rule judge, the engine's agent context and a
  * resampler over the step's policy are built from the config, so failed trajectories of the shipped
- * starting policy yield DPO pairs whose chosen side is the gold answer of the erring worker's hop.
+ * starting policy yield DPO pairs whose chosen side is the gold answer of the erring worker's hop;
+ * with credit.messageLevel the shares reach the trainer's sequences as per-token advantages.
  */
 const REPO = resolve(import.meta.dirname, '../../..');
 const MODEL = join(REPO, 'models/sharp-tiny-sft');
@@ -30,9 +32,9 @@ afterAll(async () => {
   await closeCodeSandbox();
 });
 
-describe.skipIf(!existsSync(join(MODEL, 'config.json')))('makeCollect with credit.failurePairs', () => {
+describe.skipIf(!existsSync(join(MODEL, 'config.json')))('makeCollect with credit.failurePairs and credit.messageLevel', () => {
   it('localises first errors and pairs them with accepted resamples', async () => {
-    const cfg = loadConfig({ file: join(REPO, 'configs/quickstart.yaml'), sets: ['credit.failurePairs=true', 'credit.failureResamples=4'] });
+    const cfg = loadConfig({ file: join(REPO, 'configs/quickstart.yaml'), sets: ['credit.failurePairs=true', 'credit.failureResamples=4', 'credit.messageLevel=true'] });
     const s = cfg.data.synthetic;
     // The quickstart's first 12 training episodes (its data section).
     const train = generateSynth({ seed: s.seed, n: 12, minHops: s.minHops, maxHops: s.maxHops, world: s.world, worlds: 'fresh', namePool: s.namePool, names: 'train' }).map(toEpisode);
@@ -70,6 +72,20 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('makeCollect with credi
         expect(p.metadata.attempts).toBeGreaterThanOrEqual(1);
         expect(p.metadata.attempts).toBeLessThanOrEqual(4);
       }
+      // credit.messageLevel: every generated message has a share, an agent's shares sum to its credit,
+      // and the trainer's sequences carry them as per-token advantages.
+      for (const g of out.groups) {
+        const shares = g.messageRewards ?? [];
+        const generated = g.trajectories.flatMap((t) => t.messages.filter((m) => m.chatRole === 'assistant').map((m) => `${t.id}/${m.index}`));
+        expect(shares.map((m) => `${m.trajectoryId}/${m.messageIndex}`).sort()).toEqual(generated.sort());
+        for (const c of g.credits) {
+          const sum = shares.filter((m) => m.trajectoryId === c.trajectoryId && m.agent === c.agent).reduce((a, m) => a + m.reward, 0);
+          expect(sum).toBeCloseTo(c.total, 9);
+        }
+      }
+      const batch = buildRlBatch(out.groups, tokenizer, cfg.train.advEps);
+      expect(batch.sequences.length).toBeGreaterThan(0);
+      for (const seq of batch.sequences) expect(seq.tokenAdv?.length).toBe(seq.ids.length);
     } finally {
       model.dispose();
     }

@@ -56,7 +56,7 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
       const trajectories = run.trajectories.filter((t) => t.episodeId === episode.id);
       // Permutation sampling (Shapley beyond the exact limit) draws from the run's RNG: reproducible on resume.
       const res = await computeCredits(trajectories, episode, runner, setup.credit, { ...extra, rng });
-      groups.push({ trajectories, credits: res.credits });
+      groups.push({ trajectories, credits: res.credits, ...(res.messageRewards.length > 0 ? { messageRewards: res.messageRewards } : {}) });
       pairs.push(...res.pairs);
       summaries.push(...res.trajectories);
       replayItems += res.stats.replayItems;

@@ -99,6 +99,30 @@ describe('rl batch', () => {
     expect(buildRlBatch(groups(), tok, 1e-6, 5).dropped).toBe(4); // every sequence is longer than 5 tokens
   });
 
+  it('message rewards (credit.messageLevel) give each message its own advantage', () => {
+    const [g] = groups();
+    // Planner a1 (total 2) splits its credit over its two messages as 1.5 + 0.5; planners [2, 0]:
+    // mean 1, divisor 1.000001, so A = (2 * 1.5 - 1) / 1.000001 and (2 * 0.5 - 1) / 1.000001 = 0.
+    const withShares: GroupResult = {
+      ...(g as GroupResult),
+      messageRewards: [
+        { trajectoryId: 'a1', messageIndex: 1, agent: 0, label: 1, reward: 1.5 },
+        { trajectoryId: 'a1', messageIndex: 5, agent: 0, label: -1, reward: 0.5 },
+      ],
+    };
+    const b = buildRlBatch([withShares], tok, 1e-6);
+    const planner = b.sequences.find((s) => s.source.trajectory === 'a1' && s.source.agent === 0);
+    const trained = (planner?.tokenAdv ?? []).filter((_, i) => planner?.trainMask[i] === 1);
+    const first = tok.encode('<delegate>Zorvex founder</delegate>', { addSpecialTokens: false }).length;
+    expect(trained.slice(0, first).every((x) => Math.abs(x - 2 / 1.000001) < 1e-9)).toBe(true);
+    expect(trained.slice(first).every((x) => Math.abs(x) < 1e-9)).toBe(true);
+    // The worker of a1 has no message reward: its tokens keep the agent advantage.
+    const worker = b.sequences.find((s) => s.source.trajectory === 'a1' && s.source.agent === 1);
+    expect((worker?.tokenAdv ?? []).filter((_, i) => worker?.trainMask[i] === 1).every((x) => Math.abs(x - (worker?.adv ?? 0)) < 1e-12)).toBe(true);
+    const bad = { ...withShares, messageRewards: [{ trajectoryId: 'a1', messageIndex: 1, agent: 7, label: 0 as const, reward: 1 }] };
+    expect(() => buildRlBatch([bad], tok, 1e-6)).toThrow('names agent 7, which it does not have');
+  });
+
   it('computes reward metrics per role and accuracy (hand-computed)', () => {
     const gs = groups();
     const m = rewardMetrics(gs, buildRlBatch(gs, tok, 1e-6).advantages);

@@ -1,5 +1,6 @@
 import type { Role } from '../../rollout/types.ts';
-import { batchAdvantages, type BatchAdvantages, type GroupRewards, type RewardScale } from './advantages.ts';
+import { batchAdvantages, messageAdvantage, type BatchAdvantages, type GroupAdvantages, type GroupRewards, type RewardScale } from './advantages.ts';
+import type { Trajectory } from '../../rollout/types.ts';
 import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } from '../batches/sequences.ts';
 import type { UpdateStats } from './update.ts';
 import type { GroupResult } from './types.ts';
@@ -31,9 +32,24 @@ export interface RlBatch {
   dropped: number;
 }
 
+/** message index -> advantage for the messages of `t` that carry a message reward (advantages.ts messageAdvantage). */
+function messageAdvantages(g: GroupResult, t: Trajectory, ga: GroupAdvantages): Map<number, number> {
+  const mine = (g.messageRewards ?? []).filter((m) => m.trajectoryId === t.id);
+  const count = new Map<number, number>();
+  for (const m of mine) count.set(m.agent, (count.get(m.agent) ?? 0) + 1);
+  const roleOf = new Map(t.agents.map((a) => [a.id, a.role]));
+  const out = new Map<number, number>();
+  for (const m of mine) {
+    const role = roleOf.get(m.agent);
+    if (!role) throw new Error(`rl batch: message reward for trajectory ${t.id} names agent ${m.agent}, which it does not have`);
+    out.set(m.messageIndex, messageAdvantage(ga, role, m.reward, count.get(m.agent) as number));
+  }
+  return out;
+}
+
 /**
  * Advantages per (group, role), then one sequence per generated turn of every non-skipped group,
- * each carrying its agent's advantage. Turns longer than `maxTokens` (when given) are dropped.
+ * each carrying its agent's advantage (and, with message rewards, each message its own). Turns longer than `maxTokens` (when given) are dropped.
  */
 export function buildRlBatch(groups: readonly GroupResult[], enc: ChatEncoder, advEps: number, maxTokens?: number, scale: RewardScale = 'group'): RlBatch {
   const advantages = batchAdvantages(groups.map(groupRewards), advEps, scale);
@@ -41,7 +57,7 @@ export function buildRlBatch(groups: readonly GroupResult[], enc: ChatEncoder, a
   groups.forEach((g, gi) => {
     const ga = advantages.groups[gi];
     if (!ga || ga.skipped) return;
-    g.trajectories.forEach((t, ti) => all.push(...trajectorySequences(t, ga.adv[ti] as number[], enc)));
+    g.trajectories.forEach((t, ti) => all.push(...trajectorySequences(t, ga.adv[ti] as number[], enc, { messageAdv: g.messageRewards?.length ? messageAdvantages(g, t, ga) : undefined })));
   });
   const { kept, dropped } = maxTokens ? capLength(all, maxTokens) : { kept: all, dropped: 0 };
   return { sequences: kept, advantages, dropped };

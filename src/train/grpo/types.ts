@@ -1,4 +1,5 @@
 import type { AgentCredit } from '../../credit/reward.ts';
+import type { MessageReward } from '../../credit/message-shares.ts';
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { StepRecord } from '../../credit/record.ts';
 import type { Trajectory } from '../../rollout/types.ts';
@@ -15,6 +16,8 @@ import type { Trajectory } from '../../rollout/types.ts';
 export interface GroupResult {
   trajectories: readonly Trajectory[];
   credits: readonly AgentCredit[];
+  /** credit.messageLevel: each generated message's signed share of its agent's credit. */
+  messageRewards?: readonly MessageReward[];
 }
 
 /** What the loop tells the collect stage besides the batch: the step being collected (1-based). */
@@ -47,4 +50,9 @@ export interface TrainSequence {
   sampleLogp?: number[];
   /** Advantage of the agent that generated the tokens. */
   adv: number;
+  /**
+   * Per-token advantages (same length as ids; read where trainMask > 0), when the agent's messages
+   * carry advantages of their own (credit.messageLevel); otherwise every trained token gets `adv`.
+   */
+  tokenAdv?: number[];
 }

@@ -8,7 +8,7 @@ import { Rng } from '../../random/rng.ts';
 import { groupAdvantages } from './advantages.ts';
 import { AdamW } from '../optim/adamw.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
-import { grpoUpdate, type GrpoUpdateConfig, type TrainSequence } from './update.ts';
+import { advantageTensor, grpoUpdate, type GrpoUpdateConfig, type TrainSequence } from './update.ts';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -148,5 +148,46 @@ describe('grpoUpdate', () => {
     optimizer.dispose();
     model.dispose();
     ref.dispose();
+  });
+
+  it('per-token advantages: laid out as the loss reads them, and equal ones give the per-sequence loss and gradient', async () => {
+    // Position t of [b, L-1] scores ids[t + 1]; the shorter row falls back to its adv, padding too (masked anyway).
+    const a = advantageTensor([
+      { ids: [1, 2, 3, 4], trainMask: [0, 0, 1, 1], adv: 0.5, tokenAdv: [0, 0, 2, -3] },
+      { ids: [1, 2, 3], trainMask: [0, 1, 1], adv: -1 },
+    ]);
+    expect(a.shape).toEqual([2, 3]);
+    expect(Array.from(a.dataSync())).toEqual([0, 2, -3, -1, -1, 0]);
+    a.dispose();
+    const one = advantageTensor([{ ids: [1, 2], trainMask: [0, 1], adv: 0.5 }]);
+    expect(one.shape).toEqual([1]);
+    one.dispose();
+
+    const hf = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 128, vocab: VOCAB });
+    let seqs: TrainSequence[] | undefined;
+    const rng = new Rng(11);
+    const sampler = CausalLM.random(hf, 12);
+    while (!seqs) seqs = sequences(await sample(sampler, rng, 8));
+    sampler.dispose();
+    const perToken = seqs.map((s) => ({ ...s, tokenAdv: s.ids.map((_, i) => (s.trainMask[i] ? s.adv : 0)) }));
+    const run = (xs: TrainSequence[]) => {
+      const model = CausalLM.random(hf, 12);
+      const optimizer = new AdamW({ lr: 1e-3 });
+      const accumulator = new GradientAccumulator(model.trainableVariables());
+      const stats = grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, xs, CFG);
+      const w = snapshot(model);
+      accumulator.dispose();
+      optimizer.dispose();
+      model.dispose();
+      return { stats, w };
+    };
+    const x = run(seqs);
+    const y = run(perToken);
+    expect(y.stats.loss).toBeCloseTo(x.stats.loss, 6);
+    expect(y.stats.gradNorm).toBeCloseTo(x.stats.gradNorm, 5);
+    // Blaming one token instead changes the update.
+    const blamed = perToken.map((s, i) => (i === 0 ? { ...s, tokenAdv: s.tokenAdv.map((v, j) => (j === s.ids.length - 1 ? -5 : v)) } : s));
+    expect(Math.abs(run(blamed).stats.loss - x.stats.loss)).toBeGreaterThan(1e-4);
+    expect(() => run([{ ...perToken[0], tokenAdv: [0] } as TrainSequence])).toThrow('tokenAdv has 1 entries');
   });
 });

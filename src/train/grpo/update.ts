@@ -66,9 +66,24 @@ export interface UpdateStats {
 
 interface MicroBatch {
   batch: PaddedBatch;
-  adv: tf.Tensor1D; // [b]
+  adv: tf.Tensor1D | tf.Tensor2D; // [b], or [b, L-1] with per-token advantages
   old: tf.Tensor2D; // [b, L-1]
   ref?: tf.Tensor2D; // [b, L-1]
+}
+
+/**
+ * The advantages of a micro-batch in tokenLogprobs' convention: [b] when every sequence has one
+ * advantage, else [b, L-1] with position t holding the advantage of ids[t + 1] (a sequence without
+ * tokenAdv fills its row with `adv`; untrained positions are masked anyway).
+ */
+export function advantageTensor(part: readonly TrainSequence[]): tf.Tensor1D | tf.Tensor2D {
+  if (part.every((s) => s.tokenAdv === undefined)) return tf.tensor1d(part.map((s) => s.adv)); // [b]
+  const L = Math.max(...part.map((s) => s.ids.length));
+  const out = new Float32Array(part.length * (L - 1));
+  part.forEach((s, r) => {
+    for (let j = 1; j < s.ids.length; j++) out[r * (L - 1) + j - 1] = s.tokenAdv?.[j] ?? s.adv;
+  });
+  return tf.tensor2d(out, [part.length, L - 1]); // [b, L-1]
 }
 
 function checkSequence(s: TrainSequence, i: number, vocab: number, needSample: boolean): void {
@@ -76,6 +91,11 @@ function checkSequence(s: TrainSequence, i: number, vocab: number, needSample: b
   if (s.trainMask.length !== s.ids.length) throw new Error(`grpoUpdate: sequence ${i} trainMask has ${s.trainMask.length} entries for ${s.ids.length} ids`);
   if (s.trainMask[0] !== 0) throw new Error(`grpoUpdate: sequence ${i} trainMask[0] must be 0 (the first token has no prediction)`);
   if (!Number.isFinite(s.adv)) throw new Error(`grpoUpdate: sequence ${i} advantage is ${s.adv}`);
+  if (s.tokenAdv !== undefined) {
+    if (s.tokenAdv.length !== s.ids.length) throw new Error(`grpoUpdate: sequence ${i} tokenAdv has ${s.tokenAdv.length} entries for ${s.ids.length} ids`);
+    const j = s.tokenAdv.findIndex((a) => !Number.isFinite(a));
+    if (j >= 0) throw new Error(`grpoUpdate: sequence ${i} token ${j} advantage is ${s.tokenAdv[j]}`);
+  }
   const bad = s.ids.find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
   if (bad !== undefined) throw new Error(`grpoUpdate: sequence ${i} has token id ${bad} outside [0, ${vocab})`);
   if (needSample && s.sampleLogp?.length !== s.ids.length) throw new Error(`grpoUpdate: sequence ${i} needs sampleLogp of length ${s.ids.length} (oldLogp = 'sampling')`);
@@ -101,7 +121,7 @@ export function grpoUpdate(ctx: UpdateContext, seqs: readonly TrainSequence[], c
     for (const idx of microBatchOrder(seqs.map((s) => s.ids.length), cfg.microBatch)) {
       const part = idx.map((i) => seqs[i] as TrainSequence);
       const batch = padBatch(part, padId, cfg.oldLogp === 'sampling');
-      const mb: MicroBatch = { batch, adv: tf.tensor1d(part.map((s) => s.adv)), old: batch.sampleLogp ?? logprobsNoGrad(ctx.model, batch) };
+      const mb: MicroBatch = { batch, adv: advantageTensor(part), old: batch.sampleLogp ?? logprobsNoGrad(ctx.model, batch) };
       mbs.push(mb);
       if (cfg.klBeta > 0 && ctx.ref) mb.ref = logprobsNoGrad(ctx.ref, batch);
     }
