@@ -141,7 +141,7 @@ export async function computeCredits(group: readonly Trajectory[], episode: Epis
         trajectories[i].firstError = first;
         failures.push({ ctx, first });
         // On failure only the first error is blamed; repairs after it keep label 0.
-        labels = blameLabels(first);
+        labels = blameLabels(first, traj);
       }
       if (cfg.messageLevel) {
         labels ??= await opts.judge.labelMessages(ctx);

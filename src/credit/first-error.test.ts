@@ -79,8 +79,10 @@ describe('first-error binary search', () => {
     expect(r.index).toBe(saboteurReport?.index);
     expect(r.agent).toBe(2);
     expect(r.role).toBe('worker');
-    const labels = blameLabels(r);
-    expect([...labels.entries()]).toEqual([[saboteurReport?.index, -1]]);
+    const labels = blameLabels(r, traj);
+    const generated = traj.messages.filter((m) => m.chatRole === 'assistant').map((m) => m.index);
+    expect([...labels.keys()].sort((a, b) => a - b)).toEqual(generated);
+    expect([...labels.entries()].filter(([, l]) => l !== 0)).toEqual([[saboteurReport?.index, -1]]);
   });
   it('preference pair: resample until the judge accepts; JSONL round trip, atomic', async () => {
     const traj = makeTrajectory({ id: 'sab', workers: [{ subtask: 'Who founded Acme?', answer: 'Bob Stone' }, { subtask: 'Where was Bob Stone born?', answer: 'Paris' }], finalAnswer: 'Paris' });

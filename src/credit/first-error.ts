@@ -1,4 +1,4 @@
-import type { ChatMessage, Role } from '../rollout/types.ts';
+import type { ChatMessage, Role, Trajectory } from '../rollout/types.ts';
 import type { Judge, JudgeContext } from './judges/types.ts';
 import type { Label } from './message-shares.ts';
 
@@ -47,9 +47,13 @@ export async function locateFirstError(ctx: JudgeContext, judge: Judge): Promise
   return { trajectoryId: ctx.traj.id, index: msg.index, agent: msg.agent, role: msg.role, judgeCalls: calls };
 }
 
-/** Labels for message shares on a failure: -1 on the first error only (repairs after it are not blamed). */
-export function blameLabels(first: FirstError): Map<number, Label> {
+/**
+ * Labels for message shares on a failure: -1 on the first error, 0 on every other generated
+ * message (the bisection cleared those before it; repairs after it are not blamed), so each is judged.
+ */
+export function blameLabels(first: FirstError, traj: Trajectory): Map<number, Label> {
   const out = new Map<number, Label>();
+  for (const m of traj.messages) if (m.chatRole === 'assistant') out.set(m.index, 0);
   if (first.index !== null) out.set(first.index, -1);
   return out;
 }

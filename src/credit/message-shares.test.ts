@@ -62,6 +62,13 @@ describe('message shares', () => {
     expect(w[0].reward).toBeCloseTo(0.65, 12);
     expect(w[1].reward).toBeCloseTo(0, 12);
     expect(w[2].reward).toBeCloseTo(1.3, 12);
+    // Unjudged messages keep the even share; only the judged ones trade credit. A worker with an
+    // unjudged search and an accepted answer gets the even split (C / 2 each), not 0.5 / 1.5 as it
+    // would if the search counted as label 0.
+    const one = trajectoryMessageRewards(traj, credits, new Map<number, Label>([[workerMsgs[2], 1]]), 1).filter((x) => x.agent === 1);
+    expect(one.map((x) => x.reward)).toEqual([0.65, 0.65, 0.65].map((v) => expect.closeTo(v, 12) as number));
+    expect(messageShares(2, [undefined, 0, 1], 1)).toEqual([2 / 3, 2 / 3 - 1 / 3, 2 / 3 + 1 / 3].map((v) => expect.closeTo(v, 12) as number));
+    expect(messageShares(2, [undefined, undefined], 1)).toEqual([1, 1]);
     const p = r.filter((x) => x.agent === 0);
     expect(p).toHaveLength(2); // delegate + answer
     expect(p[0].reward + p[1].reward).toBeCloseTo(2, 12);
