@@ -42,15 +42,15 @@ describe('rule judge', () => {
     const labels = await judge.labelMessages({ traj, episode });
     const reportOf = (agent: number): number => traj.messages.filter((m) => m.agent === agent && m.chatRole === 'assistant').at(-1)?.index ?? -1;
     expect(labels.get(reportOf(1))).toBe(1);
-    expect(labels.get(reportOf(2))).toBe(0);
+    expect(labels.has(reportOf(2))).toBe(false); // a report of no hop is not judged
     expect(labels.get(reportOf(3))).toBe(-1);
     expect(labels.get(reportOf(0))).toBe(-1); // final answer Paris, gold Lyon
-    // The two delegations of a hop name its entity (+1); the irrelevant one is not judged.
+    // The two delegations of a hop name its entity (+1); the irrelevant one and the searches are not judged.
     const delegationOf = (subtask: string): number => traj.messages.find((m) => m.text === `<delegate>${subtask}</delegate>`)?.index ?? -1;
     expect(labels.get(delegationOf('Who founded Acme?'))).toBe(1);
     expect(labels.get(delegationOf('Where was Ada Byron born?'))).toBe(1);
-    expect(labels.get(delegationOf('What is the capital of Peru?'))).toBe(0);
-    expect([...labels.values()].filter((l) => l !== 0)).toHaveLength(5);
+    expect(labels.has(delegationOf('What is the capital of Peru?'))).toBe(false);
+    expect(labels.size).toBe(5);
     // prefix fails exactly from the wrong report on
     expect(await judge.prefixFailed({ traj, episode }, reportOf(3) - 1)).toBe(false);
     expect(await judge.prefixFailed({ traj, episode }, reportOf(3))).toBe(true);

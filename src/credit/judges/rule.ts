@@ -118,7 +118,11 @@ export function ruleJudge(opts: RuleJudgeOptions): Judge {
   const labels = (ctx: JudgeContext): Map<number, Label> => {
     const verdicts = classify(ctx.traj, hopsOf(ctx.episode), minF1);
     const out = new Map<number, Label>();
-    for (const [index, v] of verdicts) out.set(index, judgeAnswer(ctx, v, recordedAnswer(ctx, index, v)));
+    // 0 is "not judged" here (a tool call, a subtask of no hop): left out, so it keeps its even share.
+    for (const [index, v] of verdicts) {
+      const label = judgeAnswer(ctx, v, recordedAnswer(ctx, index, v));
+      if (label !== 0) out.set(index, label);
+    }
     return out;
   };
   return {

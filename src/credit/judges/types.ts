@@ -19,7 +19,7 @@ export interface Judge {
    * `end` (once failed, every longer prefix has failed): first-error.ts binary-searches on it.
    */
   prefixFailed(ctx: JudgeContext, end: number): Promise<boolean>;
-  /** s in {-1, 0, +1} for generated messages, by message index (absent = 0). */
+  /** s in {-1, 0, +1} for generated messages, by message index; absent = not judged (it keeps its even share). */
   labelMessages(ctx: JudgeContext): Promise<Map<number, Label>>;
   /** Whether `text` would be an acceptable message at position `index` (after the same prefix). */
   acceptsAlternative(ctx: JudgeContext, index: number, text: string): Promise<boolean>;
