@@ -94,8 +94,8 @@ describe('messageAdvantage', () => {
   it('scores a message as if its agent had earned T r_t: same centring and scale, mean over messages = A(i, m)', () => {
     // workers [2, 0.1]: mean 1.05, std 0.95. Worker 0 has 2 messages with shares 1.4 + 0.6 = 2.
     const g = groupAdvantages([[W(2)], [W(0.1)]], 1e-6);
-    const a0 = messageAdvantage(g, 'worker', 1.4, 2); // (2.8 - 1.05) / 0.950001
-    const a1 = messageAdvantage(g, 'worker', 0.6, 2); // (1.2 - 1.05) / 0.950001
+    const a0 = messageAdvantage(g, 'worker', 2, 1.4, 2); // (2.8 - 1.05) / 0.950001 (alone, the group divisor)
+    const a1 = messageAdvantage(g, 'worker', 2, 0.6, 2); // (1.2 - 1.05) / 0.950001
     expect(a0).toBeCloseTo(1.75 / 0.950001, 6);
     expect(a1).toBeCloseTo(0.15 / 0.950001, 6);
     expect((a0 + a1) / 2).toBeCloseTo(g.adv[0][0], 9);
@@ -104,8 +104,21 @@ describe('messageAdvantage', () => {
   it('keeps 0 for a role with equal rewards, and checks its inputs', () => {
     const g = groupAdvantages([[P(0.1), W(1)], [P(0.1), W(0)]], 1e-6);
     expect(g.divisor.planner).toBe(0);
-    expect(messageAdvantage(g, 'planner', 0.3, 2)).toBe(0);
-    expect(() => messageAdvantage(g, 'worker', 0.3, 0)).toThrow('message count must be an integer >= 1, got 0');
-    expect(() => messageAdvantage(g, 'worker', Number.NaN, 1)).toThrow('message reward is not finite');
+    expect(messageAdvantage(g, 'planner', 0.1, 0.3, 2)).toBe(0);
+    expect(() => messageAdvantage(g, 'worker', 1, 0.3, 0)).toThrow('message count must be an integer >= 1, got 0');
+    expect(() => messageAdvantage(g, 'worker', 1, Number.NaN, 1)).toThrow('message reward is not finite');
+  });
+  it('in a step, scales a message\'s deviation by the step std of the role: a tool-only group cannot stretch it', () => {
+    // Group 0 failed everywhere: workers [0.1, 0.05] (group std 0.025). Group 1: workers [1.1, 0.1].
+    // Step std of [0.1, 0.05, 1.1, 0.1] = 0.4407025 (see train.scaleRewards above).
+    const b = batchAdvantages([[[W(0.1)], [W(0.05)]], [[W(1.1)], [W(0.1)]]], 1e-6);
+    const g0 = b.groups[0];
+    // The worker of R = 0.1 with two messages of shares 0.075 / 0.025 (T r_t = 0.15 / 0.05):
+    // A = 0.025 / 0.025001 = 0.99996, deviations +-0.05 / 0.4407035 = +-0.113455.
+    expect(messageAdvantage(g0, 'worker', 0.1, 0.075, 2)).toBeCloseTo(0.025 / 0.025001 + 0.05 / 0.4407035, 5);
+    expect(messageAdvantage(g0, 'worker', 0.1, 0.025, 2)).toBeCloseTo(0.025 / 0.025001 - 0.05 / 0.4407035, 5);
+    // With the group divisor the same deviation would be +-2.0: twice the agent's whole advantage.
+    expect(0.05 / (g0.divisor.worker as number)).toBeCloseTo(2, 3);
+    expect(batchAdvantages([[[W(1)], [W(0)]]], 1e-6, 'none').groups[0].messageDivisor.worker).toBe(1);
   });
 });

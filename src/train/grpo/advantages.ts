@@ -49,6 +49,12 @@ export interface GroupAdvantages {
   roles: Partial<Record<Role, RoleStats>>;
   /** The divisor of each role's centred rewards; 0 for a role whose rewards are all equal (its advantages are 0). */
   divisor: Partial<Record<Role, number>>;
+  /**
+   * The divisor of a message's deviation from its agent (messageAdvantage): the role's std over the
+   * whole step + eps (batchAdvantages; 1 with scale `none`), the group's own divisor when the group
+   * is scored alone.
+   */
+  messageDivisor: Partial<Record<Role, number>>;
 }
 
 export interface BatchAdvantages {
@@ -95,7 +101,7 @@ export function groupAdvantages(group: GroupRewards, eps: number, scaleOf: Scale
   for (const [role, s] of Object.entries(roles) as [Role, RoleStats][]) divisor[role] = constant.has(role) ? 0 : scaleOf(role, s);
   const adv = group.map((traj) => traj.map((a) => scaled(a.role, a.total, roles, divisor)));
   const skipped = adv.every((traj) => traj.every((x) => x === 0));
-  return { adv, skipped, roles, divisor };
+  return { adv, skipped, roles, divisor, messageDivisor: { ...divisor } };
 }
 
 function scaled(role: Role, reward: number, roles: GroupAdvantages['roles'], divisor: GroupAdvantages['divisor']): number {
@@ -107,17 +113,21 @@ function scaled(role: Role, reward: number, roles: GroupAdvantages['roles'], div
 
 /**
  * The advantage of one message of an agent (credit.messageLevel). Its reward r_t is a share of the
- * agent's credit (src/credit/message-shares.ts: sum_t r_t = R(i, m)), so T r_t, with T the agent's
- * message count, averages to R(i, m) over the agent's messages. The message is scored as if its
- * agent had earned T r_t:
- *   A(i, m, t) = (T r_t - mean_role) / divisor_role,
- * the same centring and scale as the agent-level A(i, m), whose mean over t it reproduces exactly.
- * A role with equal rewards in the group keeps 0, as at agent level.
+ * agent's credit R = R(i, m) (src/credit/message-shares.ts: sum_t r_t = R), so T r_t, with T the
+ * agent's message count, averages to R over the agent's messages:
+ *   A(i, m, t) = A(i, m) + (T r_t - R) / messageDivisor_role,
+ * whose mean over t is exactly A(i, m). The deviation is scaled by the role's std over the whole
+ * step, not the group's: in a group where every trajectory failed, the group std is that of the
+ * tool reward alone (0.005-0.02 measured), and dividing a share's deviation (up to 2 beta |R|) by
+ * it gave messages advantages of 9-14 against at most 5 for any agent, and runs collapsed to
+ * answering "unknown" (docs/results.md). A role with equal rewards in the group keeps 0, as at agent level.
  */
-export function messageAdvantage(ga: GroupAdvantages, role: Role, messageReward: number, messageCount: number): number {
+export function messageAdvantage(ga: GroupAdvantages, role: Role, agentReward: number, messageReward: number, messageCount: number): number {
   if (!(Number.isInteger(messageCount) && messageCount >= 1)) throw new Error(`messageAdvantage: message count must be an integer >= 1, got ${messageCount}`);
   if (!Number.isFinite(messageReward)) throw new Error(`messageAdvantage: message reward is not finite (${messageReward})`);
-  return scaled(role, messageCount * messageReward, ga.roles, ga.divisor);
+  const d = ga.messageDivisor[role];
+  if (!ga.divisor[role] || !d) return 0;
+  return scaled(role, agentReward, ga.roles, ga.divisor) + (messageCount * messageReward - agentReward) / d;
 }
 
 /** The scale rule of `scale` over one step's groups. */
@@ -133,7 +143,12 @@ function scaleRule(groups: readonly GroupRewards[], eps: number, scale: RewardSc
 /** Advantages of every group of a step, with the skipped-group count and advantage stats. */
 export function batchAdvantages(groups: readonly GroupRewards[], eps: number, scale: RewardScale = 'group'): BatchAdvantages {
   const scaleOf = scaleRule(groups, eps, scale);
-  const out = groups.map((g) => groupAdvantages(g, eps, scaleOf));
+  const stepScale = scaleRule(groups, eps, scale === 'none' ? 'none' : 'batch');
+  const out = groups.map((g) => {
+    const ga = groupAdvantages(g, eps, scaleOf);
+    for (const role of Object.keys(ga.roles) as Role[]) ga.messageDivisor[role] = stepScale(role, ga.roles[role] as RoleStats);
+    return ga;
+  });
   const live = out.filter((g) => !g.skipped).flatMap((g) => g.adv.flat());
   const stats =
     live.length === 0

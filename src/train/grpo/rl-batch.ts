@@ -34,6 +34,7 @@ export interface RlBatch {
 
 /** message index -> advantage for the messages of `t` that carry a message reward (advantages.ts messageAdvantage). */
 function messageAdvantages(g: GroupResult, t: Trajectory, ga: GroupAdvantages): Map<number, number> {
+  const total = new Map(g.credits.filter((c) => c.trajectoryId === t.id).map((c) => [c.agent, c.total]));
   const mine = (g.messageRewards ?? []).filter((m) => m.trajectoryId === t.id);
   const count = new Map<number, number>();
   for (const m of mine) count.set(m.agent, (count.get(m.agent) ?? 0) + 1);
@@ -42,7 +43,9 @@ function messageAdvantages(g: GroupResult, t: Trajectory, ga: GroupAdvantages): 
   for (const m of mine) {
     const role = roleOf.get(m.agent);
     if (!role) throw new Error(`rl batch: message reward for trajectory ${t.id} names agent ${m.agent}, which it does not have`);
-    out.set(m.messageIndex, messageAdvantage(ga, role, m.reward, count.get(m.agent) as number));
+    const agentTotal = total.get(m.agent);
+    if (agentTotal === undefined) throw new Error(`rl batch: no credit for trajectory ${t.id} agent ${m.agent}`);
+    out.set(m.messageIndex, messageAdvantage(ga, role, agentTotal, m.reward, count.get(m.agent) as number));
   }
   return out;
 }
