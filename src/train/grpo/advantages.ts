@@ -135,7 +135,15 @@ function scaleRule(groups: readonly GroupRewards[], eps: number, scale: RewardSc
   if (scale === 'group') return (_role, s) => s.std + eps;
   if (scale === 'none') return () => 1;
   const byRole = new Map<Role, number[]>();
-  for (const g of groups) for (const traj of g) for (const a of traj) byRole.set(a.role, [...(byRole.get(a.role) ?? []), a.total]);
+  for (const g of groups) {
+    for (const traj of g) {
+      for (const a of traj) {
+        const xs = byRole.get(a.role) ?? [];
+        xs.push(a.total);
+        byRole.set(a.role, xs);
+      }
+    }
+  }
   const std = new Map([...byRole].map(([role, xs]) => [role, meanStd(xs).std]));
   return (role) => (std.get(role) ?? 0) + eps;
 }
@@ -143,7 +151,8 @@ function scaleRule(groups: readonly GroupRewards[], eps: number, scale: RewardSc
 /** Advantages of every group of a step, with the skipped-group count and advantage stats. */
 export function batchAdvantages(groups: readonly GroupRewards[], eps: number, scale: RewardScale = 'group'): BatchAdvantages {
   const scaleOf = scaleRule(groups, eps, scale);
-  const stepScale = scaleRule(groups, eps, scale === 'none' ? 'none' : 'batch');
+  // Message deviations: the step std per role (batch), unscaled with `none`; only `group` needs its own rule.
+  const stepScale = scale === 'group' ? scaleRule(groups, eps, 'batch') : scaleOf;
   const out = groups.map((g) => {
     const ga = groupAdvantages(g, eps, scaleOf);
     for (const role of Object.keys(ga.roles) as Role[]) ga.messageDivisor[role] = stepScale(role, ga.roles[role] as RoleStats);

@@ -1,6 +1,5 @@
-import type { Role } from '../../rollout/types.ts';
+import type { Role, Trajectory } from '../../rollout/types.ts';
 import { batchAdvantages, messageAdvantage, type BatchAdvantages, type GroupAdvantages, type GroupRewards, type RewardScale } from './advantages.ts';
-import type { Trajectory } from '../../rollout/types.ts';
 import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } from '../batches/sequences.ts';
 import type { UpdateStats } from './update.ts';
 import type { GroupResult } from './types.ts';
