@@ -5,6 +5,7 @@ import { CausalLM } from '../../model/causal-lm.ts';
 import { hfConfigFor } from '../../model/config.ts';
 import { generate, type GenerateResult } from '../../generation/generate.ts';
 import { Rng } from '../../random/rng.ts';
+import { tokenStats } from '../../model/logprobs.ts';
 import { groupAdvantages } from './advantages.ts';
 import { AdamW } from '../optim/adamw.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
@@ -148,6 +149,47 @@ describe('grpoUpdate', () => {
     optimizer.dispose();
     model.dispose();
     ref.dispose();
+  });
+
+  it('one epoch with oldLogp = recompute takes pi_old from its own forward: the same loss and step as an explicit pi_old', async () => {
+    const hf = hfConfigFor({ arch: 'llama', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 128, vocab: VOCAB });
+    const shortcut = CausalLM.random(hf, 5);
+    const explicit = CausalLM.random(hf, 5);
+    const rng = new Rng(6);
+    let seqs: TrainSequence[] | undefined;
+    while (!seqs) seqs = sequences(await sample(shortcut, rng, 16));
+    // pi_old computed by a separate forward, handed in as the sampling log-probs.
+    const ids = tf.tensor2d(seqs.map((s) => s.ids), undefined, 'int32'); // [16, 6]
+    const ones = tf.onesLike(ids); // [16, 6]
+    const lp = tokenStats(explicit, ids, ones, false).logprobs; // [16, 5]
+    const rows = lp.arraySync();
+    const withOld = seqs.map((s, r) => ({ ...s, sampleLogp: s.ids.map((_, t) => (t === 0 ? 0 : (rows[r]?.[t - 1] as number))) }));
+    tf.dispose([ids, ones, lp]);
+    const run = (model: CausalLM, batch: TrainSequence[], cfg: GrpoUpdateConfig) => {
+      const optimizer = new AdamW({ lr: 1e-2 });
+      const accumulator = new GradientAccumulator(model.trainableVariables());
+      const stats = grpoUpdate({ model, optimizer, accumulator, lr: 1e-2 }, batch, cfg);
+      accumulator.dispose();
+      optimizer.dispose();
+      return stats;
+    };
+    const before = tf.memory().numTensors;
+    const a = run(shortcut, seqs, CFG);
+    expect(tf.memory().numTensors).toBe(before);
+    const b = run(explicit, withOld, { ...CFG, oldLogp: 'sampling' });
+    expect(a.ratioMin).toBe(1);
+    expect(a.ratioMax).toBe(1);
+    expect(a.loss).toBeCloseTo(b.loss, 6);
+    expect(a.gradNorm).toBeCloseTo(b.gradNorm, 5);
+    expect(a.gradNorm).toBeGreaterThan(0);
+    const wb = snapshot(explicit);
+    for (const [name, w] of snapshot(shortcut)) {
+      const o = wb.get(name) as Float32Array;
+      const diff = Math.max(...w.map((x, i) => Math.abs(x - (o[i] as number))));
+      expect(diff, name).toBeLessThan(1e-5);
+    }
+    shortcut.dispose();
+    explicit.dispose();
   });
 
   it('per-token advantages: laid out as the loss reads them, and equal ones give the per-sequence loss and gradient', async () => {

@@ -8,6 +8,7 @@ import { applyAccumulated } from '../optim/apply.ts';
 import { disposeBatch, microBatchOrder, padBatch, trainedTokens, type PaddedBatch } from '../batches/batch.ts';
 import { accumulateDpo, mergeDpoStats, preparePairs } from '../supervised/dpo.ts';
 import { grpoLoss, mergeTokenStats } from '../losses/grpo-loss.ts';
+import { stopGradient } from '../losses/stop-gradient.ts';
 import type { PairSequences } from '../batches/sequences.ts';
 import type { TrainSequence } from './types.ts';
 
@@ -15,7 +16,8 @@ export type { TrainSequence };
 
 /**
  * One GRPO update on a batch of training sequences:
- * pi_old (and pi_ref when beta > 0) log-probs once, then mu epochs of: micro-batched forward +
+ * pi_old (and pi_ref when beta > 0) log-probs once (pi_old needs no pass of its own with one epoch:
+ * it is the forward's values cut off from the gradient), then mu epochs of: micro-batched forward +
  * backward with gradient accumulation, global-norm clipping, one AdamW step at the scheduled lr.
  * Sequences are TrainSequences (types.ts). The tensors follow tokenLogprobs' convention, position
  * t of [B, T-1] scoring ids[t + 1], so masks and logprobs are shifted by one.
@@ -67,7 +69,8 @@ export interface UpdateStats {
 interface MicroBatch {
   batch: PaddedBatch;
   adv: tf.Tensor1D | tf.Tensor2D; // [b], or [b, L-1] with per-token advantages
-  old: tf.Tensor2D; // [b, L-1]
+  /** pi_old log-probs; absent when the update has one epoch and recomputes them (the forward's own values then). */
+  old?: tf.Tensor2D; // [b, L-1]
   ref?: tf.Tensor2D; // [b, L-1]
 }
 
@@ -116,12 +119,14 @@ export function grpoUpdate(ctx: UpdateContext, seqs: readonly TrainSequence[], c
   const normalizer = fullBatchNormalizer(cfg.aggregation, trained);
   const maxLen = cfg.sumNormLength > 0 ? cfg.sumNormLength : Math.max(1, ...trained);
   const padId = ctx.padId ?? 0;
+  // One epoch: the policy being differentiated is the one that sampled, so pi_old = its own forward.
+  const oldIsCurrent = cfg.oldLogp === 'recompute' && cfg.epochs === 1;
   const mbs: MicroBatch[] = [];
   try {
     for (const idx of microBatchOrder(seqs.map((s) => s.ids.length), cfg.microBatch)) {
       const part = idx.map((i) => seqs[i] as TrainSequence);
       const batch = padBatch(part, padId, cfg.oldLogp === 'sampling');
-      const mb: MicroBatch = { batch, adv: advantageTensor(part), old: batch.sampleLogp ?? logprobsNoGrad(ctx.model, batch) };
+      const mb: MicroBatch = { batch, adv: advantageTensor(part), old: batch.sampleLogp ?? (oldIsCurrent ? undefined : logprobsNoGrad(ctx.model, batch)) };
       mbs.push(mb);
       if (cfg.klBeta > 0 && ctx.ref) mb.ref = logprobsNoGrad(ctx.ref, batch);
     }
@@ -135,7 +140,7 @@ export function grpoUpdate(ctx: UpdateContext, seqs: readonly TrainSequence[], c
         ctx.accumulator.add(() => {
           const ts = tokenStats(ctx.model, mb.batch.ids, mb.batch.attn, cfg.logEntropy); // [b, L-1]
           return grpoLoss(
-            { logp: ts.logprobs, oldLogp: mb.old, adv: mb.adv, mask: mb.batch.mask, refLogp: mb.ref, entropy: ts.entropy },
+            { logp: ts.logprobs, oldLogp: mb.old ?? stopGradient(ts.logprobs), adv: mb.adv, mask: mb.batch.mask, refLogp: mb.ref, entropy: ts.entropy },
             { clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, beta: cfg.klBeta, aggregation: cfg.aggregation, normalizer, maxLen },
           );
         }, 'grpo');
@@ -161,7 +166,7 @@ export function grpoUpdate(ctx: UpdateContext, seqs: readonly TrainSequence[], c
   } finally {
     for (const mb of mbs) {
       // With oldLogp = 'sampling', mb.old is the batch's own sampleLogp tensor: disposed once, by disposeBatch.
-      if (mb.old !== mb.batch.sampleLogp) mb.old.dispose();
+      if (mb.old && mb.old !== mb.batch.sampleLogp) mb.old.dispose();
       tf.dispose([mb.adv, ...(mb.ref ? [mb.ref] : [])]);
       disposeBatch(mb.batch);
     }
