@@ -19,6 +19,7 @@ import { loadTrainData } from './data.ts';
  */
 const REPO = resolve(import.meta.dirname, '../..');
 const MODEL = join(REPO, 'models/sharp-tiny-sft');
+const QUESTIONS = ['3hop2__741010293_', '3hop2__1789010213_', '2hop__745010057_', '3hop2__614010149_'];
 let dir: string;
 
 beforeAll(async () => {
@@ -33,8 +34,13 @@ afterAll(async () => {
 
 describe.skipIf(!existsSync(join(MODEL, 'config.json')))('RL from the shipped checkpoint', () => {
   it('training-batch accuracy rises over a short seeded run on a few questions', async () => {
-    const cfg = loadConfig({ file: join(REPO, 'configs/quickstart.yaml'), sets: ['data.synthetic.train=4', 'data.synthetic.heldOut=1'] });
+    const cfg = loadConfig({ file: join(REPO, 'configs/quickstart.yaml'), sets: ['data.synthetic.heldOut=1'] });
+    // Four of the quickstart's training questions that the starting policy solves sometimes (2-3 of
+    // 8 sampled trajectories in the first steps of the committed quickstart run), so that every group has
+    // signal; on questions it never solves GRPO has nothing to learn from in 8 steps.
     const data = loadTrainData(cfg.data);
+    const picked = data.train.filter((e) => QUESTIONS.some((q) => e.id.startsWith(q)));
+    expect(picked).toHaveLength(4);
     const tokenizer = await Tokenizer.load(MODEL);
     const accuracy: number[] = [];
     const res = await runGrpo({
@@ -43,7 +49,7 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('RL from the shipped ch
       seed: 0,
       fullConfig: cfg,
       initialModel: () => CausalLM.load(MODEL),
-      data: data.train,
+      data: picked,
       collect: makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
       enc: tokenizer,
       padId: tokenizer.padId,
@@ -55,10 +61,11 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('RL from the shipped ch
     expect(accuracy).toHaveLength(8);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     // The same 4 questions every step (4 per step, 4 in the data): 32 trajectories per step.
-    // Measured on the 11,000-step checkpoint: 0.031 0 0.094 0.031 | 0.188 0.156 0.156 0.156 (first
-    // four 0.039, last four 0.164).
+    // Measured on the 13,000-step checkpoint: 0.281 0.156 0.500 0.656 | 0.563 0.688 0.781 0.625 (first
+    // four 0.398, last four 0.664).
     const first = mean(accuracy.slice(0, 4));
     const last = mean(accuracy.slice(-4));
+    console.log(`batch accuracy per step: ${accuracy.map((a) => a.toFixed(3)).join(' ')} (first four ${first.toFixed(3)}, last four ${last.toFixed(3)})`);
     expect(last - first, `batch accuracy per step: ${accuracy.map((a) => a.toFixed(3)).join(' ')}`).toBeGreaterThan(0.1);
     // The metrics file holds the same numbers.
     const logged = readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { accuracy: number }).accuracy);
