@@ -120,6 +120,11 @@ function stagesDone(f: BuildFacts): number {
 async function train(): Promise<BuildFacts> {
   const t0 = performance.now();
   const prior = values.continue ? (JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildFacts) : undefined;
+  const done = prior ? stagesDone(prior) : 0;
+  if (prior && done === CONTINUATION_STAGES.length) {
+    log(`${out} has had every stage already`);
+    return prior;
+  }
   if (!prior) await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
   const data = loadTrainData(cfg.data);
@@ -134,15 +139,12 @@ async function train(): Promise<BuildFacts> {
   let lastLoss: number;
   let steps: number;
   let parameters: number;
-  let done: number;
   if (prior) {
-    done = stagesDone(prior);
     log(`continuing ${out} after stage ${done} of ${CONTINUATION_STAGES.length} (${prior.steps} steps)`);
     sftDir = out;
     tokenizer = await Tokenizer.load(out);
     ({ firstLoss, lastLoss, steps, parameters } = prior);
   } else {
-    done = 0;
     const initDir = join(work, 'init');
     const init = await ensureModel({ ...cfg.model, path: initDir, init: { ...cfg.model.init, enabled: true } }, cfg.run.seed, () => tokenizerCorpus(data.train, got.transcripts));
     tokenizer = await Tokenizer.load(init.dir);
@@ -182,10 +184,6 @@ async function train(): Promise<BuildFacts> {
     });
     steps += stage.steps;
     lastLoss = res.lastLoss;
-  }
-  if (sftDir === out) {
-    log(`${out} has had every stage already`);
-    return prior as BuildFacts;
   }
   const facts: BuildFacts = {
     transcripts: got.transcripts.length,
