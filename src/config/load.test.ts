@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseSet } from './load.ts';
+import { ConfigError, loadConfig, MAX_CONFIG_BYTES, parseSet } from './load.ts';
 
 function tmpYaml(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'sharp-cfg-'));
@@ -121,5 +121,70 @@ describe('loadConfig --set of a section and prototype keys', () => {
     expect(errorOf(() => loadConfig({ sets: ['run=&a [*a]'] }))).toBe("config: --set run=&a [*a]: 'run.0' refers to itself (a YAML alias cycle)");
     const f = tmpYaml('train: &t\n  sft: *t\n');
     expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f}: 'train.sft' refers to itself (a YAML alias cycle)`);
+  });
+});
+
+describe('loadConfig: size, duplicate keys, names and sane ranges', () => {
+  it('parses a 1 MB file with 85,000 keys in linear time and names the unknown keys briefly', () => {
+    const lines = ['train:'];
+    for (let i = 0; i < 85_000; i++) lines.push(`  k${i}: 1`);
+    const f = tmpYaml(`${lines.join('\n')}\n`);
+    const t0 = performance.now();
+    const msg = errorOf(() => loadConfig({ file: f }));
+    // The yaml package's quadratic duplicate-key check took over a minute on this file.
+    expect(performance.now() - t0).toBeLessThan(20_000);
+    expect(msg).toBe(`config: unknown key train.k0, train.k1, train.k2, train.k3, train.k4 (and 84995 more) (in ${f})`);
+  }, 60_000);
+
+  it('still refuses a duplicate key, naming its line', () => {
+    const f = tmpYaml('train:\n  lr: 0.1\n  steps: 1\n  lr: 0.2\n');
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: cannot parse ${f}:4:3: duplicate key 'lr' (map keys must be unique)`);
+    const g = tmpYaml('run: {name: a}\nrun: {name: b}\n');
+    expect(errorOf(() => loadConfig({ file: g }))).toBe(`config: cannot parse ${g}:2:1: duplicate key 'run' (map keys must be unique)`);
+    // Keys in different mappings may repeat.
+    expect(loadConfig({ file: tmpYaml('train: {lr: 0.01, sft: {lr: 0.02}}\n') }).train.sft.lr).toBe(0.02);
+  });
+
+  it('refuses a file over 1 MiB before parsing it', () => {
+    const f = tmpYaml(`# ${'x'.repeat(MAX_CONFIG_BYTES)}\n`);
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f} is ${MAX_CONFIG_BYTES + 3} bytes; a config file may hold at most 1048576 bytes (1 MiB)`);
+  });
+
+  it('blames an unknown section given by --set on that --set, not on the file', () => {
+    const f = tmpYaml('train:\n  steps: 3\n');
+    expect(errorOf(() => loadConfig({ file: f, sets: ['a.b=1'] }))).toBe('config: unknown key a (from --set a.b=1)');
+    expect(errorOf(() => loadConfig({ file: tmpYaml('a: {b: 1}\n') }))).toMatch(/^config: unknown key a \(in .*c\.yaml\)$/);
+  });
+
+  it.each([
+    ['a/b', "config: run.name: 'a/b' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>) (from --set run.name=a/b)"],
+    ['../escape', "config: run.name: '../escape' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>) (from --set run.name=../escape)"],
+    ['..', "config: run.name: '..' is not a folder name (from --set run.name=..)"],
+    ['a\\b', "config: run.name: 'a\\b' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>) (from --set run.name=a\\b)"],
+  ])('refuses run.name=%s (one path segment only)', (name, msg) => {
+    expect(errorOf(() => loadConfig({ sets: [`run.name=${name}`] }))).toBe(msg);
+  });
+
+  it('refuses a run name over 200 characters or bytes and accepts 200', () => {
+    expect(errorOf(() => loadConfig({ sets: [`run.name=${'x'.repeat(300)}`] }))).toMatch(/^config: run\.name: at most 200 characters /);
+    expect(errorOf(() => loadConfig({ sets: [`run.name=${'é'.repeat(150)}`] }))).toMatch(/^config: run\.name: 300 bytes; at most 200 /);
+    expect(loadConfig({ sets: [`run.name=${'x'.repeat(200)}`] }).run.name).toHaveLength(200);
+  });
+
+  it('bounds learning rates, batch and data sizes', () => {
+    expect(errorOf(() => loadConfig({ sets: ['train.lr=1e10'] }))).toBe(
+      'config: train.lr: a learning rate above 1 would move every weight by up to lr per Adam step and wreck the model (sane: 1e-6..1e-2) (from --set train.lr=1e10)',
+    );
+    expect(errorOf(() => loadConfig({ sets: ['train.dpo.lr=5'] }))).toMatch(/^config: train\.dpo\.lr: a DPO learning rate above 1 /);
+    expect(loadConfig({ sets: ['train.lr=1'] }).train.lr).toBe(1);
+    expect(errorOf(() => loadConfig({ sets: ['train.batchQuestions=1e12'] }))).toBe('config: train.batchQuestions: Too big: expected number to be <=100000 (from --set train.batchQuestions=1e12)');
+    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.train=12', 'train.batchQuestions=10000000'] }))).toMatch(/^config: train\.batchQuestions: Too big/);
+    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.train=12', 'train.batchQuestions=13'] }))).toBe(
+      'config: train.batchQuestions (13) must be <= data.synthetic.train (12): a step takes each training question at most once',
+    );
+    // Without RL steps the batch size is unused.
+    expect(loadConfig({ sets: ['data.synthetic.train=12', 'train.batchQuestions=13', 'train.steps=0'] }).train.batchQuestions).toBe(13);
+    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.train=1e9'] }))).toBe('config: data.synthetic.train: Too big: expected number to be <=100000 (from --set data.synthetic.train=1e9)');
+    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.world.people=1e9'] }))).toMatch(/^config: data\.synthetic\.world\.people: Too big: expected number to be <=10000 /);
   });
 });

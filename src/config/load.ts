@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { isMap, isScalar, isSeq, LineCounter, parse as parseYaml, parseDocument, YAMLParseError, type Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import { UserError } from '../errors.ts';
 import { checkRules } from './rules.ts';
@@ -36,23 +36,74 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   return parsed.data;
 }
 
+/**
+ * Largest config file read (bytes). Real configs are a few KiB; the bound keeps a pasted data file or
+ * a generated monster from tying up the parser (parsing is linear, about 1 s per MiB here).
+ */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export function readYamlFile(file: string): Tree {
   if (!existsSync(file)) throw new ConfigError(`config: file not found: ${file}`);
+  let text: string;
+  try {
+    const size = statSync(file).size;
+    if (size > MAX_CONFIG_BYTES) throw new ConfigError(`config: ${file} is ${size} bytes; a config file may hold at most ${MAX_CONFIG_BYTES} bytes (1 MiB)`);
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`config: cannot read ${file}: ${String((err as Error).message).split('\n')[0]}`);
+  }
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(file, 'utf8'));
+    // The yaml package's own duplicate-key check compares each key with every earlier key of its
+    // mapping (quadratic: 90k keys took minutes); it is off here and `duplicateKey` does it with a Set.
+    const lineCounter = new LineCounter();
+    const d = parseDocument(text, { uniqueKeys: false, lineCounter });
+    if (d.errors.length > 0) throw d.errors[0];
+    const dup = duplicateKey(d.contents);
+    if (dup) {
+      const pos = lineCounter.linePos(dup.offset);
+      throw new ConfigError(`config: cannot parse ${file}:${pos.line}:${pos.col}: duplicate key '${dup.key}' (map keys must be unique)`);
+    }
+    doc = d.toJS();
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     if (err instanceof YAMLParseError) {
       const where = err.linePos?.[0] ? `:${err.linePos[0].line}:${err.linePos[0].col}` : '';
       throw new ConfigError(`config: cannot parse ${file}${where}: ${err.message.split('\n')[0]}`);
     }
-    throw new ConfigError(`config: cannot read ${file}: ${String(err)}`);
+    throw new ConfigError(`config: cannot read ${file}: ${String(err instanceof Error ? err.message : err).split('\n')[0]}`);
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`config: ${file} must hold a mapping of sections at the top level`);
   const bad = badKeyIn(doc, []);
   if (bad) throw new ConfigError(`config: ${file}: ${bad}`);
   return doc as Tree;
+}
+
+/**
+ * The first key that occurs twice in one mapping of the document, with its offset, or undefined. One
+ * pass over the nodes with a Set per mapping (iterative: a deeply nested document cannot overflow the
+ * stack here). Keys compare as the property names they become, so `1` and `'1'` collide.
+ */
+function duplicateKey(root: YamlNode | null): { key: string; offset: number } | undefined {
+  const todo: unknown[] = [root];
+  while (todo.length > 0) {
+    const node = todo.pop();
+    if (isMap(node)) {
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        const k = pair.key;
+        const name = isScalar(k) ? String(k.value) : String(k);
+        if (seen.has(name)) return { key: name.length > 80 ? `${name.slice(0, 80)}...` : name, offset: (k as YamlNode | null)?.range?.[0] ?? 0 };
+        seen.add(name);
+        todo.push(pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) todo.push(item);
+    }
+  }
+  return undefined;
 }
 
 export function parseSet(assignment: string): { path: string[]; value: unknown } {
@@ -143,8 +194,10 @@ function describeIssue(issue: z.core.$ZodIssue | undefined, file: string | undef
   const base = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((k) => [...base, k].join('.'));
-    const from = keys.map((k) => sets.get(k)).find(Boolean);
-    return `config: unknown key ${keys.join(', ')}${origin(from, file)}`;
+    // A --set whose path runs through the unknown key (`--set a.b=1` with no section `a`) gave it too.
+    const from = keys.map((k) => setOrigin(k, sets)).find(Boolean);
+    const shown = keys.length > 5 ? `${keys.slice(0, 5).join(', ')} (and ${keys.length - 5} more)` : keys.join(', ');
+    return `config: unknown key ${shown}${origin(from, file)}`;
   }
   const key = base.join('.') || '(root)';
   return `config: ${key}: ${issue.message}${origin(setOrigin(key, sets), file)}`;

@@ -67,6 +67,14 @@ export const configRules: ConfigRule[] = [
     check: (c) => (c.train.sft.steps > 0 && c.train.sft.data === '' ? 'train.sft.data is required when train.sft.steps > 0' : null),
   },
   {
+    // A step takes each question at most once; benchmark sources are checked once read (their size is the file's).
+    name: 'batch-within-data',
+    check: (c) =>
+      c.train.steps > 0 && c.data.source === 'synthetic' && c.train.batchQuestions > c.data.synthetic.train
+        ? `train.batchQuestions (${c.train.batchQuestions}) must be <= data.synthetic.train (${c.data.synthetic.train}): a step takes each training question at most once`
+        : null,
+  },
+  {
     name: 'context-fits-message',
     check: (c) =>
       c.rollout.maxNewTokens < c.rollout.maxContext

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
+import { UserError } from '../errors.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import type { Transcript } from '../rollout/transcripts.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
@@ -10,7 +11,7 @@ import { makeCollect } from '../train/grpo/collect.ts';
 import { collectFor } from '../distributed/choose.ts';
 import { runGrpo } from '../train/grpo/loop.ts';
 import { heldOutAccuracy, heldOutMetrics, type AccuracyResult } from './accuracy.ts';
-import { loadTrainData } from './data.ts';
+import { heldOutSplits, loadTrainData } from './data.ts';
 import { ensureTranscripts } from './expert-data.ts';
 import { ensureModel, tokenizerCorpus } from './model-init.ts';
 import { companionFiles } from './save-model.ts';
@@ -59,7 +60,7 @@ async function timed<T>(stages: Record<string, number>, name: string, f: () => P
 async function accuracyOf(dir: string, tokenizer: Tokenizer, o: TrainPipelineOptions, episodes: Parameters<typeof heldOutAccuracy>[2]): Promise<AccuracyResult> {
   const model = await CausalLM.load(dir);
   try {
-    return await heldOutAccuracy(model, tokenizer, episodes, o.cfg);
+    return await heldOutAccuracy(model, tokenizer, episodes, o.cfg, o.cfg.eval.testSamples);
   } finally {
     model.dispose();
   }
@@ -83,7 +84,13 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
   await checkResumable(runDir, cfg);
 
   const data = await timed(stages, 'data', async () => loadTrainData(cfg.data));
-  log.info({ train: data.train.length, heldOut: data.heldOut.length, source: cfg.data.source }, 'data');
+  // Validation for the curves during RL (and every choice made from them); test before and after RL only.
+  const split = heldOutSplits(data.heldOut, cfg.eval.validationShare);
+  log.info({ train: data.train.length, validation: split.validation.length, test: split.test.length, source: cfg.data.source }, 'data');
+  // The config rules check this for synthetic data; a benchmark file's size is known only now.
+  if (cfg.train.steps > 0 && cfg.train.batchQuestions > data.train.length) {
+    throw new UserError(`train.batchQuestions (${cfg.train.batchQuestions}) must be <= the ${data.train.length} training questions of ${cfg.data.path || cfg.data.source}: a step takes each question at most once`);
+  }
 
   const sftDir = join(runDir, SFT_MODEL_DIR);
   const sftDone = existsSync(join(sftDir, 'config.json'));
@@ -130,7 +137,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
   if (summary.heldOutBefore) {
     log.info({ ...summary.heldOutBefore }, `held-out accuracy (${summary.beforeLabel}) read from ${SUMMARY_FILE}`);
   } else {
-    summary.heldOutBefore = await timed(stages, 'eval_before', () => accuracyOf(startDir, tokenizer, o, data.heldOut));
+    summary.heldOutBefore = await timed(stages, 'eval_before', () => accuracyOf(startDir, tokenizer, o, split.test));
     writeSummary(runDir, summary);
     log.info({ ...summary.heldOutBefore }, `held-out accuracy (${summary.beforeLabel})`);
   }
@@ -154,8 +161,9 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       progress: o.progress,
       onStep: (step, m) => log.debug({ step, reward: m['reward/planner'], accuracy: m.accuracy }, 'rl step'),
       evaluate: async (model, step) => {
-        const r = await heldOutAccuracy(model, tokenizer, data.heldOut, cfg);
-        log.info({ step, accuracy: r.accuracy, interval: r.interval, n: r.total }, 'held-out accuracy');
+        if (split.validation.length === 0) return {};
+        const r = await heldOutAccuracy(model, tokenizer, split.validation, cfg);
+        log.info({ step, accuracy: r.accuracy, interval: r.interval, n: r.total }, 'validation accuracy');
         return heldOutMetrics(r);
       },
       evaluateEvery: cfg.eval.heldOutEvery,
@@ -168,7 +176,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       log.warn({ step: grpo.step }, 'stopped: checkpoint saved; continue with --resume');
       return { summary, step: grpo.step, stopped: true };
     }
-    summary.heldOutAfterRl = await timed(stages, 'eval_after', () => heldOutAccuracy(grpo.model, tokenizer, data.heldOut, cfg));
+    summary.heldOutAfterRl = await timed(stages, 'eval_after', () => heldOutAccuracy(grpo.model, tokenizer, split.test, cfg, cfg.eval.testSamples));
   } finally {
     grpo.model.dispose();
   }

@@ -1,5 +1,14 @@
 import { z } from 'zod';
 
+/**
+ * Most synthetic episodes of one kind. Generating one takes ~10 ms and ~8 KB of memory here, so
+ * 100,000 is minutes and under 1 GB; more is a typo, not a plan.
+ */
+export const MAX_SYNTHETIC_EPISODES = 100_000;
+/** Most entities of one kind in a synthetic world (each fresh episode builds a world of this size). */
+export const MAX_WORLD_ENTITIES = 10_000;
+const worldCount = (dflt: number, what: string) => z.number().int().positive().max(MAX_WORLD_ENTITIES).default(dflt).describe(`${what} (at most ${MAX_WORLD_ENTITIES}).`);
+
 /** Where training episodes come from. */
 export const dataSection = z
   .strictObject({
@@ -9,8 +18,14 @@ export const dataSection = z
     synthetic: z
       .strictObject({
         seed: z.number().int().nonnegative().default(1).describe('Seed of the synthetic world.'),
-        train: z.number().int().positive().default(2000).describe('Synthetic training episodes.'),
-        heldOut: z.number().int().positive().default(100).describe('Held-out synthetic episodes for accuracy before/after RL.'),
+        train: z.number().int().positive().max(MAX_SYNTHETIC_EPISODES).default(2000).describe(`Synthetic training episodes (at most ${MAX_SYNTHETIC_EPISODES}).`),
+        heldOut: z
+          .number()
+          .int()
+          .positive()
+          .max(MAX_SYNTHETIC_EPISODES)
+          .default(100)
+          .describe(`Held-out synthetic episodes for accuracy before/after RL (at most ${MAX_SYNTHETIC_EPISODES}).`),
         worlds: z
           .enum(['fresh', 'shared'])
           .default('fresh')
@@ -25,10 +40,10 @@ export const dataSection = z
           .describe('0: every name is made of fresh syllables; N: names recombine N pool words (each word one token after BPE fitting), people and companies of held-out worlds still never occur in training.'),
         world: z
           .strictObject({
-            countries: z.number().int().positive().default(12).describe('Countries in the world.'),
-            cities: z.number().int().positive().default(60).describe('Cities.'),
-            people: z.number().int().positive().default(220).describe('People (most questions are about them).'),
-            companies: z.number().int().positive().default(100).describe('Companies.'),
+            countries: worldCount(12, 'Countries in the world'),
+            cities: worldCount(60, 'Cities'),
+            people: worldCount(220, 'People (most questions are about them)'),
+            companies: worldCount(100, 'Companies'),
           })
           .prefault({})
           .describe('World size (src/data/synth/world.ts DEFAULT_WORLD_SIZE): of the one shared world, or of each episode\'s own world when worlds = fresh.'),

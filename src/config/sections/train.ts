@@ -1,11 +1,33 @@
 import { z } from 'zod';
 
+/**
+ * Largest learning rate accepted anywhere (RL, SFT, DPO). Adam moves every weight by up to about lr
+ * per step whatever the gradient's scale, so above 1 each step rewrites weights of size ~0.02 many
+ * times over; sane values are 1e-6..1e-5 for real checkpoints and up to about 1e-2 for tiny ones.
+ */
+export const MAX_LR = 1;
+const lrField = (dflt: number, what: string) =>
+  z
+    .number()
+    .positive()
+    .max(MAX_LR, `${what} above ${MAX_LR} would move every weight by up to lr per Adam step and wreck the model (sane: 1e-6..1e-2)`)
+    .default(dflt);
+
+/** Largest questions per RL step (a step's rollouts are held in memory together). */
+export const MAX_BATCH_QUESTIONS = 100_000;
+
 /** GRPO / SFT / DPO optimisation. */
 export const trainSection = z
   .strictObject({
     steps: z.number().int().nonnegative().default(50).describe('RL steps.'),
-    batchQuestions: z.number().int().positive().default(4).describe('B: questions per step (each gives a group of G trajectories).'),
-    lr: z.number().positive().default(1e-4).describe('Peak learning rate (1e-6..1e-5 for real models; tiny models need more).'),
+    batchQuestions: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_BATCH_QUESTIONS)
+      .default(4)
+      .describe('B: questions per step (each gives a group of G trajectories); at most the number of training questions.'),
+    lr: lrField(1e-4, 'a learning rate').describe(`Peak learning rate (1e-6..1e-5 for real models; tiny models need more); at most ${MAX_LR}.`),
     schedule: z.enum(['constant', 'cosine']).default('constant').describe('LR schedule after warmup.'),
     minLrRatio: z.number().min(0).max(1).default(0).describe('Cosine floor as a fraction of lr (0: decay to 0 at the last step).'),
     warmupSteps: z.number().int().nonnegative().default(0).describe('Linear warmup steps.'),
@@ -48,7 +70,7 @@ export const trainSection = z
       .strictObject({
         data: z.string().default('').describe('Transcripts JSONL (chat messages with per-message loss masks).'),
         steps: z.number().int().nonnegative().default(0).describe('SFT steps before RL (0 = none).'),
-        lr: z.number().positive().default(1e-3).describe('SFT learning rate.'),
+        lr: lrField(1e-3, 'an SFT learning rate').describe(`SFT learning rate; at most ${MAX_LR}.`),
         batch: z.number().int().positive().default(8).describe('Transcripts per SFT step.'),
         schedule: z.enum(['constant', 'cosine']).default('constant').describe('SFT LR schedule after warmup.'),
         warmupSteps: z.number().int().nonnegative().default(0).describe('SFT linear warmup steps.'),
@@ -84,7 +106,7 @@ export const trainSection = z
       .strictObject({
         data: z.string().default('').describe('Preference pairs JSONL for `sharp dpo` (the credit module failure path writes them: credit.failurePairs).'),
         steps: z.number().int().nonnegative().default(100).describe('DPO steps of `sharp dpo`.'),
-        lr: z.number().positive().default(1e-5).describe('DPO learning rate.'),
+        lr: lrField(1e-5, 'a DPO learning rate').describe(`DPO learning rate; at most ${MAX_LR}.`),
         batch: z.number().int().positive().default(8).describe('Pairs per DPO step.'),
         checkpointEvery: z
           .number()
