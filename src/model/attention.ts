@@ -4,6 +4,8 @@ import type { LayerNames } from './weight-map.ts';
 import type { OpSet } from './ops/op-set.ts';
 import { rmsNorm } from './ops/norm.ts';
 import { applyRope, type RopeTables } from './ops/rope.ts';
+import type { LoraLookup } from './lora.ts';
+import { project } from './project.ts';
 
 /** Looks a weight up by HF name (linear weights come back stored [in, out]). */
 export type WeightGetter = (name: string) => tf.Tensor;
@@ -65,13 +67,14 @@ export function attention(
   past: LayerKv | undefined,
   keepKv: boolean, // return this layer's keys/values (prefill and decode; not training)
   ops: OpSet,
+  lora?: LoraLookup, // adapters of this forward (lora.ts); undefined: the base model
 ): { out: tf.Tensor2D; kv: LayerKv | undefined } {
   const { heads: H, kvHeads: KV, headDim: hd } = c;
   const rep = H / KV;
   const opt = (name: string | undefined): tf.Tensor1D | undefined => (name === undefined ? undefined : (w(name) as tf.Tensor1D));
-  let q = tf.reshape(ops.linear(x, w(n.q) as tf.Tensor2D, opt(n.qBias)), [batch, seq, H, hd]) as tf.Tensor4D; // [B, T, H, hd]
-  let k = tf.reshape(ops.linear(x, w(n.k) as tf.Tensor2D, opt(n.kBias)), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
-  const v = tf.reshape(ops.linear(x, w(n.v) as tf.Tensor2D, opt(n.vBias)), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
+  let q = tf.reshape(project(ops, x, w, n.q, opt(n.qBias), lora), [batch, seq, H, hd]) as tf.Tensor4D; // [B, T, H, hd]
+  let k = tf.reshape(project(ops, x, w, n.k, opt(n.kBias), lora), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
+  const v = tf.reshape(project(ops, x, w, n.v, opt(n.vBias), lora), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
   if (n.qNorm !== undefined && n.kNorm !== undefined) {
     // Qwen3: RMSNorm over head_dim of each head, before RoPE.
     q = rmsNorm(q, w(n.qNorm) as tf.Tensor1D, c.rmsEps); // [B, T, H, hd]
@@ -101,6 +104,6 @@ export function attention(
   const probs = tf.reshape(tf.softmax(biased), [batch * KV, rep * seq, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
   const ctx = tf.reshape(ops.bmm(probs, vAll), [batch, H, seq, hd]); // [B, H, T, hd]
   const merged = tf.reshape(permute(ctx, [0, 2, 1, 3]), [batch * seq, H * hd]) as tf.Tensor2D; // [B*T, H*hd]
-  const out = ops.linear(merged, w(n.o) as tf.Tensor2D, opt(n.oBias)); // [B*T, D]
+  const out = project(ops, merged, w, n.o, opt(n.oBias), lora); // [B*T, D]
   return { out, kv: kAll ? { k: kAll, v: vAll } : undefined };
 }

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { Rng } from '../random/rng.ts';
 import { modelConfigFromHf, type ModelConfig } from './config.ts';
 import { decoderHidden, lmHead, positionsFromMask } from './decoder.ts';
@@ -9,7 +10,9 @@ import { INFER_OPS } from './ops/op-set.ts';
 import { normalArray } from './init.ts';
 import { CheckpointError } from './io/errors.ts';
 import { readHfConfig, writeHfConfig, type HfModelConfig } from './io/hf-config.ts';
-import { readWeights, writeWeights, type HostTensor, type WriteTensor } from './io/safetensors.ts';
+import { openWeights, writeWeights, type HostTensor, type WriteTensor } from './io/safetensors.ts';
+import { ADAPTER_WEIGHTS, baseDirOf, isAdapterDir, readPeftConfig, readPeftTensors, writePeftAdapters, type PeftConfig } from './io/peft.ts';
+import { LoraAdapters, loraSites, type LoraSettings } from './lora.ts';
 import { EMBED, LM_HEAD, isIgnorableTensor, storedShape, transposeMatrix, weightSpecs, type WeightSpec } from './weight-map.ts';
 import { assertFiniteTensors } from './io/guards.ts';
 
@@ -22,9 +25,31 @@ export interface CachedForward {
   kv: LayerKv[]; // per layer, past ++ new
 }
 
+/** Memory settings of the training forward (train.logprobChunk, train.checkpointLayers). */
+export interface TrainingMemory {
+  /** Rows (tokens) per chunk of the log-prob head; 0 = the whole micro-batch at once. */
+  logprobChunk: number;
+  /** Recompute each decoder layer in the backward pass instead of keeping its activations. */
+  checkpointLayers: boolean;
+}
+
+/** What CausalLM.load measured: the largest host (JS) float32 memory it held at once while reading weights. */
+export interface LoadInfo {
+  hostPeakBytes: number;
+  /** Sum of the float32 sizes of every weight (what reading them all first would hold). */
+  float32Bytes: number;
+}
+
+function makeVariable(s: WeightSpec, hfData: Float32Array, id: number): tf.Variable {
+  // Linear weights: HF [out, in] -> stored [in, out], once per load (see weight-map.ts).
+  const data = s.kind === 'linear' ? transposeMatrix(hfData, s.hfShape[0] as number, s.hfShape[1] as number) : hfData;
+  return tf.tidy(() => tf.variable(tf.tensor(data, storedShape(s), 'float32'), true, `lm${id}/${s.name}`));
+}
+
 /**
  * A decoder-only causal LM (Llama / Qwen2 / Qwen3) whose weights are tfjs Variables keyed by their
- * exact HF names. Owns its Variables: call dispose().
+ * exact HF names, optionally with LoRA adapters (lora.ts) on its projections. Owns its Variables:
+ * call dispose().
  */
 export class CausalLM {
   readonly config: ModelConfig;
@@ -32,61 +57,169 @@ export class CausalLM {
   readonly hfConfig: HfModelConfig;
   private readonly weights: Map<string, tf.Variable>;
   private readonly specs: WeightSpec[];
+  private readonly id: number;
+  /** False for a baseView(): it shares another model's Variables and frees none. */
+  private readonly owner: boolean;
+  private adapters: LoraAdapters | undefined;
   private disposed = false;
+  /** The folder the base weights came from (adapter_config.json's base_model_name_or_path). */
+  sourceDir?: string;
+  /** Set by load(). */
+  loadInfo?: LoadInfo;
+  /** Memory settings of the training forward (hidden(), tokenStats). */
+  memory: TrainingMemory = { logprobChunk: 0, checkpointLayers: false };
 
-  /** values(spec) gives each tensor in HF layout. */
-  private constructor(hfConfig: HfModelConfig, values: (spec: WeightSpec) => Float32Array) {
+  private constructor(hfConfig: HfModelConfig, weights: Map<string, tf.Variable>, id: number, owner: boolean) {
     this.hfConfig = hfConfig;
     this.config = modelConfigFromHf(hfConfig);
     this.specs = weightSpecs(this.config);
-    this.weights = new Map();
+    this.weights = weights;
+    this.id = id;
+    this.owner = owner;
+  }
+
+  /** values(spec) gives each tensor in HF layout. */
+  private static build(hfConfig: HfModelConfig, values: (spec: WeightSpec) => Float32Array): CausalLM {
     const id = instanceCounter++;
+    const weights = new Map<string, tf.Variable>();
     try {
-      for (const s of this.specs) {
-        const hfData = values(s); // HF layout
-        // Linear weights: HF [out, in] -> stored [in, out], once per load (see weight-map.ts).
-        const data = s.kind === 'linear' ? transposeMatrix(hfData, s.hfShape[0] as number, s.hfShape[1] as number) : hfData;
-        this.weights.set(s.name, tf.tidy(() => tf.variable(tf.tensor(data, storedShape(s), 'float32'), true, `lm${id}/${s.name}`)));
-      }
+      for (const s of weightSpecs(modelConfigFromHf(hfConfig))) weights.set(s.name, makeVariable(s, values(s), id));
     } catch (err) {
-      for (const v of this.weights.values()) v.dispose();
+      for (const v of weights.values()) v.dispose();
       throw err;
     }
+    return new CausalLM(hfConfig, weights, id, true);
   }
 
   /** A random-init model: Linear/Embedding N(0, 0.02) from the seeded Rng, norms 1, biases 0. */
   static random(hfConfig: HfModelConfig, seed: number): CausalLM {
     const rng = new Rng(seed);
-    return new CausalLM(hfConfig, (s) => {
+    return CausalLM.build(hfConfig, (s) => {
       const n = s.hfShape.reduce((a, b) => a * b, 1);
       if (s.init === 'normal') return normalArray(n, 0.02, rng); // drawn in HF layout, so a seed gives the same HF tensors
       return new Float32Array(n).fill(s.init === 'ones' ? 1 : 0);
     });
   }
 
-  /** Loads config.json + safetensors weights from an HF-layout folder; one-line error per bad tensor. */
-  static async load(dir: string): Promise<CausalLM> {
+  /**
+   * Loads config.json + safetensors weights from an HF-layout folder; one-line error per bad tensor.
+   * Names and shapes come from the headers first; then each tensor is read, converted to float32
+   * (F16 / BF16 included), checked finite and turned into its Variable before the next is read,
+   * so host memory holds one tensor at a time (loadInfo), not a float32 copy of the whole model.
+   * A PEFT adapter folder (adapter_config.json, no config.json) loads its base model
+   * (base_model_name_or_path, or `opts.base`) with the adapters attached.
+   */
+  static async load(dir: string, opts: { base?: string } = {}): Promise<CausalLM> {
+    if (isAdapterDir(dir)) {
+      const peft = await readPeftConfig(dir);
+      const base = await CausalLM.load(opts.base ?? baseDirOf(dir, peft));
+      try {
+        await base.loadAdapters(dir, peft);
+      } catch (err) {
+        base.dispose();
+        throw err;
+      }
+      return base;
+    }
     const hf = await readHfConfig(dir);
     const cfg = modelConfigFromHf(hf);
-    const tensors = await readWeights(dir);
     const specs = weightSpecs(cfg);
-    checkTensors(dir, cfg, specs, tensors);
-    assertFiniteTensors(dir, tensors);
-    return new CausalLM(hf, (s) => {
-      const t = tensors.get(s.name) as HostTensor;
-      tensors.delete(s.name); // drop the host copy as soon as the Variable holds it
-      return t.data;
-    });
+    const src = await openWeights(dir);
+    const id = instanceCounter++;
+    const weights = new Map<string, tf.Variable>();
+    let live = 0;
+    let peak = 0;
+    try {
+      checkTensors(dir, cfg, specs, src.entries);
+      for (const s of specs) {
+        const t = await src.read(s.name);
+        assertFiniteTensors(dir, new Map([[s.name, t]]));
+        // The decoded tensor and, for a linear weight, its transpose are the host memory held now.
+        live = t.data.byteLength * (s.kind === 'linear' ? 2 : 1);
+        peak = Math.max(peak, live);
+        weights.set(s.name, makeVariable(s, t.data, id));
+      }
+    } catch (err) {
+      for (const v of weights.values()) v.dispose();
+      throw err;
+    } finally {
+      await src.close();
+    }
+    const model = new CausalLM(hf, weights, id, true);
+    model.sourceDir = resolve(dir);
+    model.loadInfo = { hostPeakBytes: peak, float32Bytes: specs.reduce((a, s) => a + 4 * s.hfShape.reduce((x, y) => x * y, 1), 0) };
+    return model;
   }
 
-  /** Writes config.json and model.safetensors (F32, or BF16 with {dtype: 'BF16'}) into dir. */
+  /** The LoRA adapters, when attached. */
+  get lora(): LoraAdapters | undefined {
+    return this.adapters;
+  }
+
+  /** Attaches fresh adapters (A Kaiming-uniform from Rng(seed), B zeros): the model's outputs are unchanged until they train. */
+  attachLora(settings: LoraSettings, seed: number): LoraAdapters {
+    this.assertLive();
+    if (!this.owner) throw new Error('model: a base view cannot hold adapters');
+    if (this.adapters) throw new Error('model: LoRA adapters are already attached');
+    this.adapters = LoraAdapters.fresh(this.config, settings, `lm${this.id}/lora`, seed);
+    return this.adapters;
+  }
+
+  /** Attaches the adapters of a PEFT folder (adapter_config.json + adapter_model.safetensors). */
+  async loadAdapters(dir: string, peft?: PeftConfig): Promise<LoraAdapters> {
+    this.assertLive();
+    if (this.adapters) throw new Error('model: LoRA adapters are already attached');
+    const cfg = peft ?? (await readPeftConfig(dir));
+    const tensors = await readPeftTensors(dir);
+    const file = join(dir, ADAPTER_WEIGHTS);
+    const r = cfg.settings.rank;
+    const expected = new Set<string>();
+    for (const site of loraSites(this.config, cfg.settings.targets)) {
+      for (const [name, shape] of [[site.a, [r, site.in]], [site.b, [site.out, r]]] as [string, number[]][]) {
+        expected.add(name);
+        const t = tensors.get(name);
+        if (!t) throw new CheckpointError(`${file}: tensor '${name}' is missing (target_modules ${cfg.settings.targets.join(', ')}, ${this.config.layers} layers)`);
+        if (t.shape.join() !== shape.join()) throw new CheckpointError(`${file}: tensor '${name}' has shape [${t.shape.join(', ')}], r ${r} and the base model imply [${shape.join(', ')}]`);
+      }
+    }
+    for (const name of tensors.keys()) if (!expected.has(name)) throw new CheckpointError(`${file}: unexpected tensor '${name}' for target_modules ${cfg.settings.targets.join(', ')}`);
+    assertFiniteTensors(file, tensors);
+    this.adapters = new LoraAdapters(this.config, cfg.settings, (site, which) => (tensors.get(which === 'A' ? site.a : site.b) as HostTensor).data, `lm${this.id}/lora`, 0);
+    return this.adapters;
+  }
+
+  /**
+   * The same model without its adapters (PEFT's disable_adapter()): a view that shares this model's
+   * base Variables, no copy, so a LoRA run's KL or DPO reference is the frozen base for free. Its
+   * dispose() frees nothing; it must not outlive this model.
+   */
+  baseView(): CausalLM {
+    this.assertLive();
+    const view = new CausalLM(this.hfConfig, this.weights, this.id, false);
+    view.sourceDir = this.sourceDir;
+    view.memory = this.memory;
+    return view;
+  }
+
+  /**
+   * Writes config.json and model.safetensors (F32, or BF16 with {dtype: 'BF16'}) into dir: a
+   * Hugging Face checkpoint any loader reads. With adapters attached their update is merged into
+   * the weights (W + alpha / r * B A; saveAdapters writes them apart).
+   */
   async save(dir: string, opts: { dtype?: 'F32' | 'BF16'; maxShardBytes?: number } = {}): Promise<void> {
     this.assertLive();
     await mkdir(dir, { recursive: true });
+    const sites = new Map((this.adapters?.sites ?? []).map((s) => [s.base, s]));
     const out = new Map<string, WriteTensor>();
     for (const s of this.specs) {
       const v = this.weights.get(s.name) as tf.Variable;
-      const data = (await v.data()) as Float32Array;
+      const site = sites.get(s.name);
+      let data: Float32Array;
+      if (site && this.adapters) {
+        const merged = tf.tidy(() => tf.add(v, (this.adapters as LoraAdapters).delta(site))); // [in, out]
+        data = (await merged.data()) as Float32Array;
+        merged.dispose();
+      } else data = (await v.data()) as Float32Array;
       const hfData = s.kind === 'linear' ? transposeMatrix(data, s.hfShape[1] as number, s.hfShape[0] as number) : data;
       out.set(s.name, { shape: s.hfShape, data: hfData });
     }
@@ -94,14 +227,38 @@ export class CausalLM {
     await writeHfConfig(dir, this.hfConfig);
   }
 
-  /** Trainable Variables in a stable order (weight-map order: embedding, layers, norm, head). */
+  /** Writes the adapters in PEFT's layout (adapter_config.json, adapter_model.safetensors); base defaults to sourceDir. */
+  async saveAdapters(dir: string, opts: { base?: string } = {}): Promise<void> {
+    this.assertLive();
+    if (!this.adapters) throw new Error('model: no LoRA adapters to save');
+    await mkdir(dir, { recursive: true });
+    await writePeftAdapters(dir, this.adapters.settings, opts.base ?? this.sourceDir ?? '', await this.adapters.hfValues());
+  }
+
+  /** What a training checkpoint holds: the adapters alone when attached, else the whole model. */
+  async saveTrainable(dir: string): Promise<void> {
+    if (this.adapters) await this.saveAdapters(dir);
+    else await this.save(dir);
+  }
+
+  /**
+   * Trainable Variables in a stable order: the adapters (PEFT order) when attached, else every
+   * weight in weight-map order (embedding, layers, norm, head).
+   */
   trainableVariables(): tf.Variable[] {
     this.assertLive();
+    if (this.adapters) return [...this.adapters.named().values()];
     return this.specs.map((s) => this.weights.get(s.name) as tf.Variable);
   }
 
-  /** HF name -> Variable (linear weights are stored transposed, [in, out]). */
+  /** Stable name -> trainable Variable: PEFT names of the adapters when attached, else HF names (linear weights stored [in, out]). */
   namedVariables(): ReadonlyMap<string, tf.Variable> {
+    this.assertLive();
+    return this.adapters ? this.adapters.named() : this.weights;
+  }
+
+  /** HF name -> base Variable (linear weights stored [in, out]), adapters or not. */
+  baseVariables(): ReadonlyMap<string, tf.Variable> {
     this.assertLive();
     return this.weights;
   }
@@ -112,20 +269,42 @@ export class CausalLM {
   }
 
   private readonly getWeight = (name: string): tf.Tensor => {
-    const v = this.weights.get(name);
+    const v = this.weights.get(name) ?? this.adapters?.variable(name);
     if (!v) throw new Error(`model: no weight '${name}'`);
     return v;
   };
 
-  /** Final-normed hidden states [B, T, D] of a padded batch (positions from the mask). */
+  /** The weights of layer i that need gradients (activation checkpointing passes them as the layer's inputs). */
+  private layerTrainables(i: number): string[] {
+    if (this.adapters) return this.adapters.layerNames(i);
+    const prefix = `model.layers.${i}.`;
+    return this.specs.filter((s) => s.name.startsWith(prefix)).map((s) => s.name);
+  }
+
+  /**
+   * Final-normed hidden states [B, T, D] of a padded batch (positions from the mask): the training
+   * forward (adapter dropout on, activation checkpointing per `memory`).
+   */
   hidden(ids: tf.Tensor2D, attentionMask?: tf.Tensor2D): tf.Tensor3D {
+    return this.hiddenStates(ids, attentionMask, true);
+  }
+
+  private hiddenStates(ids: tf.Tensor2D, attentionMask: tf.Tensor2D | undefined, train: boolean): tf.Tensor3D {
     this.assertLive();
     return tf.tidy(() => {
       const [b, t] = ids.shape;
       const mask = attentionMask ?? tf.ones([b, t], 'int32'); // [B, T]
-      const { hidden } = decoderHidden(this.config, this.getWeight, { ids, positions: positionsFromMask(mask), keyMask: mask });
+      const checkpoint = train && this.memory.checkpointLayers ? (i: number) => this.layerTrainables(i) : undefined;
+      const { hidden } = decoderHidden(this.config, this.getWeight, { ids, positions: positionsFromMask(mask), keyMask: mask, lora: this.adapters?.lookup(train), checkpoint });
       return tf.reshape(hidden, [b, t, this.config.hidden]) as tf.Tensor3D; // [B, T, D]
     });
+  }
+
+  /** The head's weight as the log-prob op takes it: tied [V, D] (embed_tokens) or stored [D, V] (lm_head). */
+  headWeight(): { w: tf.Tensor2D; tied: boolean; trainable: boolean } {
+    this.assertLive();
+    const tied = this.config.tieEmbeddings;
+    return { w: this.getWeight(tied ? EMBED : LM_HEAD) as tf.Tensor2D, tied, trainable: !this.adapters };
   }
 
   /** LM head on hidden states: [N, D] -> logits [N, V]. */
@@ -139,7 +318,7 @@ export class CausalLM {
     this.assertLive();
     return tf.tidy(() => {
       const [b, t] = ids.shape;
-      const h = this.hidden(ids, attentionMask); // [B, T, D]
+      const h = this.hiddenStates(ids, attentionMask, false); // [B, T, D]
       const logits = lmHead(this.config, this.getWeight, tf.reshape(h, [b * t, this.config.hidden])); // [B*T, V]
       return tf.reshape(logits, [b, t, this.config.vocabSize]) as tf.Tensor3D; // [B, T, V]
     });
@@ -155,7 +334,7 @@ export class CausalLM {
     this.assertLive();
     return tidyObject(() => {
       const [b, t] = ids.shape;
-      const { hidden, kv } = decoderHidden(this.config, this.getWeight, { ids, positions, keyMask, past, keepKv: true, ops: INFER_OPS }); // [B*T, D]
+      const { hidden, kv } = decoderHidden(this.config, this.getWeight, { ids, positions, keyMask, past, keepKv: true, ops: INFER_OPS, lora: this.adapters?.lookup(false) }); // [B*T, D]
       const h = lastOnly && t > 1
         ? (tf.reshape(tf.slice(tf.reshape(hidden, [b, t, this.config.hidden]), [0, t - 1, 0], [b, 1, this.config.hidden]), [b, this.config.hidden]) as tf.Tensor2D) // [B, D]
         : hidden;
@@ -172,11 +351,15 @@ export class CausalLM {
     return tf.tidy(() => (this.config.tieEmbeddings ? tf.transpose(this.getWeight(EMBED)) : tf.clone(this.getWeight(LM_HEAD))) as tf.Tensor2D); // [D, V]
   }
 
-  /** Frees every Variable; the model is unusable afterwards. */
+  /** Frees every Variable (a baseView frees none); the model is unusable afterwards. */
   dispose(): void {
     if (this.disposed) return;
-    for (const v of this.weights.values()) v.dispose();
-    this.weights.clear();
+    if (this.owner) {
+      for (const v of this.weights.values()) v.dispose();
+      this.weights.clear();
+      this.adapters?.dispose();
+    }
+    this.adapters = undefined;
     this.disposed = true;
   }
 
@@ -186,7 +369,7 @@ export class CausalLM {
 }
 
 /** Every expected tensor present with its HF shape, nothing unexpected: else a one-line error naming the tensor. */
-function checkTensors(dir: string, cfg: ModelConfig, specs: WeightSpec[], tensors: Map<string, HostTensor>): void {
+function checkTensors(dir: string, cfg: ModelConfig, specs: WeightSpec[], tensors: ReadonlyMap<string, { shape: number[] }>): void {
   const expected = new Set<string>();
   for (const s of specs) {
     expected.add(s.name);

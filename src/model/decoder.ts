@@ -4,7 +4,9 @@ import { EMBED, FINAL_NORM, LM_HEAD, layerNames } from './weight-map.ts';
 import { attention, attentionBias, type LayerKv, type WeightGetter } from './attention.ts';
 import { TRAIN_OPS, type OpSet } from './ops/op-set.ts';
 import { rmsNorm } from './ops/norm.ts';
-import { ropeTables } from './ops/rope.ts';
+import { ropeTables, type RopeTables } from './ops/rope.ts';
+import type { LoraLookup } from './lora.ts';
+import { project } from './project.ts';
 
 /**
  * The decoder stack as pure functions of (config, weights, inputs): embedding, N x [RMSNorm ->
@@ -17,13 +19,13 @@ export function positionsFromMask(mask: tf.Tensor2D): tf.Tensor2D {
   return tf.tidy(() => tf.maximum(tf.sub(tf.cumsum(tf.cast(mask, 'float32'), 1), 1), 0) as tf.Tensor2D); // [B, T]
 }
 
-function swiglu(x: tf.Tensor2D, c: ModelConfig, w: WeightGetter, i: number, ops: OpSet): tf.Tensor2D {
+function swiglu(x: tf.Tensor2D, c: ModelConfig, w: WeightGetter, i: number, ops: OpSet, lora: LoraLookup | undefined): tf.Tensor2D {
   const n = layerNames(c, i);
   const opt = (name: string | undefined): tf.Tensor1D | undefined => (name === undefined ? undefined : (w(name) as tf.Tensor1D));
-  const g = ops.linear(x, w(n.gate) as tf.Tensor2D, opt(n.gateBias)); // [N, I]
-  const u = ops.linear(x, w(n.up) as tf.Tensor2D, opt(n.upBias)); // [N, I]
+  const g = project(ops, x, w, n.gate, opt(n.gateBias), lora); // [N, I]
+  const u = project(ops, x, w, n.up, opt(n.upBias), lora); // [N, I]
   const act = tf.mul(tf.mul(g, tf.sigmoid(g)), u) as tf.Tensor2D; // [N, I] silu(g) * u
-  return ops.linear(act, w(n.down) as tf.Tensor2D, opt(n.downBias)); // [N, D]
+  return project(ops, act, w, n.down, opt(n.downBias), lora); // [N, D]
 }
 
 export interface DecoderInput {
@@ -33,6 +35,56 @@ export interface DecoderInput {
   past?: LayerKv[]; // per layer, keys/values of the first `past` tokens
   keepKv?: boolean; // return every layer's keys/values (past ++ new) for a cache
   ops?: OpSet; // default TRAIN_OPS (differentiable); INFER_OPS for prefill/decode
+  lora?: LoraLookup; // LoRA adapters of this forward (lora.ts); undefined = the base model
+  /**
+   * Activation checkpointing (training only): the names of layer i's weights that need gradients.
+   * Each layer then keeps only its input for the backward pass and recomputes its inside there.
+   */
+  checkpoint?: (layer: number) => string[];
+}
+
+/**
+ * A decoder layer as a custom-gradient op over its input and its trainable weights (activation
+ * checkpointing, Chen et al. 2016, arXiv:1604.06174): the forward frees every activation inside the
+ * layer and saves only x; the backward runs the layer again under a tape and differentiates it.
+ * Dropout masks are seeded per forward, so the recomputation draws the same ones.
+ */
+function checkpointedLayer(x: tf.Tensor2D, names: readonly string[], w: WeightGetter, body: (x: tf.Tensor2D, w: WeightGetter) => tf.Tensor2D): tf.Tensor2D {
+  const weights = names.map((name) => w(name));
+  const withInputs = (ws: readonly tf.Tensor[]): WeightGetter => {
+    const own = new Map(names.map((name, k) => [name, ws[k] as tf.Tensor]));
+    return (name) => own.get(name) ?? w(name);
+  };
+  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const save = args[args.length - 1] as tf.GradSaveFunc;
+    const [xIn, ...ws] = args.slice(0, -1) as tf.Tensor[];
+    save([xIn as tf.Tensor]);
+    return {
+      value: tf.tidy(() => body(xIn as tf.Tensor2D, withInputs(ws))), // [N, D]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const f = (...xs: tf.Tensor[]): tf.Tensor => body(xs[0] as tf.Tensor2D, withInputs(xs.slice(1)));
+        return tf.grads(f)([saved[0] as tf.Tensor, ...ws], dy);
+      },
+    };
+  });
+  return op(x, ...weights) as tf.Tensor2D; // [N, D]
+}
+
+/** One decoder block on x [B*T, D]: attention and SwiGLU with their residuals. */
+function block(
+  x: tf.Tensor2D,
+  c: ModelConfig,
+  w: WeightGetter,
+  i: number,
+  dims: { b: number; t: number; rope: RopeTables; bias: tf.Tensor4D; keep: boolean; ops: OpSet; lora?: LoraLookup },
+  past: LayerKv | undefined,
+  kv: LayerKv[],
+): tf.Tensor2D {
+  const n = layerNames(c, i);
+  const a = attention(rmsNorm(x, w(n.inputNorm) as tf.Tensor1D, c.rmsEps), dims.b, dims.t, c, n, w, dims.rope, dims.bias, past, dims.keep, dims.ops, dims.lora);
+  if (a.kv) kv.push(a.kv);
+  const h = tf.add(x, a.out) as tf.Tensor2D; // [B*T, D]
+  return tf.add(h, swiglu(rmsNorm(h, w(n.postNorm) as tf.Tensor1D, c.rmsEps), c, w, i, dims.ops, dims.lora)) as tf.Tensor2D; // [B*T, D]
 }
 
 /** Final-normed hidden states [B*T, D] and every layer's keys/values (past ++ new). */
@@ -48,12 +100,13 @@ export function decoderHidden(c: ModelConfig, w: WeightGetter, inp: DecoderInput
   const ops = inp.ops ?? TRAIN_OPS;
   let x = ops.embed(w(EMBED) as tf.Tensor2D, tf.reshape(inp.ids, [b * t]) as tf.Tensor1D); // [B*T, D]
   const kv: LayerKv[] = [];
+  const dims = { b, t, rope, bias, keep, ops, lora: inp.lora };
+  if (inp.checkpoint && (keep || inp.past)) throw new Error('decoder: activation checkpointing is for training forwards (no KV cache)');
   for (let i = 0; i < c.layers; i++) {
-    const n = layerNames(c, i);
-    const a = attention(rmsNorm(x, w(n.inputNorm) as tf.Tensor1D, c.rmsEps), b, t, c, n, w, rope, bias, inp.past?.[i], keep, ops);
-    if (a.kv) kv.push(a.kv);
-    x = tf.add(x, a.out); // [B*T, D]
-    x = tf.add(x, swiglu(rmsNorm(x, w(n.postNorm) as tf.Tensor1D, c.rmsEps), c, w, i, ops)); // [B*T, D]
+    const names = inp.checkpoint?.(i);
+    x = names && names.length > 0
+      ? checkpointedLayer(x, names, w, (xi, wi) => block(xi, c, wi, i, dims, undefined, [])) // [B*T, D]
+      : block(x, c, w, i, dims, inp.past?.[i], kv); // [B*T, D]
   }
   return { hidden: rmsNorm(x, w(FINAL_NORM) as tf.Tensor1D, c.rmsEps), kv }; // [B*T, D]
 }

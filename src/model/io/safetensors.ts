@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { endianness } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { withAtomicFile, writeJsonAtomic } from '../../fs/atomic.ts';
 import { DTYPE_BYTES, decodeInto, encodeInto, type DiskDtype } from './dtype.ts';
 import { assertShardName } from './guards.ts';
@@ -288,4 +288,74 @@ async function removeShardLayout(dir: string): Promise<void> {
   const index = await readIndex(dir).catch(() => undefined);
   await rm(indexFile, { force: true });
   for (const shard of new Set(Object.values(index?.weight_map ?? {}))) await rm(join(dir, shard), { force: true });
+}
+
+/** A checkpoint folder's tensors read one at a time (CausalLM.load): names, shapes and dtypes from the headers first. */
+export interface WeightSource {
+  /** Every tensor of the folder with its on-disk dtype and shape. */
+  entries: ReadonlyMap<string, { dtype: DiskDtype; shape: number[] }>;
+  /** Reads one tensor as float32 (a fresh array the caller owns). */
+  read(name: string): Promise<HostTensor>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a checkpoint folder (single file or shards, as readWeights) and reads only the headers, so
+ * a loader can turn one tensor at a time into float32 and hand it on: host memory then peaks at
+ * the largest tensor instead of the whole model (a BF16 file would otherwise be held twice over).
+ */
+export async function openWeights(dir: string): Promise<WeightSource> {
+  const single = join(dir, SINGLE_FILE);
+  const files: string[] = [];
+  let listed: Map<string, string> | undefined; // tensor -> shard, from the index
+  if (existsSync(single)) files.push(single);
+  else {
+    const indexFile = join(dir, INDEX_FILE);
+    if (!existsSync(indexFile)) throw new CheckpointError(`${dir}: no ${SINGLE_FILE} or ${INDEX_FILE} in this folder`);
+    const index = await readIndex(dir);
+    listed = new Map();
+    for (const [name, shard] of Object.entries(index.weight_map)) {
+      assertShardName(indexFile, shard);
+      listed.set(name, shard);
+    }
+    for (const shard of [...new Set(listed.values())].sort((a, b) => a.localeCompare(b))) {
+      if (!existsSync(join(dir, shard))) throw new CheckpointError(`${indexFile}: shard '${shard}' (holding tensor '${[...listed].find(([, s]) => s === shard)?.[0]}') is missing`);
+      files.push(join(dir, shard));
+    }
+  }
+  const handles: { fh: FileHandle; file: string; header: SafetensorsHeader }[] = [];
+  const where = new Map<string, { h: number; e: TensorEntry }>();
+  const entries = new Map<string, { dtype: DiskDtype; shape: number[] }>();
+  try {
+    for (const file of files) {
+      const fh = await openForRead(file);
+      handles.push({ fh, file, header: await readHeaderFrom(fh, file) });
+      const h = handles.length - 1;
+      for (const e of (handles[h] as { header: SafetensorsHeader }).header.entries) {
+        if (listed && listed.get(e.name) !== basename(file)) continue; // a shard's tensor the index does not assign to it
+        where.set(e.name, { h, e });
+        entries.set(e.name, { dtype: e.dtype, shape: [...e.shape] });
+      }
+    }
+    if (listed) {
+      for (const [name, shard] of listed) {
+        if (!where.has(name)) throw new CheckpointError(`${join(dir, shard)}: tensor '${name}' is listed in ${INDEX_FILE} but missing from this shard`);
+      }
+    }
+  } catch (err) {
+    for (const { fh } of handles) await fh.close();
+    throw err;
+  }
+  return {
+    entries,
+    read: async (name) => {
+      const at = where.get(name);
+      if (!at) throw new CheckpointError(`${dir}: no tensor '${name}'`);
+      const src = handles[at.h] as { fh: FileHandle; file: string; header: SafetensorsHeader };
+      return readTensor(src.fh, src.file, src.header.dataStart, at.e);
+    },
+    close: async () => {
+      for (const { fh } of handles) await fh.close();
+    },
+  };
 }

@@ -40,3 +40,126 @@ export function entropyFromLogits(logits: tf.Tensor2D): tf.Tensor1D {
     return tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), 1)) as tf.Tensor1D; // [N]
   });
 }
+
+export interface HeadWeight {
+  /** Tied: embed_tokens [V, D]; untied: the stored lm_head [D, V]. */
+  w: tf.Tensor2D;
+  tied: boolean;
+  /** False when the head is frozen (LoRA): no gradient is computed for it. */
+  trainable: boolean;
+}
+
+/** Rows [start, start + n) of a 2-D or 1-D tensor. */
+function rows<T extends tf.Tensor>(x: T, start: number, n: number): T {
+  return (x.rank === 1 ? tf.slice(x, [start], [n]) : tf.slice(x, [start, 0], [n, x.shape[1] as number])) as T;
+}
+
+/** log softmax(logits)[target] [c] and, when asked, the entropy [c] of one chunk's logits [c, V]. */
+function chunkStats(logits: tf.Tensor2D, targets: tf.Tensor1D, withEntropy: boolean): { lp: tf.Tensor1D; ent?: tf.Tensor1D } {
+  const [n, v] = logits.shape;
+  const m = tf.max(logits, 1, true); // [c, 1]
+  const shifted = tf.sub(logits, m); // [c, V]
+  const e = tf.exp(shifted); // [c, V]
+  const s = tf.sum(e, 1, true); // [c, 1]
+  const logZ = tf.reshape(tf.add(tf.log(s), m), [n]); // [c]
+  const flat = tf.add(tf.mul(tf.range(0, n, 1, 'int32'), tf.scalar(v, 'int32')), targets); // [c] row * V + target
+  const lp = tf.sub(tf.gather(tf.reshape(logits, [n * v]), flat), logZ) as tf.Tensor1D; // [c]
+  if (!withEntropy) return { lp };
+  // H = log Z - sum p * logits = log s - sum p * shifted, with p = e / s.
+  const ent = tf.sub(tf.reshape(tf.log(s), [n]), tf.div(tf.sum(tf.mul(e, shifted), 1), tf.reshape(s, [n]))) as tf.Tensor1D; // [c]
+  return { lp, ent };
+}
+
+/**
+ * log p(target) of each row of hidden [N, D] under the LM head, `chunk` rows at a time, forward and
+ * backward, so no [N, V] logits tensor exists for the whole micro-batch: at a 150k vocabulary the
+ * logits of 2,048 tokens are 1.2 GB of float32, and autodiff keeps them (and their softmax) for the
+ * backward. The forward keeps only the [N] results; the backward recomputes each chunk's logits
+ * and softmax and applies the fused gradient dy * (onehot(target) - softmax) (as selectedLogprobs)
+ * to the hidden states and, when trainable, the head. With `withEntropy` the result is [N, 2]:
+ * log-prob and the entropy of the row's distribution (a metric; no gradient flows through it).
+ */
+export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targets: tf.Tensor1D, chunk: number, withEntropy: boolean): tf.Tensor {
+  if (!(Number.isInteger(chunk) && chunk > 0)) throw new Error(`chunkedHeadLogprobs: chunk must be a positive integer, got ${chunk}`);
+  const [n] = hidden.shape;
+  const dV = (w: tf.Tensor2D): tf.Tensor2D => (head.tied ? tf.transpose(w) : w); // [D, V]
+  const vD = (w: tf.Tensor2D): tf.Tensor2D => (head.tied ? w : tf.transpose(w)); // [V, D]
+  const forward = (h: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor => {
+    const wdv = dV(w); // [D, V] once per call, not per chunk
+    const parts: tf.Tensor[] = [];
+    for (let s = 0; s < n; s += chunk) {
+      const c = Math.min(chunk, n - s);
+      parts.push(tf.tidy(() => {
+        const st = chunkStats(tf.matMul(rows(h, s, c), wdv), rows(targets, s, c), withEntropy); // [c, V] -> [c]
+        return st.ent ? tf.stack([st.lp, st.ent], 1) : st.lp; // [c, 2] or [c]
+      }));
+    }
+    const out = tf.concat(parts, 0); // [N] or [N, 2]
+    tf.dispose(parts);
+    if (wdv !== w) wdv.dispose();
+    return out;
+  };
+  const backward = (dy: tf.Tensor, h: tf.Tensor2D, w: tf.Tensor2D, wantW: boolean): { dh: tf.Tensor2D; dw?: tf.Tensor2D } => {
+    const dyLp = (withEntropy ? tf.reshape(tf.slice(dy, [0, 0], [n, 1]), [n]) : dy) as tf.Tensor1D; // [N]
+    const wdv = dV(w); // [D, V]
+    const wvd = vD(w); // [V, D]
+    const dhs: tf.Tensor[] = [];
+    let dwdv: tf.Tensor2D | undefined; // [D, V] sum over chunks of h_c^T g_c
+    for (let s = 0; s < n; s += chunk) {
+      const c = Math.min(chunk, n - s);
+      const { dh, part } = tf.tidy(() => {
+        const hc = rows(h, s, c); // [c, D]
+        const logits = tf.matMul(hc, wdv); // [c, V]
+        const probs = tf.softmax(logits); // [c, V]
+        const onehot = tf.cast(tf.oneHot(tf.cast(rows(targets, s, c), 'int32'), logits.shape[1] as number), 'float32'); // [c, V]
+        const g = tf.mul(tf.sub(onehot, probs), tf.expandDims(rows(dyLp, s, c), 1)) as tf.Tensor2D; // [c, V]
+        return { dh: tf.matMul(g, wvd), part: wantW ? (tf.matMul(tf.transpose(hc), g) as tf.Tensor2D) : undefined }; // [c, D], [D, V]
+      });
+      dhs.push(dh);
+      if (part) {
+        if (dwdv) {
+          const next = tf.add(dwdv, part) as tf.Tensor2D; // [D, V]
+          tf.dispose([dwdv, part]);
+          dwdv = next;
+        } else dwdv = part;
+      }
+    }
+    const dh = tf.concat(dhs, 0) as tf.Tensor2D; // [N, D]
+    tf.dispose(dhs);
+    tf.dispose([wdv, wvd].filter((x) => x !== w));
+    if (!dwdv) return { dh };
+    if (!head.tied) return { dh, dw: dwdv };
+    const dw = tf.transpose(dwdv) as tf.Tensor2D; // [V, D]
+    dwdv.dispose();
+    return { dh, dw };
+  };
+  if (head.trainable) {
+    const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+      const [h, w, t, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
+      save([h, w, t]);
+      return {
+        value: forward(h, w),
+        gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+          const [sh, sw, st] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+          const { dh, dw } = backward(dy, sh, sw, true);
+          return [dh, dw as tf.Tensor2D, tf.zerosLike(st)];
+        },
+      };
+    });
+    return op(hidden, head.w, targets);
+  }
+  // A frozen head is not an input of the op: tfjs would otherwise want its [V, D] gradient.
+  const w = head.w;
+  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [h, t, save] = args as [tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
+    save([h, t]);
+    return {
+      value: forward(h, w),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [sh, st] = saved as [tf.Tensor2D, tf.Tensor1D];
+        return [backward(dy, sh, w, false).dh, tf.zerosLike(st)];
+      },
+    };
+  });
+  return op(hidden, targets);
+}
