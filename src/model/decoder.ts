@@ -46,10 +46,17 @@ export interface DecoderInput {
 /**
  * A decoder layer as a custom-gradient op over its input and its trainable weights (activation
  * checkpointing, Chen et al. 2016, arXiv:1604.06174): the forward frees every activation inside the
- * layer and saves only x; the backward runs the layer again under a tape and differentiates it.
- * Dropout masks are seeded per forward, so the recomputation draws the same ones.
+ * layer and saves only x and the layer's constant inputs (RoPE tables, attention bias: the forward's
+ * scope frees them before the backward runs); the backward runs the layer again under a tape and
+ * differentiates it. Dropout masks are seeded per forward, so the recomputation draws the same ones.
  */
-function checkpointedLayer(x: tf.Tensor2D, names: readonly string[], w: WeightGetter, body: (x: tf.Tensor2D, w: WeightGetter) => tf.Tensor2D): tf.Tensor2D {
+function checkpointedLayer(
+  x: tf.Tensor2D,
+  consts: readonly tf.Tensor[],
+  names: readonly string[],
+  w: WeightGetter,
+  body: (x: tf.Tensor2D, w: WeightGetter, consts: readonly tf.Tensor[]) => tf.Tensor2D,
+): tf.Tensor2D {
   const weights = names.map((name) => w(name));
   const withInputs = (ws: readonly tf.Tensor[]): WeightGetter => {
     const own = new Map(names.map((name, k) => [name, ws[k] as tf.Tensor]));
@@ -58,12 +65,23 @@ function checkpointedLayer(x: tf.Tensor2D, names: readonly string[], w: WeightGe
   const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const save = args[args.length - 1] as tf.GradSaveFunc;
     const [xIn, ...ws] = args.slice(0, -1) as tf.Tensor[];
-    save([xIn as tf.Tensor]);
+    save([xIn as tf.Tensor, ...consts, ...ws]);
     return {
-      value: tf.tidy(() => body(xIn as tf.Tensor2D, withInputs(ws))), // [N, D]
+      value: tf.tidy(() => body(xIn as tf.Tensor2D, withInputs(ws), consts)), // [N, D]
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const f = (...xs: tf.Tensor[]): tf.Tensor => body(xs[0] as tf.Tensor2D, withInputs(xs.slice(1)));
-        return tf.grads(f)([saved[0] as tf.Tensor, ...ws], dy);
+        const sc = saved.slice(1, 1 + consts.length);
+        const sw = saved.slice(1 + consts.length);
+        const f = (...xs: tf.Tensor[]): tf.Tensor => body(xs[0] as tf.Tensor2D, withInputs(xs.slice(1)), sc);
+        // The outer backward runs with no tape open, so this inner tf.grads starts a fresh one and,
+        // when done, clears the engine's active tape (tfjs 4.22 engine.gradients). The outer
+        // gradients call then frees its own tape's saved tensors through that field: restore it.
+        const state = tf.engine().state;
+        const outerTape = state.activeTape;
+        try {
+          return tf.grads(f)([saved[0] as tf.Tensor, ...sw], dy);
+        } finally {
+          state.activeTape = outerTape;
+        }
       },
     };
   });
@@ -105,7 +123,9 @@ export function decoderHidden(c: ModelConfig, w: WeightGetter, inp: DecoderInput
   for (let i = 0; i < c.layers; i++) {
     const names = inp.checkpoint?.(i);
     x = names && names.length > 0
-      ? checkpointedLayer(x, names, w, (xi, wi) => block(xi, c, wi, i, dims, undefined, [])) // [B*T, D]
+      ? checkpointedLayer(x, [rope.cos, rope.sin, bias], names, w, (xi, wi, [cos, sin, bi]) =>
+          block(xi, c, wi, i, { ...dims, rope: { cos: cos as tf.Tensor4D, sin: sin as tf.Tensor4D }, bias: bi as tf.Tensor4D }, undefined, []),
+        ) // [B*T, D]
       : block(x, c, w, i, dims, inp.past?.[i], kv); // [B*T, D]
   }
   return { hidden: rmsNorm(x, w(FINAL_NORM) as tf.Tensor1D, c.rmsEps), kv }; // [B*T, D]

@@ -65,7 +65,7 @@ describe('LoRA projection', () => {
       ['B', tf.tensor2d([2, -3], [1, 2])], // stored [r, out]
     ]);
     const get = (n: string): tf.Tensor => w.get(n) as tf.Tensor;
-    const x = tf.tensor2d([1, 2], [1, 2]);
+    const x = tf.tensor2d([1, 2], [1, 2]); // [1, 2]
     const lookup = (n: string) => (n === 'W' ? { a: 'A', b: 'B', scale: 3, dropout: 0, seed: 0 } : undefined);
     for (const ops of [TRAIN_OPS, INFER_OPS]) {
       expect(Array.from(project(ops, x, get, 'W', undefined, lookup).dataSync())).toEqual([-4, 24.5]);
@@ -76,7 +76,7 @@ describe('LoRA projection', () => {
 
   it('dropout scales the kept adapter inputs by 1 / (1 - p) and reuses its mask for one seed', () => {
     const get = (n: string): tf.Tensor => (n === 'W' ? tf.zeros([4, 1]) : n === 'A' ? tf.ones([4, 1]) : tf.ones([1, 1]));
-    const x = tf.ones([64, 4]);
+    const x = tf.ones([64, 4]) as tf.Tensor2D; // [64, 4]
     const lookup = () => ({ a: 'A', b: 'B', scale: 1, dropout: 0.5, seed: 42 });
     const y = Array.from(project(TRAIN_OPS, x, get, 'W', undefined, lookup).dataSync()); // each row: 2 * (kept of 4)
     expect(y.every((v) => [0, 2, 4, 6, 8].includes(v))).toBe(true);
