@@ -84,7 +84,7 @@ export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targe
   const [n] = hidden.shape;
   const dV = (w: tf.Tensor2D): tf.Tensor2D => (head.tied ? tf.transpose(w) : w); // [D, V]
   const vD = (w: tf.Tensor2D): tf.Tensor2D => (head.tied ? w : tf.transpose(w)); // [V, D]
-  const forward = (h: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor => {
+  const forward = (h: tf.Tensor2D, w: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor => {
     const wdv = dV(w); // [D, V] once per call, not per chunk
     const parts: tf.Tensor[] = [];
     for (let s = 0; s < n; s += chunk) {
@@ -99,7 +99,8 @@ export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targe
     if (wdv !== w) wdv.dispose();
     return out;
   };
-  const backward = (dy: tf.Tensor, h: tf.Tensor2D, w: tf.Tensor2D, wantW: boolean): { dh: tf.Tensor2D; dw?: tf.Tensor2D } => {
+  // The backward reads only saved tensors: the caller's scope has freed everything else by then.
+  const backward = (dy: tf.Tensor, h: tf.Tensor2D, w: tf.Tensor2D, targets: tf.Tensor1D, wantW: boolean): { dh: tf.Tensor2D; dw?: tf.Tensor2D } => {
     const dyLp = (withEntropy ? tf.reshape(tf.slice(dy, [0, 0], [n, 1]), [n]) : dy) as tf.Tensor1D; // [N]
     const wdv = dV(w); // [D, V]
     const wvd = vD(w); // [V, D]
@@ -138,10 +139,10 @@ export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targe
       const [h, w, t, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
       save([h, w, t]);
       return {
-        value: forward(h, w),
+        value: forward(h, w, t),
         gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
           const [sh, sw, st] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
-          const { dh, dw } = backward(dy, sh, sw, true);
+          const { dh, dw } = backward(dy, sh, sw, st, true);
           return [dh, dw as tf.Tensor2D, tf.zerosLike(st)];
         },
       };
@@ -154,10 +155,10 @@ export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targe
     const [h, t, save] = args as [tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
     save([h, t]);
     return {
-      value: forward(h, w),
+      value: forward(h, w, t),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [sh, st] = saved as [tf.Tensor2D, tf.Tensor1D];
-        return [backward(dy, sh, w, false).dh, tf.zerosLike(st)];
+        return [backward(dy, sh, w, st, false).dh, tf.zerosLike(st)];
       },
     };
   });
