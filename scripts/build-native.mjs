@@ -4,9 +4,13 @@
 // offline. Runs as the package's `install` script, so it must NEVER fail an install: when a
 // compiler, OpenBLAS or the Node headers are missing, or the build fails, it prints one line and
 // exits 0 (sharp-rl then uses the pure-wasm fallback). `--strict` (npm run build:native) exits 1 on
-// a failed build instead. SHARP_NATIVE=0 skips the build.
+// a failed build instead. SHARP_NATIVE=0 skips the build. At install, a prebuilt binary for this
+// platform (prebuilds/, scripts/build-prebuild.mjs) whose sha256 matches the recorded one and that
+// loads makes the local build unnecessary: it says so and skips it (SHARP_NATIVE=local builds anyway,
+// and so does npm run build:native).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +25,27 @@ function done(ok, msg) {
 }
 
 if (process.env.SHARP_NATIVE === '0') done(true, 'skipped (SHARP_NATIVE=0)');
+
+// The same checks as src/backend/native/addon.ts: the recorded sha256, then a load.
+function prebuilt() {
+  const file = join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'sharp_native.napi.glibc.node');
+  const rel = file.slice(root.length + 1);
+  if (!existsSync(file)) return { why: `no prebuilt binary for ${process.platform}-${process.arch}` };
+  if (!existsSync(`${file}.sha256`)) return { why: `${rel}.sha256 missing` };
+  const want = readFileSync(`${file}.sha256`, 'utf8').trim().split(/\s+/)[0];
+  const got = createHash('sha256').update(readFileSync(file)).digest('hex');
+  if (got !== want) return { why: `${rel} has sha256 ${got.slice(0, 16)}..., ${rel}.sha256 records ${want.slice(0, 16)}...` };
+  try {
+    return { rel, config: createRequire(import.meta.url)(file).blasConfig() };
+  } catch (err) {
+    return { why: `${rel} failed to load: ${String(err?.message ?? err).split('\n')[0]}` };
+  }
+}
+if (!strict && process.env.SHARP_NATIVE !== 'local') {
+  const p = prebuilt();
+  if (p.config) done(true, `using the prebuilt ${p.rel} (${p.config}); local build skipped`);
+  note(`${p.why}; trying a local build`);
+}
 
 const has = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
 const cxx = process.env.CXX || 'c++';

@@ -5,8 +5,15 @@ import { loadAddon } from '../src/backend/native/addon.ts';
 import { disableNativeKernels, enableNativeKernels } from '../src/backend/native/register.ts';
 import { relErr, size, type Arr } from '../src/backend/native/kernels/reference.ts';
 
-/** Shared set-up of the native kernel parity tests (test-only helper). */
-export const addonBuilt = loadAddon().addon !== undefined;
+/**
+ * Shared set-up of the native kernel parity tests (test-only helper). With SHARP_NATIVE=prebuilt or
+ * =local the tests are about that binary: it failing to load fails them rather than skipping them.
+ */
+const load = loadAddon();
+if (!load.addon && (process.env['SHARP_NATIVE'] === 'prebuilt' || process.env['SHARP_NATIVE'] === 'local')) {
+  throw new Error(`SHARP_NATIVE=${process.env['SHARP_NATIVE']}: the native addon did not load: ${load.reason}`);
+}
+export const addonBuilt = load.addon !== undefined;
 
 /** wasm backend with the native overrides installed; returns the stock kernel functions replaced. */
 export async function setupNative(): Promise<void> {

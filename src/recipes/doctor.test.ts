@@ -26,4 +26,18 @@ describe('formatDoctor', () => {
     expect(text).toContain('backend         tensorflow (@tensorflow/tfjs-node-gpu)');
     expect(text).toContain('matmul          1234.50 GFLOP/s');
   });
+
+  it('names the native binary that runs and why another was passed over', () => {
+    const native = { loaded: true, mode: 'native' as const, reason: '', kernels: ['BatchMatMul', 'Add'], blasThreads: 2, blasPolicy: 'auto' as const, blasConfig: 'OpenBLAS 0.3.21 DYNAMIC_ARCH', source: 'local build' as const };
+    const r: DoctorReport = {
+      ...base,
+      backend: { backend: 'wasm', pkg: '@tensorflow/tfjs-backend-wasm', skipped: [], wasm: { simd: true, threads: 1, threadsRequested: 2 }, native },
+      nativeBinary: { path: 'native/build/Release/sharp_native.node', skipped: ['prebuilt x.node has sha256 0123, x.node.sha256 records 4567: not the committed build; skipped'] },
+    };
+    const text = formatDoctor(r);
+    expect(text).toContain('native kernels  loaded (local build, native/build/Release/sharp_native.node): 2 wasm kernels overridden\n  passed over   prebuilt x.node has sha256 0123, x.node.sha256 records 4567: not the committed build; skipped\n  kernels       BatchMatMul, Add');
+    const fallback = formatDoctor({ ...r, backend: { ...r.backend, native: { loaded: false, mode: 'fallback', reason: 'not built', kernels: ['BatchMatMul'], blasThreads: 0 } } });
+    expect(fallback).toContain('native kernels  fallback (not built)');
+    expect(fallback).not.toContain('passed over');
+  });
 });

@@ -4,6 +4,8 @@ import { initBackend, type BackendChoice, type BackendName } from '../backend/se
 import { findDriver, probeCudaLibs, type LibProbe } from '../backend/cuda-libs.ts';
 import { matmulGflops } from '../backend/matmul-bench.ts';
 import { resolveBackendName } from '../backend/gpu-check.ts';
+import { loadAddon, repoRoot } from '../backend/native/addon.ts';
+import { relative } from 'node:path';
 
 /**
  * `sharp doctor [--backend B]`: what this machine gives sharp-rl. Node and tfjs versions, the
@@ -19,6 +21,8 @@ export interface DoctorReport {
   driver: string | null;
   cudaLibs: LibProbe[];
   matmul: { gflops: number; warmupMs: number; medianMs: number };
+  /** With the wasm backend: the native binary tried last (relative to the repo) and why others were passed over. */
+  nativeBinary?: { path: string; skipped: string[] };
 }
 
 const require = createRequire(import.meta.url);
@@ -41,7 +45,13 @@ export async function collectDoctor(backend: BackendName = 'auto', threads = 0):
     driver: findDriver(),
     cudaLibs: probeCudaLibs(),
     matmul: await matmulGflops(choice.backend === 'tensorflow' ? 1024 : 256),
+    ...(choice.native ? { nativeBinary: nativeBinary() } : {}),
   };
+}
+
+function nativeBinary(): { path: string; skipped: string[] } {
+  const load = loadAddon();
+  return { path: relative(repoRoot, load.path), skipped: load.skipped };
 }
 
 export function formatDoctor(r: DoctorReport): string {
@@ -57,8 +67,10 @@ export function formatDoctor(r: DoctorReport): string {
   }
   const n = r.backend.native;
   if (n) {
-    lines.push(`native kernels  ${n.mode === 'native' ? `loaded: ${n.kernels.length} wasm kernels overridden` : `${n.mode} (${n.reason})`}`);
+    const from = n.source ? ` (${n.source}${r.nativeBinary ? `, ${r.nativeBinary.path}` : ''})` : '';
+    lines.push(`native kernels  ${n.mode === 'native' ? `loaded${from}: ${n.kernels.length} wasm kernels overridden` : `${n.mode} (${n.reason})`}`);
     if (n.mode === 'native') {
+      for (const why of r.nativeBinary?.skipped ?? []) lines.push(`  passed over   ${why}`);
       lines.push(`  kernels       ${n.kernels.join(', ')}`);
       lines.push(`  BLAS threads  ${n.blasThreads} (${n.blasPolicy ?? 'fixed'}: 1 thread for decode-size products, all cores for training)${n.blasConfig ? `; ${n.blasConfig}` : ''}`);
     } else if (n.mode === 'fallback') {

@@ -43,11 +43,13 @@ export async function startBackend(flag: unknown, cfg: Config, warn: (msg: strin
   const warning = gpuFallbackWarning(requested, choice, requested === 'tensorflow' ? probeCudaLibs() : []);
   if (warning) warn(warning);
   let native = 'off';
+  let nativeSource: BackendInfo['nativeSource'];
   if (choice.backend === 'wasm' && process.env.SHARP_NATIVE !== '0') {
     const s = enableNativeKernels();
     native = s.mode === 'native' ? 'native' : `${s.mode} (${s.reason})`;
+    nativeSource = s.source;
   }
-  return { backend: choice.backend, native };
+  return { backend: choice.backend, native, ...(nativeSource ? { nativeSource } : {}) };
 }
 
 export function openLog(runDir: string, level: Config['run']['logLevel']): RunLogger {
@@ -100,6 +102,8 @@ export function runDirFor(opts: Record<string, unknown>, cfg: Config, resuming: 
 export interface BackendInfo {
   backend: string;
   native: string;
+  /** With native kernels: which binary runs them (the committed prebuilt one or the local build). */
+  nativeSource?: 'prebuilt' | 'local build';
 }
 
 export interface RunSetup {

@@ -20,11 +20,11 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   });
 }
 
-/** "took 7 min 41 s (wasm backend, native OpenBLAS kernels)", with the way to the kernels when they are off. */
+/** "took 7 min 41 s (wasm backend, native OpenBLAS kernels: prebuilt)", with the way to the kernels when they are off. */
 export function tookLine(seconds: number, be: BackendInfo): string {
   const m = Math.floor(seconds / 60);
   const t = `${m > 0 ? `${m} min ` : ''}${Math.round(seconds - 60 * m)} s`;
   if (be.backend !== 'wasm') return `took ${t} (${be.backend} backend)`;
-  if (be.native === 'native') return `took ${t} (wasm backend, native OpenBLAS kernels)`;
+  if (be.native === 'native') return `took ${t} (wasm backend, native OpenBLAS kernels${be.nativeSource ? `: ${be.nativeSource}` : ''})`;
   return `took ${t} (wasm backend without the native OpenBLAS kernels: ${be.native}; with them training runs 3-4x faster: apt-get install libopenblas-dev, then npm run build:native)`;
 }

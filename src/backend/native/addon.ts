@@ -1,12 +1,14 @@
 import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Loader of the native addon (native/, built by scripts/build-native.mjs). Loading never
- * throws: a missing build, a load error or SHARP_NATIVE=0 yields `{ addon: undefined, reason }` and
- * the caller falls back to the pure-wasm overrides.
+ * Loader of the native addon (native/): the prebuilt binary for this platform (prebuilds/), else the
+ * local build of scripts/build-native.mjs. Loading never throws: no usable binary, a load error or
+ * SHARP_NATIVE=0 yields `{ addon: undefined, reason }` and the caller falls back to the pure-wasm
+ * overrides.
  */
 export interface NativeAddon {
   setArgs(args: Float64Array): void;
@@ -38,37 +40,101 @@ export interface NativeAddon {
   cast(): number;
 }
 
+/** Where a loaded addon came from: the committed prebuilt binary, or `npm run build:native`. */
+export type AddonSource = 'prebuilt' | 'local build';
+
 export interface AddonLoad {
   addon: NativeAddon | undefined;
   /** Why it is absent (one line); empty when loaded. */
   reason: string;
-  /** The .node file tried. */
+  /** The .node file loaded (or the last one tried). */
   path: string;
+  /** Which candidate loaded; undefined when none did. */
+  source?: AddonSource;
+  /** Why earlier candidates were passed over (e.g. the prebuilt's checksum did not match). */
+  skipped: string[];
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Repo root: src/backend/native -> ../../.. */
 export const repoRoot = resolve(here, '..', '..', '..');
+/** The local build of `npm run build:native` (node-gyp, against the installed OpenBLAS). */
 export const addonPath = join(repoRoot, 'native', 'build', 'Release', 'sharp_native.node');
+/**
+ * The prebuilt binary for this platform, node-gyp-build's layout (prebuilds/<platform>-<arch>/,
+ * tags napi and glibc in the name): N-API, so one file serves every supported Node version; OpenBLAS
+ * linked in statically (scripts/build-prebuild.mjs, prebuilds/README.md).
+ */
+export const prebuiltName = 'sharp_native.napi.glibc.node';
+export const prebuiltPath = join(repoRoot, 'prebuilds', `${process.platform}-${process.arch}`, prebuiltName);
+
+/** Which candidates `SHARP_NATIVE` allows: unset = prebuilt then local build; 0 = none. */
+export type AddonChoice = 'auto' | 'prebuilt' | 'local' | 'off';
+
+export function addonChoice(env: string | undefined): AddonChoice {
+  if (env === '0') return 'off';
+  if (env === 'prebuilt' || env === 'local') return env;
+  return 'auto';
+}
+
+/**
+ * Checks a prebuilt binary against the sha256 recorded beside it (`<file>.sha256`, sha256sum's
+ * format). Returns '' when it matches, else why it is not used (one line).
+ */
+export function verifyPrebuilt(file: string): string {
+  if (!existsSync(file)) return `no prebuilt kernels for ${process.platform}-${process.arch} (${file} missing)`;
+  const sumFile = `${file}.sha256`;
+  if (!existsSync(sumFile)) return `prebuilt ${file} has no recorded sha256 (${sumFile} missing); skipped`;
+  const want = readFileSync(sumFile, 'utf8').trim().split(/\s+/)[0]?.toLowerCase() ?? '';
+  const got = createHash('sha256').update(readFileSync(file)).digest('hex');
+  if (got !== want) return `prebuilt ${file} has sha256 ${got.slice(0, 16)}..., ${sumFile} records ${want.slice(0, 16) || 'nothing'}...: not the committed build; skipped`;
+  return '';
+}
+
+function requireAddon(file: string): { addon?: NativeAddon; error?: string } {
+  try {
+    const addon = createRequire(import.meta.url)(file) as NativeAddon;
+    if (typeof addon.blasConfig !== 'function' || typeof addon.matmul !== 'function') return { error: 'not the sharp-rl kernels (blasConfig/matmul missing)' };
+    return { addon };
+  } catch (err) {
+    return { error: String(err instanceof Error ? err.message : err).split('\n')[0] ?? '' };
+  }
+}
+
+/**
+ * Tries the candidates in order: the prebuilt binary (sha256 checked), then the local build, and
+ * says why each one passed over was. Never throws.
+ */
+export function loadAddonFrom(choice: AddonChoice, files: { prebuilt: string; local: string } = { prebuilt: prebuiltPath, local: addonPath }): AddonLoad {
+  if (choice === 'off') return { addon: undefined, reason: 'disabled by SHARP_NATIVE=0', path: files.local, skipped: [] };
+  const skipped: string[] = [];
+  if (choice !== 'local') {
+    const bad = verifyPrebuilt(files.prebuilt);
+    if (!bad) {
+      const r = requireAddon(files.prebuilt);
+      if (r.addon) return { addon: r.addon, reason: '', path: files.prebuilt, source: 'prebuilt', skipped };
+      skipped.push(`prebuilt ${files.prebuilt} failed to load: ${r.error}`);
+    } else {
+      skipped.push(bad);
+    }
+    if (choice === 'prebuilt') return { addon: undefined, reason: `${skipped.join('; ')} (SHARP_NATIVE=prebuilt)`, path: files.prebuilt, skipped };
+  }
+  if (!existsSync(files.local)) {
+    const why = `not built (${files.local} missing; run npm run build:native)`;
+    return { addon: undefined, reason: [...skipped, why].join('; '), path: files.local, skipped };
+  }
+  const r = requireAddon(files.local);
+  if (r.addon) return { addon: r.addon, reason: '', path: files.local, source: 'local build', skipped };
+  return { addon: undefined, reason: [...skipped, `failed to load: ${r.error}`].join('; '), path: files.local, skipped };
+}
 
 let cached: AddonLoad | undefined;
 
-/** Loads the addon once per process (SHARP_NATIVE=0 disables it). */
+/**
+ * Loads the addon once per process. SHARP_NATIVE=0 disables it; SHARP_NATIVE=prebuilt or =local
+ * allows only that candidate (tests of one path).
+ */
 export function loadAddon(): AddonLoad {
-  if (cached) return cached;
-  if (process.env['SHARP_NATIVE'] === '0') {
-    cached = { addon: undefined, reason: 'disabled by SHARP_NATIVE=0', path: addonPath };
-  } else if (!existsSync(addonPath)) {
-    cached = { addon: undefined, reason: `not built (${addonPath} missing; run npm run build:native)`, path: addonPath };
-  } else {
-    try {
-      const require = createRequire(import.meta.url);
-      const addon = require(addonPath) as NativeAddon;
-      cached = { addon, reason: '', path: addonPath };
-    } catch (err) {
-      const msg = String(err instanceof Error ? err.message : err).split('\n')[0] ?? '';
-      cached = { addon: undefined, reason: `failed to load: ${msg}`, path: addonPath };
-    }
-  }
+  cached ??= loadAddonFrom(addonChoice(process.env['SHARP_NATIVE']));
   return cached;
 }

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { KernelConfig, KernelFunc } from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
-import { loadAddon } from './addon.ts';
+import { loadAddon, type AddonSource } from './addon.ts';
 import { makeFallbackBatchMatMul } from './fallback.ts';
 import { NativeContext, type WasmBackend } from './heap.ts';
 import { elementwiseNative } from './kernels/elementwise.ts';
@@ -30,6 +30,8 @@ export interface NativeStatus {
   blasPolicy?: 'auto' | 'fixed';
   /** OpenBLAS build description (core, threading), when loaded. */
   blasConfig?: string;
+  /** Which binary runs: the committed prebuilt one or the local build (src/backend/native/addon.ts). */
+  source?: AddonSource;
 }
 
 /** Every native override, in registration order. BatchMatMul first: it is the biggest win. */
@@ -79,7 +81,7 @@ export function enableNativeKernels(): NativeStatus {
     return { loaded: false, mode: 'off', reason: `active tfjs backend is '${tf.getBackend()}', not wasm`, kernels: [], blasThreads: 0 };
   }
   const replaced: State['replaced'] = new Map();
-  const { addon, reason } = loadAddon();
+  const { addon, reason, source } = loadAddon();
   let ctx: NativeContext | undefined;
   let why = reason;
   if (addon) {
@@ -101,7 +103,7 @@ export function enableNativeKernels(): NativeStatus {
     state = {
       ctx,
       replaced,
-      status: { loaded: true, mode: 'native', reason: '', kernels: NATIVE_KERNELS.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: ctx.addon.blasConfig() },
+      status: { loaded: true, mode: 'native', reason: '', kernels: NATIVE_KERNELS.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: ctx.addon.blasConfig(), source },
     };
   } else {
     const stockMM = tf.getKernel('BatchMatMul', 'wasm')?.kernelFunc;
