@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import type * as vl from 'vega-lite';
 import { listStepRecords, readStepRecord, type StepRecord } from '../credit/record.ts';
 import { UserError } from '../errors.ts';
@@ -105,17 +105,33 @@ function evalFacts(dir: string): [string, string][] {
 /** Entries by file, kept while the file's size and mtime stay (a live run's index is asked for often; records are written whole, never edited). */
 const entryCache = new Map<string, { key: string; entry: StepEntry }>();
 
-function stepEntries(dir: string): StepEntry[] {
-  return listStepRecords(dir).map((file) => {
-    const st = statSync(file);
-    const key = `${st.size}:${st.mtimeMs}`;
-    const hit = entryCache.get(file);
-    if (hit?.key === key) return hit.entry;
-    const rec = readStepRecord(file);
-    const entry: StepEntry = { name: basename(file).replace(/\.json(\.gz)?$/, ''), kind: rec.kind, step: rec.step, groups: rec.groups.length, groupsTotal: rec.groupsTotal };
-    entryCache.set(file, { key, entry });
-    return entry;
-  });
+/**
+ * The index entries of the step records, and the records that could not be read (a torn or corrupt
+ * .json.gz, a file removed while listing), each as `file: reason`: one bad record costs its own
+ * entry, never the whole index.
+ */
+function stepEntries(dir: string): { entries: StepEntry[]; skipped: string[] } {
+  const entries: StepEntry[] = [];
+  const skipped: string[] = [];
+  for (const file of listStepRecords(dir)) {
+    try {
+      const st = statSync(file);
+      const key = `${st.size}:${st.mtimeMs}`;
+      const hit = entryCache.get(file);
+      if (hit?.key === key) {
+        entries.push(hit.entry);
+        continue;
+      }
+      const rec = readStepRecord(file);
+      const entry: StepEntry = { name: basename(file).replace(/\.json(\.gz)?$/, ''), kind: rec.kind, step: rec.step, groups: rec.groups.length, groupsTotal: rec.groupsTotal };
+      entryCache.set(file, { key, entry });
+      entries.push(entry);
+    } catch (err) {
+      entryCache.delete(file);
+      skipped.push(`${relative(dir, file)}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+    }
+  }
+  return { entries, skipped };
 }
 
 /** Everything the page shows of a run folder (re-read on every call: a live run gains steps). */
@@ -131,13 +147,15 @@ export function viewIndex(dir: string): ViewIndex {
   const wc = summary?.heldOutAfterRl?.workerCalls;
   if (wc) facts.push(['held-out worker calls after RL', `helpful ${pct(wc.helpful)}, neutral ${pct(wc.neutral)}, harmful ${pct(wc.harmful)} (n = ${wc.n})`]);
   facts.push(...evalFacts(dir));
-  const steps = stepEntries(dir);
+  const { entries: steps, skipped } = stepEntries(dir);
+  if (skipped.length > 0) facts.push([`unreadable step records (skipped)`, skipped.join('; ')]);
   const index: ViewIndex = {
     version: 1,
     title: basename(resolve(dir)),
     facts,
     charts: overviewCharts(lines, { before: summary?.heldOutBefore, after: summary?.heldOutAfterRl, lastStep }),
     steps,
+    ...(skipped.length > 0 ? { skipped } : {}),
   };
   const ablationFile = join(dir, 'ablation.json');
   if (existsSync(ablationFile)) index.ablation = ablationView(dir, JSON.parse(readFileSync(ablationFile, 'utf8')) as AblationFile);

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveInside, startViewServer, type ViewServer } from './server.ts';
+import { openFailure, resolveInside, startViewServer, type ViewServer } from './server.ts';
 
 /**
  * The server's guarantees checked with raw HTTP (a TCP socket writing the request line as given, so
@@ -119,5 +119,54 @@ describe('sharp view server', () => {
     expect(resolveInside(run, 'new/file.txt')).toBe(join(run, 'new/file.txt'));
     expect(resolveInside(run, '../run-other/x')).toBeNull();
     expect(resolveInside(run, '')).toBeNull();
+  });
+
+  it('maps open errors to 403 / 404 / 500 and never throws', () => {
+    const e = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: x`), { code });
+    expect(openFailure(e('EACCES'))).toEqual([403, 'forbidden: the server may not read this file']);
+    expect(openFailure(e('EPERM'))).toEqual([403, 'forbidden: the server may not read this file']);
+    expect(openFailure(e('ENOENT'))).toEqual([404, 'not found']);
+    expect(openFailure(e('ENOTDIR'))).toEqual([404, 'not found']);
+    expect(openFailure(e('EMFILE'))).toEqual([500, 'error: EMFILE EMFILE: x']);
+  });
+
+  it('stays up while a file flaps (removed and written again between requests), each answer whole', async () => {
+    // A live run replaces its files by rename and deletes old ones: every answer is a 200 with the
+    // whole of one version, or a 404, and the server keeps answering.
+    const file = join(run, 'flap.txt');
+    const versions = ['a'.repeat(200_000), 'b'.repeat(100_000)];
+    let stop = false;
+    let flips = 0;
+    const flapper = (async () => {
+      while (!stop) {
+        const v = versions[flips % 2] as string;
+        writeFileSync(`${file}.tmp`, v);
+        renameSync(`${file}.tmp`, file);
+        await new Promise((r) => setImmediate(r));
+        unlinkSync(file);
+        flips++;
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    const seen = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const r = await get('/files/flap.txt');
+      seen.add(r.status);
+      expect([200, 404], r.headers).toContain(r.status);
+      if (r.status === 200) expect(versions, r.headers).toContain(r.body);
+    }
+    stop = true;
+    await flapper;
+    expect(flips).toBeGreaterThan(10);
+    expect(seen.has(404) || seen.has(200)).toBe(true);
+    expect((await get('/files/metrics.jsonl')).body).toBe('{"step":1,"accuracy":0.5}\n');
+  });
+
+  it('serves an empty file as an empty 200', async () => {
+    writeFileSync(join(run, 'empty.txt'), '');
+    const r = await get('/files/empty.txt');
+    expect(r.status).toBe(200);
+    expect(r.headers).toMatch(/Content-Length: 0/);
+    expect(r.body).toBe('');
   });
 });

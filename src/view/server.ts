@@ -1,6 +1,7 @@
-import { createReadStream, realpathSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, realpathSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream';
 import { extname, isAbsolute, relative, resolve } from 'node:path';
 import { pageHtml, pagePolicy } from './html.ts';
 import type { ViewIndex } from './types.ts';
@@ -86,6 +87,13 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
   res.end(head ? undefined : body);
 }
 
+/** The answer to a file that could not be opened: 403 for permissions, 404 for a vanished file, else 500. */
+export function openFailure(err: NodeJS.ErrnoException): [number, string] {
+  if (err.code === 'EACCES' || err.code === 'EPERM') return [403, 'forbidden: the server may not read this file'];
+  if (err.code === 'ENOENT' || err.code === 'ENOTDIR' || err.code === 'ELOOP') return [404, 'not found'];
+  return [500, `error: ${err.code ?? ''} ${String(err.message).split('\n')[0]}`.replace('  ', ' ')];
+}
+
 export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
   const html = pageHtml({ scriptUrl: 'app.js' });
   const loopbackOnly = isLoopback(o.host);
@@ -112,22 +120,41 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
       if (path.startsWith('/files/')) {
         const file = resolveInside(o.root, path.slice('/files/'.length));
         if (file === null) return text(403, 'forbidden: outside the run folder');
-        let st;
+        // Opened before anything is sent, so a file the server may not read (EACCES) or one that a
+        // live run replaced since the name was resolved (ENOENT) is a status, never a crash; the
+        // size sent is that of the file opened.
+        let fd: number;
         try {
-          st = statSync(file);
-        } catch {
-          return text(404, 'not found');
+          fd = openSync(file, 'r');
+        } catch (err) {
+          return text(...openFailure(err as NodeJS.ErrnoException));
         }
-        if (!st.isFile()) return text(404, 'not a file');
+        let size: number;
+        try {
+          const st = fstatSync(fd);
+          if (!st.isFile()) {
+            closeSync(fd);
+            return text(404, 'not a file');
+          }
+          size = st.size;
+        } catch (err) {
+          closeSync(fd);
+          return text(500, `error: ${(err as Error).message.split('\n')[0]}`);
+        }
         res.writeHead(200, {
           'Content-Type': FILE_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
-          'Content-Length': st.size,
+          'Content-Length': size,
           'X-Content-Type-Options': 'nosniff',
           'Content-Security-Policy': 'sandbox',
           'Cache-Control': 'no-store',
         });
-        if (head) return void res.end();
-        createReadStream(file).pipe(res);
+        if (head || size === 0) {
+          closeSync(fd);
+          return void res.end();
+        }
+        // pipeline closes the file and the response on an error of either side (a read error after
+        // the headers can only cut the body short) and never leaves an 'error' event unhandled.
+        pipeline(createReadStream(file, { fd, start: 0, end: size - 1 }), res, () => undefined);
         return;
       }
       return text(404, 'not found');

@@ -37,6 +37,8 @@ export interface ViewIndex {
   facts: [string, string][];
   charts: ChartView[];
   steps: StepEntry[];
+  /** Step records left out because they could not be read, as `trajectories/<file>: <reason>`. */
+  skipped?: string[];
   ablation?: AblationView;
 }
 
