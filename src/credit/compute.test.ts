@@ -29,7 +29,7 @@ describe('computeCredits (bookkeeping over a known game)', () => {
     const cfg = creditSection.parse({ method: 'loo', weights: { broadcast: 1, marginal: 0.9, tool: 0.1 } });
     const r = await computeCredits([a, b], episode, runner, cfg);
     expect(runner.batches).toHaveLength(1);
-    expect(r.stats.replayItems).toBe(4); // 3 LOO coalitions for a, 1 for b
+    expect(r.stats.replayItems).toBe(6); // N and 3 LOO coalitions for a, N and 1 for b
     expect(r.trajectories[0].deltas).toEqual([1, 1, 0]);
     expect(r.trajectories[0].plannerMarginal).toBeCloseTo(2 / 3, 15);
     expect(r.trajectories[1].deltas).toEqual([0]);
@@ -40,12 +40,12 @@ describe('computeCredits (bookkeeping over a known game)', () => {
     expect(r.credits[3].total).toBeCloseTo(1.1, 12);
     expect(r.credits.map((c) => c.trajectoryId)).toEqual(['a', 'a', 'a', 'a', 'b', 'b']);
     // report: deltas 1, 1, 0, 0 -> helpful 1/2, neutral 1/2
-    expect(r.report).toMatchObject({ workerCalls: 4, helpful: 0.5, neutral: 0.5, harmful: 0, maxEfficiencyResidual: null });
+    expect(r.report).toMatchObject({ workerCalls: 4, helpful: 0.5, neutral: 0.5, harmful: 0, maxEfficiencyResidual: null, noiseFloor: 0, nonzeroInSuccess: 2 / 3, nonzeroInFailure: 0 });
   });
   it('shapley exact: needed pair splits v(N) - v(empty), dummy 0, efficiency residual ~0', async () => {
     const cfg = creditSection.parse({ method: 'shapley' });
     const r = await computeCredits([a], episode, gameRunner(game), cfg);
-    expect(r.stats.replayItems).toBe(7); // 2^3 - 1 (N recorded)
+    expect(r.stats.replayItems).toBe(8); // 2^3, N included
     expect(r.trajectories[0].phi).toEqual([0.5, 0.5, 0]);
     expect(r.trajectories[0].workerMarginal).toEqual([0.5, 0.5, 0]);
     expect(r.trajectories[0].plannerMarginal).toBeCloseTo(1 / 3, 15);
@@ -63,11 +63,20 @@ describe('computeCredits (bookkeeping over a known game)', () => {
     expect(r1.report.maxEfficiencyResidual).toBeLessThan(1e-12);
     await expect(computeCredits([a], episode, gameRunner(game), creditSection.parse({ method: 'shapley', shapleyMode: 'exact' }))).resolves.toBeDefined();
   });
-  it('method none: broadcast and tool only, no replays', async () => {
+  it('broadcast: every agent of a trajectory gets the same reward, the recorded accuracy; no replays', async () => {
     const runner = gameRunner(game);
-    const r = await computeCredits([a], episode, runner, creditSection.parse({ method: 'none' }));
+    const r = await computeCredits([a, b], episode, runner, creditSection.parse({ method: 'broadcast' }));
     expect(runner.batches).toHaveLength(0);
-    expect(r.credits.map((c) => c.parts.marginal)).toEqual([0, 0, 0, 0]);
+    expect(r.credits.map((c) => c.total)).toEqual([1, 1, 1, 1, 0, 0]);
+    expect(r.credits.every((c) => c.parts.marginal === 0 && c.parts.tool === 0)).toBe(true);
+  });
+  it('matpo: 1.0 accuracy + 0.1 trajectory format validity, broadcast; no replays', async () => {
+    const runner = gameRunner(game);
+    const bad = makeTrajectory({ id: 'c', workers: [{ subtask: 'Who founded Acme?', answer: 'Bob', calls: [false, true] }], finalAnswer: 'no' });
+    const r = await computeCredits([a, bad], episode, runner, creditSection.parse({ method: 'matpo' }));
+    expect(runner.batches).toHaveLength(0);
+    // a: 6 valid calls of 6 -> 1 + 0.1; c: 2 valid of 3 (delegate, failed search, search) -> 0 + 0.1 * 2/3
+    expect(r.credits.map((x) => x.total)).toEqual([1.1, 1.1, 1.1, 1.1, 0.2 / 3, 0.2 / 3].map((v) => expect.closeTo(v, 12)));
   });
   it('message level and failure pairs through the rule judge', async () => {
     const judge = createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') });

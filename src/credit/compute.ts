@@ -11,10 +11,10 @@ import type { Judge } from './judges/types.ts';
 import { looDeltas, plannerCredit } from './loo.ts';
 import { type Label, type MessageReward, trajectoryMessageRewards } from './message-shares.ts';
 import { type CreditReport, type TrajectoryCreditSummary, creditReport } from './report.ts';
-import { type AgentCredit, agentCredits } from './reward.ts';
+import { type AgentCredit, agentCredits, type RewardRule } from './reward.ts';
 import { efficiencyResidual, exactShapley, permutationCoalitions, samplePermutations, sampledShapley } from './shapley.ts';
 import { successFunction } from './success.ts';
-import { toolRewards } from './tool-reward.ts';
+import { toolRewards, trajectoryToolReward } from './tool-reward.ts';
 
 /**
  * The credit stage the trainer calls once per group: plans the
@@ -28,7 +28,7 @@ export type CreditConfig = z.infer<typeof creditSection>;
 const EXACT_HARD_MAX = 12;
 
 export interface CreditOptions {
-  /** Permutation sampling draws from it; default: an Rng seeded by a hash of the trajectory id (reproducible). */
+  /** Permutation sampling draws from it (the credit stream, never the rollouts'); default: an Rng seeded by a hash of the trajectory id. */
   rng?: Rng;
   /** Coalition values already computed (shared across calls). */
   cache?: CoalitionCache;
@@ -40,7 +40,10 @@ export interface CreditOptions {
 }
 
 export interface TrajectoryCredit extends TrajectoryCreditSummary {
+  /** R(tau), the recorded outcome: the broadcast reward. */
   success: number;
+  /** Replay noise floor of this trajectory (ValueTable.noise; 0 when nothing was replayed). */
+  noise: number;
   k: number;
   /** Shapley values per worker (method shapley). */
   phi?: number[];
@@ -66,7 +69,7 @@ const hashSeed = (s: string): number => fnv1a32(s) | 0;
 type Plan = { kind: 'none' } | { kind: 'loo' } | { kind: 'exact' } | { kind: 'sampled'; perms: number[][] };
 
 function plan(traj: Trajectory, k: number, cfg: CreditConfig, rng: Rng | undefined): Plan {
-  if (cfg.method === 'none') return { kind: 'none' };
+  if (cfg.method === 'broadcast' || cfg.method === 'matpo') return { kind: 'none' };
   if (cfg.method === 'loo') return { kind: 'loo' };
   const exact = cfg.shapleyMode === 'exact' || (cfg.shapleyMode === 'auto' && k <= cfg.shapleyExactMaxWorkers);
   if (exact) {
@@ -82,6 +85,13 @@ function coalitionsOf(p: Plan, k: number): Coalition[] {
   if (p.kind === 'loo') return leaveOneOutCoalitions(k);
   if (p.kind === 'exact') return allCoalitions(k);
   return [...permutationCoalitions(p.perms), ...leaveOneOutCoalitions(k)];
+}
+
+/** The reward rule of credit.method (reward.ts). */
+function rewardRule(traj: Trajectory, cfg: CreditConfig): RewardRule {
+  if (cfg.method === 'broadcast') return { kind: 'broadcast' };
+  if (cfg.method === 'matpo') return { kind: 'matpo', accuracy: cfg.matpo.accuracy, formatWeight: cfg.matpo.format, format: trajectoryToolReward(traj, cfg.noToolCallsValue) };
+  return { kind: 'sharp', weights: cfg.weights, toolGate: cfg.toolGate };
 }
 
 export async function computeCredits(group: readonly Trajectory[], episode: Episode, runner: ReplayRunner, cfg: CreditConfig, opts: CreditOptions = {}): Promise<CreditResult> {
@@ -105,7 +115,9 @@ export async function computeCredits(group: readonly Trajectory[], episode: Epis
     const p = plans[i];
     const table = tables[i];
     const v = (s: Coalition): number => valueOf(table, s);
-    const vFull = v(fullCoalition(k));
+    const recorded = table.recorded;
+    // Marginals compare replays with replays (v(N) included); the broadcast reward stays the recorded outcome.
+    const vFull = p.kind === 'none' ? recorded : v(fullCoalition(k));
     const deltas = p.kind === 'none' ? [] : looDeltas(vFull, leaveOneOutCoalitions(k).map(v));
     let phi: number[] | undefined;
     if (p.kind === 'exact') phi = exactShapley(k, v);
@@ -116,7 +128,8 @@ export async function computeCredits(group: readonly Trajectory[], episode: Epis
     const plannerMarginal = p.kind === 'none' ? 0 : plannerCredit(workerMarginal);
     trajectories.push({
       trajectoryId: traj.id,
-      success: vFull,
+      success: recorded,
+      noise: table.noise,
       k,
       deltas,
       phi,
@@ -125,7 +138,7 @@ export async function computeCredits(group: readonly Trajectory[], episode: Epis
       plannerMarginal,
       values: table.values,
     });
-    credits.push(...agentCredits(traj, { broadcast: vFull, workerMarginal, plannerMarginal, tool: toolRewards(traj, cfg.noToolCallsValue) }, cfg.weights, cfg.toolGate));
+    credits.push(...agentCredits(traj, { broadcast: recorded, workerMarginal, plannerMarginal, tool: toolRewards(traj, cfg.noToolCallsValue) }, rewardRule(traj, cfg)));
   });
 
   const messageRewards: MessageReward[] = [];

@@ -1,19 +1,15 @@
 import type { Episode } from '../data/episode.ts';
+import type { ReplayItem } from '../rollout/replay.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, coalitionSize, fullCoalition, maskedDelegations, workerCount } from './coalitions.ts';
 import type { SuccessFn } from './success.ts';
 
 /**
- * Counterfactual values v(S) through replays (SHARP). The replay runner is
- * injected so this module stays pure: in training it wraps the engine's `replay` (see
- * replay-runner.ts), in tests it can be the same engine driven by the scripted expert.
+ * Counterfactual values v(S) through replays (SHARP). The replay runner is injected so this module
+ * stays pure: in training it wraps the engine's `replay` (engine-adapters.ts), in tests it can be
+ * the same engine driven by a scripted policy.
  */
-export interface ReplayItem {
-  traj: Trajectory;
-  episode: Episode;
-  /** Delegation indices whose reports are replaced by the placeholder. */
-  masked: number[];
-}
+export type { ReplayItem };
 
 /** Runs every item (one engine batch) and returns one replayed trajectory per item, in order. */
 export type ReplayRunner = (items: ReplayItem[]) => Promise<Trajectory[]>;
@@ -23,7 +19,14 @@ export interface ValueTable {
   trajectoryId: string;
   /** Number of workers K. */
   k: number;
+  /** R(tau): the recorded outcome (the broadcast reward). */
+  recorded: number;
   values: Map<Coalition, number>;
+  /**
+   * Mean |v_r(N) - R(tau)| over the replays r of the full coalition: how often replaying with
+   * nothing masked changes the outcome (the replay noise floor); 0 without workers.
+   */
+  noise: number;
 }
 
 /**
@@ -33,10 +36,10 @@ export interface ValueTable {
 export class CoalitionCache {
   private readonly tables = new Map<string, ValueTable>();
 
-  table(traj: Trajectory): ValueTable {
+  table(traj: Trajectory, recorded: number): ValueTable {
     let t = this.tables.get(traj.id);
     if (!t) {
-      t = { trajectoryId: traj.id, k: workerCount(traj), values: new Map() };
+      t = { trajectoryId: traj.id, k: workerCount(traj), recorded, values: new Map(), noise: 0 };
       this.tables.set(traj.id, t);
     }
     return t;
@@ -70,9 +73,11 @@ export interface EvaluateStats {
 
 /**
  * Fills the value tables for every requested coalition of every trajectory of a group with ONE
- * runner call. v(N) is the recorded outcome R(tau_i) (SHARP compares counterfactuals with the
- * trajectory that was actually sampled, and replaying N in `final` mode would resample the answer);
- * every other coalition is the mean success of `replays` replays that mask the workers outside it.
+ * runner call. Every v(S), v(N) included, is the mean success of the same `replays` replays that
+ * mask the workers outside S; replay r of every coalition of a trajectory carries replica r, which
+ * names its sampling stream (common random numbers: with nothing masked every Delta is exactly 0).
+ * v(N) is always evaluated, so the table also holds the replay noise floor. A trajectory without
+ * workers has nothing to mask: v(empty) = v(N) is its recorded outcome and nothing is replayed.
  */
 export async function evaluateCoalitions(
   requests: readonly CoalitionRequest[],
@@ -86,12 +91,13 @@ export async function evaluateCoalitions(
   const tables: ValueTable[] = [];
   let cachedCoalitions = 0;
   for (const req of requests) {
-    const table = cache.table(req.traj);
+    const table = cache.table(req.traj, opts.success(req.traj.finalAnswer, req.episode.answers));
     tables.push(table);
     const full = fullCoalition(table.k);
-    if (!table.values.has(full)) table.values.set(full, opts.success(req.traj.finalAnswer, req.episode.answers));
+    if (table.k === 0) table.values.set(full, table.recorded);
     const pending = new Set<Coalition>();
-    for (const s of req.coalitions) {
+    const wanted = req.coalitions.length === 0 || table.k === 0 || table.values.has(full) ? req.coalitions : [full, ...req.coalitions];
+    for (const s of wanted) {
       if (!Number.isInteger(s) || s < 0 || s > full) throw new Error(`trajectory ${req.traj.id}: coalition ${s} is not a subset of its ${table.k} workers`);
       if (table.values.has(s) || pending.has(s)) {
         cachedCoalitions += 1;
@@ -99,7 +105,7 @@ export async function evaluateCoalitions(
       }
       pending.add(s);
       const masked = maskedDelegations(s, table.k);
-      for (let r = 0; r < opts.replays; r++) items.push({ traj: req.traj, episode: req.episode, masked });
+      for (let r = 0; r < opts.replays; r++) items.push({ traj: req.traj, episode: req.episode, masked, replica: r });
       slots.push({ table, coalition: s });
     }
   }
@@ -108,11 +114,15 @@ export async function evaluateCoalitions(
   if (replayed.length !== items.length) throw new Error(`replay runner returned ${replayed.length} trajectories for ${items.length} items`);
   slots.forEach((slot, i) => {
     let sum = 0;
+    let off = 0;
     for (let r = 0; r < opts.replays; r++) {
       const idx = i * opts.replays + r;
-      sum += opts.success(replayed[idx].finalAnswer, items[idx].episode.answers);
+      const v = opts.success(replayed[idx].finalAnswer, items[idx].episode.answers);
+      sum += v;
+      off += Math.abs(v - slot.table.recorded);
     }
     slot.table.values.set(slot.coalition, sum / opts.replays);
+    if (slot.coalition === fullCoalition(slot.table.k)) slot.table.noise = off / opts.replays;
   });
   return { tables, stats: { runnerCalls: 1, replayItems: items.length, cachedCoalitions } };
 }

@@ -71,14 +71,14 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
       const traj = await run(policy);
       expect(traj.finalAnswer).toBe(ep.answers[0]);
       const cfg = creditSection.parse({ method: 'loo', replayMode: mode, placeholder: PLACEHOLDER });
-      const runner = engineReplayRunner(policy, engine, cfg);
+      const runner = engineReplayRunner(policy, engine, { ...cfg, streamSeed: 1 });
       const r = await computeCredits([traj], ep, runner, cfg);
       // worker delegations: 0 = hop 0, 1 = irrelevant, 2 = hop 1
       expect(r.trajectories[0].deltas).toEqual([1, 0, 1]);
       expect(r.trajectories[0].plannerMarginal).toBeCloseTo(2 / 3, 15); // (1 + 0 + 1) / 3
       const planner = r.credits.find((c) => c.role === 'planner');
-      // 1.0 * 1 + 0.9 * 2/3 + 0.1 * 1 (3 valid delegations) = 1.7
-      expect(planner?.total).toBeCloseTo(1.7, 12);
+      // 0.9 * 1 + 0.9 * 2/3 + 0.1 * 1 (3 valid delegations) = 1.6
+      expect(planner?.total).toBeCloseTo(1.6, 12);
       expect(r.report).toMatchObject({ workerCalls: 3, helpful: 2 / 3, neutral: 1 / 3, harmful: 0 });
 
       // hop 0 delegated twice (redundant pair), then hop 1
@@ -86,20 +86,25 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
       const twicePolicy = chainExpert(twiceSteps);
       const twice = await run(twicePolicy);
       expect(twice.finalAnswer).toBe(ep.answers[0]);
-      const loo = await computeCredits([twice], ep, engineReplayRunner(twicePolicy, engine, cfg), cfg);
-      expect(loo.trajectories[0].deltas).toEqual([0, 0, 1]);
+      const loo = await computeCredits([twice], ep, engineReplayRunner(twicePolicy, engine, { ...cfg, streamSeed: 1 }), cfg);
+      // final: only the answer is rewritten, and it needs one report of each hop: the pair is redundant.
+      // replan: the planner rewrites hop 1's subtask from the latest hop-0 report, so with worker 1
+      // masked it asks about the placeholder, the worker that runs on that subtask cannot answer it,
+      // and the trajectory fails: worker 1 is needed after all, worker 0 is not.
+      expect(loo.trajectories[0].deltas).toEqual(mode === 'final' ? [0, 0, 1] : [0, 1, 1]);
       const scfg = creditSection.parse({ method: 'shapley', replayMode: mode, placeholder: PLACEHOLDER });
       const batchesBefore = twicePolicy.batches.length;
-      const sh = await computeCredits([twice], ep, engineReplayRunner(twicePolicy, engine, scfg), scfg);
-      // one engine run for all 7 coalitions: in final mode a single generate call with 7 requests
-      if (mode === 'final') expect(twicePolicy.batches.slice(batchesBefore)).toEqual([7]);
-      // v(S) = 1 iff worker 2 and (worker 0 or 1) report: phi = (1/6, 1/6, 2/3), sum = v(N) - v(empty) = 1
+      const sh = await computeCredits([twice], ep, engineReplayRunner(twicePolicy, engine, { ...scfg, streamSeed: 1 }), scfg);
+      // one engine run for all 8 coalitions (N replayed too): in final mode a single generate call with 8 requests
+      if (mode === 'final') expect(twicePolicy.batches.slice(batchesBefore)).toEqual([8]);
+      // final: v(S) = 1 iff worker 2 and (worker 0 or 1) report: phi = (1/6, 1/6, 2/3);
+      // replan: v(S) = 1 iff workers 1 and 2 report: phi = (0, 1/2, 1/2); sum = v(N) - v(empty) = 1
       const phi = sh.trajectories[0].phi ?? [];
-      expect(phi[0]).toBeCloseTo(1 / 6, 12);
-      expect(phi[1]).toBeCloseTo(1 / 6, 12);
-      expect(phi[2]).toBeCloseTo(2 / 3, 12);
+      const want = mode === 'final' ? [1 / 6, 1 / 6, 2 / 3] : [0, 1 / 2, 1 / 2];
+      want.forEach((x, m) => expect(phi[m]).toBeCloseTo(x, 12));
       expect(sh.report.maxEfficiencyResidual).toBeLessThan(1e-12);
-      expect(sh.stats.replayItems).toBe(7); // 2^3 - 1 coalitions, one batched run
+      expect(sh.stats.replayItems).toBe(8); // 2^3 coalitions, N included, one batched run
+      expect(sh.trajectories[0].noise).toBe(0); // the expert is deterministic: replaying N gives the recorded outcome
     });
   }
 
@@ -120,7 +125,7 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
     const knowing = new ScriptedPolicy((req) => (requestMeta(req).delegation === 2 ? honestReport : expertText(req, { steps })));
     const resampled: number[] = [];
     const resample = policyResampler(knowing, protocol, rcfg.maxNewTokens);
-    const r = await computeCredits([traj], ep, engineReplayRunner(policy, engine, cfg), cfg, {
+    const r = await computeCredits([traj], ep, engineReplayRunner(policy, engine, { ...cfg, streamSeed: 1 }), cfg, {
       judge,
       contextOf: engineContextOf,
       resample: async (reqs) => {
@@ -130,7 +135,7 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
     });
     expect(r.trajectories[0].deltas).toEqual([0, 0, -1]); // masking the saboteur turns failure into success
     const replanCfg = creditSection.parse({ method: 'loo', replayMode: 'replan', placeholder: PLACEHOLDER });
-    expect((await computeCredits([traj], ep, engineReplayRunner(policy, engine, replanCfg), replanCfg)).trajectories[0].deltas).toEqual([0, 0, -1]);
+    expect((await computeCredits([traj], ep, engineReplayRunner(policy, engine, { ...replanCfg, streamSeed: 1 }), replanCfg)).trajectories[0].deltas).toEqual([0, 0, -1]);
     const saboteur = traj.agents.find((a) => a.delegation === 2);
     const report = traj.messages.filter((m) => m.agent === saboteur?.id && m.chatRole === 'assistant').at(-1);
     const first = r.trajectories[0].firstError;
@@ -152,7 +157,7 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
     const credit = r.credits.find((c) => c.agent === saboteur?.id);
     expect(sab.reduce((s, m) => s + m.reward, 0)).toBeCloseTo(credit?.total ?? NaN, 9);
     expect(credit?.parts.marginal).toBe(-1);
-    // 1.0 * 0 + 0.9 * -1 + 0.1 * 0 (no tool calls, noToolCallsValue 0) = -0.9, all on its one message
+    // 0.9 * 0 + 0.9 * -1 + 0.1 * 0 (no tool calls, noToolCallsValue 0) = -0.9, all on its one message
     expect(sab[0].reward).toBeCloseTo(-0.9, 12);
     // the worker that answered hop 1 correctly before the saboteur is not blamed
     const correct = traj.agents.find((a) => a.delegation === 1);

@@ -17,24 +17,19 @@ export interface ReplaySettings {
   replayMode: 'final' | 'replan';
   /** credit.placeholder */
   placeholder: string;
+  /**
+   * Base of the replays' common random numbers: replay r of a trajectory draws the same streams
+   * under every mask (rollout/replay.ts). Drawn once per step from the run's seed.
+   */
+  streamSeed: number;
 }
 
 /**
  * A ReplayRunner over the engine's batched `replay`: the whole group's coalitions go into one engine
- * run. Repeated items (n replays of one coalition) get distinct ids (`...#r`) so that a sampling
- * policy keyed by trajectory id draws independent replays.
+ * run. The n replays of one coalition (replica 0..n-1) get distinct ids and distinct streams.
  */
 export function engineReplayRunner(policy: Policy, engine: EngineOptions, settings: ReplaySettings): ReplayRunner {
-  return (items: ReplayItem[]) => {
-    const seen = new Map<string, number>();
-    const withIds = items.map((it) => {
-      const base = `${it.traj.id}~${settings.replayMode}:${[...it.masked].sort((a, b) => a - b).join(',')}`;
-      const r = seen.get(base) ?? 0;
-      seen.set(base, r + 1);
-      return { ...it, id: r === 0 ? base : `${base}#${r}` };
-    });
-    return replay(policy, withIds, { ...engine, mode: settings.replayMode, placeholder: settings.placeholder });
-  };
+  return (items: ReplayItem[]) => replay(policy, items, { ...engine, mode: settings.replayMode, placeholder: settings.placeholder, streamSeed: settings.streamSeed });
 }
 
 /** The context the agent saw when it generated message `index` (the engine's own reconstruction). */

@@ -31,7 +31,7 @@ export interface CoalitionRecord {
   members: number[];
   masked: number[];
   value: number;
-  /** Final answers of the replays behind v(S) (the recorded answer for the full coalition), and their success. */
+  /** Final answers of the replays behind v(S) (v(N) included; the recorded answer only when nothing was replayed), and their success. */
   answers: { answer: string | null; success: number }[];
 }
 
@@ -51,7 +51,10 @@ export interface TrajectoryRecord {
   id: string;
   sample: number;
   finalAnswer: string | null;
+  /** R(tau), the recorded outcome (the broadcast reward). */
   success: number;
+  /** Mean |v_r(N) - R(tau)| over the full coalition's replays (absent in records written before). */
+  noise?: number;
   /** Workers K. */
   k: number;
   agents: AgentRecord[];
@@ -138,7 +141,9 @@ export function groupRecord(episode: Episode, trajectories: readonly Trajectory[
         .sort((a, b) => coalitionSize(b[0]) - coalitionSize(a[0]) || b[0] - a[0])
         .map(([s, value]) => {
           const masked = maskedDelegations(s, tc.k);
-          const answers = s === full ? [score(traj.finalAnswer)] : replays.answersOf(traj.id, masked).map(score);
+          // v(N) is replayed like every coalition; only a trajectory that replayed nothing shows its recorded answer.
+          const replayed = replays.answersOf(traj.id, masked);
+          const answers = s === full && replayed.length === 0 ? [score(traj.finalAnswer)] : replayed.map(score);
           return { coalition: s, members: Array.from({ length: tc.k }, (_, m) => m).filter((m) => hasWorker(s, m)), masked, value, answers };
         });
       const rec: TrajectoryRecord = {
@@ -146,6 +151,7 @@ export function groupRecord(episode: Episode, trajectories: readonly Trajectory[
         sample: traj.sample,
         finalAnswer: traj.finalAnswer,
         success: tc.success,
+        noise: tc.noise,
         k: tc.k,
         agents: traj.agents.map((a) => ({ ...a })),
         messages: traj.messages.map((m) => {

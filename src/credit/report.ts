@@ -12,6 +12,10 @@ export interface TrajectoryCreditSummary {
   deltas: readonly number[];
   /** |sum phi - (v(N) - v(empty))| when Shapley was computed. */
   efficiencyResidual?: number;
+  /** R(tau), the recorded outcome (absent in summaries written before it was kept). */
+  success?: number;
+  /** Mean |v_r(N) - R(tau)| over the full coalition's replays (counterfactual.ts ValueTable.noise). */
+  noise?: number;
 }
 
 export interface CreditReport {
@@ -25,6 +29,15 @@ export interface CreditReport {
   meanMarginal: Partial<Record<Role, number>>;
   /** null when no Shapley value was computed. */
   maxEfficiencyResidual: number | null;
+  /**
+   * Share of replayed trajectories (with workers) whose full-coalition replays disagree with the
+   * recorded outcome (mean |v_r(N) - R|): the floor under which a Delta is replay noise; null
+   * without replays.
+   */
+  noiseFloor: number | null;
+  /** Share of worker calls with a non-zero Delta, in successful and in failed trajectories (null: none). */
+  nonzeroInSuccess: number | null;
+  nonzeroInFailure: number | null;
 }
 
 /** Deltas closer to 0 than this count as neutral (float noise of averaged replays). */
@@ -35,6 +48,9 @@ export function creditReport(summaries: readonly TrajectoryCreditSummary[], cred
   let neutral = 0;
   let harmful = 0;
   let maxResidual: number | null = null;
+  let noise = 0;
+  let replayed = 0;
+  const nonzero = { success: { n: 0, calls: 0 }, failure: { n: 0, calls: 0 } };
   for (const s of summaries) {
     for (const d of s.deltas) {
       if (d > NEUTRAL_EPS) helpful += 1;
@@ -42,6 +58,15 @@ export function creditReport(summaries: readonly TrajectoryCreditSummary[], cred
       else neutral += 1;
     }
     if (s.efficiencyResidual !== undefined) maxResidual = Math.max(maxResidual ?? 0, s.efficiencyResidual);
+    if (s.deltas.length > 0 && s.noise !== undefined) {
+      noise += s.noise;
+      replayed += 1;
+    }
+    if (s.success !== undefined) {
+      const bucket = s.success > 0 ? nonzero.success : nonzero.failure;
+      bucket.calls += s.deltas.length;
+      bucket.n += s.deltas.filter((d) => Math.abs(d) > NEUTRAL_EPS).length;
+    }
   }
   const calls = helpful + neutral + harmful;
   const frac = (n: number): number => (calls === 0 ? 0 : n / calls);
@@ -65,6 +90,9 @@ export function creditReport(summaries: readonly TrajectoryCreditSummary[], cred
     meanCredit: meanBy((c) => c.total),
     meanMarginal: meanBy((c) => c.parts.marginal),
     maxEfficiencyResidual: maxResidual,
+    noiseFloor: replayed === 0 ? null : noise / replayed,
+    nonzeroInSuccess: nonzero.success.calls === 0 ? null : nonzero.success.n / nonzero.success.calls,
+    nonzeroInFailure: nonzero.failure.calls === 0 ? null : nonzero.failure.n / nonzero.failure.calls,
   };
 }
 
@@ -79,5 +107,8 @@ export function reportMetrics(r: CreditReport): Record<string, number> {
   for (const [role, v] of Object.entries(r.meanCredit)) out[`credit/mean/${role}`] = v;
   for (const [role, v] of Object.entries(r.meanMarginal)) out[`credit/marginal/${role}`] = v;
   if (r.maxEfficiencyResidual !== null) out['credit/shapley_residual_max'] = r.maxEfficiencyResidual;
+  if (r.noiseFloor !== null) out['credit/noise_floor'] = r.noiseFloor;
+  if (r.nonzeroInSuccess !== null) out['credit/nonzero_success'] = r.nonzeroInSuccess;
+  if (r.nonzeroInFailure !== null) out['credit/nonzero_failure'] = r.nonzeroInFailure;
   return out;
 }

@@ -1,9 +1,14 @@
 import type { Role, Trajectory } from '../rollout/types.ts';
 
 /**
- * Per-agent reward: R(i,m) = w_b R_b + w_mc R_mc(m) + w_tool R_tool(m).
- * Defaults 1.0 / 0.9 / 0.1 (config). The optional gate counts the tool reward only when the
- * outcome succeeded (R_b > 0), so valid-but-useless tool use cannot earn reward on failures.
+ * The reward of each agent under one of three rules (credit.method chooses; the arms of the
+ * ablation differ only here):
+ * - broadcast: R(i,m) = R_b, the same accuracy reward for every agent, nothing per agent;
+ * - matpo: R(i,m) = a R_b + f R_fmt(i), MATPO's reward: accuracy plus the tool-format validity of
+ *   the whole trajectory, broadcast to every agent;
+ * - sharp (loo, shapley): R(i,m) = w_b R_b + w_mc R_mc(m) + w_tool R_tool(m), per agent. The optional
+ *   gate counts the tool reward only when the outcome succeeded (R_b > 0), so valid-but-useless
+ *   tool use cannot earn reward on failures.
  */
 export interface RewardWeights {
   broadcast: number;
@@ -35,7 +40,21 @@ export interface TrajectoryRewardInputs {
   tool: readonly number[];
 }
 
-export function agentCredits(traj: Trajectory, inputs: TrajectoryRewardInputs, weights: RewardWeights, toolGate: boolean): AgentCredit[] {
+export type RewardRule =
+  | { kind: 'broadcast' }
+  /** `format`: R_fmt of the trajectory (trajectoryToolReward). */
+  | { kind: 'matpo'; accuracy: number; formatWeight: number; format: number }
+  | { kind: 'sharp'; weights: RewardWeights; toolGate: boolean };
+
+/** Every agent gets the same reward: the parts say what it is made of (no marginal term). */
+function broadcastCredits(traj: Trajectory, broadcast: number, tool: number, total: number): AgentCredit[] {
+  return traj.agents.map((a) => ({ trajectoryId: traj.id, agent: a.id, role: a.role, delegation: a.role === 'planner' ? null : a.delegation, parts: { broadcast, marginal: 0, tool }, total }));
+}
+
+export function agentCredits(traj: Trajectory, inputs: TrajectoryRewardInputs, rule: RewardRule): AgentCredit[] {
+  if (rule.kind === 'broadcast') return broadcastCredits(traj, inputs.broadcast, 0, inputs.broadcast);
+  if (rule.kind === 'matpo') return broadcastCredits(traj, inputs.broadcast, rule.format, rule.accuracy * inputs.broadcast + rule.formatWeight * rule.format);
+  const { weights, toolGate } = rule;
   if (inputs.tool.length !== traj.agents.length) {
     throw new Error(`trajectory ${traj.id}: ${inputs.tool.length} tool rewards for ${traj.agents.length} agents`);
   }

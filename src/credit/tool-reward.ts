@@ -35,3 +35,12 @@ export function toolRewardOf(c: ToolCounts, noCallsValue: number): number {
 export function toolRewards(traj: Trajectory, noCallsValue: number): number[] {
   return toolCounts(traj).map((c) => toolRewardOf(c, noCallsValue));
 }
+
+/**
+ * Tool-format validity of the whole trajectory, every agent's calls together: MATPO's format term,
+ * broadcast to every agent. `noCallsValue` when nobody called a tool.
+ */
+export function trajectoryToolReward(traj: Trajectory, noCallsValue: number): number {
+  const all = toolCounts(traj).reduce((a, c) => ({ valid: a.valid + c.valid, total: a.total + c.total }), { valid: 0, total: 0 });
+  return toolRewardOf(all, noCallsValue);
+}

@@ -7,7 +7,7 @@ import { groupRecord, ReplayRecorder, type GroupRecord } from '../credit/record.
 import type { TrajectoryCreditSummary } from '../credit/report.ts';
 import type { AgentCredit } from '../credit/reward.ts';
 import type { Episode } from '../data/episode.ts';
-import { LmPolicy } from '../rollout/lm-policy.ts';
+import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { rollout, type EngineOptions } from '../rollout/engine.ts';
@@ -38,8 +38,8 @@ export interface Loaded {
 /** What crosses the wire between units (JSON), applied on every path so all paths see the same values. */
 export const wire = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
-function policyOf(p: Loaded, r: RolloutConfig, seed: number): LmPolicy {
-  return new LmPolicy(p.model, p.tokenizer, { temperature: r.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(seed) });
+function policyOf(p: Loaded, r: RolloutConfig, seed: number, temperature = r.temperature): LmPolicy {
+  return new LmPolicy(p.model, p.tokenizer, { ...samplingAt(temperature, r), maxContext: r.maxContext, rng: new Rng(seed) });
 }
 
 const engineOf = (r: RolloutConfig): EngineOptions => ({ cfg: r, agents: r.agents });
@@ -80,11 +80,21 @@ export async function planReplays(trajectories: readonly Trajectory[], episode: 
   return plan;
 }
 
-/** The replays of one trajectory, in plan order. */
+/**
+ * The replays of one trajectory, in plan order. The plan lists a coalition once per replay, so the
+ * k-th occurrence of a mask is its replica k (its sampling stream; `seed` is the streams' base).
+ */
 export async function replayTrajectory(p: Loaded, traj: Trajectory, episode: Episode, masked: readonly number[][], r: RolloutConfig, c: CreditConfig, seed: number): Promise<Trajectory[]> {
   if (masked.length === 0) return [];
-  const runner = engineReplayRunner(policyOf(p, r, seed), engineOf(r), { replayMode: c.replayMode, placeholder: c.placeholder });
-  return wire(await runner(masked.map((m) => ({ traj, episode, masked: [...m] }))));
+  const runner = engineReplayRunner(policyOf(p, r, seed, c.replayTemperature ?? r.temperature), engineOf(r), { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: seed });
+  const seen = new Map<string, number>();
+  const items = masked.map((m) => {
+    const key = [...m].sort((a, b) => a - b).join(',');
+    const replica = seen.get(key) ?? 0;
+    seen.set(key, replica + 1);
+    return { traj, episode, masked: [...m], replica };
+  });
+  return wire(await runner(items));
 }
 
 export interface GroupOutcome {
@@ -121,7 +131,7 @@ export async function creditGroup(g: GroupRollout, episode: Episode, replays: re
     trajectories: g.trajectories,
     credits: res.credits,
     pairs: res.pairs,
-    summaries: res.trajectories.map((t) => ({ trajectoryId: t.trajectoryId, deltas: t.deltas, efficiencyResidual: t.efficiencyResidual })),
+    summaries: res.trajectories.map((t) => ({ trajectoryId: t.trajectoryId, deltas: t.deltas, efficiencyResidual: t.efficiencyResidual, success: t.success, noise: t.noise })),
     replayItems: res.stats.replayItems,
     cachedCoalitions: res.stats.cachedCoalitions,
     policyCalls: g.policyCalls,

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from '../model/causal-lm.ts';
-import type { Rng } from '../random/rng.ts';
+import { Rng } from '../random/rng.ts';
 import { tidyObject } from '../model/tidy.ts';
 import type { KvCache } from './kv-cache.ts';
 import { emptyPrefillStats, prefillPrompts, type PrefillStats } from './prefill.ts';
@@ -20,6 +20,11 @@ export interface GenerateRequest {
   stop?: string[];
   /** Emit exactly these tokens (replay); maxNewTokens and stops do not cut it short. */
   forcedTokens?: number[];
+  /**
+   * This row's own sampling stream (an Rng seeded with it) instead of a fork of `opts.rng`: the
+   * counterfactual replays' common random numbers (docs/architecture.md, "Credit").
+   */
+  seed?: number;
 }
 
 export interface GenerateResult {
@@ -113,7 +118,7 @@ export async function generate(model: CausalLM, requests: GenerateRequest[], opt
   checkSampling(opts);
   validate(requests, model.config.vocabSize);
   const eos = new Set(opts.eosIds);
-  const states: RowState[] = requests.map((req) => newRow(req, opts.decoder, opts.rng.fork()));
+  const states: RowState[] = requests.map((req) => newRow(req, opts.decoder, req.seed === undefined ? opts.rng.fork() : new Rng(req.seed)));
   // Rows with nothing to generate never enter the batch.
   for (const s of states) if ((s.req.forcedTokens?.length ?? s.req.maxNewTokens) === 0) s.finish = 'length';
   const live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);

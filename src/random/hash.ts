@@ -4,3 +4,11 @@ export function fnv1a32(s: string): number {
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
   return h;
 }
+
+/** FNV-1a followed by MurmurHash3's finaliser: keys that differ in one character give unrelated seeds. */
+export function mixedHash32(s: string): number {
+  let h = fnv1a32(s);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
+  return (h ^ (h >>> 16)) >>> 0;
+}

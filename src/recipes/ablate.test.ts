@@ -47,9 +47,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('methodConfig', () => {
   it('applies the method and the seed, nothing else', () => {
     const base = configSchema.parse({ run: { name: 'x' }, credit: { method: 'shapley' } });
-    expect(methodConfig(base, 'none', 3)).toMatchObject({ run: { name: 'x-none-s3', seed: 3 }, credit: { method: 'none' }, rollout: { agents: 'multi' } });
+    expect(methodConfig(base, 'broadcast', 3)).toMatchObject({ run: { name: 'x-broadcast-s3', seed: 3 }, credit: { method: 'broadcast' }, rollout: { agents: 'multi' } });
+    expect(methodConfig(base, 'matpo', 0).credit.method).toBe('matpo');
     expect(methodConfig(base, 'loo', 0).credit.method).toBe('loo');
-    expect(methodConfig(base, 'single', 1)).toMatchObject({ credit: { method: 'none' }, rollout: { agents: 'single' } });
+    expect(methodConfig(base, 'single', 1)).toMatchObject({ credit: { method: 'broadcast' }, rollout: { agents: 'single' } });
     const c = methodConfig(base, 'shapley', 2);
     expect({ ...c, run: base.run }).toEqual(base);
   });
@@ -64,7 +65,7 @@ describe('methodConfig', () => {
 });
 
 describe('sharp ablate (CLI, 2-step budget)', () => {
-  it('runs every method and seed from one checkpoint, writes the table, json and plot, and resumes', async () => {
+  it('runs every arm and seed from one checkpoint, arms of one seed start from the same rollouts, writes the table with paired differences, json and plot, and resumes', async () => {
     // A micro starting checkpoint: tokenizer fitted to the expert's transcripts, random weights.
     const cfg = configSchema.parse({ data: { synthetic: { seed: 1, train: 12, heldOut: 4, minHops: 2, maxHops: 2, world: { people: 14, companies: 6, cities: 6, countries: 3 } } } });
     const data = loadTrainData(cfg.data);
@@ -82,17 +83,42 @@ describe('sharp ablate (CLI, 2-step budget)', () => {
     const report = JSON.parse(readFileSync(join(out, 'ablation.json'), 'utf8')) as {
       complete: boolean;
       summaries: { method: string; seeds: number[]; mean: number; std: number }[];
-      runs: { method: string; seed: number; steps: number; curve: { step: number }[]; after: { accuracy: number; total: number } }[];
+      pairs: { a: string; b: string; diff: { mean: number; low: number; high: number; mde: number; seeds: number; questions: number } }[];
+      runs: { method: string; seed: number; steps: number; curve: { step: number }[]; after: { accuracy: number; total: number; samples: number; questions: { id: string; correct: number }[] } }[];
     };
     expect(report.complete).toBe(true);
-    expect(report.summaries.map((s) => s.method)).toEqual(['none', 'loo', 'shapley', 'single']);
-    expect(report.runs).toHaveLength(8);
+    expect(report.summaries.map((s) => s.method)).toEqual(['broadcast', 'matpo', 'loo', 'shapley', 'single']);
+    expect(report.runs).toHaveLength(10);
     for (const run of report.runs) {
       expect(run.steps).toBe(2);
-      expect(run.after.total).toBe(4);
-      // Held-out accuracy before RL (0), after step 1 (eval.heldOutEvery) and after RL (2).
+      // 4 held out: 2 validation (the curve during RL), 2 test questions x 4 samples (before and after)
+      expect(run.after.total).toBe(8);
+      expect(run.after.samples).toBe(4);
+      expect(run.after.questions.map((q) => q.correct).reduce((a, b) => a + b, 0)).toBe(run.after.accuracy * 8);
       expect(run.curve.map((p) => p.step)).toEqual([0, 1, 2]);
     }
+    // Every pair of the 5 arms, paired over 2 seeds x 2 test questions, A - B the difference of their means
+    expect(report.pairs.map((p) => `${p.a}-${p.b}`)).toEqual(['broadcast-matpo', 'broadcast-loo', 'broadcast-shapley', 'broadcast-single', 'matpo-loo', 'matpo-shapley', 'matpo-single', 'loo-shapley', 'loo-single', 'shapley-single']);
+    for (const p of report.pairs) {
+      const mean = (m: string) => report.summaries.find((s) => s.method === m)?.mean ?? NaN;
+      expect(p.diff.mean).toBeCloseTo(mean(p.a) - mean(p.b), 12);
+      expect(p.diff.low).toBeLessThanOrEqual(p.diff.high);
+      expect([p.diff.seeds, p.diff.questions]).toEqual([2, 2]);
+    }
+    expect(r.stdout).toMatch(/ablation: broadcast - loo: [+-]\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\], MDE \d\.\d{3} \(2 seeds x 2 questions\)/);
+    expect(r.stdout).toMatch(/ablation: Resolved at this budget: .*; not resolved \(interval includes 0\): /);
+    // The arms of one seed sample the same first batch: the step-1 rollouts of broadcast, matpo, loo and
+    // shapley are identical (their credit differs; the rollout stream does not depend on it).
+    const step1 = (arm: string) => {
+      const rec = JSON.parse(readFileSync(join(out, arm, 'trajectories', 'step-000001.json'), 'utf8')) as { groups: { trajectories: { id: string; messages: { text: string }[] }[] }[] };
+      return rec.groups.flatMap((g) => g.trajectories.map((t) => [t.id, t.messages.map((m) => m.text)]));
+    };
+    for (const seed of [0, 1]) {
+      const first = step1(`broadcast-s${seed}`);
+      expect(first.length).toBeGreaterThan(0);
+      for (const arm of ['matpo', 'loo', 'shapley']) expect(step1(`${arm}-s${seed}`)).toEqual(first);
+    }
+    expect(step1('broadcast-s1')).not.toEqual(step1('broadcast-s0'));
     for (const s of report.summaries) {
       const accs = report.runs.filter((x) => x.method === s.method).map((x) => x.after.accuracy);
       expect(s.seeds).toEqual([0, 1]);
@@ -100,10 +126,12 @@ describe('sharp ablate (CLI, 2-step budget)', () => {
     }
     // Only LOO / Shapley runs replay counterfactuals; broadcast-only and single-agent runs replay nothing.
     const metrics = (dir: string) => readFileSync(join(out, dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
-    expect(metrics('none-s0').every((m) => m['credit/replays'] === 0)).toBe(true);
+    expect(metrics('broadcast-s0').every((m) => m['credit/replays'] === 0)).toBe(true);
+    expect(metrics('loo-s0').every((m) => typeof m['credit/noise_floor'] === 'number' || m['credit/worker_calls'] === 0)).toBe(true);
     expect(metrics('single-s0').every((m) => m['rollout/agents_mean'] === 1)).toBe(true);
     const md = readFileSync(join(out, 'ablation.md'), 'utf8');
-    for (const label of ['broadcast only', 'SHARP: leave-one-out credit', 'SHARP: Shapley credit', 'single-agent GRPO']) expect(md).toContain(`| ${label}`);
+    for (const label of ['broadcast (accuracy', 'MATPO (accuracy', 'SHARP: leave-one-out credit', 'SHARP: Shapley credit', 'single-agent GRPO']) expect(md).toContain(`| ${label}`);
+    expect(md).toContain('## Paired differences (A - B)');
     expect(readFileSync(join(out, 'ablation.png')).subarray(1, 4).toString()).toBe('PNG');
     // The before-RL accuracy is measured once per agent system and shared by the runs.
     expect(existsSync(join(out, 'before-multi.json'))).toBe(true);
@@ -115,7 +143,7 @@ describe('sharp ablate (CLI, 2-step budget)', () => {
     const second = JSON.parse(readFileSync(join(out, 'ablation.json'), 'utf8')) as typeof report;
     expect(second.summaries).toEqual(report.summaries);
     const log = readFileSync(join(out, 'log.jsonl'), 'utf8');
-    expect(log.match(/finished earlier: skipped/g)).toHaveLength(8);
+    expect(log.match(/finished earlier: skipped/g)).toHaveLength(10);
   }, 600_000);
 
   it('refuses a config with an SFT stage (one line, exit 2)', async () => {

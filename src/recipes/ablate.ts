@@ -11,8 +11,8 @@ import { CausalLM } from '../model/causal-lm.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { renderPng } from '../train/metrics/plot.ts';
 import { heldOutAccuracy, type AccuracyResult } from './accuracy.ts';
-import { ablationMarkdown, ablationPlotSpec, readRun, summarise, type MethodSummary, type RunOutcome } from './ablation-report.ts';
-import { loadTrainData } from './data.ts';
+import { ablationMarkdown, ablationPlotSpec, pairwise, readRun, resolvedLine, summarise, type MethodSummary, type PairRow, type RunOutcome } from './ablation-report.ts';
+import { heldOutSplits, loadTrainData } from './data.ts';
 import { readSummary, writeSummary } from './summary.ts';
 import { trainPipeline } from './train-pipeline.ts';
 
@@ -36,6 +36,7 @@ export interface AblateOptions {
 
 export interface AblateResult {
   summaries: MethodSummary[];
+  pairs: PairRow[];
   runs: RunOutcome[];
   complete: boolean;
 }
@@ -47,7 +48,7 @@ export function methodConfig(base: Config, method: AblationMethod, seed: number)
   cfg.run.name = `${base.run.name}-${method}-s${seed}`;
   if (method === 'single') {
     cfg.rollout.agents = 'single';
-    cfg.credit.method = 'none'; // no workers: nothing to assign beyond the broadcast reward
+    cfg.credit.method = 'broadcast'; // one agent: its reward is the accuracy
   } else {
     cfg.rollout.agents = 'multi';
     cfg.credit.method = method;
@@ -78,7 +79,7 @@ async function beforeAccuracy(cfg: Config, dir: string, cache: Map<string, Accur
     const tokenizer = await Tokenizer.load(cfg.model.path);
     const model = await CausalLM.load(cfg.model.path);
     try {
-      acc = await heldOutAccuracy(model, tokenizer, data.heldOut, cfg);
+      acc = await heldOutAccuracy(model, tokenizer, heldOutSplits(data.heldOut, cfg.eval.validationShare).test, cfg, cfg.eval.testSamples);
     } finally {
       model.dispose();
     }
@@ -131,11 +132,17 @@ export async function ablate(o: AblateOptions): Promise<AblateResult> {
     else complete = false;
   }
   const summaries = methods.map((m) => summarise(m, runs.filter((r) => r.method === m))).filter((s) => s.seeds.length > 0);
+  const pairs = pairwise(methods, runs, { reps: cfg.ablation.bootstrap, seed: 0 });
   const context = { command: o.command, machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`, date: new Date().toISOString().slice(0, 10) };
-  writeFileAtomic(join(dir, 'ablation.json'), `${JSON.stringify({ context, complete, summaries, runs }, null, 2)}\n`);
-  writeFileAtomic(join(dir, 'ablation.md'), ablationMarkdown(summaries, runs, context));
+  writeFileAtomic(join(dir, 'ablation.json'), `${JSON.stringify({ context, complete, summaries, pairs, runs }, null, 2)}\n`);
+  writeFileAtomic(join(dir, 'ablation.md'), ablationMarkdown(summaries, runs, context, pairs));
   if (runs.length > 0) writeFileAtomic(join(dir, 'ablation.png'), await renderPng(ablationPlotSpec(runs)));
-  for (const s of summaries) print(`ablation: ${s.label}: ${s.mean.toFixed(3)} ± ${s.std.toFixed(3)} over ${s.seeds.length} seed(s) (before RL ${s.before.toFixed(3)})`);
+  for (const s of summaries) print(`ablation: ${s.label}: ${s.mean.toFixed(3)} ± ${s.std.toFixed(3)} over ${s.seeds.length} seed(s) (before RL ${s.before.toFixed(3)}; ${Math.round(s.wallSeconds)} s per run)`);
+  for (const p of pairs) {
+    const d = p.diff;
+    print(`ablation: ${p.a} - ${p.b}: ${d.mean >= 0 ? '+' : ''}${d.mean.toFixed(3)} [${d.low.toFixed(3)}, ${d.high.toFixed(3)}], MDE ${d.mde.toFixed(3)} (${d.seeds} seeds x ${d.questions} questions)${d.resolved ? '' : ', not resolved'}`);
+  }
+  if (pairs.length > 0) print(`ablation: ${resolvedLine(pairs)}`);
   print(`ablation: ${complete ? 'complete' : 'partial'}; ${join(dir, 'ablation.md')}`);
-  return { summaries, runs, complete };
+  return { summaries, pairs, runs, complete };
 }

@@ -5,6 +5,7 @@ import type { AblationMethod } from '../config/sections/ablation.ts';
 import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
 import type { AccuracyResult } from './accuracy.ts';
 import { readSummary } from './summary.ts';
+import { pairedDifference, type PairedDifference } from '../eval/paired-bootstrap.ts';
 
 /**
  * The ablation's result from its run folders (docs/results.md): per run the held-out accuracy with
@@ -13,11 +14,19 @@ import { readSummary } from './summary.ts';
  * from the folders alone.
  */
 export const METHOD_LABELS: Record<AblationMethod, string> = {
-  none: 'broadcast only (multi-agent GRPO)',
+  broadcast: 'broadcast (accuracy, every agent alike)',
+  matpo: 'MATPO (accuracy + 0.1 format, broadcast)',
   loo: 'SHARP: leave-one-out credit',
   shapley: 'SHARP: Shapley credit',
   single: 'single-agent GRPO',
 };
+
+/** One pair of arms: A - B, paired over the seeds both ran and the test questions. */
+export interface PairRow {
+  a: AblationMethod;
+  b: AblationMethod;
+  diff: PairedDifference;
+}
 
 export interface RunOutcome {
   method: AblationMethod;
@@ -34,6 +43,8 @@ export interface RunOutcome {
   zeroGroups: number;
   groups: number;
   rlSeconds: number;
+  /** Seconds of the whole run (every stage: RL and its test evaluations). */
+  wallSeconds: number;
 }
 
 export interface MethodSummary {
@@ -55,6 +66,7 @@ export interface MethodSummary {
   replays: number;
   zeroGroupShare: number;
   rlSeconds: number;
+  wallSeconds: number;
 }
 
 export function meanStd(xs: readonly number[]): { mean: number; std: number } {
@@ -90,7 +102,44 @@ export function readRun(dir: string, method: AblationMethod, seed: number): RunO
     zeroGroups: sum(lines, 'groups/skipped'),
     groups: sum(lines, 'groups/total'),
     rlSeconds: s.stages.rl ?? 0,
+    wallSeconds: Object.values(s.stages).reduce((a, b) => a + b, 0),
   };
+}
+
+/** Per-question accuracy of a run's test measurement (null for runs written before questions were kept). */
+function questionAccuracy(r: RunOutcome): Map<string, number> | null {
+  const qs = r.after.questions;
+  if (!qs) return null;
+  const k = r.after.samples ?? 1;
+  return new Map(qs.map((q) => [q.id, q.correct / k]));
+}
+
+/**
+ * Every pair of arms (in config order, A before B), paired over the seeds both finished and the
+ * questions both measured; pairs with no common seed are left out.
+ */
+export function pairwise(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }): PairRow[] {
+  const out: PairRow[] = [];
+  for (let i = 0; i < methods.length; i++) {
+    for (let j = i + 1; j < methods.length; j++) {
+      const a = methods[i] as AblationMethod;
+      const b = methods[j] as AblationMethod;
+      const ta: number[][] = [];
+      const tb: number[][] = [];
+      for (const ra of runs.filter((r) => r.method === a)) {
+        const rb = runs.find((r) => r.method === b && r.seed === ra.seed);
+        const qa = questionAccuracy(ra);
+        const qb = rb ? questionAccuracy(rb) : null;
+        if (!qa || !qb) continue;
+        const ids = [...qa.keys()].filter((id) => qb.has(id));
+        ta.push(ids.map((id) => qa.get(id) as number));
+        tb.push(ids.map((id) => qb.get(id) as number));
+      }
+      if (ta.length === 0 || (ta[0]?.length ?? 0) === 0) continue;
+      out.push({ a, b, diff: pairedDifference(ta, tb, opts) });
+    }
+  }
+  return out;
 }
 
 const meanOf = (xs: readonly (number | null | undefined)[]): number | null => {
@@ -123,6 +172,7 @@ export function summarise(method: AblationMethod, runs: readonly RunOutcome[]): 
     replays: meanOf(runs.map((r) => r.replays)) ?? 0,
     zeroGroupShare: meanOf(runs.map((r) => (r.groups > 0 ? r.zeroGroups / r.groups : 0))) ?? 0,
     rlSeconds: meanOf(runs.map((r) => r.rlSeconds)) ?? 0,
+    wallSeconds: meanOf(runs.map((r) => r.wallSeconds)) ?? 0,
   };
 }
 
@@ -131,17 +181,37 @@ const f3 = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : 
 const pct = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`);
 
 /** The markdown report: the comparison table, the per-stage table, and every run with its interval. */
-export function ablationMarkdown(summaries: readonly MethodSummary[], runs: readonly RunOutcome[], context: { command: string; machine: string; date: string }): string {
+const signed = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
+
+/** One line saying which differences the budget resolves (interval excludes 0) and which it does not. */
+export function resolvedLine(pairs: readonly PairRow[]): string {
+  const name = (p: PairRow): string => `${p.a} - ${p.b}`;
+  const yes = pairs.filter((p) => p.diff.resolved).map((p) => `${name(p)} ${signed(p.diff.mean)}`);
+  const no = pairs.filter((p) => !p.diff.resolved).map(name);
+  return `Resolved at this budget: ${yes.length > 0 ? yes.join(', ') : 'none'}; not resolved (interval includes 0): ${no.length > 0 ? no.join(', ') : 'none'}.`;
+}
+
+export function ablationMarkdown(summaries: readonly MethodSummary[], runs: readonly RunOutcome[], context: { command: string; machine: string; date: string }, pairs: readonly PairRow[] = []): string {
   const out: string[] = [];
   out.push('# SHARP ablation', '');
   out.push(`Command: \`${context.command}\`  `, `Machine: ${context.machine}  `, `Date: ${context.date}`, '');
-  out.push('Held-out accuracy after RL: mean and sample std over seeds; each run is one sampled trajectory per held-out question (n per run below, with its 95% Wilson interval).', '');
-  out.push('| method | seeds | before RL | after RL (mean ± std) | gain | harmful calls before -> after | invalid calls | tokens generated / run | replays / run | all-zero groups | RL s / run |');
-  out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  const k = runs[0]?.after.samples ?? 1;
+  const nq = (runs[0]?.after.total ?? 0) / k;
+  out.push(`Test accuracy after RL: mean and sample std over seeds; each run samples ${k} trajector${k === 1 ? 'y' : 'ies'} per test question (${nq} questions; per-run 95% intervals below).`, '');
+  out.push('| method | seeds | before RL | after RL (mean ± std) | gain | harmful calls before -> after | invalid calls | tokens generated / run | replays / run | all-zero groups | RL s / run | wall s / run |');
+  out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const s of summaries) {
     out.push(
-      `| ${s.label} | ${s.seeds.length} | ${f3(s.before)} | ${f3(s.mean)} ± ${f3(s.std)} | ${s.gain >= 0 ? '+' : ''}${f3(s.gain)} | ${pct(s.harmfulBefore)} -> ${pct(s.harmfulAfter)} | ${pct(s.invalidAfter)} | ${Math.round(s.generatedTokens)} | ${Math.round(s.replays)} | ${pct(s.zeroGroupShare)} | ${Math.round(s.rlSeconds)} |`,
+      `| ${s.label} | ${s.seeds.length} | ${f3(s.before)} | ${f3(s.mean)} ± ${f3(s.std)} | ${s.gain >= 0 ? '+' : ''}${f3(s.gain)} | ${pct(s.harmfulBefore)} -> ${pct(s.harmfulAfter)} | ${pct(s.invalidAfter)} | ${Math.round(s.generatedTokens)} | ${Math.round(s.replays)} | ${pct(s.zeroGroupShare)} | ${Math.round(s.rlSeconds)} | ${Math.round(s.wallSeconds)} |`,
     );
+  }
+  if (pairs.length > 0) {
+    out.push('', '## Paired differences (A - B)', '');
+    out.push('Per (seed, test question): the difference of the two arms\' accuracy on that question (mean of its samples); 95% interval from a bootstrap over seeds and questions; MDE: the smallest true difference this budget detects with 80% power (two-sided 5%).', '');
+    out.push('| A | B | A - B | 95% interval | MDE | seeds x questions | resolved |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- |');
+    for (const p of pairs) out.push(`| ${p.a} | ${p.b} | ${signed(p.diff.mean)} | [${signed(p.diff.low)}, ${signed(p.diff.high)}] | ${p.diff.mde.toFixed(3)} | ${p.diff.seeds} x ${p.diff.questions} | ${p.diff.resolved ? 'yes' : 'no'} |`);
+    out.push('', resolvedLine(pairs));
   }
   out.push('', '## Per-stage breakdown after RL (mean over seeds)', '');
   out.push('| method | sub-question right | search retrieves support | report right | final right given right reports |');

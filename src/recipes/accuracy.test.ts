@@ -10,8 +10,8 @@ import { closeCodeSandbox } from '../tools/code.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { heldOutAccuracy, policyAccuracy } from './accuracy.ts';
-import { loadTrainData } from './data.ts';
+import { clusteredInterval, heldOutAccuracy, policyAccuracy } from './accuracy.ts';
+import { heldOutSplits, loadTrainData } from './data.ts';
 
 beforeAll(async () => initBackend('wasm'));
 afterAll(async () => closeCodeSandbox());
@@ -26,6 +26,30 @@ describe('held-out accuracy', () => {
     // A saboteur worker answers the last hop wrongly on every episode: it answers, but 0 / 4 are right.
     const sabotaged = expertPolicy({ steps: () => [{ kind: 'hop', hop: 0 }, { kind: 'hop', hop: 1, sabotage: 'Nobody Atall' }] });
     expect(await policyAccuracy(sabotaged, heldOut, cfg)).toMatchObject({ accuracy: 0, correct: 0, total: 4, answered: 1 });
+  });
+
+  it('k samples per question: per-question counts, total n x k, the interval over question means', async () => {
+    // Worker 1 sabotages hop 1 on every episode but the first two: questions 1-2 right 3 of 3, 3-4 wrong.
+    const ids = heldOut.map((e) => e.id);
+    const policy = expertPolicy({ steps: (e) => (ids.indexOf(e.id) < 2 ? [{ kind: 'hop', hop: 0 }, { kind: 'hop', hop: 1 }] : [{ kind: 'hop', hop: 0 }, { kind: 'hop', hop: 1, sabotage: 'Nobody Atall' }]) });
+    const r = await policyAccuracy(policy, heldOut, cfg, 3);
+    expect(r).toMatchObject({ accuracy: 0.5, correct: 6, total: 12, samples: 3 });
+    expect(r.questions).toEqual(ids.map((id, i) => ({ id, correct: i < 2 ? 3 : 0 })));
+    // per-question means 1, 1, 0, 0: mean 0.5, sd 0.57735, half-width 1.96 x 0.57735 / 2 = 0.5658 -> clipped [0, 1]
+    expect(r.interval).toEqual([0, 1]);
+    // mean 0.5, sd of (0.25, 0.75, 0.5, 0.5) = 0.20412; half-width 1.959964 x 0.20412 / 2 = 0.20004
+    const [lo, hi] = clusteredInterval([0.25, 0.75, 0.5, 0.5]);
+    expect(lo).toBeCloseTo(0.29996, 4);
+    expect(hi).toBeCloseTo(0.70004, 4);
+  });
+
+  it('splits the held-out episodes into validation (first share) and test (the rest)', () => {
+    const s = heldOutSplits(heldOut, 0.5);
+    expect(s.validation.map((e) => e.id)).toEqual(heldOut.slice(0, 2).map((e) => e.id));
+    expect(s.test.map((e) => e.id)).toEqual(heldOut.slice(2).map((e) => e.id));
+    expect(heldOutSplits(heldOut, 0).test).toHaveLength(4);
+    expect(() => heldOutSplits(heldOut.slice(0, 1), 0.9)).not.toThrow();
+    expect(() => heldOutSplits([], 0.5)).toThrow(/leaves no test episodes of 0 held out/);
   });
 
   it('runs the LM greedily through the engine (a random init answers nothing)', async () => {

@@ -7,7 +7,7 @@ import { creditReport, type TrajectoryCreditSummary } from '../credit/report.ts'
 import { successFunction } from '../credit/success.ts';
 import type { Episode } from '../data/episode.ts';
 import { stageBreakdown, wilsonInterval, type StageBreakdown } from '../eval/breakdown.ts';
-import { LmPolicy } from '../rollout/lm-policy.ts';
+import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { rollout, type EngineOptions } from '../rollout/engine.ts';
@@ -16,9 +16,10 @@ import type { Trajectory } from '../rollout/types.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
 
 /**
- * Held-out accuracy of the trained agent system ("held-out accuracy before and after RL"): one
- * trajectory per held-out episode through the real engine with the LM as every agent's policy,
- * scored by the training success function (credit.success), so the number is the one RL optimises.
+ * Held-out accuracy of the trained agent system ("held-out accuracy before and after RL"): k
+ * trajectories per held-out episode (k = 1 for the validation curves, eval.testSamples on the test
+ * split) through the real engine with the LM as every agent's policy, scored by the training
+ * success function (credit.success), so the number is the one RL optimises.
  * Sampling follows eval.temperature (0 = greedy) with its own RNG seeded by eval.seed: every
  * measurement of a run sees the same draws, and measuring never moves the training RNG.
  *
@@ -30,15 +31,23 @@ import type { Tokenizer } from '../tokenizer/tokenizer.ts';
 export interface AccuracyResult {
   accuracy: number;
   correct: number;
+  /** Trajectories scored: questions x samples. */
   total: number;
-  /** 95% Wilson interval of the accuracy. */
+  /** Sampled trajectories per question (k; 1 when absent, as written before k existed). */
+  samples?: number;
+  /** Successes of each question out of its k samples, in episode order (the unit of paired comparisons). */
+  questions?: { id: string; correct: number }[];
+  /**
+   * 95% interval of the accuracy: Wilson's for k = 1; for k > 1 the normal interval of the mean over
+   * questions of their per-question accuracy (samples of one question are not independent).
+   */
   interval: [number, number];
   /** Trajectories that ended with a final answer at all (protocol learned), as a fraction. */
   answered: number;
   temperature: number;
   breakdown: StageBreakdown;
   /** Worker calls by LOO Delta (> 0, = 0, < 0) as fractions; absent without workers or when off. */
-  workerCalls?: { n: number; helpful: number; neutral: number; harmful: number };
+  workerCalls?: { n: number; helpful: number; neutral: number; harmful: number; noiseFloor?: number };
   /** Generated tokens per trajectory. */
   tokensPerTrajectory: number;
   seconds: number;
@@ -53,31 +62,46 @@ type AccuracyConfig = Pick<Config, 'rollout' | 'credit' | 'eval'>;
  */
 const EVAL_CHUNK = 64;
 
-export async function heldOutAccuracy(model: CausalLM, tokenizer: Tokenizer, episodes: readonly Episode[], cfg: AccuracyConfig): Promise<AccuracyResult> {
+export async function heldOutAccuracy(model: CausalLM, tokenizer: Tokenizer, episodes: readonly Episode[], cfg: AccuracyConfig, samples = 1): Promise<AccuracyResult> {
   const r = cfg.rollout;
   const t = cfg.eval.temperature;
-  const policy = new LmPolicy(model, tokenizer, { temperature: t, topK: t > 0 ? r.topK : 0, topP: t > 0 ? r.topP : 1, maxContext: r.maxContext, rng: new Rng(cfg.eval.seed) });
-  return policyAccuracy(policy, episodes, cfg);
+  const policy = new LmPolicy(model, tokenizer, { ...samplingAt(t, r), maxContext: r.maxContext, rng: new Rng(cfg.eval.seed) });
+  return policyAccuracy(policy, episodes, cfg, samples);
 }
 
-/** Accuracy of any policy (one trajectory per episode through the real engine). */
-export async function policyAccuracy(policy: Policy, episodes: readonly Episode[], cfg: AccuracyConfig): Promise<AccuracyResult> {
+/** 95% normal interval of the mean of per-question accuracies, clipped to [0, 1]. */
+export function clusteredInterval(perQuestion: readonly number[]): [number, number] {
+  const n = perQuestion.length;
+  const mean = perQuestion.reduce((a, b) => a + b, 0) / n;
+  const sd = n > 1 ? Math.sqrt(perQuestion.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1)) : 0;
+  const h = (1.959964 * sd) / Math.sqrt(n);
+  return [Math.max(0, mean - h), Math.min(1, mean + h)];
+}
+
+/** Accuracy of any policy (`samples` trajectories per episode through the real engine). */
+export async function policyAccuracy(policy: Policy, episodes: readonly Episode[], cfg: AccuracyConfig, samples = 1): Promise<AccuracyResult> {
   if (episodes.length === 0) throw new Error('held-out accuracy: no held-out episodes');
   const t0 = performance.now();
   const engine: EngineOptions = { cfg: cfg.rollout, agents: cfg.rollout.agents };
   const trajectories: Trajectory[] = [];
-  for (let i = 0; i < episodes.length; i += EVAL_CHUNK) trajectories.push(...(await rollout(policy, episodes.slice(i, i + EVAL_CHUNK), { ...engine, groupSize: 1 })).trajectories);
+  const chunk = Math.max(1, Math.floor(EVAL_CHUNK / samples));
+  for (let i = 0; i < episodes.length; i += chunk) trajectories.push(...(await rollout(policy, episodes.slice(i, i + chunk), { ...engine, groupSize: samples })).trajectories);
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const byId = new Map(episodes.map((e) => [e.id, e]));
   const breakdown = stageBreakdown(trajectories, byId, success, { agents: cfg.rollout.agents });
   const answered = trajectories.filter((tr) => tr.finalAnswer !== null).length;
   const total = trajectories.length;
   const correct = breakdown.accuracy.num;
+  const perQuestion = new Map(episodes.map((e) => [e.id, 0]));
+  for (const tr of trajectories) if (success(tr.finalAnswer, (byId.get(tr.episodeId) as Episode).answers) > 0) perQuestion.set(tr.episodeId, (perQuestion.get(tr.episodeId) ?? 0) + 1);
+  const questions = episodes.map((e) => ({ id: e.id, correct: perQuestion.get(e.id) ?? 0 }));
   const out: AccuracyResult = {
     accuracy: correct / total,
     correct,
     total,
-    interval: wilsonInterval(correct, total),
+    samples,
+    questions,
+    interval: samples === 1 ? wilsonInterval(correct, total) : clusteredInterval(questions.map((q) => q.correct / samples)),
     answered: answered / total,
     temperature: cfg.eval.temperature,
     breakdown,
@@ -101,7 +125,7 @@ async function looWorkerCalls(
   byId: ReadonlyMap<string, Episode>,
   cfg: AccuracyConfig,
 ): Promise<NonNullable<AccuracyResult['workerCalls']>> {
-  const runner = engineReplayRunner(policy, engine, { replayMode: cfg.credit.replayMode, placeholder: cfg.credit.placeholder });
+  const runner = engineReplayRunner(policy, engine, { replayMode: cfg.credit.replayMode, placeholder: cfg.credit.placeholder, streamSeed: cfg.eval.seed });
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const requests = trajectories.map((traj) => ({ traj, episode: byId.get(traj.episodeId) as Episode, coalitions: leaveOneOutCoalitions(workerCount(traj)) }));
   const tables: ValueTable[] = [];
@@ -109,10 +133,10 @@ async function looWorkerCalls(
   const summaries: TrajectoryCreditSummary[] = requests.map((req, i) => {
     const table = tables[i] as (typeof tables)[number];
     const k = workerCount(req.traj);
-    return { trajectoryId: req.traj.id, deltas: looDeltas(valueOf(table, fullCoalition(k)), leaveOneOutCoalitions(k).map((s) => valueOf(table, s))) };
+    return { trajectoryId: req.traj.id, deltas: looDeltas(valueOf(table, fullCoalition(k)), leaveOneOutCoalitions(k).map((s) => valueOf(table, s))), success: table.recorded, noise: table.noise };
   });
   const rep = creditReport(summaries, []);
-  return { n: rep.workerCalls, helpful: rep.helpful, neutral: rep.neutral, harmful: rep.harmful };
+  return { n: rep.workerCalls, helpful: rep.helpful, neutral: rep.neutral, harmful: rep.harmful, noiseFloor: rep.noiseFloor ?? 0 };
 }
 
 /** Namespaced scalars of a held-out measurement for metrics.jsonl (`heldout/accuracy`, `heldout/stage/report`, ...). */
@@ -132,6 +156,7 @@ export function heldOutMetrics(r: AccuracyResult): Record<string, number> {
     out['heldout/worker_calls/helpful'] = r.workerCalls.helpful;
     out['heldout/worker_calls/neutral'] = r.workerCalls.neutral;
     out['heldout/worker_calls/harmful'] = r.workerCalls.harmful;
+    if (r.workerCalls.noiseFloor !== undefined) out['heldout/worker_calls/noise_floor'] = r.workerCalls.noiseFloor;
   }
   return out;
 }

@@ -9,7 +9,9 @@ import { UserError } from '../errors.ts';
 /**
  * Training and held-out episodes of `sharp train`. Synthetic, worlds = fresh (default): each episode
  * has its own world; held-out worlds draw their names from a part of the name space that training
- * worlds never use (names.ts namePartition), so no held-out name occurs in SFT or RL data.
+ * worlds never use (names.ts namePartition). With a name pool (data.synthetic.namePool > 0) that
+ * holds for people and companies (two-word names) only: single-word names (cities, countries,
+ * languages) come from the one shared pool, so many held-out answers are words training also uses.
  * Synthetic, worlds = shared: ONE call of the
  * generator with one seed, split into train + held-out, so both come from the same world (two seeds
  * would give two worlds, and held-out questions about people the model never read of). The
@@ -20,6 +22,19 @@ import { UserError } from '../errors.ts';
 export interface TrainData {
   train: Episode[];
   heldOut: Episode[];
+}
+
+/** The held-out episodes split in two: validation (for every choice) and test (reported once). */
+export interface HeldOutSplits {
+  validation: Episode[];
+  test: Episode[];
+}
+
+/** The first floor(n x share) held-out episodes are validation, the rest test (never empty). */
+export function heldOutSplits(heldOut: readonly Episode[], validationShare: number): HeldOutSplits {
+  const v = Math.floor(heldOut.length * validationShare);
+  if (heldOut.length - v < 1) throw new UserError(`eval.validationShare ${validationShare} leaves no test episodes of ${heldOut.length} held out`);
+  return { validation: heldOut.slice(0, v), test: heldOut.slice(v) };
 }
 
 export function loadTrainData(d: Config['data']): TrainData {

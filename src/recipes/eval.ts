@@ -109,7 +109,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   }
   const credit: { cfg: typeof cfg.credit; log: CreditLog; recordDir: string; score?: CandidateScorer } | undefined =
     opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out } : undefined;
-  if (credit && cfg.credit.method === 'none') throw new UserError('--credit needs credit.method loo or shapley (it is none)');
+  if (credit && (cfg.credit.method === 'broadcast' || cfg.credit.method === 'matpo')) throw new UserError(`--credit needs credit.method loo or shapley (it is ${cfg.credit.method})`);
   // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.
   // Benchmarks with a gold decomposition (MuSiQue, the synthetic world) also get the per-stage breakdown.
   const decomposed = session.episodes.some((e) => (e.decomposition?.length ?? 0) > 0);

@@ -43,7 +43,7 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 /**
  * The lines the quickstart prints, e.g.
- *   held-out accuracy: SFT only 0.42 [0.36, 0.48] -> after RL 0.55 [0.49, 0.61] (n = 300, temperature 1)
+ *   test accuracy: SFT only 0.42 [0.36, 0.48] -> after RL 0.55 [0.49, 0.61] (n = 150 questions x 4 samples, temperature 1)
  *   harmful worker calls: 6.1% -> 3.2% (LOO replays); invalid tool calls: 0.4% -> 0.2%
  */
 export function accuracyLine(s: TrainSummary): string {
@@ -51,8 +51,10 @@ export function accuracyLine(s: TrainSummary): string {
   const a = s.heldOutAfterRl;
   const fmt = (r: AccuracyResult | undefined): string => (r ? `${r.accuracy.toFixed(2)} [${r.interval[0].toFixed(2)}, ${r.interval[1].toFixed(2)}]` : 'n/a');
   const n = a?.total ?? b?.total ?? 0;
+  const k = a?.samples ?? b?.samples ?? 1;
   const t = a?.temperature ?? b?.temperature ?? 0;
-  const lines = [`held-out accuracy: ${s.beforeLabel} ${fmt(b)} -> after RL ${fmt(a)} (n = ${n}, ${t === 0 ? 'greedy' : `temperature ${t}`})`];
+  const size = k > 1 ? `n = ${n / k} questions x ${k} samples` : `n = ${n}`;
+  const lines = [`test accuracy: ${s.beforeLabel} ${fmt(b)} -> after RL ${fmt(a)} (${size}, ${t === 0 ? 'greedy' : `temperature ${t}`})`];
   const rate = (r: AccuracyResult | undefined, f: (x: AccuracyResult) => number | undefined): string => {
     const v = r ? f(r) : undefined;
     return v === undefined ? 'n/a' : pct(v);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JsonlMetrics } from '../train/metrics/jsonl.ts';
+import { viewIndex } from './view.ts';
 
 /** `sharp view` through the real binary: the URL it prints serves the run, Ctrl-C stops it, bad input is one line and exit 2. */
 const BIN = resolve(import.meta.dirname, '../../bin/sharp.js');
@@ -27,6 +28,19 @@ function sharp(args: string[]): Promise<{ code: number | null; stdout: string; s
     child.on('close', (code) => res({ code, stdout, stderr }));
   });
 }
+
+describe('the overview of a run', () => {
+  it('shows the replay noise floor and the non-zero credit shares beside the curves', () => {
+    const run = join(dir, 'credit-run');
+    const m = new JsonlMetrics(join(run, 'metrics.jsonl'));
+    m.write(1, { accuracy: 0.25, 'credit/noise_floor': 0.2, 'credit/nonzero_success': 0.5, 'credit/nonzero_failure': 0 });
+    m.write(2, { accuracy: 0.5, 'credit/noise_floor': 0.1, 'credit/nonzero_success': 0.25, 'credit/nonzero_failure': 0.1 });
+    const index = viewIndex(run);
+    expect(index.charts.map((c) => c.name)).toContain('credit-signal');
+    // means over the two steps: 15%, 37.5%, 5%
+    expect(index.facts).toContainEqual(['counterfactual credit during RL (mean over steps)', 'noise floor 15.0%; worker calls with non-zero credit: 37.5% in successes, 5.0% in failures']);
+  });
+});
 
 describe('sharp view (CLI)', () => {
   it('prints a loopback URL that serves the run, and stops cleanly on SIGINT', async () => {

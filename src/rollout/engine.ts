@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.ts';
 import type { Episode } from '../data/episode.ts';
+import { mixedHash32 } from '../random/hash.ts';
 import { createWorkerTools } from '../tools/registry.ts';
 import type { Tool, ToolName, ToolOutcome } from '../tools/types.ts';
 import { StepBatcher, type BatchStats } from './batcher.ts';
@@ -41,6 +42,13 @@ export interface RunItem {
   sample: number;
   /** Fresh rollout when absent; replays fix parts of it (replay.ts). */
   plan?: TrajectoryPlan;
+  /**
+   * Sampling stream key: every message generated in this run draws from its own stream, seeded by
+   * (stream, agent, turn), instead of the policy's shared one. Replays of one trajectory under
+   * different masks then share their random numbers (common random numbers), so two coalitions
+   * sample alike wherever their contexts agree. Absent: the policy's stream (fresh rollouts).
+   */
+  stream?: string;
 }
 
 /** What a policy request carries in `meta` (scripted policies read it; the LM ignores it). */
@@ -103,6 +111,16 @@ export async function rollout(policy: Policy, episodes: readonly Episode[], opts
 }
 
 type Generate = (req: PolicyRequest) => Promise<PolicyResponse>;
+
+/**
+ * Seed of one message's sampling stream: (stream, agent, turn). Agents are named by role and
+ * delegation, not by their index in the record, so the worker of delegation k draws the same
+ * numbers in every replay whatever ran before it.
+ */
+export function streamSeed(stream: string, agent: Pick<AgentRecord, 'role' | 'delegation'>, turn: number): number {
+  const who = agent.role === 'planner' ? 'p' : `w${agent.delegation ?? ''}`;
+  return mixedHash32(`${stream}/${who}/${turn}`) | 0;
+}
 
 interface RunContext {
   cfg: RolloutConfig;
@@ -235,6 +253,7 @@ class TrajectoryRun {
       maxNewTokens: cfg.maxNewTokens,
       meta,
     };
+    if (this.item.stream !== undefined) req.seed = streamSeed(this.item.stream, agent, turn);
     if (forcing) {
       req.forcedTokens = [...forcing.message.tokenIds];
       req.maxNewTokens = Math.max(cfg.maxNewTokens, req.forcedTokens.length);
@@ -248,7 +267,7 @@ class TrajectoryRun {
     const { cfg } = this.ctx;
     if (this.delegations >= cfg.maxDelegations) return { ok: false, output: errorText(`delegation limit (${cfg.maxDelegations}) reached`), stop: 'max_delegations' };
     const k = this.delegations++;
-    const p = this.plan.delegation(k);
+    const p = this.plan.delegation(k, subtask);
     if (p.kind === 'fixed') {
       const out: ExecOutcome = { ok: true, output: p.report, masked: p.masked };
       if (p.copy) out.workerAgent = this.b.copyAgent(p.copy.agent, p.copy.messages).id;

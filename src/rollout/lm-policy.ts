@@ -21,6 +21,11 @@ export interface LmPolicyOptions extends SamplingParams {
   prefixMinTokens?: number;
 }
 
+/** Sampling settings at temperature t: greedy (t = 0) ignores top-k and top-p. */
+export function samplingAt(t: number, base: { topK: number; topP: number }): SamplingParams {
+  return { temperature: t, topK: t > 0 ? base.topK : 0, topP: t > 0 ? base.topP : 1 };
+}
+
 /** A PolicyResponse plus whether the context limit cut this turn short (or left no room at all). */
 export interface LmPolicyResponse extends PolicyResponse {
   contextOverflow: boolean;
@@ -50,6 +55,7 @@ export class LmPolicy implements Policy {
       maxNewTokens: budgets[i] as number,
       stop: r.stop,
       forcedTokens: r.forcedTokens,
+      seed: r.seed,
     }));
     const out = await generate(this.model, gen, {
       temperature: this.opts.temperature,

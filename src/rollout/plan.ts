@@ -22,7 +22,8 @@ export type DelegationPlan =
 
 export interface TrajectoryPlan {
   plannerTurn(turn: number): Forcing | undefined;
-  delegation(k: number): DelegationPlan;
+  /** Delegation k with the subtask the planner wrote for it in this run (a replanned one may differ from the record). */
+  delegation(k: number, subtask: string): DelegationPlan;
 }
 
 /** A fresh rollout: everything generated, every delegation runs a worker. */

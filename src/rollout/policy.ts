@@ -17,6 +17,8 @@ export interface PolicyRequest {
   maxNewTokens: number;
   /** When set, the policy must emit exactly these tokens (replay of recorded sampling choices). */
   forcedTokens?: number[];
+  /** A sampling stream of the request's own (replays: common random numbers); absent = the policy's stream. */
+  seed?: number;
   /** Free-form context for scripted policies (the episode, agent index); the LM ignores it. */
   meta?: Record<string, unknown>;
 }

@@ -125,20 +125,48 @@ describe('replay: counterfactual', () => {
     expect(none?.messages.map((m) => m.text)).toEqual(t.messages.map((m) => m.text));
   });
 
-  it('replan: regenerates the planner after the first masked report, reusing recorded reports in order', async () => {
+  it('replan: masking hop 1 changes hop 2\'s subtask, so a worker runs on the new subtask (exact transcript)', async () => {
     const [traj] = await record(twoHop);
     const t = traj as Trajectory;
     const policy = new ScriptedPolicy(twoHop);
     const [r] = await replay(policy, [{ traj: t, episode: handEpisode(), masked: [0] }], { cfg, mode: 'replan', placeholder: PH });
-    const planner = (r as Trajectory).messages.filter((m) => m.agent === 0 && m.chatRole === 'assistant');
-    // turn 0 copied; turn 1 regenerated with the placeholder; delegation 1 still gets its recorded report
-    expect(planner.map((m) => m.text)).toEqual(['<delegate>Who founded Zorvex?</delegate>', `<delegate>In which year was ${PH} born?</delegate>`, '<answer>1950</answer>']);
-    expect(planner[1]?.toolCalls[0]).toEqual({ name: 'delegate', args: `In which year was ${PH} born?`, valid: true, result: '1950', workerAgent: 1 });
-    expect(r?.agents.map((a) => [a.delegation, a.subtask ?? null])).toEqual([[null, null], [1, 'In which year was Alin Marek born?']]);
-    expect(policy.batches).toEqual([1, 1]);
+    const rt = r as Trajectory;
+    // The planner's turn 0 (its first delegation) is copied; everything after it is regenerated.
+    expect(rt.messages.filter((m) => m.chatRole !== 'system').map((m) => [m.agent, m.chatRole, m.text])).toEqual([
+      [0, 'user', 'In which year was the founder of Zorvex born?'],
+      [0, 'assistant', '<delegate>Who founded Zorvex?</delegate>'],
+      [0, 'tool', `<result>${PH}</result>`],
+      [0, 'assistant', `<delegate>In which year was ${PH} born?</delegate>`],
+      // the recorded hop-2 report answered another subtask: a worker runs on this one
+      [1, 'user', `In which year was ${PH} born?`],
+      [1, 'assistant', `<search>In which year was ${PH} born?</search>`],
+      [1, 'tool', '<result>[1] Alin Marek: Alin Marek was born in 1950 in Kelvar.\n[3] Bravo Tull: Bravo Tull was born in 1961 in Osk.</result>'],
+      [1, 'assistant', '<answer>unknown</answer>'],
+      [0, 'tool', '<result>unknown</result>'],
+      [0, 'assistant', '<answer>unknown</answer>'],
+    ]);
+    const calls = rt.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls);
+    expect(calls).toEqual([
+      { name: 'delegate', args: 'Who founded Zorvex?', valid: true, result: PH, masked: true },
+      { name: 'delegate', args: `In which year was ${PH} born?`, valid: true, result: 'unknown', workerAgent: 1 },
+    ]);
+    expect(rt.agents.map((a) => [a.delegation, a.subtask ?? null])).toEqual([[null, null], [1, `In which year was ${PH} born?`]]);
+    // planner turn 1, the worker's two turns, planner turn 2
+    expect(policy.batches).toEqual([1, 1, 1, 1]);
+    expect(rt.finalAnswer).toBe('unknown');
   });
 
-  it('replan: runs a fresh worker only beyond the recorded delegations', async () => {
+  it('replan with nothing masked: the regenerated planner asks the recorded subtasks, so their reports are reused and no worker runs', async () => {
+    const [traj] = await record(twoHop);
+    const t = traj as Trajectory;
+    const policy = new ScriptedPolicy(twoHop);
+    const [r] = await replay(policy, [{ traj: t, episode: handEpisode(), masked: [] }], { cfg, mode: 'replan', placeholder: PH });
+    expect(r?.messages.map((m) => m.text)).toEqual(t.messages.map((m) => m.text));
+    expect(r?.agents.map((a) => [a.delegation, a.subtask ?? null])).toEqual(t.agents.map((a) => [a.delegation, a.subtask ?? null]));
+    expect(policy.batches).toEqual([1, 1]); // planner turns 1 and 2 only
+  });
+
+  it('replan: a changed subtask at a recorded position runs a worker; the recorded report is not reused by position', async () => {
     // This planner re-asks hop one whenever a report is the placeholder.
     const cautious: ScriptFn = (req) => {
       const m = requestMeta(req);
@@ -149,18 +177,19 @@ describe('replay: counterfactual', () => {
     };
     const [traj] = await record(cautious);
     const t = traj as Trajectory;
-    expect(t.agents).toHaveLength(3);
+    expect(t.agents.map((a) => a.subtask ?? null)).toEqual([null, 'Who founded Zorvex?', 'In which year was Alin Marek born?']);
     const [r] = await replay(new ScriptedPolicy(cautious), [{ traj: t, episode: handEpisode(), masked: [0] }], { cfg, mode: 'replan', placeholder: PH });
     const rt = r as Trajectory;
-    // delegation 0: placeholder; 1: recorded report (1950) although the subtask changed; 2: a fresh worker
+    // delegation 0: placeholder; 1: asks hop one again (recorded delegation 1 asked hop two): a worker runs; 2: beyond the record, a worker runs
     const calls = rt.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls);
-    expect(calls.map((c) => [c.args, c.result, c.masked ?? null])).toEqual([
-      ['Who founded Zorvex?', PH, true],
-      ['Who founded Zorvex?', '1950', null],
-      ['In which year was Alin Marek born?', '1950', null],
+    expect(calls.map((c) => [c.args, c.result, c.masked ?? null, c.workerAgent ?? null])).toEqual([
+      ['Who founded Zorvex?', PH, true, null],
+      ['Who founded Zorvex?', 'Alin Marek', null, 1],
+      ['In which year was Alin Marek born?', '1950', null, 2],
     ]);
-    expect(rt.agents.map((a) => a.delegation)).toEqual([null, 1, 2]);
-    expect(rt.agents[2]?.subtask).toBe('In which year was Alin Marek born?');
+    expect(rt.agents.map((a) => [a.delegation, a.subtask ?? null])).toEqual([[null, null], [1, 'Who founded Zorvex?'], [2, 'In which year was Alin Marek born?']]);
+    // the fresh workers generated their messages: none is a copy of a recorded worker's
+    expect(rt.messages.filter((m) => m.agent === 1 && m.chatRole === 'assistant').map((m) => m.text)).toEqual(['<search>Who founded Zorvex?</search>', '<answer>Alin Marek</answer>']);
     expect(rt.finalAnswer).toBe('1950');
   });
 

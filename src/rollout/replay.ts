@@ -7,15 +7,21 @@ import type { AgentRecord, Message, Trajectory } from './types.ts';
 
 /**
  * Counterfactual replays for the credit module, batched across
- * all items in one engine run (one generate call per decoding step for all of them):
+ * all items in one engine run (one generate call per decoding step for all of them). Every
+ * coalition of a trajectory, the one that masks nothing included, goes through the same procedure:
  * - `final`: everything is kept; the reports of the masked delegations are replaced by the placeholder
  *   and only the planner's last message (its final answer) is regenerated.
- * - `replan`: the planner is regenerated from the turn after the first masked delegation on; its k-th
- *   delegation (in order) gets the recorded report of delegation k (the placeholder when k is masked)
- *   without running a worker; a worker runs only for delegations beyond the recorded ones.
+ * - `replan`: the planner is regenerated from the turn after its first delegation on. A delegation
+ *   it makes again reuses the recorded report only when its worker is not masked and the subtask is
+ *   byte-identical to the recorded one; a changed subtask runs a worker (through the same policy, in
+ *   the same batches), and a masked delegation gets the placeholder.
  * - `exact`: no substitution; every message is regenerated under its recorded sampling choices
  *   (`forcedTokens`, or the recorded text for a policy without tokens) and every tool runs again. It
  *   reproduces the trajectory (the determinism check).
+ * With `streamSeed` set, replay r of a trajectory samples from streams keyed by (seed, trajectory,
+ * r, agent, turn) whatever its mask: common random numbers, so that a mask that changes nothing
+ * changes no sample, and the difference between two coalitions comes from the mask alone
+ * (docs/architecture.md, "Credit").
  * Kept workers are copied into the replay (so it stays a complete record); masked delegations have no
  * worker and their call is flagged `masked`.
  */
@@ -26,14 +32,16 @@ export interface ReplayItem {
   episode: Episode;
   /** Delegation indices (0-based, in order of delegation) whose reports are replaced. */
   masked: number[];
-  /** Trajectory id of the replay (default: `${traj.id}~${mode}:${masked}`; `exact` keeps traj.id). */
-  id?: string;
+  /** Which of the n replays of its coalition this is (0-based; default 0): it names the sampling stream. */
+  replica?: number;
 }
 
 export interface ReplayOptions extends EngineOptions {
   mode: ReplayMode;
   /** Report shown to the planner in place of a masked worker's (credit.placeholder). */
   placeholder: string;
+  /** Base of the common random numbers (see above); absent: the policy's own stream. */
+  streamSeed?: number;
 }
 
 /** One executed delegation of a recorded trajectory. */
@@ -85,15 +93,17 @@ function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mo
       throw new Error(`replay ${traj.id}: masked delegation ${k} does not exist (the trajectory has ${recorded.length} delegations)`);
     }
   }
-  // First planner turn that is regenerated.
-  const firstMasked = Math.min(...[...masked].map((k) => (recorded[k] as RecordedDelegation).turn));
-  const from = mode === 'final' ? turns.length - 1 : masked.size === 0 ? turns.length : firstMasked + 1;
+  // First planner turn that is regenerated: the same for every coalition, so v(N) is measured as v(S) is.
+  const first = recorded[0];
+  const from = mode === 'final' ? turns.length - 1 : first ? first.turn + 1 : turns.length;
   return {
     plannerTurn: (t) => (t < from && turns[t] ? { kind: 'copy', message: turns[t] } : undefined),
-    delegation: (k): DelegationPlan => {
+    delegation: (k, subtask): DelegationPlan => {
       const rec = recorded[k];
       if (!rec) return { kind: 'run' };
       if (masked.has(k)) return { kind: 'fixed', report: placeholder, masked: true };
+      // A report answers the subtask it was asked: a regenerated delegation that asks something else gets a worker of its own.
+      if (mode === 'replan' && rec.worker?.subtask !== subtask) return { kind: 'run' };
       const plan: DelegationPlan = { kind: 'fixed', report: rec.report, masked: rec.masked };
       if (rec.worker) plan.copy = { agent: rec.worker, messages: workerMessages(traj, rec.worker) };
       return plan;
@@ -101,9 +111,11 @@ function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mo
   };
 }
 
+/** Trajectory id of a replay: `${traj.id}~${mode}:${masked}` (`#r` for replica r > 0); `exact` keeps traj.id. */
 export function replayId(item: ReplayItem, mode: ReplayMode): string {
-  if (item.id !== undefined) return item.id;
-  return mode === 'exact' ? item.traj.id : `${item.traj.id}~${mode}:${[...item.masked].sort((a, b) => a - b).join(',')}`;
+  if (mode === 'exact') return item.traj.id;
+  const r = item.replica ?? 0;
+  return `${item.traj.id}~${mode}:${[...item.masked].sort((a, b) => a - b).join(',')}${r > 0 ? `#${r}` : ''}`;
 }
 
 /** Replays every item in one batched engine run; results in item order. */
@@ -112,7 +124,9 @@ export async function replay(policy: Policy, items: readonly ReplayItem[], opts:
     if (item.traj.episodeId !== item.episode.id) throw new Error(`replay ${item.traj.id}: trajectory is of episode ${item.traj.episodeId}, not ${item.episode.id}`);
     const recorded = recordedDelegations(item.traj);
     const plan = opts.mode === 'exact' ? exactPlan(item.traj, recorded) : counterfactualPlan(item, recorded, opts.mode, opts.placeholder);
-    return { id: replayId(item, opts.mode), episode: item.episode, sample: item.traj.sample, plan };
+    const run: RunItem = { id: replayId(item, opts.mode), episode: item.episode, sample: item.traj.sample, plan };
+    if (opts.streamSeed !== undefined && opts.mode !== 'exact') run.stream = `${opts.streamSeed}:${item.traj.id}#${item.replica ?? 0}`;
+    return run;
   });
   const { trajectories } = await runTrajectories(policy, runItems, opts);
   return trajectories;

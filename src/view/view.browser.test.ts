@@ -205,7 +205,7 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     const rows = page.locator('[data-testid=ablation-table] tbody tr');
     await expect.poll(() => rows.count()).toBe(2);
     const cells = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent)));
-    expect(cells.map((c) => c[0])).toEqual([METHOD_LABELS.none, METHOD_LABELS.loo]);
+    expect(cells.map((c) => c[0])).toEqual([METHOD_LABELS.broadcast, METHOD_LABELS.loo]);
     expect(cells.map((c) => c[3])).toEqual(abl.summaries.map((s) => `${s.mean.toFixed(3)} ± ${s.std.toFixed(3)}`));
     const chart = page.locator('[data-testid=chart-ablation]');
     await expect.poll(() => chart.getAttribute('data-rendered')).toBe('yes');

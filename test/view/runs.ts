@@ -65,7 +65,7 @@ export async function ablationRun(root: string): Promise<string> {
       'rollout: {groupSize: 2, maxNewTokens: 32, maxContext: 768, search: {snippet: 1}}',
       'eval: {temperature: 1}',
       'train: {steps: 1, batchQuestions: 1, lr: 0.0002, microBatch: 16, checkpointEvery: 10, sft: {steps: 0}}',
-      `ablation: {methods: [none, loo], seeds: [0], out: ${out}}`,
+      `ablation: {methods: [broadcast, loo], seeds: [0], out: ${out}}`,
       '',
     ].join('\n'),
   );

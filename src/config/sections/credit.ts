@@ -3,9 +3,13 @@ import { z } from 'zod';
 /** Per-agent credit (SHARP and "Who Gets the Reward & Who Gets the Blame?"). */
 export const creditSection = z
   .strictObject({
-    method: z.enum(['loo', 'shapley', 'none']).default('loo').describe('loo: SHARP leave-one-out counterfactuals; shapley: exact (K<=6) or sampled Shapley; none: broadcast only.'),
-    replayMode: z.enum(['final', 'replan']).default('final').describe('final: regenerate only the answer after masking; replan: regenerate the planner from the masked report on.'),
-    replays: z.number().int().positive().default(1).describe('Counterfactual replays averaged per coalition.'),
+    method: z
+      .enum(['loo', 'shapley', 'broadcast', 'matpo'])
+      .default('loo')
+      .describe('loo: SHARP leave-one-out counterfactual credit per worker; shapley: exact (K<=6) or sampled Shapley; broadcast: the accuracy reward, identical for every agent (nothing per agent); matpo: MATPO\'s reward, accuracy + tool-format validity of the whole trajectory, broadcast (credit.matpo).'),
+    replayMode: z.enum(['final', 'replan']).default('final').describe('final: regenerate only the planner\'s answer; replan: regenerate the planner after its first delegation, running a worker for every subtask that changed. Every coalition, nothing masked included, is replayed the same way.'),
+    replays: z.number().int().positive().default(1).describe('Replays averaged per coalition, v(N) included (the SHARP n); replay r of every coalition shares sampling stream r.'),
+    replayTemperature: z.number().min(0).max(10).nullable().default(null).describe('Sampling temperature of the counterfactual replays; null = rollout.temperature; 0 = greedy, which makes v(S) exact for a given context.'),
     placeholder: z.string().default('[no report]').describe('Text that replaces a masked worker report.'),
     shapleyExactMaxWorkers: z.number().int().min(1).max(10).default(6).describe('Exact Shapley up to this many workers, permutation sampling beyond.'),
     shapleyPermutations: z.number().int().positive().default(32).describe('Permutations sampled when Shapley is not exact.'),
@@ -14,11 +18,19 @@ export const creditSection = z
     f1Threshold: z.number().min(0).max(1).default(0.5).describe('F1 needed for success when success = f1.'),
     weights: z
       .strictObject({
-        broadcast: z.number().default(1.0).describe('w_b: weight of the broadcast accuracy reward.'),
-        marginal: z.number().default(0.9).describe('w_mc: weight of the marginal (LOO/Shapley) credit.'),
-        tool: z.number().default(0.1).describe('w_tool: weight of the tool-validity reward.'),
+        broadcast: z.number().default(0.9).describe('alpha (w_b): weight of the broadcast accuracy reward in loo / shapley (SHARP: 0.9).'),
+        marginal: z.number().default(0.9).describe('beta (w_mc): weight of the marginal (LOO / Shapley) credit (SHARP: 0.9).'),
+        tool: z.number().default(0.1).describe('gamma (w_tool): weight of the per-agent tool-validity reward (SHARP: 0.1).'),
       })
-      .prefault({}),
+      .prefault({})
+      .describe('SHARP\'s per-agent reward R = alpha R_b + beta R_mc + gamma R_tool (loo and shapley only).'),
+    matpo: z
+      .strictObject({
+        accuracy: z.number().default(1.0).describe('Weight of the accuracy reward (MATPO: 1.0).'),
+        format: z.number().default(0.1).describe('Weight of the tool-format validity of the whole trajectory (MATPO: 0.1).'),
+      })
+      .prefault({})
+      .describe('MATPO\'s reward (method matpo), broadcast to every agent.'),
     toolGate: z.boolean().default(false).describe('Count the tool reward only when the outcome succeeded.'),
     noToolCallsValue: z.number().min(0).max(1).default(0).describe('R_tool of an agent that made no tool calls.'),
     messageLevel: z.boolean().default(false).describe('Split each agent credit into signed per-message shares (judge labels); sharp train gives each message its own advantage from its share.'),

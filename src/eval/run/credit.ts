@@ -33,7 +33,8 @@ export interface EpisodeCredit {
  * credit.judge names (`score` serves the llm judge).
  */
 export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[], records?: GroupRecord[], score?: CandidateScorer): Promise<EpisodeCredit[]> {
-  const replays = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder });
+  // Evaluation replays share one fixed base of common random numbers: trajectory ids tell the streams apart.
+  const replays = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder, streamSeed: 0 });
   const judged = judgeOptions(cfg, policy, getProtocol(engine.cfg.protocol), engine.cfg.maxNewTokens, score);
   const recorder = records ? new ReplayRecorder(replays) : undefined;
   const runner = recorder?.runner ?? replays;
@@ -43,7 +44,7 @@ export async function creditOf(policy: Policy, engine: EngineOptions, cfg: Credi
     const r = await computeCredits([traj], eps[i], runner, cfg, judged);
     if (records && recorder) records.push(groupRecord(eps[i], [traj], r, recorder, cfg));
     const t = r.trajectories[0];
-    const summary: TrajectoryCreditSummary = { trajectoryId: t.trajectoryId, deltas: [...t.deltas] };
+    const summary: TrajectoryCreditSummary = { trajectoryId: t.trajectoryId, deltas: [...t.deltas], success: t.success, noise: t.noise };
     if (t.efficiencyResidual !== undefined) summary.efficiencyResidual = t.efficiencyResidual;
     out.push({ summary, credits: r.credits, pairs: r.pairs });
   }
@@ -52,7 +53,7 @@ export async function creditOf(policy: Policy, engine: EngineOptions, cfg: Credi
 
 const lineSchema = z.object({
   key: z.string(),
-  summary: z.object({ trajectoryId: z.string(), deltas: z.array(z.number()), efficiencyResidual: z.number().optional() }),
+  summary: z.object({ trajectoryId: z.string(), deltas: z.array(z.number()), efficiencyResidual: z.number().optional(), success: z.number().optional(), noise: z.number().optional() }),
   credits: z.array(
     z.object({
       trajectoryId: z.string(),

@@ -63,14 +63,21 @@ describe('scripted expert', () => {
     expect(first.finalAnswer).toBe(gold);
 
     // Through the replay API (replan, saboteur masked): the planner re-delegates hop 1 with the
-    // placeholder, but delegation 2 keeps its recorded report, so the final answer is that report.
+    // placeholder in its subtask; that subtask is not the recorded one, so a worker runs on it.
     const [masked] = await replay(expertPolicy({ steps: sabotage }), [{ traj: latest, episode: ep, masked: [1] }], { cfg, mode: 'replan', placeholder: '[no report]' });
     const calls = masked?.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls) ?? [];
     expect(calls[2]?.args).toContain('[no report]');
     expect(calls.map((c) => c.masked ?? false)).toEqual([false, true, false]);
-    expect(masked?.finalAnswer).toBe(latest.agents[3]?.answer);
-    // Masking the first (correct) worker instead, under trust-first, makes the planner use the saboteur.
+    const rerun = masked?.agents.find((a) => a.delegation === 2);
+    expect(rerun?.subtask).toBe(calls[2]?.args);
+    expect(calls[2]?.result).toBe(rerun?.answer);
+    // Masking the first (correct) worker instead, under trust-first: the planner trusts the first
+    // hop-0 report, now the placeholder, so its hop-1 subtask names nobody; a worker runs on it and
+    // cannot answer.
     const [lost] = await replay(expertPolicy({ steps: sabotage, trust: 'first' }), [{ traj: first, episode: ep, masked: [0] }], { cfg, mode: 'replan', placeholder: '[no report]' });
-    expect(lost?.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls).map((c) => c.result)).toEqual(['[no report]', 'Nobody Atall', first.agents[3]?.answer]);
+    const lostCalls = lost?.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls) ?? [];
+    expect(lostCalls.map((c) => c.result)).toEqual(['[no report]', 'Nobody Atall', 'unknown']);
+    expect(lostCalls[2]?.args).toContain('[no report]');
+    expect(lost?.finalAnswer).not.toBe(gold);
   });
 });

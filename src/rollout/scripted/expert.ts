@@ -1,7 +1,7 @@
 import type { Episode } from '../../data/episode.ts';
 import { arithmeticExpression, extractAnswer, parseHopQuestion, substituteRefs } from '../../data/synth/reader.ts';
 import { fill, RELATIONS, type RelationId } from '../../data/synth/relations.ts';
-import { fnv1a32 } from '../../random/hash.ts';
+import { mixedHash32 } from '../../random/hash.ts';
 import { requestMeta, type RequestMeta } from '../engine.ts';
 import type { PolicyRequest } from '../policy.ts';
 import { PROTOCOLS } from '../protocol/index.ts';
@@ -66,11 +66,8 @@ export const NO_FAILURES: ExpertFailures = { noSearch: 0, distractor: 0, redunda
 
 /** FNV-1a of the key, as a uniform number in [0, 1). */
 function uniform(key: string): number {
-  let h = fnv1a32(key);
-  // One more avalanche round: consecutive keys differ in their last characters only.
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
-  return ((h ^ (h >>> 16)) >>> 0) / 2 ** 32;
+  // Mixed: consecutive keys differ in their last characters only.
+  return mixedHash32(key) / 2 ** 32;
 }
 
 /** Whether the failure `what` happens for (episode, which) at rate `p`. */

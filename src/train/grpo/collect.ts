@@ -7,9 +7,9 @@ import { getProtocol } from '../../rollout/protocol/index.ts';
 import { groupRecord, ReplayRecorder, type GroupRecord } from '../../credit/record.ts';
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { Episode } from '../../data/episode.ts';
-import { LmPolicy } from '../../rollout/lm-policy.ts';
+import { LmPolicy, samplingAt } from '../../rollout/lm-policy.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
-import type { Rng } from '../../random/rng.ts';
+import { Rng } from '../../random/rng.ts';
 import { rollout, type EngineOptions } from '../../rollout/engine.ts';
 import type { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { collectMetrics, trainRecord } from './collect-output.ts';
@@ -34,19 +34,25 @@ export interface CollectSetup {
 export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: CausalLM, rng: Rng) => Promise<Collected> {
   const r = setup.rollout;
   return async (episodes, model, rng) => {
-    const policy = new LmPolicy(model, setup.tokenizer, { temperature: r.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng });
+    // The credit stage's own stream, one draw per step whatever the method: the rollouts sample the
+    // same in every arm of an ablation until the updates differ (docs/architecture.md, "Credit").
+    const creditSeed = rng.int(0, 0x7fffffff);
+    const creditRng = new Rng(creditSeed);
+    const c = setup.credit;
+    const policy = new LmPolicy(model, setup.tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng });
+    const replayPolicy = new LmPolicy(model, setup.tokenizer, { ...samplingAt(c.replayTemperature ?? r.temperature, r), maxContext: r.maxContext, rng: creditRng.fork() });
+    const judgePolicy = new LmPolicy(model, setup.tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng: creditRng.fork() });
     const engine: EngineOptions = { cfg: r, tools: setup.tools, agents: r.agents };
     const t0 = performance.now();
     const run = await rollout(policy, episodes, engine);
     const t1 = performance.now();
-    const replays = engineReplayRunner(policy, engine, { replayMode: setup.credit.replayMode, placeholder: setup.credit.placeholder });
+    const replays = engineReplayRunner(replayPolicy, engine, { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: creditSeed });
     // The viewer's sample keeps the replayed answers behind v(S) (src/credit/record.ts).
     const recorder = setup.credit.recordGroups > 0 ? new ReplayRecorder(replays) : undefined;
     const runner = recorder?.runner ?? replays;
     const recorded: GroupRecord[] = [];
     // credit.messageLevel / credit.failurePairs: the judge, agent context and resampler over this step's policy.
-    const c = setup.credit;
-    const extra = judgeOptions(c, policy, getProtocol(r.protocol), r.maxNewTokens, c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined);
+    const extra = judgeOptions(c, judgePolicy, getProtocol(r.protocol), r.maxNewTokens, c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined);
     const groups: GroupResult[] = [];
     const pairs: PreferencePair[] = [];
     const summaries = [];
@@ -54,8 +60,8 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
     let cached = 0;
     for (const episode of episodes) {
       const trajectories = run.trajectories.filter((t) => t.episodeId === episode.id);
-      // Permutation sampling (Shapley beyond the exact limit) draws from the run's RNG: reproducible on resume.
-      const res = await computeCredits(trajectories, episode, runner, setup.credit, { ...extra, rng });
+      // Permutation sampling (Shapley beyond the exact limit) draws from the credit stream: reproducible on resume.
+      const res = await computeCredits(trajectories, episode, runner, c, { ...extra, rng: creditRng });
       groups.push({ trajectories, credits: res.credits, ...(res.messageRewards.length > 0 ? { messageRewards: res.messageRewards } : {}) });
       pairs.push(...res.pairs);
       summaries.push(...res.trajectories);

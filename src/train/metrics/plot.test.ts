@@ -104,6 +104,7 @@ describe('chart rendering (headless sharp plot)', () => {
     expect(names('reward/marginal/worker')).toEqual(['reward-parts']);
     expect(names('rollout/invalid_calls')).toEqual(['invalid-calls']);
     expect(names('heldout/accuracy')).toEqual(['accuracy']);
+    expect(['credit/noise_floor', 'credit/nonzero_success', 'credit/nonzero_failure'].map(names)).toEqual([['credit-signal'], ['credit-signal'], ['credit-signal']]);
   });
 });
 

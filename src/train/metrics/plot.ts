@@ -32,6 +32,9 @@ export const CHARTS: readonly ChartDef[] = [
   { name: 'credit', title: 'Credit per role', match: (k) => /^credit\/(planner|worker)$/.test(k) },
   // Fractions of worker calls with Delta > 0, = 0, < 0 (SHARP's analysis; credit/report.ts).
   { name: 'worker-calls', title: 'Worker calls: helpful / neutral / harmful', match: (k) => /^credit\/(helpful|neutral|harmful)$/.test(k), fraction: true, colors: { 'credit/helpful': '#2e7d32', 'credit/neutral': '#9e9e9e', 'credit/harmful': '#c0392b' } },
+  // How much of the counterfactual credit is signal: the replay noise floor (full-coalition replays that
+  // disagree with the recorded outcome) beside the share of worker calls with non-zero credit (credit/report.ts).
+  { name: 'credit-signal', title: 'Counterfactual credit: noise floor and non-zero credit', match: (k) => /^credit\/(noise_floor|nonzero_success|nonzero_failure)$/.test(k), fraction: true },
   { name: 'invalid-calls', title: 'Invalid tool calls (fraction of calls)', match: (k) => k === 'rollout/invalid_calls', fraction: true },
 ];
 
