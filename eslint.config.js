@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'runs/', 'checkpoints/', 'bench/', 'native/build/', 'dist/', 'src/view/built/', 'test-artifacts/'] },
+  { ignores: ['node_modules/', 'runs/', 'checkpoints/', 'bench/', 'native/build/', 'dist/', 'src/view/built/', 'src/tools/built/', 'test-artifacts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,7 +8,7 @@ import type { BenchRow, BenchSection } from './bench/types.ts';
 /**
  * `npm run bench`: prints backend, threads and a table, writes bench/results.json
  * atomically. Sections live in scripts/bench/<name>.ts; add one by appending to SECTIONS.
- * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,rollout,native,prefix,optimizer.
+ * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,rollout,native,prefix,optimizer,distributed,tools.
  */
 // Each section is imported lazily, so one that cannot load (say, a native addon not built) fails alone.
 const SECTIONS: BenchSection[] = [
@@ -18,6 +18,7 @@ const SECTIONS: BenchSection[] = [
   { name: 'prefix', run: async (quick) => (await import('./bench/prefix.ts')).benchPrefix(quick) },
   { name: 'optimizer', run: async (quick) => (await import('./bench/optimizer.ts')).benchOptimizer(quick) },
   { name: 'distributed', run: async (quick) => (await import('./bench/distributed.ts')).benchDistributed(quick) },
+  { name: 'tools', run: async (quick) => (await import('./bench/tools.ts')).benchTools(quick) },
 ];
 
 function flag(name: string): string | undefined {

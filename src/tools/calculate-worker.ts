@@ -1,10 +1,11 @@
-import { parentPort } from 'node:worker_threads';
-import { calculate } from './calculate.ts';
+import { calculate } from './calculate-core.ts';
+import { hostPort } from './worker-port.ts';
 
 /**
- * Worker-thread entry of the `calculate` tool (started by calculate.ts): builds the locked mathjs
- * instance once and evaluates one expression per message, so a huge or endless evaluation costs
- * this worker (killed at its deadline or by its heap limit), never the host.
+ * Entry of the `calculate` tool's worker (hosted by calculate.ts, run from its build in
+ * src/tools/built/): builds the locked mathjs instance once and evaluates one expression per
+ * message, so a huge or endless evaluation costs this worker (killed at its deadline or by its heap
+ * limit), never the host.
  */
 
 export interface CalculateRequest {
@@ -12,11 +13,11 @@ export interface CalculateRequest {
   expression: string;
 }
 
-const port = parentPort;
-if (!port) throw new Error('calculate-worker: must run in a worker thread');
-// Build the instance before saying ready: the first call's deadline must not include mathjs setup.
+const port = hostPort('calculate-worker');
+// Build the instance and its parser before saying ready: the first call's deadline must not
+// include mathjs setup.
 calculate('1');
-port.on('message', (req: CalculateRequest) => {
+port.onMessage((req: CalculateRequest) => {
   let outcome;
   try {
     outcome = { ok: true, output: calculate(req.expression) };
@@ -24,6 +25,6 @@ port.on('message', (req: CalculateRequest) => {
     const msg = e instanceof Error ? e.message : String(e);
     outcome = { ok: false, output: `calculate error: ${msg.split('\n')[0]}` };
   }
-  port.postMessage({ id: req.id, outcome });
+  port.post({ id: req.id, outcome });
 });
-port.postMessage({ ready: true });
+port.post({ ready: true });

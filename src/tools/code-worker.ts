@@ -1,11 +1,12 @@
-import { parentPort } from 'node:worker_threads';
 import { getQuickJS } from 'quickjs-emscripten';
 import { runInQuickJS, type CodeOptions } from './sandbox.ts';
+import { hostPort } from './worker-port.ts';
 
 /**
- * Worker-thread entry of the `code` tool (started by code.ts). It loads the QuickJS WASM module once
- * and runs one program per message. Running here, not on the main thread, lets the host kill a
- * program that QuickJS's own interrupt handler cannot stop in time (see code.ts).
+ * Entry of the `code` tool's worker thread (hosted by code.ts, run from its build in
+ * src/tools/built/). It loads the QuickJS WASM module once and runs one program per message.
+ * Running here, not on the main thread, lets the host kill a program that QuickJS's own interrupt
+ * handler cannot stop in time (see code.ts).
  */
 
 export interface CodeRequest {
@@ -14,11 +15,10 @@ export interface CodeRequest {
   opts: CodeOptions;
 }
 
-const port = parentPort;
-if (!port) throw new Error('code-worker: must run in a worker thread');
+const port = hostPort('code-worker');
 const qjs = await getQuickJS();
-port.on('message', (req: CodeRequest) => {
+port.onMessage((req: CodeRequest) => {
   const { recycle, ...outcome } = runInQuickJS(qjs, req.code, req.opts);
-  port.postMessage({ id: req.id, outcome, recycle });
+  port.post({ id: req.id, outcome, recycle });
 });
-port.postMessage({ ready: true });
+port.post({ ready: true });

@@ -1,6 +1,7 @@
 import type { Tool, ToolOutcome } from './types.ts';
 import type { CodeOptions } from './sandbox.ts';
 import type { CodeRequest } from './code-worker.ts';
+import { builtWorkerUrl } from './build.ts';
 import { WorkerHost } from './worker-host.ts';
 
 export type { CodeOptions } from './sandbox.ts';
@@ -22,9 +23,10 @@ const HARD_KILL_SLACK_MS = 250;
 
 class SandboxHost {
   private readonly host = new WorkerHost<Omit<CodeRequest, 'id'>>({
-    entry: new URL('./code-worker.ts', import.meta.url),
+    entry: builtWorkerUrl('code-worker'),
     errorPrefix: 'code error',
-    resourceLimits: { stackSizeMb: 8 },
+    // A thread suffices: the program's memory is QuickJS's, inside the WASM heap it limits itself.
+    isolation: { kind: 'thread', resourceLimits: { stackSizeMb: 8 } },
   });
 
   get started(): number {

@@ -13,9 +13,9 @@ const SLOW_START_MS = 31_000;
 describe('WorkerHost start', () => {
   process.env.SLOW_START_MS = String(SLOW_START_MS); // a worker thread gets a copy of the environment when it starts
   const host = new WorkerHost<{ text: string }>({
-    entry: new URL('../../test/tools/slow-start-worker.ts', import.meta.url),
+    entry: new URL('../../test/tools/slow-start-worker.mjs', import.meta.url),
     errorPrefix: 'echo error',
-    resourceLimits: { stackSizeMb: 8 },
+    isolation: { kind: 'thread', resourceLimits: { stackSizeMb: 8 } },
   });
   afterAll(() => host.close());
 
@@ -28,4 +28,28 @@ describe('WorkerHost start', () => {
     expect(await host.run({ text: 'b' }, 5_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo b' });
     expect(host.started).toBe(1);
   }, 120_000);
+});
+
+describe('WorkerHost in a child process', () => {
+  const host = new WorkerHost<{ text: string }>({
+    entry: new URL('../../test/tools/fatal-alloc-worker.mjs', import.meta.url),
+    errorPrefix: 'echo error',
+    isolation: { kind: 'process', heapMb: 128 },
+  });
+  afterAll(() => host.close());
+
+  it('answers a V8 fatal allocation error in the worker as a tool error; the host lives on and restarts it once', async () => {
+    expect(await host.run({ text: 'a' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo a' });
+    // In a worker thread this allocation ends the host process itself.
+    expect(await host.run({ text: 'grow' }, 60_000, 'echo error: timeout')).toEqual({ ok: false, output: 'echo error: sandbox crashed: out of memory' });
+    expect(await host.run({ text: 'b' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo b' });
+    expect(host.started).toBe(2);
+  }, 120_000);
+
+  it('says which file is missing when a worker entry was not built', async () => {
+    const missing = new WorkerHost<{ text: string }>({ entry: new URL('../../test/tools/no-such-worker.mjs', import.meta.url), errorPrefix: 'echo error', isolation: { kind: 'process', heapMb: 64 } });
+    const r = await missing.run({ text: 'a' }, 1000, 'echo error: timeout');
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/^echo error: sandbox unavailable: \/.*\/test\/tools\/no-such-worker\.mjs is missing \(run npm run build:tools\)$/);
+  });
 });

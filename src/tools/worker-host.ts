@@ -1,53 +1,68 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { ToolOutcome } from './types.ts';
 
 /**
- * One long-lived worker thread that runs tool jobs one at a time, in call order, under a hard
- * wall-clock deadline and V8 heap limits (Node's worker_threads `resourceLimits`). A job that runs
- * past its deadline, exhausts the worker's heap or crashes it is answered with an error outcome; the
- * worker is terminated and a fresh one starts on the next call. Nothing a job does can stop the host
- * process: V8 aborts only the worker isolate when its own heap is full, and `terminate()` stops
- * synchronous JavaScript and WASM alike (https://nodejs.org/api/worker_threads.html#workerterminate).
+ * One long-lived worker that runs tool jobs one at a time, in call order, under a hard wall-clock
+ * deadline and a heap limit. A job that runs past its deadline, exhausts the worker's heap or
+ * crashes it is answered with an error outcome; the worker is killed and a fresh one starts at once,
+ * so the next call finds it (nearly) ready.
  *
- * The worker entry must post `{ ready: true }` once loaded, then answer each `{ id, ...request }`
- * with `{ id, outcome, recycle? }`. The worker's stdout and stderr are captured, not passed to the
- * host's: a WASM abort message (emscripten prints it) is reported in the outcome, never on the console.
+ * The worker is a thread (worker_threads with `resourceLimits`) or a child process. A thread is
+ * cheaper, but V8 ends the whole process, not only the thread, when a single allocation fails (a
+ * large array or hash table grown past the heap, a string or BigInt of the maximum size): a tool that
+ * runs arbitrary library code on model input (`calculate`) therefore runs in a child process, whose
+ * fatal error is only its own exit. `terminate()` or SIGKILL stops synchronous JavaScript and WASM
+ * alike (https://nodejs.org/api/worker_threads.html#workerterminate).
+ *
+ * The entry is a plain JavaScript ES module (the tools' entries are built to src/tools/built/ by
+ * build.ts): a new worker loads one file, with no TypeScript loader. It must post `{ ready: true }`
+ * once loaded, then answer each `{ id, ...request }` with `{ id, outcome, recycle? }` (worker-port.ts).
+ * The worker's stdout and stderr are captured, not passed to the host's: a WASM abort or a V8 fatal
+ * error message is reported in the outcome, never on the console.
  */
 
 /**
- * Longest wait for a new worker to load tsx and its module. It takes ~1 s on a busy 2-core machine,
- * but past 30 s when the cores are shared with training jobs; an agent's call must get the tool's
- * answer however long the start took (a start given up on would answer "sandbox unavailable", so a
- * rollout's tool results, and every token after them, would depend on the machine's load). The
- * limit only catches a worker that hangs while loading: one that fails reports 'error' or 'exit'.
+ * Longest wait for a new worker to load its module: ~0.3 s idle, seconds when the cores are shared
+ * with training jobs. An agent's call must get the tool's answer however long the start took (a
+ * start given up on would answer "sandbox unavailable", so a rollout's tool results, and every token
+ * after them, would depend on the machine's load). The limit only catches a worker that hangs while
+ * loading: one that fails reports 'error' or 'exit'.
  */
 const START_TIMEOUT_MS = 600_000;
+/** Tail of a child process's stderr kept to name its crash (V8 prints its fatal error there). */
+const STDERR_TAIL_CHARS = 4096;
 
 /** `recycle`: the worker answered but must not be reused (it left state it could not free). */
 type Reply = { id: number; outcome: ToolOutcome; recycle?: boolean } | { ready: true };
 
+export type Isolation =
+  | { kind: 'thread'; resourceLimits: ResourceLimits }
+  /** `heapMb`: the child's V8 old-space limit (--max-old-space-size). */
+  | { kind: 'process'; heapMb: number };
+
 export interface WorkerHostOptions {
-  /** The worker's TypeScript entry module. */
+  /** The worker's entry: a plain JavaScript ES module. */
   entry: URL;
   /** Prefix of every error outcome this host produces, e.g. 'code error'. */
   errorPrefix: string;
-  resourceLimits: ResourceLimits;
+  isolation: Isolation;
 }
 
-/**
- * The worker runs TypeScript, so it starts through tsx's ESM API exactly as bin/sharp.js does. The
- * module path comes from tsx's `esm/api` export (import condition) next to its main loader.
- */
-function bootstrapSource(entry: URL): string {
-  const require = createRequire(import.meta.url);
-  const apiPath = join(dirname(require.resolve('tsx')), 'esm', 'api', 'index.mjs');
-  if (!existsSync(apiPath)) throw new Error(`tsx ESM API not found at ${apiPath}`);
-  const tsxApi = pathToFileURL(apiPath).href;
-  return `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`;
+/** What the host needs of a worker, thread or process alike. */
+interface Channel {
+  post(message: unknown): void;
+  on(event: 'message', f: (m: Reply) => void): void;
+  off(event: 'message', f: (m: Reply) => void): void;
+  /** `reason`: in words, why the worker stopped (crash or exit). Called at most once. */
+  onDown(f: (reason: string) => void): () => void;
+  kill(): Promise<void>;
+  /** An idle worker must not keep the process alive (the CLI exits when its work is done)... */
+  unref(): void;
+  /** ...but one running a job, or being killed, must (the caller awaits it). */
+  ref(): void;
 }
 
 /** First line of a worker error, in words the agent can read. */
@@ -58,9 +73,108 @@ function describeCrash(e: Error): string {
   return /^Aborted\(/.test(first) ? 'the sandbox runtime aborted' : first;
 }
 
+function threadChannel(entry: URL, resourceLimits: ResourceLimits): Channel {
+  const w = new Worker(entry, { resourceLimits, stdout: true, stderr: true });
+  // Drained and dropped: tool output travels in messages, and a crash is reported by its error.
+  w.stdout.resume();
+  w.stderr.resume();
+  // A crash after the host stopped listening (while idle or killed) must not become an unhandled 'error' event.
+  w.on('error', () => undefined);
+  return {
+    post: (m) => w.postMessage(m),
+    on: (_e, f) => w.on('message', f),
+    off: (_e, f) => w.off('message', f),
+    onDown: (f) => {
+      let fired = false;
+      const once = (reason: string) => {
+        if (fired) return;
+        fired = true;
+        f(reason);
+      };
+      const onError = (e: Error) => once(`sandbox crashed: ${describeCrash(e)}`);
+      const onExit = (c: number) => once(`sandbox exited with code ${c}`);
+      w.on('error', onError);
+      w.on('exit', onExit);
+      return () => {
+        w.off('error', onError);
+        w.off('exit', onExit);
+      };
+    },
+    kill: async () => {
+      await w.terminate();
+    },
+    unref: () => w.unref(),
+    ref: () => w.ref(),
+  };
+}
+
+/** The words for a child process that stopped: V8's fatal errors (heap, invalid size) are memory. */
+function describeExit(code: number | null, signal: NodeJS.Signals | null, stderr: string): string {
+  if (/heap out of memory|invalid (table |array )?(size|length)|Allocation failed|out of memory/i.test(stderr)) return 'sandbox crashed: out of memory';
+  if (signal !== null) return `sandbox crashed: killed by ${signal}`;
+  return `sandbox exited with code ${code}`;
+}
+
+function processChannel(entry: URL, heapMb: number): Channel {
+  const env = { ...process.env };
+  // The child is plain JavaScript: it needs none of the parent's loader flags (tsx, vitest).
+  delete env.NODE_OPTIONS;
+  const child: ChildProcess = fork(fileURLToPath(entry), [], {
+    execArgv: [`--max-old-space-size=${heapMb}`],
+    env,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    serialization: 'advanced',
+  });
+  let stderr = '';
+  child.stdout?.resume();
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (s: string) => {
+    stderr = (stderr + s).slice(-STDERR_TAIL_CHARS);
+  });
+  // A failed spawn or a send to a dead child reports 'error'; the exit that follows says what happened.
+  child.on('error', () => undefined);
+  let exited: Promise<void> | undefined = new Promise((resolve) => child.once('exit', () => resolve()));
+  return {
+    post: (m) => {
+      child.send(m as never, (err) => {
+        // The child died between the check and the send: its 'exit' answers the job.
+        void err;
+      });
+    },
+    on: (_e, f) => child.on('message', f),
+    off: (_e, f) => child.off('message', f),
+    onDown: (f) => {
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+        // stderr may still be arriving after 'exit'; 'close' follows once the pipes are drained.
+        child.once('close', () => f(describeExit(code, signal, stderr)));
+      };
+      if (child.exitCode !== null || child.signalCode !== null) {
+        queueMicrotask(() => f(describeExit(child.exitCode, child.signalCode, stderr)));
+        return () => undefined;
+      }
+      child.once('exit', onExit);
+      return () => child.off('exit', onExit);
+    },
+    kill: async () => {
+      child.ref();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+      exited = undefined;
+    },
+    unref: () => {
+      child.unref();
+      child.channel?.unref();
+    },
+    ref: () => {
+      child.ref();
+      child.channel?.ref();
+    },
+  };
+}
+
 export class WorkerHost<Req extends object> {
-  private worker: Worker | undefined;
-  private starting: Promise<Worker> | undefined;
+  private worker: Channel | undefined;
+  private starting: Promise<Channel> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private nextId = 0;
   /** Workers started so far (tests check that a kill leads to exactly one restart). */
@@ -78,37 +192,36 @@ export class WorkerHost<Req extends object> {
     return job;
   }
 
-  private start(): Promise<Worker> {
-    this.starting ??= new Promise<Worker>((resolve, reject) => {
-      const w = new Worker(bootstrapSource(this.opts.entry), { eval: true, resourceLimits: this.opts.resourceLimits, stdout: true, stderr: true });
-      // Drained and dropped: tool output travels in messages, and a crash is reported by its error.
-      w.stdout.resume();
-      w.stderr.resume();
+  private spawn(): Channel {
+    const { entry, isolation } = this.opts;
+    if (entry.protocol === 'file:' && !existsSync(fileURLToPath(entry))) throw new Error(`${fileURLToPath(entry)} is missing (run npm run build:tools)`);
+    return isolation.kind === 'thread' ? threadChannel(entry, isolation.resourceLimits) : processChannel(entry, isolation.heapMb);
+  }
+
+  private start(): Promise<Channel> {
+    this.starting ??= new Promise<Channel>((resolve, reject) => {
+      const w = this.spawn();
       this.started++;
       const timer = setTimeout(() => {
-        void w.terminate();
+        void w.kill();
         reject(new Error(`worker did not start within ${START_TIMEOUT_MS} ms`));
       }, START_TIMEOUT_MS);
-      const fail = (e: unknown) => {
+      const offDown = w.onDown((reason) => {
         clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      };
-      w.once('error', fail);
-      w.once('exit', (c) => fail(new Error(`worker exited with code ${c} while starting`)));
-      w.once('message', (m: Reply) => {
+        reject(new Error(`${reason} while starting`));
+      });
+      const onReady = (m: Reply) => {
         clearTimeout(timer);
-        w.removeAllListeners('error');
-        w.removeAllListeners('exit');
-        // An idle worker must not keep the process alive (the CLI exits when its work is done).
+        offDown();
+        w.off('message', onReady);
         w.unref();
-        w.on('exit', () => {
+        w.onDown(() => {
           if (this.worker === w) this.worker = undefined;
         });
-        // A crash while idle (none expected) must not become an unhandled 'error' event in the host.
-        w.on('error', () => undefined);
         if ('ready' in m) resolve(w);
         else reject(new Error('worker sent a reply before it was ready'));
-      });
+      };
+      w.on('message', onReady);
     }).finally(() => {
       this.starting = undefined;
     });
@@ -117,7 +230,7 @@ export class WorkerHost<Req extends object> {
 
   private async runNow(req: Req, deadlineMs: number, timeoutMessage: string): Promise<ToolOutcome> {
     const prefix = this.opts.errorPrefix;
-    let worker: Worker;
+    let worker: Channel;
     try {
       worker = this.worker ?? (await this.start());
     } catch (e) {
@@ -128,13 +241,12 @@ export class WorkerHost<Req extends object> {
       const done = (outcome: ToolOutcome, kill: boolean) => {
         clearTimeout(timer);
         worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
+        offDown();
+        worker.unref();
         if (kill) {
           if (this.worker === worker) this.worker = undefined;
-          void worker.terminate();
-          // Start the replacement now, while the agent reads the error: loading tsx and the tool's
-          // module takes seconds on a busy machine, and the next call should not wait for it.
+          void worker.kill();
+          // Start the replacement now, while the agent reads the error: the next call should not wait for it.
           this.start().catch(() => undefined);
         }
         resolve(outcome);
@@ -142,13 +254,11 @@ export class WorkerHost<Req extends object> {
       const onMessage = (m: Reply) => {
         if ('id' in m && m.id === id) done(m.outcome, m.recycle === true);
       };
-      const onError = (e: Error) => done({ ok: false, output: `${prefix}: sandbox crashed: ${describeCrash(e)}` }, true);
-      const onExit = (c: number) => done({ ok: false, output: `${prefix}: sandbox exited with code ${c}` }, true);
+      const offDown = worker.onDown((reason) => done({ ok: false, output: `${prefix}: ${reason}` }, true));
       const timer = setTimeout(() => done({ ok: false, output: timeoutMessage }, true), deadlineMs);
       worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
-      worker.postMessage({ id, ...req });
+      worker.ref();
+      worker.post({ id, ...req });
     });
   }
 
@@ -156,6 +266,6 @@ export class WorkerHost<Req extends object> {
   async close(): Promise<void> {
     const w = this.worker;
     this.worker = undefined;
-    if (w) await w.terminate();
+    if (w) await w.kill();
   }
 }
