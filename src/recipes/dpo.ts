@@ -8,7 +8,7 @@ import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint
 import { runDpo } from '../train/supervised/dpo-loop.ts';
 import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
-import { resumableConfig, runDirFor, withRun } from './setup.ts';
+import { inRunDir, resumableConfig, withRun } from './setup.ts';
 import { optimizerSettings } from '../train/optim/optimizer.ts';
 
 /**
@@ -41,8 +41,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     throw new UserError(`dpo: ${(err as Error).message.split('\n')[0]}`);
   }
   if (pairs.length === 0) throw new UserError(`dpo: ${d.data} holds no preference pairs`);
-  const runDir = runDirFor(opts, cfg, resuming);
-  await withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
+  await inRunDir(opts, cfg, resuming, (runDir) => withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
     log.info({ runDir, backend: backend.backend, native: backend.native, pairs: pairs.length, resume: resuming }, 'dpo');
     const tokenizer = await Tokenizer.load(from);
     const hash = configHash(cfg);
@@ -89,5 +88,5 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
       model.dispose();
       ref.dispose();
     }
-  });
+  }));
 }

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Level } from 'pino';
 import { probeCudaLibs } from '../backend/cuda-libs.ts';
@@ -9,7 +9,8 @@ import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
 import { createLogger, type RunLogger } from '../run/logger.ts';
-import { assertRunDir, createRunDir, latestRunDir } from '../run/run-dir.ts';
+import { assertRunDir, createRunDir, latestRunDir, RUN_CONFIG_FILE } from '../run/run-dir.ts';
+import { acquireRunLock, LOCK_FILE } from '../run/run-lock.ts';
 import { closeCalculateWorker } from '../tools/calculate.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 
@@ -61,10 +62,16 @@ export function openLog(runDir: string, level: Config['run']['logLevel']): RunLo
  * `<run.dir>/<run.name>-<stamp>` folder (stamps sort by time).
  */
 export function resumeDir(resume: unknown, cfg: Config): string {
-  if (typeof resume === 'string' && resume !== '') return assertRunDir(resume);
-  const last = latestRunDir(cfg.run.dir, cfg.run.name);
-  if (!last) throw new UserError(`--resume: no run named '${cfg.run.name}' in ${cfg.run.dir}/`);
-  return assertRunDir(last);
+  let dir: string;
+  if (typeof resume === 'string' && resume !== '') dir = assertRunDir(resume);
+  else {
+    const last = latestRunDir(cfg.run.dir, cfg.run.name);
+    if (!last) throw new UserError(`--resume: no run named '${cfg.run.name}' in ${cfg.run.dir}/`);
+    dir = assertRunDir(last);
+  }
+  // One writer per run: a second `--resume` while the run trains is refused here.
+  acquireRunLock(dir);
+  return dir;
 }
 
 /**
@@ -93,9 +100,31 @@ export function resumableConfig(opts: Record<string, unknown>): { cfg: Config; r
   return { cfg: configFrom(opts, ownConfig), resuming };
 }
 
-/** The run folder: the one --resume names (or the newest of run.name), else a new one. */
+/** The run folder, locked for this process: the one --resume names (or the newest of run.name), else a new one. */
 export function runDirFor(opts: Record<string, unknown>, cfg: Config, resuming: boolean): string {
   return resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
+}
+
+/** What a fresh run folder holds before any work: removed again when the run stops on bad input. */
+const SETUP_FILES = new Set([RUN_CONFIG_FILE, 'log.jsonl', LOCK_FILE]);
+
+/**
+ * Runs `body` in the run folder of runDirFor (locked until the process exits). A fresh folder that a
+ * run left with nothing but its setup files (bad input found before any work: a missing model, an
+ * empty config) is removed, so mistakes do not pile up empty `runs/<name>-<stamp>/` folders.
+ */
+export async function inRunDir(opts: Record<string, unknown>, cfg: Config, resuming: boolean, body: (runDir: string) => Promise<void>): Promise<void> {
+  const runDir = runDirFor(opts, cfg, resuming);
+  const lock = acquireRunLock(runDir);
+  try {
+    await body(runDir);
+  } catch (err) {
+    if (!resuming && err instanceof UserError && readdirSync(runDir).every((f) => SETUP_FILES.has(f))) {
+      lock.release();
+      rmSync(runDir, { recursive: true, force: true });
+    }
+    throw err;
+  }
 }
 
 /** What `startBackend` reports: the backend that runs and the state of the native kernels. */

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
-import { resumableConfig, runDirFor, withRun } from './setup.ts';
+import { inRunDir, resumableConfig, withRun } from './setup.ts';
 import { sftStage } from './sft-stage.ts';
 
 /**
@@ -35,8 +35,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   } catch (err) {
     throw new UserError(`sft: ${(err as Error).message}`);
   }
-  const runDir = runDirFor(opts, cfg, resuming);
-  await withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
+  await inRunDir(opts, cfg, resuming, (runDir) => withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
     log.info({ runDir, backend: backend.backend, native: backend.native, transcripts: transcripts.length, resume: resuming }, 'sft');
     const tokenizer = await Tokenizer.load(from);
     const res = await sftStage({
@@ -53,5 +52,5 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     });
     log.info({ sequences: res.sequences, dropped: res.dropped, firstLoss: res.firstLoss, lastLoss: res.lastLoss, seconds: res.seconds }, 'sft done');
     process.stdout.write(`sft: ${res.steps} steps on ${res.sequences} sequences, loss ${res.firstLoss.toFixed(3)} -> ${res.lastLoss.toFixed(3)}; saved ${res.dir}\n`);
-  });
+  }));
 }

@@ -1,5 +1,5 @@
 import { trainPipeline } from './train-pipeline.ts';
-import { resumableConfig, runDirFor, withRun, type BackendInfo } from './setup.ts';
+import { inRunDir, resumableConfig, withRun, type BackendInfo } from './setup.ts';
 
 /**
  * `sharp train --config X`: the whole recipe of src/recipes/train-pipeline.ts
@@ -11,13 +11,14 @@ import { resumableConfig, runDirFor, withRun, type BackendInfo } from './setup.t
  */
 export async function run(opts: Record<string, unknown>): Promise<void> {
   const { cfg, resuming } = resumableConfig(opts);
-  const runDir = runDirFor(opts, cfg, resuming);
-  await withRun({ cfg, backendFlag: opts.backend, logDir: runDir, sigint: true }, async ({ log, backend, stop }) => {
-    log.info({ runDir, backend: backend.backend, native: backend.native, resume: resuming }, resuming ? 'resuming run' : 'new run');
-    const t0 = performance.now();
-    const res = await trainPipeline({ cfg, runDir, log, stop });
-    if (!res.stopped) process.stdout.write(`${tookLine((performance.now() - t0) / 1000, backend)}\n`);
-  });
+  await inRunDir(opts, cfg, resuming, (runDir) =>
+    withRun({ cfg, backendFlag: opts.backend, logDir: runDir, sigint: true }, async ({ log, backend, stop }) => {
+      log.info({ runDir, backend: backend.backend, native: backend.native, resume: resuming }, resuming ? 'resuming run' : 'new run');
+      const t0 = performance.now();
+      const res = await trainPipeline({ cfg, runDir, log, stop });
+      if (!res.stopped) process.stdout.write(`${tookLine((performance.now() - t0) / 1000, backend)}\n`);
+    }),
+  );
 }
 
 /** "took 7 min 41 s (wasm backend, native OpenBLAS kernels: prebuilt)", with the way to the kernels when they are off. */

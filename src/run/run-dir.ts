@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { mkdirOut } from '../fs/out-dir.ts';
+import { acquireRunLock } from './run-lock.ts';
 
 /** `runs/<name>-<timestamp>/` with the resolved config, so every run can be reproduced. */
 export function runStamp(date: Date): string {
@@ -18,7 +19,8 @@ const MAX_SUFFIX = 10_000;
  * Creates a fresh run folder. The stamp has one-second resolution, so two runs of one name started
  * in the same second would collide: the folder is created exclusively (mkdir without `recursive`
  * fails with EEXIST) and a collision takes the next free `-2`, `-3`, ... suffix. No two runs ever
- * share a folder, whatever the timing.
+ * share a folder, whatever the timing. The folder is locked (run-lock.ts) before its config.yaml
+ * exists, so a `--resume` of it can never slip in between.
  */
 export function createRunDir(cfg: Config, now: Date = new Date()): string {
   mkdirOut(cfg.run.dir, 'run.dir');
@@ -31,6 +33,7 @@ export function createRunDir(cfg: Config, now: Date = new Date()): string {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
       throw e;
     }
+    acquireRunLock(dir);
     writeFileAtomic(join(dir, 'config.yaml'), stringify(cfg));
     return dir;
   }
