@@ -16,6 +16,32 @@ const lrField = (dflt: number, what: string) =>
 /** Largest questions per RL step (a step's rollouts are held in memory together). */
 export const MAX_BATCH_QUESTIONS = 100_000;
 
+/** The projections LoRA can adapt, named as Hugging Face PEFT's target_modules names them. */
+export const LORA_TARGET_NAMES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+
+/** LoRA (Hu et al. 2021, arXiv:2106.09685) as Hugging Face PEFT's LoraConfig spells it. */
+const loraSection = z
+  .strictObject({
+    rank: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(4096)
+      .default(0)
+      .describe('r: rank of the adapters (PEFT r); 0 = full-parameter training. With r > 0 the base model is frozen and GRPO, SFT and DPO train only A [r, in] and B [out, r] on each target projection.'),
+    alpha: z.number().positive().default(32).describe('lora_alpha: the adapter update is scaled by alpha / r (PEFT).'),
+    dropout: z.number().min(0).lt(1).default(0).describe('lora_dropout: dropout on the adapter input in training forwards (not in rollouts or references).'),
+    targets: z
+      .array(z.enum(LORA_TARGET_NAMES))
+      .min(1)
+      .default([...LORA_TARGET_NAMES])
+      .describe('target_modules: the projections of every layer that get adapters (PEFT names).'),
+  })
+  .prefault({})
+  .describe(
+    'LoRA adapters in Hugging Face PEFT\'s layout: A Kaiming-uniform and B zero at the start (the model is unchanged until it trains); rollouts run base + adapters unmerged; the KL and DPO references are the base with adapters disabled (no second copy); checkpoints hold adapter_config.json, adapter_model.safetensors and their AdamW state only; `sharp export --merge` writes a merged Hugging Face checkpoint.',
+  );
+
 /** GRPO / SFT / DPO optimisation. */
 export const trainSection = z
   .strictObject({
@@ -66,6 +92,18 @@ export const trainSection = z
     dpoBeta: z.number().positive().default(0.1).describe('beta of the DPO loss.'),
     checkpointEvery: z.number().int().positive().default(10).describe('Steps between checkpoints.'),
     keepCheckpoints: z.number().int().positive().default(2).describe('Checkpoints kept per run (oldest deleted).'),
+    lora: loraSection,
+    logprobChunk: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(1_000_000)
+      .default(0)
+      .describe('Tokens per chunk of the training log-prob head (forward and backward), so no [tokens, vocab] logits tensor exists for a whole micro-batch (at a 150k vocabulary 1,024 tokens of logits are 0.6 GB); 0 = the whole micro-batch at once. Same values and gradients either way.'),
+    checkpointLayers: z
+      .boolean()
+      .default(false)
+      .describe('Activation checkpointing: keep only each decoder layer\'s input and recompute the layer in the backward pass (about one more forward per update, activations of one layer instead of all). Same loss and gradients.'),
     sft: z
       .strictObject({
         data: z.string().default('').describe('Transcripts JSONL (chat messages with per-message loss masks).'),

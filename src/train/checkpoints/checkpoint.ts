@@ -5,15 +5,19 @@ import { basename, join } from 'node:path';
 import type * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
 import { readSafetensors, writeSafetensors } from '../../model/io/safetensors.ts';
+import { CausalLM } from '../../model/causal-lm.ts';
+import { isAdapterDir } from '../../model/io/peft.ts';
 import { writeJsonAtomic } from '../../fs/atomic.ts';
 import { STEP_KEY, type AdamW, type NamedArray } from '../optim/adamw.ts';
 import { UserError } from '../../errors.ts';
 
 /**
  * Training checkpoints: `<runDir>/checkpoints/step-NNNNNNNN/`
- * holds the Hugging Face model folder (the model's save(dir): config.json, model.safetensors), plus
+ * holds the Hugging Face model folder (the model's save(dir): config.json, model.safetensors) or,
+ * when training LoRA adapters, only the adapters in PEFT's layout (adapter_config.json naming the
+ * base folder, adapter_model.safetensors: saveTrainable), plus
  *   optimizer.safetensors  AdamW moments `<hf name>.exp_avg|exp_avg_sq` (in the Variable layout,
- *                          i.e. linear weights [in, out]) and `step`;
+ *                          i.e. linear weights [in, out]; with LoRA the adapters' PEFT names) and `step`;
  *   trainer_state.json     step, data cursor, RNG state, config hash (written last).
  * Crash safety: everything is written into `checkpoints/.tmp-step-NNNNNNNN-<pid>/`, fsynced, and only
  * then renamed to its final name (one atomic rename), so a `step-*` folder is always complete and a
@@ -47,6 +51,8 @@ export type TrainerState = z.infer<typeof trainerStateSchema>;
 /** What a checkpoint needs of the model: CausalLM fits. */
 export interface CheckpointModel {
   save(dir: string): Promise<void>;
+  /** What a checkpoint holds of the model (CausalLM: its adapters alone when it trains LoRA); default save. */
+  saveTrainable?(dir: string): Promise<void>;
   /** Stable (HF) name -> Variable. */
   namedVariables(): ReadonlyMap<string, tf.Variable>;
 }
@@ -143,7 +149,7 @@ export async function saveCheckpoint(runDir: string, o: SaveOptions): Promise<st
   const final = join(root, name);
   await mkdir(tmp, { recursive: true });
   try {
-    await o.model.save(tmp);
+    await (o.model.saveTrainable ? o.model.saveTrainable(tmp) : o.model.save(tmp));
     for (const f of o.copyFiles ?? []) await copyFile(f, join(tmp, basename(f)));
     const toStable = new Map([...o.model.namedVariables()].map(([stable, v]) => [v.name, stable]));
     const opt = renameKeys(await o.optimizer.exportState(), toStable, 'model variable');
@@ -170,19 +176,38 @@ export async function saveCheckpoint(runDir: string, o: SaveOptions): Promise<st
   return final;
 }
 
+/**
+ * The model of a checkpoint folder: a whole model loads as it is; an adapter folder (a LoRA run's)
+ * gets its adapters attached to `base()`, the model the run started from, wherever the folder has moved.
+ */
+export async function loadCheckpointModel(dir: string, base: () => Promise<CausalLM>): Promise<CausalLM> {
+  if (!isAdapterDir(dir)) return CausalLM.load(dir);
+  const model = await base();
+  try {
+    await model.loadAdapters(dir);
+  } catch (err) {
+    model.dispose();
+    throw err;
+  }
+  return model;
+}
+
 /** Reads and validates a checkpoint's trainer_state.json. */
 export async function readTrainerState(dir: string): Promise<TrainerState> {
   const file = join(dir, TRAINER_STATE_FILE);
+  // A damaged checkpoint (disk full, a copy cut short, an edit) is bad input, not a bug: one line
+  // naming the file and the way back to the checkpoint before it.
+  const damaged = `this checkpoint is damaged; delete ${dir} to resume from the one before it`;
   let raw: unknown;
   try {
     raw = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
-    throw new Error(`${file}: cannot read trainer state (${String((err as Error).message).split('\n')[0]})`);
+    throw new UserError(`${file}: cannot read trainer state (${String((err as Error).message).split('\n')[0]}): ${damaged}`);
   }
   const r = trainerStateSchema.safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0];
-    throw new Error(`${file}: field '${issue?.path.join('.') ?? '?'}': ${issue?.message ?? 'invalid'}`);
+    throw new UserError(`${file}: field '${issue?.path.join('.') ?? '?'}': ${issue?.message ?? 'invalid'}: ${damaged}`);
   }
   return r.data;
 }

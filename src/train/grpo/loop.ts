@@ -2,10 +2,11 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import type { trainSection } from '../../config/sections/train.ts';
 import { writeStepRecord } from '../../credit/record.ts';
-import { CausalLM } from '../../model/causal-lm.ts';
+import type { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
-import { assertSameConfig, configHash, latestCheckpoint, loadOptimizerState, readTrainerState, saveCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
+import { assertSameConfig, configHash, latestCheckpoint, loadCheckpointModel, loadOptimizerState, readTrainerState, saveCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
+import { prepareForTraining, trainingSetup } from '../optim/trainable.ts';
 import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
 import { Progress } from '../../run/progress.ts';
 import { TensorBoardWriter } from '../metrics/tensorboard.ts';
@@ -103,7 +104,7 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
   if (latest) {
     state = await readTrainerState(latest.dir);
     if (!o.forceResume) assertSameConfig(latest.dir, state, hash);
-    model = await CausalLM.load(latest.dir);
+    model = await loadCheckpointModel(latest.dir, o.initialModel); // a LoRA checkpoint: the initial model + its adapters
     try {
       await loadOptimizerState(latest.dir, model, optimizer);
     } catch (err) {
@@ -114,8 +115,10 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
     model = await o.initialModel();
     state = { step: 0, dataCursor: 0, rng: new Rng(o.seed).state(), configHash: hash };
   }
-  // beta > 0: a frozen copy of the starting policy (never of a resumed one: the reference must not move).
-  const ref = cfg.klBeta > 0 ? await o.initialModel() : undefined;
+  prepareForTraining(model, trainingSetup(cfg), o.seed); // train.lora: fresh adapters unless resumed ones are attached
+  // beta > 0: a frozen copy of the starting policy (never of a resumed one: the reference must not move);
+  // with LoRA the base with adapters disabled, which is that policy, without a copy.
+  const ref = cfg.klBeta > 0 ? (model.lora ? model.baseView() : await o.initialModel()) : undefined;
   const rng = Rng.fromState(state.rng);
   const accumulator = new GradientAccumulator(model.trainableVariables());
   const metrics = new JsonlMetrics(join(o.runDir, 'metrics.jsonl'), { resumeStep: state.step });

@@ -40,9 +40,9 @@ export interface GrpoUpdateConfig {
 export interface UpdateContext {
   model: CausalLM;
   optimizer: AdamW;
-  /** Gradient buffers for model.trainableVariables(), reused across steps. */
+  /** Gradient buffers for model.trainableVariables() (the LoRA adapters alone when attached), reused across steps. */
   accumulator: GradientAccumulator;
-  /** Frozen reference model; required when klBeta > 0. */
+  /** Frozen reference model; required when klBeta > 0 unless the model holds LoRA adapters (then: the base, adapters disabled). */
   ref?: CausalLM;
   /** Learning rate for this step (from the schedule). */
   lr: number;
@@ -111,7 +111,8 @@ function logprobsNoGrad(model: CausalLM, b: PaddedBatch): tf.Tensor2D {
 
 export function grpoUpdate(ctx: UpdateContext, seqs: readonly TrainSequence[], cfg: GrpoUpdateConfig): UpdateStats {
   if (seqs.length === 0) throw new Error('grpoUpdate: no sequences (every group was skipped?)');
-  if (cfg.klBeta > 0 && !ctx.ref) throw new Error('grpoUpdate: klBeta > 0 needs a reference model');
+  const ref = ctx.ref ?? (cfg.klBeta > 0 && ctx.model.lora ? ctx.model.baseView() : undefined);
+  if (cfg.klBeta > 0 && !ref) throw new Error('grpoUpdate: klBeta > 0 needs a reference model');
   const vocab = ctx.model.config.vocabSize;
   seqs.forEach((s, i) => checkSequence(s, i, vocab, cfg.oldLogp === 'sampling'));
 
@@ -128,10 +129,10 @@ export function grpoUpdate(ctx: UpdateContext, seqs: readonly TrainSequence[], c
       const batch = padBatch(part, padId, cfg.oldLogp === 'sampling');
       const mb: MicroBatch = { batch, adv: advantageTensor(part), old: batch.sampleLogp ?? (oldIsCurrent ? undefined : logprobsNoGrad(ctx.model, batch)) };
       mbs.push(mb);
-      if (cfg.klBeta > 0 && ctx.ref) mb.ref = logprobsNoGrad(ctx.ref, batch);
+      if (cfg.klBeta > 0 && ref) mb.ref = logprobsNoGrad(ref, batch);
     }
     // DPO reference log-probs: the frozen reference, else the policy before this update.
-    const dpo = ctx.dpo && ctx.dpo.pairs.length > 0 && ctx.dpo.weight > 0 ? preparePairs(ctx.ref ?? ctx.model, ctx.dpo.pairs, cfg.microBatch, padId) : undefined;
+    const dpo = ctx.dpo && ctx.dpo.pairs.length > 0 && ctx.dpo.weight > 0 ? preparePairs(ref ?? ctx.model, ctx.dpo.pairs, cfg.microBatch, padId) : undefined;
 
     let last: UpdateStats | undefined;
     for (let epoch = 0; epoch < cfg.epochs; epoch++) {

@@ -1,6 +1,7 @@
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import type { OptimizerOverrides } from '../optim/optimizer.ts';
+import type { TrainingSetup } from '../optim/trainable.ts';
 import { supervisedLoop } from './loop.ts';
 import { dpoUpdate } from './dpo.ts';
 import type { PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
@@ -9,15 +10,21 @@ import { capLength, pairSequences, type ChatEncoder, type PairSequences } from '
 /**
  * `sharp dpo`: the credit module's preference pairs (failure path, credit/pairs-jsonl.ts)
  * -> chosen / rejected sequences over the shared prefix -> `steps` DPO updates of `batch` pairs
- * drawn in seeded epochs, against a frozen reference (a second copy of the starting checkpoint).
+ * drawn in seeded epochs, against a frozen reference (a second copy of the starting checkpoint, or
+ * with LoRA the base model with its adapters disabled).
  * Metrics under `dpo/*`. The model is trained in place; the caller saves it. Checkpoints and
  * resume as runSft's (sft-loop.ts): the caller loads `checkpoints.resume`'s weights into `model`
  * (the reference stays the starting checkpoint).
  */
 export interface DpoRunOptions {
   model: CausalLM;
-  /** Frozen reference (load the starting checkpoint a second time); absent: the policy before each update. */
+  /**
+   * Frozen reference (load the starting checkpoint a second time); absent: with LoRA adapters the
+   * base model with adapters disabled (no copy), else the policy before each update.
+   */
   ref?: CausalLM;
+  /** LoRA adapters (only they train) and the memory settings of the training forward. */
+  training?: TrainingSetup;
   enc: ChatEncoder;
   padId: number;
   pairs: readonly PreferencePair[];
@@ -55,13 +62,15 @@ export async function runDpo(o: DpoRunOptions): Promise<DpoRunResult> {
   const saved = resume?.state.extra?.first;
   let first: Record<string, number> = saved && typeof saved === 'object' ? (saved as Record<string, number>) : {};
   let last: Record<string, number> = {};
+  let base: CausalLM | undefined; // the adapters-disabled view, made once adapters are attached
   await supervisedLoop({
     ...o,
     items: pairs,
     metricsFile: 'dpo-metrics.jsonl',
     extra: () => ({ first }),
     update: ({ optimizer, accumulator, lr, step }, pick) => {
-      const s = dpoUpdate({ model: o.model, ref: o.ref, optimizer, accumulator, lr, padId: o.padId }, pick, { beta: o.beta, microBatch: o.microBatch, weight: 1, gradClip: o.gradClip });
+      const ref = o.ref ?? (o.model.lora ? (base ??= o.model.baseView()) : undefined);
+      const s = dpoUpdate({ model: o.model, ref, optimizer, accumulator, lr, padId: o.padId }, pick, { beta: o.beta, microBatch: o.microBatch, weight: 1, gradClip: o.gradClip });
       const record = Object.fromEntries(Object.entries(s).map(([k, v]) => [`dpo/${k}`, v]));
       if (step === 0) first = record;
       last = record;

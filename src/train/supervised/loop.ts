@@ -6,12 +6,13 @@ import { GradientAccumulator } from '../optim/accumulate.ts';
 import type { AdamW } from '../optim/adamw.ts';
 import { createOptimizer, OPTIMIZER_DEFAULTS, type OptimizerOverrides } from '../optim/optimizer.ts';
 import { EpochOrder } from './epoch-order.ts';
+import { prepareForTraining, type TrainingSetup } from '../optim/trainable.ts';
 
 /**
  * The loop SFT and DPO share: `steps` updates of `batch` items drawn in seeded epochs (shuffle,
  * then walk), the optimizer from createOptimizer (lr of each step from the schedule), per-step
  * metrics to `<runDir>/<metricsFile>`, a checkpoint every `checkpoints.every` steps. With
- * `checkpoints.resume` (whose weights the caller loaded into `model`) it continues after that step
+ * `checkpoints.resume` (whose weights, or adapters, the caller loaded into `model`) it continues after that step
  * with the items an uninterrupted run would draw, and the metrics file is cut back to that step.
  */
 export interface SupervisedLoopOptions<T> {
@@ -23,6 +24,8 @@ export interface SupervisedLoopOptions<T> {
   lr: number;
   seed: number;
   optimizer?: OptimizerOverrides;
+  /** LoRA and memory settings (trainingSetup(cfg.train)); applied before the optimizer is built. */
+  training?: TrainingSetup;
   runDir?: string;
   metricsFile: string;
   checkpoints?: PhaseCheckpoints;
@@ -35,6 +38,7 @@ export interface SupervisedLoopOptions<T> {
 
 export async function supervisedLoop<T>(o: SupervisedLoopOptions<T>): Promise<void> {
   const order = new EpochOrder(o.items.length, o.seed, o.checkpoints?.resume?.state.dataCursor ?? 0);
+  prepareForTraining(o.model, o.training, o.seed);
   const { adamw: optimizer, lrAt } = createOptimizer({ ...OPTIMIZER_DEFAULTS, ...o.optimizer, lr: o.lr, totalSteps: o.steps });
   const accumulator = new GradientAccumulator(o.model.trainableVariables());
   try {

@@ -6,6 +6,7 @@ import { supervisedLoop } from './loop.ts';
 import { capLength, transcriptSequences, type ChatEncoder, type SftSequence } from '../batches/sequences.ts';
 import { sftUpdate } from './sft.ts';
 import { atStep } from '../optim/diverged.ts';
+import type { TrainingSetup } from '../optim/trainable.ts';
 
 /**
  * The SFT phase (`sharp sft`, the quickstart's warm start): transcripts -> one
@@ -28,6 +29,8 @@ export interface SftRunOptions {
   seed: number;
   /** Betas, eps, weight decay, schedule (optimizerSettings(cfg.train, 'sft')); lr and steps above. */
   optimizer?: OptimizerOverrides;
+  /** LoRA adapters (only they train) and the memory settings of the training forward. */
+  training?: TrainingSetup;
   /** Sequences longer than this are dropped (rollout.maxContext). */
   maxTokens?: number;
   /** When set, per-step metrics go to `<runDir>/sft-metrics.jsonl`. */
