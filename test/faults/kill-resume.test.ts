@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,5 +114,22 @@ describe('kill -9 and resume equals an uninterrupted run', () => {
     for (const f of ['predictions.jsonl', 'gold.jsonl', 'metrics.json']) {
       expect(readFileSync(join(out, f), 'utf8'), f).toBe(readFileSync(join(refOut, f), 'utf8'));
     }
+  }, 600_000);
+
+  it('a damaged trainer_state.json in the checkpoint --resume picks is one line and exit 2, no stack', async () => {
+    const cfg = microConfig(root, 'damaged', 2);
+    const runs = join(root, 'runs');
+    const before = new Set(existsSync(runs) ? readdirSync(runs) : []);
+    const first = await sharpIn(root, ['train', '--config', cfg]);
+    expect(first.code, first.stderr).toBe(0);
+    const run = newRun(runs, before) as string;
+    const last = (await listCheckpoints(run)).at(-1) as { dir: string };
+    const state = join(last.dir, 'trainer_state.json');
+    writeFileSync(state, readFileSync(state, 'utf8').slice(0, 25)); // cut mid-write
+    const r = await sharpIn(root, ['train', '--resume', run]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('sharp:')), r.stderr).toHaveLength(1);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^sharp: ${state.replace(/[/.]/g, '\\$&')}: cannot read trainer state \\(.+\\): this checkpoint is damaged; delete ${last.dir.replace(/[/.]/g, '\\$&')} to resume from the one before it$`));
   }, 600_000);
 });

@@ -125,3 +125,19 @@ describe('assertSameConfig: the one resume check', () => {
     );
   });
 });
+
+describe('readTrainerState of a damaged checkpoint', () => {
+  it('a truncated or wrong trainer_state.json is one UserError line naming the file and the way back', async () => {
+    const dir = join(runDir, 'checkpoints', 'step-00000009');
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, 'trainer_state.json');
+    await writeFile(file, '{"step": 9, "dataCur');
+    const err = await readTrainerState(dir).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as Error).message).toMatch(new RegExp(`^${file.replace(/[/.]/g, '\\$&')}: cannot read trainer state \\(.+\\): this checkpoint is damaged; delete ${dir.replace(/[/.]/g, '\\$&')} to resume from the one before it$`));
+    await writeFile(file, '[1, 2]');
+    const wrong = await readTrainerState(dir).catch((e: unknown) => e);
+    expect(wrong).toBeInstanceOf(UserError);
+    expect((wrong as Error).message).toMatch(/trainer_state\.json: field '': .*: this checkpoint is damaged; delete .*step-00000009 to resume from the one before it$/);
+  });
+});
