@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.ts';
 import type { Episode } from '../data/episode.ts';
 import { mixedHash32 } from '../random/hash.ts';
 import { createWorkerTools } from '../tools/registry.ts';
+import { capToolResult } from '../tools/result-cap.ts';
 import type { Tool, ToolName, ToolOutcome } from '../tools/types.ts';
 import { StepBatcher, type BatchStats } from './batcher.ts';
 import { FRESH_PLAN, type Forcing, type TrajectoryPlan } from './plan.ts';
@@ -208,7 +209,8 @@ class TrajectoryRun {
         call.error = error ?? 'unreachable';
         out = { ok: false, output: errorText(call.error) };
       } else {
-        out = await exec(action.name, action.args);
+        // Whatever the tool, one result adds a bounded number of characters to the prompt.
+        out = capToolResult(await exec(action.name, action.args));
         call.valid = out.ok;
         if (!out.ok) call.error = out.output;
         if (out.retrievedIdx) call.retrievedIdx = [...out.retrievedIdx];

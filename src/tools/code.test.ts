@@ -80,6 +80,32 @@ describe('code tool (worker-hosted QuickJS)', () => {
     expect(r.output).toBe('line 0\nline 1\nline 2\n[output truncated at 20 characters]');
   });
 
+  it.each([
+    ["throw 'e'.repeat(1e7)", 'code error: uncaught ', 'e'],
+    ["throw new Error('e'.repeat(1e7))", 'code error: Error: ', 'e'],
+    ['throw Array(1e5).fill(7)', 'code error: uncaught [', '7,'],
+    ["Promise.reject('r'.repeat(1e6))", 'code error: uncaught ', 'r'],
+  ])('keeps error text within maxOutputChars: %s', async (program, head, unit) => {
+    const r = await code(program);
+    const note = '\n[output truncated at 2000 characters]';
+    expect(r.ok).toBe(false);
+    // A 10,000,021-character tool result before; now the first 2,000 characters and the note.
+    expect(r.output.length).toBe(2000 + note.length);
+    expect(r.output.startsWith(head)).toBe(true);
+    expect(r.output.endsWith(note)).toBe(true);
+    expect(r.output.slice(head.length, 2000)).toBe(unit.repeat(2000).slice(0, 2000 - head.length));
+  });
+
+  it('keeps the error line and cuts console output to what is left of maxOutputChars', async () => {
+    const small = createCode({ ...opts, maxOutputChars: 30 });
+    // 30 characters: the error line (23) first, then the newline and 6 characters of the console line.
+    expect(await small('console.log("a".repeat(100)); throw new Error("boom")')).toEqual({
+      ok: false,
+      output: 'aaaaaa\ncode error: Error: boom\n[output truncated at 30 characters]',
+    });
+    expect(await small('console.log("ok"); throw new Error("boom")')).toEqual({ ok: false, output: 'ok\ncode error: Error: boom' });
+  });
+
   it('runs 200 calls in one worker with correct results', async () => {
     const before = sandboxWorkersStarted();
     for (let i = 0; i < 200; i++) {

@@ -49,6 +49,11 @@ const PRELUDE = `(() => {
   return fmt;
 })();`;
 
+/**
+ * Console lines, kept up to `limit` characters. What the agent gets, console output and error line
+ * together, is at most `limit` characters plus one truncation note: a thrown 10 MB string or array
+ * is cut like a 10 MB console line.
+ */
 class OutputBuffer {
   private text = '';
   truncated = false;
@@ -63,8 +68,21 @@ class OutputBuffer {
       this.text = next;
     }
   }
+  private note(): string {
+    return `[output truncated at ${this.limit} characters]`;
+  }
   toString(): string {
-    return this.truncated ? `${this.text}\n[output truncated at ${this.limit} characters]` : this.text;
+    return this.truncated ? `${this.text}\n${this.note()}` : this.text;
+  }
+  /** The output followed by `error` on its own line; the error is kept first, the console output cut to what is left. */
+  withError(error: string): string {
+    const cutError = error.length > this.limit;
+    const err = cutError ? error.slice(0, this.limit) : error;
+    const room = Math.max(0, this.limit - err.length - 1);
+    const cutText = this.truncated || this.text.length > room;
+    const text = this.text.slice(0, room);
+    const parts = text.length > 0 ? [text, err] : [err];
+    return cutText || cutError ? `${parts.join('\n')}\n${this.note()}` : parts.join('\n');
   }
 }
 
@@ -137,7 +155,7 @@ export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOpt
       if (prelude.error) {
         const msg = describeError(ctx, prelude.error, opts);
         prelude.error.dispose();
-        return { ok: false, output: `code error: sandbox setup failed: ${msg}` };
+        return { ok: false, output: withOutput(out, `code error: sandbox setup failed: ${msg}`) };
       }
       const fmt = prelude.value;
       try {
@@ -206,8 +224,7 @@ function runProgram(
 }
 
 function withOutput(out: OutputBuffer, error: string): string {
-  const text = out.toString();
-  return text.length > 0 ? `${text}\n${error}` : error;
+  return out.withError(error);
 }
 
 /** The last expression's value: shown unless undefined; a promise is reported by its final state. */
