@@ -26,7 +26,7 @@ describe('computeCredits (bookkeeping over a known game)', () => {
 
   it('loo: deltas, planner credit, totals, report; one batched replay', async () => {
     const runner = gameRunner(game);
-    const cfg = creditSection.parse({ method: 'loo', weights: { broadcast: 1, marginal: 0.9, tool: 0.1 } });
+    const cfg = creditSection.parse({ method: 'loo', replays: 1, weights: { broadcast: 1, marginal: 0.9, tool: 0.1 } });
     const r = await computeCredits([a, b], episode, runner, cfg);
     expect(runner.batches).toHaveLength(1);
     expect(r.stats.replayItems).toBe(6); // N and 3 LOO coalitions for a, N and 1 for b
@@ -43,7 +43,7 @@ describe('computeCredits (bookkeeping over a known game)', () => {
     expect(r.report).toMatchObject({ workerCalls: 4, helpful: 0.5, neutral: 0.5, harmful: 0, maxEfficiencyResidual: null, noiseFloor: 0, nonzeroInSuccess: 2 / 3, nonzeroInFailure: 0 });
   });
   it('shapley exact: needed pair splits v(N) - v(empty), dummy 0, efficiency residual ~0', async () => {
-    const cfg = creditSection.parse({ method: 'shapley' });
+    const cfg = creditSection.parse({ method: 'shapley', replays: 1 });
     const r = await computeCredits([a], episode, gameRunner(game), cfg);
     expect(r.stats.replayItems).toBe(8); // 2^3, N included
     expect(r.trajectories[0].phi).toEqual([0.5, 0.5, 0]);

@@ -70,7 +70,7 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
       const policy = chainExpert(steps);
       const traj = await run(policy);
       expect(traj.finalAnswer).toBe(ep.answers[0]);
-      const cfg = creditSection.parse({ method: 'loo', replayMode: mode, placeholder: PLACEHOLDER });
+      const cfg = creditSection.parse({ method: 'loo', replayMode: mode, placeholder: PLACEHOLDER, replays: 1 });
       const runner = engineReplayRunner(policy, engine, { ...cfg, streamSeed: 1 });
       const r = await computeCredits([traj], ep, runner, cfg);
       // worker delegations: 0 = hop 0, 1 = irrelevant, 2 = hop 1
@@ -92,7 +92,7 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
       // masked it asks about the placeholder, the worker that runs on that subtask cannot answer it,
       // and the trajectory fails: worker 1 is needed after all, worker 0 is not.
       expect(loo.trajectories[0].deltas).toEqual(mode === 'final' ? [0, 0, 1] : [0, 1, 1]);
-      const scfg = creditSection.parse({ method: 'shapley', replayMode: mode, placeholder: PLACEHOLDER });
+      const scfg = creditSection.parse({ method: 'shapley', replayMode: mode, placeholder: PLACEHOLDER, replays: 1 });
       const batchesBefore = twicePolicy.batches.length;
       const sh = await computeCredits([twice], ep, engineReplayRunner(twicePolicy, engine, { ...scfg, streamSeed: 1 }), scfg);
       // one engine run for all 8 coalitions (N replayed too): in final mode a single generate call with 8 requests

@@ -21,13 +21,14 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 describe('trajectory records for sharp view', () => {
   it('keeps v(S), the replayed answers and their success, per coalition (LOO)', async () => {
-    const cfg = creditSection.parse({ method: 'loo' });
+    const cfg = creditSection.parse({ method: 'loo', replays: 1 });
     const rec = new ReplayRecorder(gameRunner(game));
     const res = await computeCredits([a], episode, rec.runner, cfg);
     const g = groupRecord(episode, [a], res, rec, cfg);
     const t = g.trajectories[0];
     expect(t.success).toBe(0);
-    // v(N) = 0 (recorded 'no'); without worker 0: 0; without worker 1: 1 -> Delta = [0, -1].
+    expect(t.noise).toBe(0);
+    // v(N) = 0 (replayed 'no', as recorded); without worker 0: 0; without worker 1: 1 -> Delta = [0, -1].
     expect(t.deltas).toEqual([0, -1]);
     expect(t.coalitions).toEqual([
       { coalition: 3, members: [0, 1], masked: [], value: 0, answers: [{ answer: 'no', success: 0 }] },

@@ -68,8 +68,9 @@ describe.skipIf(!HAVE_REDIS)('distributed collect (redis-server + BullMQ worker)
       expect(replays).toBeGreaterThan(0);
       // The viewer's record came back through the jobs: both groups, with the replayed answers.
       expect(dist.record?.groups.map((g) => g.episodeId)).toEqual(episodes.map((e) => e.id));
-      // every coalition of a trajectory with workers was replayed, the full one included
-      expect(dist.record?.groups.flatMap((g) => g.trajectories.flatMap((t) => (t.k > 0 ? t.coalitions : []))).length).toBe(replays);
+      // every coalition of a trajectory with workers was replayed credit.replays times, the full one included
+      expect(dist.record?.groups.flatMap((g) => g.trajectories.flatMap((t) => (t.k > 0 ? t.coalitions.flatMap((c) => c.answers) : []))).length).toBe(replays);
+      expect(replays % cfg.credit.replays).toBe(0);
       const queue = new Queue('q-test', { connection: { host: '127.0.0.1', port: redis.port } });
       const counts = await queue.getJobCounts('completed', 'failed', 'waiting', 'active');
       const replayJobs = lines.filter((l) => l.startsWith('done replay')).length;
