@@ -1,21 +1,22 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROTOCOLS } from '../../src/rollout/protocol/index.ts';
-import { closeCalculateWorker, createCalculate } from '../../src/tools/calculate.ts';
-import { closeCodeSandbox, createCode } from '../../src/tools/code.ts';
+import { calculateWorkersStarted, closeCalculateWorker, createCalculate } from '../../src/tools/calculate.ts';
+import { closeCodeSandbox, createCode, sandboxWorkersStarted } from '../../src/tools/code.ts';
 import type { ToolOutcome } from '../../src/tools/types.ts';
 
 /**
  * Tool calls as a model might write them, generated: parsed by both protocols and run by both
  * tools. Whatever the text, the host process survives, every outcome is `{ok, output}` with a
- * string output (an error outcome says which tool failed), and every call returns in bounded time.
+ * string output (an error outcome says which tool failed), and every call returns. Time is bounded
+ * by the deadline each tool enforces, not by this machine's clock: a call that hit it reads as a
+ * timeout and costs exactly one worker restart, and no other call restarts a worker.
  */
 
 const calc = createCalculate({ timeoutMs: 1000 });
 const code = createCode({ timeoutMs: 500, memoryBytes: 16 * 1024 * 1024, maxOutputChars: 2000 });
 const tools = { calculate: calc, code } as const;
-/** Tool deadline + worker kill + a worker restart on a busy machine. */
-const BOUND_MS = 8000;
+const started = { calculate: calculateWorkersStarted, code: sandboxWorkersStarted } as const;
 
 afterAll(async () => {
   await closeCalculateWorker();
@@ -28,6 +29,21 @@ function checkOutcome(o: ToolOutcome, prefix: string): void {
   if (!o.ok) expect(o.output.startsWith(`${prefix} error: `), o.output).toBe(true);
   expect(o.output).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/); // no host stack trace
   expect(o.output).not.toMatch(/Aborted\(/);
+}
+
+/**
+ * Runs one call and checks what it cost: a worker restart only for a call that the tool stopped
+ * (its deadline, its heap limit, a crash) or, for code, one whose runtime could not be freed.
+ */
+async function callCounted(tool: 'calculate' | 'code', args: string): Promise<ToolOutcome> {
+  const before = started[tool]();
+  const o = await tools[tool](args);
+  checkOutcome(o, tool);
+  const restarts = started[tool]() - before;
+  expect(restarts).toBeLessThanOrEqual(1);
+  if (restarts === 1) expect(o.output, o.output).toMatch(/^(calculate|code) error: (.*\n)?(timeout|sandbox crashed|sandbox exited|out of memory)/m);
+  if (tool === 'calculate' && /^calculate error: (timeout|sandbox)/.test(o.output)) expect(restarts).toBe(1);
+  return o;
 }
 
 const FUNCS = ['sqrt', 'sin', 'log', 'max', 'min', 'sum', 'ones', 'zeros', 'diag', 'kron', 'resize', 'setPowerset', 'setCartesian', 'map', 'det', 'inv', 'pow', 'factorial', 'gamma', 'range', 'identity', 'size', 'transpose', 'evaluate', 'import', 'parse'];
@@ -48,12 +64,11 @@ const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
 const junk = fc.string({ unit: 'binary', maxLength: 120 });
 
 describe('fuzzed tool calls (both protocols, both tools)', () => {
-  it('calculate: generated expressions give a value or an error string, in bounded time, and the next call works', async () => {
+  it('calculate: generated expressions give a value or an error string, stopped only by the tool\'s deadline, and the next call works', async () => {
+    expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' }); // the worker is started: a restart below is a kill
     await fc.assert(
       fc.asyncProperty(expr, async (e) => {
-        const t0 = Date.now();
-        checkOutcome(await calc(e), 'calculate');
-        expect(Date.now() - t0).toBeLessThan(BOUND_MS);
+        await callCounted('calculate', e);
       }),
       { numRuns: 150, seed: 17 },
     );
@@ -73,14 +88,86 @@ describe('fuzzed tool calls (both protocols, both tools)', () => {
         const action = PROTOCOLS[proto as 'tags' | 'json'].parse(text);
         expect(['call', 'answer', 'invalid', 'none']).toContain(action.kind);
         if (action.kind === 'call' && (action.name === 'calculate' || action.name === 'code')) {
-          const t0 = Date.now();
-          checkOutcome(await tools[action.name](action.args), action.name);
-          expect(Date.now() - t0).toBeLessThan(BOUND_MS);
+          if (started[action.name]() === 0) await tools[action.name]('1');
+          await callCounted(action.name, action.args);
         }
       }),
       { numRuns: 150, seed: 18 },
     );
     expect(await code('1 + 1')).toEqual({ ok: true, output: '2' });
+  }, 600_000);
+});
+
+/** Sizes a model might write, up to 1e12: small, near the bound, huge, fractional, negative. */
+const size = fc.oneof(
+  fc.integer({ min: 0, max: 120 }),
+  fc.integer({ min: 9_000, max: 20_000 }),
+  fc.integer({ min: 0, max: 1e12 }),
+  fc.double({ min: -10, max: 1e12, noNaN: true }).map((x) => Number(x.toPrecision(6))),
+  fc.constantFrom(1e9, 1e12, 5e7, 10_001, 10_000, 100, -1, 0.5),
+);
+/** Lengths of the inputs the functions get (collections of these sizes are built first). */
+const small = fc.integer({ min: 0, max: 12_000 });
+
+/** Every allocating function of the calculate tool, and index assignment, with generated sizes. */
+const allocating: fc.Arbitrary<string> = fc.oneof(
+  fc.tuple(size, size).map(([a, b]) => `size(resize([1], [${a}, ${b}]))`),
+  size.map((a) => `size(resize([1], [${a}]))`),
+  size.map((a) => `size(resize("ab", [${a}], "x"))`),
+  fc.tuple(fc.constantFrom('zeros', 'ones', 'identity'), size, size).map(([f, a, b]) => `size(${f}(${a}, ${b}))`),
+  fc.tuple(fc.constantFrom('zeros', 'ones', 'identity'), size).map(([f, a]) => `size(${f}(${a}))`),
+  fc.tuple(fc.constantFrom('zeros', 'ones'), size, size).map(([f, a, b]) => `size(${f}(matrix([${a}, ${b}])))`),
+  fc.tuple(size, size).map(([a, b]) => `size(ones(bignumber(${a}), ${b}))`),
+  size.map((a) => `size(range(0, ${a}))`),
+  fc.tuple(size, size).map(([a, c]) => `size(range(0, ${a}, ${c === 0 ? 1 : 1 / c}))`),
+  size.map((a) => `size(0:${a})`),
+  size.map((a) => `size(range(bignumber(0), bignumber(${a})))`),
+  size.map((a) => `size(range(0 m, ${a} m, 1 m))`),
+  fc.tuple(small, size).map(([n, k]) => `size(diag(ones(${n}), ${k}))`),
+  fc.tuple(small, small).map(([m, n]) => `size(kron(ones(${m}), ones(${n})))`),
+  fc.tuple(small, small, small).map(([m, n, o]) => `size(concat(ones(${m}), ones(${n}), ones(${o})))`),
+  fc.tuple(size, size).map(([a, b]) => `size(matrixFromFunction([${a}, ${b}], f(i) = 1))`),
+  fc.tuple(small, small).map(([m, n]) => `size(setCartesian(1:${m}, 1:${n}))`),
+  fc.integer({ min: 0, max: 40 }).map((n) => `size(setPowerset(1:${n}))`),
+  fc.tuple(small, small).map(([m, n]) => `size(ones(${m}, 1) * ones(1, ${n}))`),
+  fc.tuple(small, small).map(([m, n]) => `size(ones(${m}, 1) + ones(1, ${n}))`),
+  fc.tuple(small, small).map(([m, n]) => `size(ones(${m}, 1) .* ones(1, ${n}))`),
+  fc.tuple(small, size).map(([n, a]) => `size(reshape(ones(${n}), [${a}, -1]))`),
+  size.map((a) => `x = [1]; x[${a}] = 1; size(x)`),
+  fc.tuple(size, size).map(([a, b]) => `x = zeros(2, 2); x[${a}, ${b}] = 1; size(x)`),
+  fc.tuple(size, size).map(([a, b]) => `x = sparse([1]); x[${a}, ${b}] = 1; size(x)`),
+  size.map((a) => `s = "ab"; s[${a}] = "c"; size(s)`),
+);
+
+describe('calculate: allocations are bounded before they happen', () => {
+  it('resize([1], [1e9]) (which once aborted the whole process) is refused; the process lives and the next call works', async () => {
+    const calc = createCalculate();
+    expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' });
+    const before = calculateWorkersStarted();
+    expect(await calc('resize([1], [1e9])')).toEqual({ ok: false, output: 'calculate error: resize: more than 10000 elements' });
+    expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
+    expect(calculateWorkersStarted()).toBe(before);
+  });
+
+  it('fuzzed sizes up to 1e12 for every allocating function: a value of at most 10,000 elements or an error, never a lost worker', async () => {
+    const calc = createCalculate();
+    expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' });
+    const before = calculateWorkersStarted();
+    await fc.assert(
+      fc.asyncProperty(allocating, async (e) => {
+        const o = await calc(e);
+        checkOutcome(o, 'calculate');
+        // Bounded before it ran: neither the heap limit nor the deadline had to stop it.
+        expect(o.output, e).not.toMatch(/^calculate error: (timeout|sandbox)/);
+        if (o.ok) {
+          const dims = JSON.parse(o.output) as number[];
+          expect(dims.reduce((p, d) => p * d, 1), e).toBeLessThanOrEqual(10_000);
+        }
+      }),
+      { numRuns: 400, seed: 19 },
+    );
+    expect(calculateWorkersStarted()).toBe(before);
+    expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
   }, 600_000);
 });
 
