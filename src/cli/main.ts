@@ -159,6 +159,7 @@ export function buildProgram(): Command {
     .option('--concurrency <n>', 'jobs at once in this process (default 1)', int('--concurrency'))
     .option('--queue <name>', 'queue name (rollout.distributed.queue; default sharp-rollout)')
     .option('--lock-s <s>', 'seconds without a lock renewal before a job counts as stalled and is re-run elsewhere (default 30)', num('--lock-s'))
+    .option('--connect-timeout-s <s>', 'seconds Redis may be unreachable at start before the worker gives up with exit 2 (default 30)', num('--connect-timeout-s'))
     .addOption(backendOption())
     .action(lazyRun(() => import('./commands/worker.ts')));
 

@@ -42,3 +42,40 @@ export function missingRedisClient(): string | null {
     return "BullMQ's Redis client 'ioredis' is not installed (npm install ioredis)";
   }
 }
+
+/**
+ * Resolves once a Redis PING at `url` answers; rejects after `timeoutMs` of failed tries with the
+ * last reason. `sharp worker` checks this before it serves, so a wrong URL or a Redis that is down
+ * is one line and exit 2 instead of a worker retrying in silence forever.
+ */
+export async function waitForRedis(url: string, timeoutMs: number): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const base = connectionOf(url, 'trainer') as Record<string, unknown>;
+  const t0 = Date.now();
+  let last = 'no answer';
+  for (;;) {
+    const left = timeoutMs - (Date.now() - t0);
+    const client = new Redis({
+      ...base,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: Math.max(200, Math.min(5000, left)),
+    });
+    // The socket's error (ECONNREFUSED, ENOTFOUND, auth) says more than the rejected connect ("Connection is closed.").
+    let socketError: string | undefined;
+    client.on('error', (err: Error) => (socketError ??= err.message));
+    try {
+      await client.connect();
+      await client.ping();
+      client.disconnect();
+      return;
+    } catch (err) {
+      last = (socketError ?? String((err as Error).message ?? err)).split('\n')[0] ?? last;
+      client.disconnect();
+    }
+    if (Date.now() - t0 >= timeoutMs) throw new Error(`Redis at ${url} unreachable for ${Math.round(timeoutMs / 1000)} s (${last})`);
+    await new Promise((res) => setTimeout(res, Math.min(500, Math.max(0, timeoutMs - (Date.now() - t0)))));
+  }
+}

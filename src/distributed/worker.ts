@@ -27,7 +27,32 @@ export interface ServeOptions {
 export interface Serving {
   worker: Worker;
   cache: PolicyCache;
-  close: () => Promise<void>;
+  /** Jobs this process runs now (their locks are this worker's). */
+  active: () => number;
+  /**
+   * Stops within a few seconds whatever Redis does: takes no new job, moves the jobs it holds back
+   * to the queue (another worker runs them at once, instead of after their lock lapses), and closes
+   * the connections without waiting for running jobs. Each step has its own deadline, so an
+   * unreachable Redis delays it by seconds, not forever; a job that could not be moved back is
+   * re-run elsewhere once its lock lapses (lockMs).
+   */
+  close: () => Promise<{ released: number; unreleased: number }>;
+}
+
+/** Deadlines of the steps of close (ms): pausing, moving held jobs back, closing the connections. */
+const STOP_STEP_MS = { pause: 1000, release: 2000, close: 1500 };
+
+/** `p` settled, or undefined after `ms` (or when it rejects): a stop that never hangs on Redis. */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const late = new Promise<undefined>((res) => {
+      timer = setTimeout(() => res(undefined), ms);
+    });
+    return await Promise.race([p.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export function serveRollouts(o: ServeOptions): Serving {
@@ -73,9 +98,18 @@ export function serveRollouts(o: ServeOptions): Serving {
     }
   };
 
+  const held = new Map<string, { job: Job; token?: string }>();
   const worker = new Worker(
     o.queue,
-    async (job: Job, token?: string) => (job.name === 'replay' ? replay(job as Job<ReplayJobData>) : group(job as Job<GroupJobData>, token)),
+    async (job: Job, token?: string) => {
+      const key = `${job.id}:${token ?? ''}`;
+      held.set(key, { job, token });
+      try {
+        return await (job.name === 'replay' ? replay(job as Job<ReplayJobData>) : group(job as Job<GroupJobData>, token));
+      } finally {
+        held.delete(key);
+      }
+    },
     {
       connection: connectionOf(o.redis, 'worker'),
       concurrency: o.concurrency,
@@ -89,20 +123,30 @@ export function serveRollouts(o: ServeOptions): Serving {
     if (!down) log(`redis: ${err.message.split('\n')[0]} (reconnecting)`);
     down = true;
   });
-  worker.on('ready', () => {
+  // The Worker's own 'ready' fires once; its backend's fires on every (re)connection.
+  const onReady = (): void => {
     if (down) log('redis: reconnected');
     down = false;
-  });
+  };
+  worker.on('ready', onReady);
+  (worker.getBackend() as unknown as { on: (e: 'ready', f: () => void) => void }).on('ready', onReady);
   worker.on('active', (job) => log(`start ${job.name} ${job.id}`));
   worker.on('completed', (job) => log(`done ${job.name} ${job.id}`));
   worker.on('failed', (job, err) => log(`failed ${job?.name} ${job?.id}: ${err.message.split('\n')[0]}`));
   return {
     worker,
     cache,
+    active: () => held.size,
     close: async () => {
-      await worker.close();
-      await children.close();
-      await cache.dispose();
+      await within(worker.pause(true), STOP_STEP_MS.pause);
+      const jobs = [...held.values()];
+      const moved = await Promise.all(jobs.map(({ job, token }) => within(job.moveToWait(token).then(() => true), STOP_STEP_MS.release)));
+      const released = moved.filter((m) => m === true).length;
+      await within(worker.close(true), STOP_STEP_MS.close);
+      await within(children.close(), STOP_STEP_MS.close);
+      // A job still running holds its policy; the process ends right after, which frees it.
+      if (held.size === 0) await within(cache.dispose(), STOP_STEP_MS.close);
+      return { released, unreleased: jobs.length - released };
     },
   };
 }
