@@ -52,6 +52,8 @@ export interface GenerateOptions extends SamplingParams {
   stats?: PrefillStats;
   /** Most prefill attention-score floats per batch (default PREFILL_SCORE_BUDGET); larger calls run in several batches. */
   prefillScoreBudget?: number;
+  /** Called after every decode step of a batch with the steps done and the rows still generating (progress of long generations). */
+  onStep?: (step: number, live: number) => void;
 }
 
 /** 2^24 floats (64 MiB) of prefill attention scores per batch: several such tensors live at once, and the wasm heap fragments. */
@@ -161,6 +163,7 @@ export function prefillChunks(promptLengths: readonly number[], heads: number, b
 /** Prefill and decode of the rows `rows` of `states` in one batch, filling their tokens and text. */
 async function decodeRows(model: CausalLM, states: RowState[], rows: number[], eos: ReadonlySet<number>, headT: tf.Tensor2D, opts: GenerateOptions): Promise<void> {
   let live = rows;
+  let steps = 0;
   let cache: KvCache | undefined;
   let logits: tf.Tensor2D | undefined;
   try {
@@ -202,6 +205,7 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
         }
         if (s.finish === undefined) keep.push(r);
       });
+      opts.onStep?.(++steps, keep.length);
       if (keep.length === 0) break;
       if (keep.length < b) cache.keepRows(keep);
       live = keep.map((r) => live[r] as number);
