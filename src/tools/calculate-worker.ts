@@ -18,6 +18,7 @@ const port = hostPort('calculate-worker');
 // include mathjs setup.
 calculate('1');
 port.onMessage((req: CalculateRequest) => {
+  port.post({ started: req.id });
   let outcome;
   try {
     outcome = { ok: true, output: calculate(req.expression) };

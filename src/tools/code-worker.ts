@@ -18,6 +18,8 @@ export interface CodeRequest {
 const port = hostPort('code-worker');
 const qjs = await getQuickJS();
 port.onMessage((req: CodeRequest) => {
+  // The host's hard deadline counts from here.
+  port.post({ started: req.id });
   const { recycle, ...outcome } = runInQuickJS(qjs, req.code, req.opts);
   port.post({ id: req.id, outcome, recycle });
 });

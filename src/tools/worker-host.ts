@@ -35,8 +35,11 @@ const START_TIMEOUT_MS = 600_000;
 /** Tail of a child process's stderr kept to name its crash (V8 prints its fatal error there). */
 const STDERR_TAIL_CHARS = 4096;
 
-/** `recycle`: the worker answered but must not be reused (it left state it could not free). */
-type Reply = { id: number; outcome: ToolOutcome; recycle?: boolean } | { ready: true };
+/**
+ * `recycle`: the worker answered but must not be reused (it left state it could not free).
+ * `{ started }`: the worker took job `started` up (optional; the deadline then counts from here).
+ */
+type Reply = { id: number; outcome: ToolOutcome; recycle?: boolean } | { started: number } | { ready: true };
 
 export type Isolation =
   | { kind: 'thread'; resourceLimits: ResourceLimits }
@@ -183,8 +186,10 @@ export class WorkerHost<Req extends object> {
   constructor(private readonly opts: WorkerHostOptions) {}
 
   /**
-   * Runs one job; `deadlineMs` counts from when the job reaches the (started) worker, so a slow
-   * worker start never eats into a job's time. `timeoutMessage` is the outcome past the deadline.
+   * Runs one job; `deadlineMs` counts from when the worker takes the job up (its `{ started }`
+   * message; from the post if it sends none), so neither a slow worker start nor a worker thread
+   * waiting for a core on a busy machine eats into a job's time. `timeoutMessage` is the outcome
+   * past the deadline.
    */
   run(req: Req, deadlineMs: number, timeoutMessage: string): Promise<ToolOutcome> {
     const job = this.queue.then(() => this.runNow(req, deadlineMs, timeoutMessage));
@@ -238,7 +243,10 @@ export class WorkerHost<Req extends object> {
     }
     const id = this.nextId++;
     return new Promise<ToolOutcome>((resolve) => {
+      let settled = false;
       const done = (outcome: ToolOutcome, kill: boolean) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         worker.off('message', onMessage);
         offDown();
@@ -253,9 +261,20 @@ export class WorkerHost<Req extends object> {
       };
       const onMessage = (m: Reply) => {
         if ('id' in m && m.id === id) done(m.outcome, m.recycle === true);
+        else if ('started' in m && m.started === id) {
+          clearTimeout(timer);
+          timer = setTimeout(expire, deadlineMs);
+        }
       };
       const offDown = worker.onDown((reason) => done({ ok: false, output: `${prefix}: ${reason}` }, true));
-      const timer = setTimeout(() => done({ ok: false, output: timeoutMessage }, true), deadlineMs);
+      // At the deadline the worker is killed, unless its answer is already waiting: a host thread
+      // that was off its core finds the timer and the answer due together, and timers run first in
+      // Node's event loop; setImmediate runs after the pending messages are read.
+      const expire = () =>
+        setImmediate(() => {
+          if (!settled) done({ ok: false, output: timeoutMessage }, true);
+        });
+      let timer = setTimeout(expire, deadlineMs);
       worker.on('message', onMessage);
       worker.ref();
       worker.post({ id, ...req });

@@ -59,8 +59,10 @@ describe('kill -9 and resume equals an uninterrupted run', () => {
     const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg], { cwd: root, stdio: 'ignore' });
     const exited = new Promise<void>((r) => child.on('exit', () => r()));
     let run: string | undefined;
-    const deadline = Date.now() + 300_000;
-    while (Date.now() < deadline) {
+    // Polls while the child runs: its own progress, not this machine's clock, bounds the wait.
+    let running = true;
+    void exited.then(() => (running = false));
+    while (running) {
       run = newRun(runs, before);
       if (run && (await listCheckpoints(run)).length >= killAfter) break;
       await sleep(10);
@@ -102,8 +104,10 @@ describe('kill -9 and resume equals an uninterrupted run', () => {
     const child = spawn(process.execPath, [bin, ...base, '--out', out], { cwd: root, stdio: 'ignore' });
     const exited = new Promise<void>((r) => child.on('exit', () => r()));
     const log = join(out, 'predictions.log.jsonl');
-    const deadline = Date.now() + 300_000;
-    while (Date.now() < deadline) {
+    // Polls while the child runs: its own progress, not this machine's clock, bounds the wait.
+    let running = true;
+    void exited.then(() => (running = false));
+    while (running) {
       if (existsSync(log) && readFileSync(log, 'utf8').split('\n').filter(Boolean).length >= killAt) break;
       await sleep(5);
     }
