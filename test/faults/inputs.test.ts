@@ -1,11 +1,12 @@
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.ts';
 import { UserError } from '../../src/errors.ts';
 import { readSafetensors } from '../../src/model/io/safetensors.ts';
+import { microConfig, sharp } from '../cli-helpers.ts';
 
 /**
  * Fuzzed user inputs: configs (YAML files and --set) and checkpoints (safetensors headers and
@@ -105,4 +106,45 @@ describe('fuzzed checkpoints', () => {
       { numRuns: 300, seed: 20 },
     );
   });
+});
+
+describe('sizes and names nobody could mean, through `sharp train`', () => {
+  // Each is refused by the config check, before any run folder, data or model exists.
+  it.each([
+    ['train.batchQuestions=1e12', /^sharp: config: train\.batchQuestions: Too big: expected number to be <=100000 \(from --set train\.batchQuestions=1e12\)$/],
+    ['train.batchQuestions=10000000', /^sharp: config: train\.batchQuestions: Too big: expected number to be <=100000 /],
+    ['train.batchQuestions=13', /^sharp: config: train\.batchQuestions \(13\) must be <= data\.synthetic\.train \(12\): a step takes each training question at most once$/],
+    ['data.synthetic.train=1e9', /^sharp: config: data\.synthetic\.train: Too big: expected number to be <=100000 /],
+    ['train.lr=1e10', /^sharp: config: train\.lr: a learning rate above 1 would move every weight by up to lr per Adam step and wreck the model \(sane: 1e-6\.\.1e-2\) \(from --set train\.lr=1e10\)$/],
+    ['run.name=a/b', /^sharp: config: run\.name: 'a\/b' is not one folder name /],
+    ['run.name=../escape', /^sharp: config: run\.name: '\.\.\/escape' is not one folder name /],
+    [`run.name=${'n'.repeat(300)}`, /^sharp: config: run\.name: at most 200 characters /],
+    ['a.b=1', /^sharp: config: unknown key a \(from --set a\.b=1\)$/],
+  ])('--set %s: one line, exit 2, nothing written', async (set, line) => {
+    const root = mkdtempSync(join(tmpdir(), 'sharp-sizes-'));
+    const cfg = microConfig(root, 'sizes', 2);
+    const r = await sharp(root, ['train', '--config', cfg, '--set', set]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr.trim()).toMatch(line);
+    expect(existsSync(join(root, 'runs'))).toBe(false);
+    expect(readdirSync(root).sort()).toEqual(['sizes.yaml']);
+  }, 120_000);
+
+  it('a 1 MB config of 85,000 keys is read in seconds; over 1 MiB is refused before parsing', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'sharp-big-yaml-'));
+    const big = join(root, 'big.yaml');
+    writeFileSync(big, `train:\n${Array.from({ length: 85_000 }, (_, i) => `  k${i}: 1`).join('\n')}\n`);
+    const t0 = Date.now();
+    const r = await sharp(root, ['config', '--config', big]);
+    const seconds = (Date.now() - t0) / 1000;
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(`sharp: config: unknown key train.k0, train.k1, train.k2, train.k3, train.k4 (and 84995 more) (in ${big})`);
+    expect(seconds).toBeLessThan(60); // 123 s with the quadratic duplicate-key check
+    const huge = join(root, 'huge.yaml');
+    writeFileSync(huge, `# ${'x'.repeat(2 * 1024 * 1024)}\n`);
+    const h = await sharp(root, ['config', '--config', huge]);
+    expect(h.code).toBe(2);
+    expect(h.stderr.trim()).toBe(`sharp: config: ${huge} is 2097155 bytes; a config file may hold at most 1048576 bytes (1 MiB)`);
+  }, 180_000);
 });
