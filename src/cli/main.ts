@@ -112,6 +112,17 @@ export function buildProgram(): Command {
     .action(lazyRun(() => import('./commands/generate.ts')));
 
   program
+    .command('export')
+    .description('LoRA adapters (a checkpoint of a train.lora run) out as a merged Hugging Face checkpoint (--merge) or in PEFT layout')
+    .requiredOption('--model <dir>', 'adapter folder (adapter_config.json + adapter_model.safetensors)')
+    .requiredOption('--out <dir>', 'output folder (replaced)')
+    .option('--merge', 'merge the adapters into the base weights and write a whole Hugging Face checkpoint')
+    .option('--base <dir>', "base model folder (default: the adapter_config.json's base_model_name_or_path)")
+    .addOption(new Option('--dtype <dtype>', 'dtype of merged weights on disk').choices(['f32', 'bf16']).default('f32'))
+    .addOption(backendOption())
+    .action(lazyRun(() => import('./commands/export.ts')));
+
+  program
     .command('init-model')
     .description('write a random-init model in Hugging Face layout')
     .addOption(new Option('--arch <arch>', 'model family').choices(['llama', 'qwen2', 'qwen3']).default('llama'))

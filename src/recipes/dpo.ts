@@ -10,11 +10,13 @@ import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
 import { inRunDir, resumableConfig, withRun } from './setup.ts';
 import { optimizerSettings } from '../train/optim/optimizer.ts';
+import { trainingSetup } from '../train/optim/trainable.ts';
 
 /**
  * `sharp dpo --config X`: DPO of the checkpoint at model.path on the preference
  * pairs at train.dpo.data (the credit module's failure-path pairs, credit/pairs-jsonl.ts), against a
- * frozen reference (a second copy of the same checkpoint), for train.dpo.steps steps with
+ * frozen reference (a second copy of the same checkpoint; with train.lora the base with its adapters
+ * disabled, and the adapters also saved apart in `<run>/adapter/`), for train.dpo.steps steps with
  * beta = train.dpoBeta. The result is saved atomically as `<run>/model/`; metrics in
  * `<run>/dpo-metrics.jsonl`; checkpoints in `<run>/dpo-checkpoints/` every train.dpo.checkpointEvery
  * steps, from which `--resume` continues a killed run (the reference stays model.path).
@@ -48,7 +50,8 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
     const resume = await phaseResumePoint(runDir, DPO_CHECKPOINTS_DIR, hash);
     if (resume) log.info({ step: resume.state.step, dir: resume.dir }, 'resuming DPO from its latest checkpoint');
     const model = await CausalLM.load(resume?.dir ?? from);
-    const ref = await CausalLM.load(from).catch((err: unknown) => {
+    // With LoRA the reference is the base with adapters disabled (runDpo's default): no second copy.
+    const ref = cfg.train.lora.rank > 0 ? undefined : await CausalLM.load(from).catch((err: unknown) => {
       model.dispose();
       throw err;
     });
@@ -64,6 +67,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
         batch: d.batch,
         lr: d.lr,
         optimizer: optimizerSettings(cfg.train, 'dpo'),
+        training: trainingSetup(cfg.train),
         beta: cfg.train.dpoBeta,
         microBatch: cfg.train.microBatch,
         gradClip: cfg.train.gradClip,
@@ -80,13 +84,14 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
           resume,
         },
       });
-      const dir = await saveModelAtomic(model, join(runDir, 'model'), from);
+      const dir = await saveModelAtomic(model, join(runDir, 'model'), from); // with LoRA: the adapters merged in
+      if (model.lora) await model.saveAdapters(join(runDir, 'adapter')); // and apart, in PEFT's layout
       const loss = (r: Record<string, number>): string => (typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a');
       log.info({ pairs: res.pairs, dropped: res.dropped, first: res.first, last: res.last, seconds: (performance.now() - t0) / 1000 }, 'dpo done');
       process.stdout.write(`dpo: ${res.steps} steps on ${res.pairs} pairs, loss ${loss(res.first)} -> ${loss(res.last)}; saved ${dir}\n`);
     } finally {
       model.dispose();
-      ref.dispose();
+      ref?.dispose();
     }
   }));
 }

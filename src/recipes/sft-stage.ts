@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import type { Transcript } from '../rollout/transcripts.ts';
@@ -7,6 +8,7 @@ import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
 import { runSft, type SftRunResult } from '../train/supervised/sft-loop.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
 import { optimizerSettings } from '../train/optim/optimizer.ts';
+import { trainingSetup } from '../train/optim/trainable.ts';
 
 /**
  * The SFT stage shared by `sharp sft` and `sharp train`: load the checkpoint at
@@ -15,6 +17,9 @@ import { optimizerSettings } from '../train/optim/optimizer.ts';
  * train.sft.checkpointEvery steps (0: train.checkpointEvery) to `<runDir>/sft-checkpoints/`; when
  * the run folder holds one, the stage continues from the latest instead of `fromDir`.
  */
+/** With train.lora, the SFT adapters in PEFT's layout (the saved model has them merged). */
+export const SFT_ADAPTER_DIR = 'sft-adapter';
+
 export interface SftStageResult extends SftRunResult {
   dir: string;
   seconds: number;
@@ -47,6 +52,7 @@ export async function sftStage(o: {
       batch: s.batch,
       lr: s.lr,
       optimizer: optimizerSettings(o.cfg.train, 'sft'),
+      training: trainingSetup(o.cfg.train),
       microBatch: o.cfg.train.microBatch,
       gradClip: o.cfg.train.gradClip,
       seed: o.cfg.run.seed,
@@ -63,7 +69,8 @@ export async function sftStage(o: {
       },
       onStep: o.onStep,
     });
-    const dir = await saveModelAtomic(model, o.toDir, o.fromDir);
+    const dir = await saveModelAtomic(model, o.toDir, o.fromDir); // with LoRA: the adapters merged in
+    if (model.lora) await model.saveAdapters(join(o.runDir, SFT_ADAPTER_DIR)); // and apart, in PEFT's layout
     return { ...res, dir, seconds: (performance.now() - t0) / 1000 };
   } finally {
     model.dispose();

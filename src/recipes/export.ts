@@ -1,0 +1,92 @@
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UserError } from '../errors.ts';
+import { mkdirOut } from '../fs/out-dir.ts';
+import { CausalLM } from '../model/causal-lm.ts';
+import { ADAPTER_CONFIG, baseDirOf, isAdapterDir, readPeftConfig } from '../model/io/peft.ts';
+import { COMPANION_FILES } from './save-model.ts';
+import { configFrom, withRun } from './setup.ts';
+
+/**
+ * `sharp export`: a LoRA adapter folder (a checkpoint of a run with train.lora, `<run>/adapter/`,
+ * or any PEFT LoRA folder for a Llama / Qwen2 / Qwen3 base) out as
+ *   --merge   a Hugging Face checkpoint with the adapters merged into the weights
+ *             (W + alpha / r * B A): config.json, model.safetensors, the tokenizer files;
+ *   default   the adapters alone in PEFT's layout (adapter_config.json, adapter_model.safetensors,
+ *             the tokenizer files), without the optimizer state and trainer state of a checkpoint.
+ * The base model is the adapter_config.json's base_model_name_or_path unless --base names it.
+ * The output folder is built under a temp name and renamed into place.
+ *
+ * export const options (flags, camelCased by commander):
+ *   --model DIR (required)  adapter folder
+ *   --out DIR (required)    output folder (replaced)
+ *   --merge                 write a merged Hugging Face checkpoint instead of the adapters
+ *   --base DIR              base model folder (default: base_model_name_or_path)
+ *   --dtype f32|bf16        dtype of the merged weights on disk (default f32)
+ *   --backend NAME          tensor backend (default auto)
+ */
+export const options = ['model', 'out', 'merge', 'base', 'dtype', 'backend'] as const;
+
+export interface ExportResult {
+  out: string;
+  merged: boolean;
+  parameters: number;
+  adapterParameters: number;
+}
+
+/** The export itself, on an initialised backend. */
+export async function exportAdapters(o: { model: string; out: string; merge: boolean; base?: string; dtype?: 'F32' | 'BF16' }): Promise<ExportResult> {
+  const from = resolve(o.model);
+  if (!isAdapterDir(from)) {
+    throw new UserError(existsSync(join(from, 'config.json'))
+      ? `export: --model ${o.model} is a whole model (config.json), not LoRA adapters: there is nothing to merge`
+      : `export: --model ${o.model}: no ${ADAPTER_CONFIG} there (expected a LoRA adapter folder)`);
+  }
+  const peft = await readPeftConfig(from);
+  const base = o.base !== undefined ? resolve(o.base) : baseDirOf(from, peft);
+  if (!existsSync(join(base, 'config.json'))) throw new UserError(`export: base model ${base}: no config.json there (pass --base DIR)`);
+  const out = resolve(o.out);
+  const tmp = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
+  const model = await CausalLM.load(from, { base });
+  try {
+    await rm(tmp, { recursive: true, force: true });
+    await mkdir(tmp, { recursive: true });
+    if (o.merge) await model.save(tmp, { dtype: o.dtype });
+    else await model.saveAdapters(tmp, { base: peft.base !== '' && o.base === undefined ? peft.base : base });
+    // Tokenizer and generation files: the adapter folder's (a checkpoint copies them), else the base's.
+    for (const f of COMPANION_FILES) {
+      const src = [join(from, f), join(base, f)].find((p) => existsSync(p));
+      if (src) await copyFile(src, join(tmp, f));
+    }
+    if (existsSync(out)) {
+      const old = join(dirname(out), `.${basename(out)}.old-${process.pid}`);
+      await rename(out, old);
+      await rename(tmp, out);
+      await rm(old, { recursive: true, force: true });
+    } else await rename(tmp, out);
+    const adapterParameters = [...model.namedVariables().values()].reduce((a, v) => a + v.size, 0);
+    return { out, merged: o.merge, parameters: model.numParameters(), adapterParameters };
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  } finally {
+    model.dispose();
+  }
+}
+
+export async function run(opts: Record<string, unknown>): Promise<void> {
+  if (typeof opts.model !== 'string' || opts.model === '') throw new UserError('export: --model DIR is required');
+  if (typeof opts.out !== 'string' || opts.out === '') throw new UserError('export: --out DIR is required');
+  const dtype = String(opts.dtype ?? 'f32').toUpperCase();
+  if (dtype !== 'F32' && dtype !== 'BF16') throw new UserError(`export: --dtype must be f32 or bf16 (got '${String(opts.dtype)}')`);
+  if (resolve(opts.out) === resolve(opts.model)) throw new UserError('export: --out must differ from --model');
+  mkdirOut(dirname(resolve(opts.out)), 'export: --out');
+  await withRun({ cfg: configFrom({}), backendFlag: opts.backend }, async () => {
+    const r = await exportAdapters({ model: opts.model as string, out: opts.out as string, merge: opts.merge === true, base: typeof opts.base === 'string' ? opts.base : undefined, dtype });
+    const what = r.merged
+      ? `a merged Hugging Face checkpoint (${r.parameters.toLocaleString('en-US')} parameters, ${dtype})`
+      : `LoRA adapters in PEFT's layout (${r.adapterParameters.toLocaleString('en-US')} parameters)`;
+    process.stdout.write(`export: wrote ${what} to ${r.out}\n`);
+  });
+}
