@@ -65,6 +65,8 @@ export type RequestMeta = {
   /** Index of the message being generated among this agent's assistant messages. */
   turn: number;
   protocol: ProtocolName;
+  /** Delegations one message may carry when more than one (rollout.maxParallelDelegations); absent: one call per message. */
+  maxParallel?: number;
   /** This agent's earlier tool calls in order, with what it was shown (for the planner: the reports). */
   results: { name: string; valid: boolean; output: string; retrievedIdx?: number[] }[];
 };
@@ -88,7 +90,7 @@ export async function runTrajectories(policy: Policy, items: readonly RunItem[],
   const rootTools = ROOT_TOOLS[mode];
   const rootPrompt = { multi: opts.cfg.plannerPrompt, single: opts.cfg.singlePrompt, direct: opts.cfg.directPrompt }[mode];
   const prompts = {
-    planner: protocol.systemPrompt(rootPrompt, toolSpecs(rootTools)),
+    planner: protocol.systemPrompt(rootPrompt, toolSpecs(rootTools), (rootTools as readonly string[]).includes('delegate') ? opts.cfg.maxParallelDelegations : 1),
     worker: protocol.systemPrompt(opts.cfg.workerPrompt, roleSpecs('worker')),
   };
   const toolCache = new Map<Episode, Record<ToolName, Tool>>();
@@ -99,7 +101,7 @@ export async function runTrajectories(policy: Policy, items: readonly RunItem[],
   };
   const batcher = new StepBatcher(policy);
   const trajectories = await batcher.run(
-    items.map((item) => (gen: Generate) => new TrajectoryRun(item, { cfg: opts.cfg, protocol, prompts, rootTools, gen, tools: () => toolsOf(item.episode) }).run()),
+    items.map((item) => (gen: Generate) => new TrajectoryRun(item, { cfg: opts.cfg, protocol, prompts, rootTools, gen, branch: (fns) => batcher.branch(fns), tools: () => toolsOf(item.episode) }).run()),
   );
   return { trajectories, stats: { ...batcher.stats } };
 }
@@ -111,7 +113,7 @@ export async function rollout(policy: Policy, episodes: readonly Episode[], opts
   return runTrajectories(policy, items, opts);
 }
 
-type Generate = (req: PolicyRequest) => Promise<PolicyResponse>;
+type Generate = (req: PolicyRequest, lane?: number) => Promise<PolicyResponse>;
 
 /**
  * Seed of one message's sampling stream: (stream, agent, turn). Agents are named by role and
@@ -130,6 +132,8 @@ interface RunContext {
   /** Tools of the root agent (agent 0) under the run's agent system. */
   rootTools: readonly Exclude<ActionName, 'answer'>[];
   gen: Generate;
+  /** Runs the parallel delegations of one message as branches of this trajectory's task (batcher.ts). */
+  branch: <T>(fns: readonly (() => Promise<T>)[]) => Promise<T[]>;
   tools: () => Record<ToolName, Tool>;
 }
 
@@ -191,41 +195,78 @@ class TrajectoryRun {
       const overContext = gen.promptTokens > 0 && gen.promptTokens + gen.tokenIds.length >= cfg.maxContext;
       if (action.kind === 'none') return end(overContext ? 'max_context' : gen.finishReason === 'length' ? 'max_new_tokens' : 'no_action');
       const lastTurn = turn === limit - 1;
-      const call: ToolCall = { name: action.name, args: action.rawArgs, valid: false };
-      msg.toolCalls.push(call);
+      // The calls of the message: one, or several delegations that run side by side (SHARP's parallel workers).
       let error: string | null = null;
-      if (action.kind === 'invalid') error = action.error;
-      else if (!(allowed as readonly string[]).includes(action.name)) {
-        error = `tool '${action.name}' is not available to the ${agent.role} (its tools: ${[...allowed, 'answer'].join(', ')})`;
+      let pending: { name: string; args: string; rawArgs: string }[];
+      if (action.kind === 'invalid') {
+        error = action.error;
+        pending = [{ name: action.name, args: '', rawArgs: action.rawArgs }];
+      } else if (action.kind === 'calls') {
+        error = this.parallelError(agent, action.calls.map((c) => c.name));
+        pending = error === null ? action.calls : [{ name: action.calls[0]?.name ?? '', args: '', rawArgs: action.calls[0]?.rawArgs ?? '' }];
+      } else {
+        pending = [action];
+        if (!(allowed as readonly string[]).includes(action.name)) error = `tool '${action.name}' is not available to the ${agent.role} (its tools: ${[...allowed, 'answer'].join(', ')})`;
       }
+      const calls: ToolCall[] = pending.map((c) => ({ name: c.name, args: c.rawArgs, valid: false }));
+      msg.toolCalls.push(...calls);
       // Limits end the agent before anything runs; an invalid call is still recorded with its error.
       const stop: EndReason | null = overContext ? 'max_context' : gen.finishReason === 'length' && action.kind === 'invalid' ? 'max_new_tokens' : lastTurn ? 'max_turns' : null;
       if (stop) {
-        call.error = error ?? `not executed: ${stop}`;
+        for (const call of calls) call.error = error ?? `not executed: ${stop}`;
         return end(stop);
       }
-      let out: ExecOutcome;
-      if (error !== null || action.kind !== 'call') {
-        call.error = error ?? 'unreachable';
-        out = { ok: false, output: errorText(call.error) };
+      let outs: ExecOutcome[];
+      if (error !== null) {
+        (calls[0] as ToolCall).error = error;
+        outs = [{ ok: false, output: errorText(error) }];
       } else {
-        // Whatever the tool, one result adds a bounded number of characters to the prompt.
-        out = capToolResult(await exec(action.name, action.args));
-        call.valid = out.ok;
-        if (!out.ok) call.error = out.output;
-        if (out.retrievedIdx) call.retrievedIdx = [...out.retrievedIdx];
-        if (out.workerAgent !== undefined) call.workerAgent = out.workerAgent;
-        if (out.masked) call.masked = true;
-        if (out.stop) return end(out.stop);
+        // Whatever the tool, one result adds a bounded number of characters to the prompt. Several
+        // delegations run concurrently, so their workers share the engine's decoding steps.
+        const run = pending.map((c) => () => exec(c.name as Exclude<ActionName, 'answer'>, c.args));
+        outs = (pending.length === 1 ? [await (run[0] as () => Promise<ExecOutcome>)()] : await this.ctx.branch(run)).map(capToolResult);
+        let stopped: EndReason | undefined;
+        outs.forEach((out, i) => {
+          const call = calls[i] as ToolCall;
+          call.valid = out.ok;
+          if (!out.ok) call.error = out.output;
+          if (out.retrievedIdx) call.retrievedIdx = [...out.retrievedIdx];
+          if (out.workerAgent !== undefined) call.workerAgent = out.workerAgent;
+          if (out.masked) call.masked = true;
+          stopped ??= out.stop;
+        });
+        if (stopped) return end(stopped);
       }
-      call.result = out.output;
-      const shown = protocol.formatResult(out.output);
-      this.b.addPrompt(agent, shown.role, shown.content);
-      const entry: RequestMeta['results'][number] = { name: call.name, valid: call.valid, output: out.output };
-      if (call.retrievedIdx) entry.retrievedIdx = call.retrievedIdx;
-      results.push(entry);
+      outs.forEach((out, i) => {
+        const call = calls[i] as ToolCall;
+        call.result = out.output;
+        const shown = protocol.formatResult(out.output);
+        this.b.addPrompt(agent, shown.role, shown.content);
+        const entry: RequestMeta['results'][number] = { name: call.name, valid: call.valid, output: out.output };
+        if (call.retrievedIdx) entry.retrievedIdx = call.retrievedIdx;
+        results.push(entry);
+      });
     }
     end('max_turns');
+  }
+
+  /**
+   * Why several calls in one message cannot run (null when they can): only delegations of an agent
+   * that may delegate run side by side, at most rollout.maxParallelDelegations of them.
+   */
+  private parallelError(agent: AgentRecord, names: readonly string[]): string | null {
+    const max = this.maxParallel(agent);
+    const allowed = agent.id === 0 ? this.ctx.rootTools : ROLE_TOOLS[agent.role];
+    if (max > 1 && names.every((n) => n === 'delegate') && (allowed as readonly string[]).includes('delegate')) {
+      return names.length <= max ? null : `${names.length} delegations in one message; at most ${max} run side by side`;
+    }
+    return `several calls in one message (${names.join(', ')}); make exactly one call per message${max > 1 ? ` (only delegations may run side by side, at most ${max})` : ''}`;
+  }
+
+  /** Delegations one message of this agent may carry (1: one call per message). */
+  private maxParallel(agent: AgentRecord): number {
+    const allowed = agent.id === 0 ? this.ctx.rootTools : ROLE_TOOLS[agent.role];
+    return (allowed as readonly string[]).includes('delegate') ? this.ctx.cfg.maxParallelDelegations : 1;
   }
 
   /** The next assistant message: copied or text-forced from a record, or generated (possibly token-forced). */
@@ -247,11 +288,14 @@ class TrajectoryRun {
       results: results.map((r) => ({ ...r })),
     };
     if (agent.subtask !== undefined) meta.subtask = agent.subtask;
+    const parallel = this.maxParallel(agent);
+    if (parallel > 1) meta.maxParallel = parallel;
     const req: PolicyRequest = {
       key: `${this.item.id}/${agent.id}`,
       role: agent.role,
       messages: this.b.context(agent),
-      stop: [...protocol.stop],
+      // An agent that may delegate side by side keeps writing past its first call (to EOS or an answer).
+      stop: [...(parallel > 1 ? protocol.parallelStop : protocol.stop)],
       maxNewTokens: cfg.maxNewTokens,
       meta,
     };
@@ -260,7 +304,7 @@ class TrajectoryRun {
       req.forcedTokens = [...forcing.message.tokenIds];
       req.maxNewTokens = Math.max(cfg.maxNewTokens, req.forcedTokens.length);
     }
-    const r = await this.ctx.gen(req);
+    const r = await this.ctx.gen(req, agent.id);
     return { text: r.text, tokenIds: r.tokenIds, logprobs: r.logprobs, finishReason: r.finishReason, promptTokens: r.promptTokens };
   }
 

@@ -191,6 +191,42 @@ describe('Qwen3 template, enable_thinking true', () => {
   });
 });
 
+describe('parallel delegations (two <tool_call> blocks, two results)', () => {
+  const CALLS = jsonProtocol.formatCalls([
+    { name: 'delegate', input: 'Which film won Best Picture in 1998?' },
+    { name: 'delegate', input: 'Which film won Best Picture in 1999?' },
+  ]);
+  const ctx = [
+    { role: 'system' as const, content: PLANNER_SYS },
+    { role: 'user' as const, content: QUESTION },
+    { role: 'assistant' as const, content: CALLS },
+    jsonProtocol.formatResult('Titanic'),
+    jsonProtocol.formatResult('Shakespeare in Love'),
+  ];
+  it('Qwen3: the calls in one assistant turn, the results in one user turn, exactly as the template renders role-tool messages', () => {
+    const native = [...ctx.slice(0, 3), { role: 'tool', content: 'Titanic' }, { role: 'tool', content: 'Shakespeare in Love' }];
+    const want =
+      QWEN_SYS(PLANNER_SYS) +
+      QWEN_USER(QUESTION) +
+      `<|im_start|>assistant\n${CALLS}<|im_end|>\n` +
+      QWEN_USER('<tool_response>\nTitanic\n</tool_response>\n<tool_response>\nShakespeare in Love\n</tool_response>') +
+      '<|im_start|>assistant\n<think>\n\n</think>\n\n';
+    expect(qwen.applyChatTemplate(native, { addGenerationPrompt: true })).toBe(want);
+    expect(qwen.applyChatTemplate(ctx, { addGenerationPrompt: true })).toBe(want);
+    const ids = policyPromptIds(qwen, ctx);
+    expect(trainerPromptIds(qwen, ctx)).toEqual(ids);
+    // <tool_call>: two in the system prompt's instructions, two in the planner's message
+    expect(ids.filter((t) => t === 151657)).toHaveLength(4);
+    expect(ids.filter((t) => t === 151665)).toHaveLength(2); // one <tool_response> per result
+  });
+  it('Llama 3.1: the results in one user turn, in call order', () => {
+    const head = (role: string, s: string): string => `<|start_header_id|>${role}<|end_header_id|>\n\n${s}<|eot_id|>`;
+    const rendered = llama.applyChatTemplate(ctx, { addGenerationPrompt: true });
+    expect(rendered).toContain(head('assistant', CALLS) + head('user', '<tool_response>\nTitanic\n</tool_response>\n<tool_response>\nShakespeare in Love\n</tool_response>'));
+    expect(trainerPromptIds(llama, ctx)).toEqual(policyPromptIds(llama, ctx));
+  });
+});
+
 describe('Llama 3.1 template', () => {
   it('renders the conversation with one BOS; turns pack; masks cover the sampled tokens only', () => {
     const ctx = [{ role: 'system' as const, content: WORKER_SYS }, { role: 'user' as const, content: 'Which film won Best Picture in 1998?' }];

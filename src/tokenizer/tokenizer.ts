@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { Template } from '@huggingface/jinja';
 import { renderChatTemplate } from './render-template.ts';
+import { joinToolResponses } from './tool-responses.ts';
 import { CheckpointError } from '../model/io/errors.ts';
 import { readGenerationConfig } from '../model/io/hf-config.ts';
 
@@ -221,12 +222,14 @@ export class Tokenizer {
    * `chatVariables` and `extra`), or with `plainChat` when there is no template.
    */
   applyChatTemplate(messages: readonly ChatTurn[], opts: ChatTemplateOptions): string {
-    if (!this.template) return plainChat(messages, opts.addGenerationPrompt);
+    // Results of parallel calls share one turn, as Qwen3's template renders them (tool-responses.ts).
+    const turns = joinToolResponses(messages);
+    if (!this.template) return plainChat(turns, opts.addGenerationPrompt);
     return renderChatTemplate(this.template, {
       ...this.specialStrings,
       ...this.chatVariables,
       ...opts.extra,
-      messages: messages.map((m) => ({ ...m })),
+      messages: turns.map((m) => ({ ...m })),
       add_generation_prompt: opts.addGenerationPrompt,
     });
   }

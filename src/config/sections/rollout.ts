@@ -29,6 +29,7 @@ export const rolloutSection = z
     directPrompt: z.string().default(DEFAULT_DIRECT_PROMPT).describe('System prompt of `sharp eval --agents direct` (no tools: answer at once).'),
     maxPlannerTurns: z.number().int().positive().default(6).describe('Planner messages before it is stopped.'),
     maxDelegations: z.number().int().nonnegative().default(4).describe('Delegations per trajectory.'),
+    maxParallelDelegations: z.number().int().min(1).max(8).default(1).describe('Delegations one planner message may carry; they run side by side and report back together, one tool result per call in order (SHARP\'s parallel workers). 1: one call per message.'),
     maxWorkerTurns: z.number().int().positive().default(4).describe('Messages per worker before it is stopped.'),
     maxNewTokens: z.number().int().positive().default(64).describe('New tokens per message.'),
     maxContext: z.number().int().positive().default(1024).describe('Context length in tokens of any agent.'),

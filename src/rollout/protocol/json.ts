@@ -81,6 +81,11 @@ function parseJsonProtocol(raw: string): ParsedAction {
   if (text.trim() === '') return { kind: 'none' };
   const blocks = scanBlocks(text);
   if (blocks.length > 1) {
+    // Several well-formed <tool_call> blocks, as Qwen3's template renders parallel calls: the engine decides whether they may run together.
+    const parsed = blocks.map((b) => (b.kind === 'tool_call' && b.inner !== null ? parseCall(b.inner) : null));
+    if (parsed.every((p): p is Extract<ParsedAction, { kind: 'call' }> => p?.kind === 'call')) {
+      return { kind: 'calls', calls: parsed.map((p) => ({ name: p.name, args: p.args, rawArgs: p.rawArgs })) };
+    }
     return { kind: 'invalid', name: '', rawArgs: '', error: `several calls in one message (${blocks.length}); make exactly one call per message` };
   }
   const block = blocks[0];
@@ -111,9 +116,10 @@ function functionSchema(t: ToolSpec): string {
 }
 
 /** The tool block of Qwen3's chat template (the wording the model was trained on), one call per message. */
-function systemPrompt(rolePrompt: string, tools: readonly ToolSpec[]): string {
+function systemPrompt(rolePrompt: string, tools: readonly ToolSpec[], parallel = 1): string {
+  const rule = parallel > 1 ? `one function per message, or up to ${parallel} delegate functions at once (one <tool_call> block each),` : 'one function per message';
   return (
-    `${rolePrompt}\n\n# Tools\n\nYou may call one function per message to assist with the user query.\n\n` +
+    `${rolePrompt}\n\n# Tools\n\nYou may call ${rule} to assist with the user query.\n\n` +
     `You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n${tools.map(functionSchema).join('\n')}\n</tools>\n\n` +
     `For each function call, return a json object with function name and arguments within ${CALL_OPEN}${CALL_CLOSE} XML tags:\n` +
     `${CALL_OPEN}\n{"name": <function-name>, "arguments": <args-json-object>}\n${CALL_CLOSE}\nGive the final answer with the answer function or as <answer>...</answer>.`
@@ -141,6 +147,8 @@ export const jsonProtocol: Protocol = {
   formatResult,
   unwrapResult,
   formatCall: (name, input) => `${CALL_OPEN}\n${JSON.stringify({ name, arguments: { [TOOL_SPECS[name].param]: input } })}\n${CALL_CLOSE}`,
+  formatCalls: (calls) => calls.map((c) => `${CALL_OPEN}\n${JSON.stringify({ name: c.name, arguments: { [TOOL_SPECS[c.name].param]: c.input } })}\n${CALL_CLOSE}`).join('\n'),
   formatAnswer: (text) => `<answer>${text}</answer>`,
   stop: [CALL_CLOSE, '</answer>'],
+  parallelStop: ['</answer>'],
 };

@@ -56,6 +56,10 @@ function parseTags(raw: string): ParsedAction {
   const spans = scanCalls(text);
   if (spans.length > 1) {
     const names = spans.map((s) => s.name).join(', ');
+    // Several closed, non-empty calls (no answer among them): the engine decides whether they may run together.
+    if (spans.every((s) => s.name !== 'answer' && s.inner !== null && s.inner.trim() !== '')) {
+      return { kind: 'calls', calls: spans.map((s) => ({ name: s.name as Exclude<ActionName, 'answer'>, args: (s.inner as string).trim(), rawArgs: s.inner as string })) };
+    }
     return { kind: 'invalid', name: spans[0]?.name ?? '', rawArgs: spans[0]?.inner ?? '', error: `several calls in one message (${names}); make exactly one call per message` };
   }
   const span = spans[0];
@@ -73,9 +77,10 @@ function parseTags(raw: string): ParsedAction {
   return { kind: 'invalid', name: '', rawArgs: '', error: `no tool call or answer in the message ('${preview(text)}'); write one <tool>...</tool> or <answer>...</answer>` };
 }
 
-function systemPrompt(rolePrompt: string, tools: readonly ToolSpec[]): string {
+function systemPrompt(rolePrompt: string, tools: readonly ToolSpec[], parallel = 1): string {
   const lines = tools.map((t) => `<${t.name}>${t.param}</${t.name}>: ${t.description}`);
-  return `${rolePrompt}\n\nTools (one per message):\n${lines.join('\n')}\nTool output comes back as <result>...</result>.`;
+  const rule = parallel > 1 ? `one per message, or up to ${parallel} <delegate> together` : 'one per message';
+  return `${rolePrompt}\n\nTools (${rule}):\n${lines.join('\n')}\nTool output comes back as <result>...</result>${parallel > 1 ? ', one per call, in order' : ''}.`;
 }
 
 function formatResult(output: string): ChatMessage {
@@ -94,6 +99,8 @@ export const tagsProtocol: Protocol = {
   formatResult,
   unwrapResult,
   formatCall: (name, input) => `<${name}>${input}</${name}>`,
+  formatCalls: (calls) => calls.map((c) => `<${c.name}>${c.input}</${c.name}>`).join('\n'),
   formatAnswer: (text) => `<answer>${text}</answer>`,
   stop: ACTION_NAMES.map((n) => `</${n}>`),
+  parallelStop: ['</answer>'],
 };
