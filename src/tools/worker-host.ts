@@ -129,6 +129,8 @@ function processChannel(entry: URL, heapMb: number): Channel {
     serialization: 'advanced',
   });
   let stderr = '';
+  // The pipes never keep the host alive: the child and its IPC channel are ref'd while a job runs.
+  for (const pipe of [child.stdout, child.stderr]) (pipe as { unref?: () => void } | null)?.unref?.();
   child.stdout?.resume();
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (s: string) => {
