@@ -40,14 +40,15 @@ export function heldOutSplits(heldOut: readonly Episode[], validationShare: numb
 export function loadTrainData(d: Config['data']): TrainData {
   if (d.source === 'synthetic') {
     const s = d.synthetic;
+    const mix = { shapes: s.shapes, compareItems: s.compareItems, misleadingRate: s.misleading.rate };
     if (s.worlds === 'fresh') {
-      const common = { seed: s.seed, minHops: s.minHops, maxHops: s.maxHops, world: s.world, worlds: 'fresh' as const, namePool: s.namePool };
+      const common = { seed: s.seed, minHops: s.minHops, maxHops: s.maxHops, world: s.world, worlds: 'fresh' as const, namePool: s.namePool, ...mix };
       return {
         train: generateSynth({ ...common, n: s.train, names: 'train' }).map(toEpisode),
         heldOut: generateSynth({ ...common, n: s.heldOut, names: 'held-out' }).map(toEpisode),
       };
     }
-    const all = generateSynth({ seed: s.seed, n: s.train + s.heldOut, minHops: s.minHops, maxHops: s.maxHops, world: s.world }).map(toEpisode);
+    const all = generateSynth({ seed: s.seed, n: s.train + s.heldOut, minHops: s.minHops, maxHops: s.maxHops, world: s.world, ...mix }).map(toEpisode);
     return { train: all.slice(0, s.train), heldOut: all.slice(s.train) };
   }
   if (!existsSync(d.path)) throw new UserError(`data.path not found: ${d.path}`);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 export const MAX_SYNTHETIC_EPISODES = 100_000;
 /** Most entities of one kind in a synthetic world (each fresh episode builds a world of this size). */
 export const MAX_WORLD_ENTITIES = 10_000;
+const shapeWeight = (dflt: number, what: string) => z.number().min(0).max(1e6).default(dflt).describe(`Weight of ${what}.`);
 const worldCount = (dflt: number, what: string) => z.number().int().positive().max(MAX_WORLD_ENTITIES).default(dflt).describe(`${what} (at most ${MAX_WORLD_ENTITIES}).`);
 
 /** Where training episodes come from. */
@@ -47,6 +48,35 @@ export const dataSection = z
           })
           .prefault({})
           .describe('World size (src/data/synth/world.ts DEFAULT_WORLD_SIZE): of the one shared world, or of each episode\'s own world when worlds = fresh.'),
+        shapes: z
+          .strictObject({
+            chain: shapeWeight(1, 'chain: linear chains plus the two-sided year questions the world always had ("How many years passed between the founding of X and the birth of the mentor of Y?")'),
+            comparison: shapeWeight(0, 'comparison: independent year lookups of 2-3 items, then a comparison hop whose answer is an item ("Who was born first, X or Y?", "Which company is older, A or B?")'),
+            aggregation: shapeWeight(0, 'aggregation: 2-3 independent year lookups joined by an arithmetic hop ("How many years passed between the earliest and the latest of ...?")'),
+          })
+          .prefault({})
+          .describe('Weights of the question shapes (normalised; chain alone is the chain-only generator, record for record). Comparisons and aggregations have lookups a planner can delegate side by side.'),
+        compareItems: z
+          .strictObject({
+            min: z.number().int().min(2).max(3).default(2).describe('Fewest items of a comparison or aggregation.'),
+            max: z.number().int().min(2).max(3).default(3).describe('Most items (an item count above maxHops - 1 is never drawn).'),
+          })
+          .prefault({})
+          .describe('Items a comparison or aggregation question compares; its hops are items + 1, plus one per item reached through one more hop, within minHops..maxHops.'),
+        misleading: z
+          .strictObject({
+            rate: z.number().min(0).max(1).default(0).describe('Share of episodes with a planted wrong claim about one needed fact, in a paragraph search can return whose title says what it is ("Rumour about X", "Unverified forum post about X"); the episode records the fact and the wrong value (meta.planted).'),
+          })
+          .prefault({})
+          .describe('Misleading sources (src/data/synth/misleading.ts).'),
+      })
+      .superRefine((s, ctx) => {
+        const { chain, comparison, aggregation } = s.shapes;
+        if (chain + comparison + aggregation <= 0) ctx.addIssue({ code: 'custom', path: ['shapes'], message: 'at least one shape weight must be > 0' });
+        if (s.compareItems.min > s.compareItems.max) ctx.addIssue({ code: 'custom', path: ['compareItems'], message: `min (${s.compareItems.min}) must be <= max (${s.compareItems.max})` });
+        if (comparison + aggregation > 0 && s.compareItems.min + 1 > s.maxHops) {
+          ctx.addIssue({ code: 'custom', path: ['compareItems'], message: `a comparison or aggregation of ${s.compareItems.min} items needs ${s.compareItems.min + 1} hops, above maxHops (${s.maxHops})` });
+        }
       })
       .prefault({})
       .describe('Synthetic multi-hop world (sharp data synth).'),

@@ -33,6 +33,8 @@ export const musiqueRecordSchema = z.object({
   answer: z.string().optional(),
   answer_aliases: z.array(z.string()).optional(),
   answerable: z.boolean().optional(),
+  /** The synthetic world's planted wrong claim (src/data/synth/record.ts plantedSchema); not in the official files. */
+  planted: z.record(z.string(), z.unknown()).optional(),
 });
 
 export type MusiqueRecord = z.infer<typeof musiqueRecordSchema>;
@@ -51,6 +53,7 @@ export function musiqueToEpisode(r: MusiqueRecord): Episode {
   const meta: Record<string, string | number | boolean | string[]> = {};
   if (hops !== null) meta.hops = hops;
   meta.hopType = r.id.split('__')[0];
+  if (r.planted !== undefined) meta.planted = JSON.stringify(r.planted);
   const ep: Episode = {
     id: r.id,
     question: r.question,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -104,5 +105,69 @@ describe('generateSynth', () => {
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
     expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual(records.slice(0, 3));
     expect(readdirSync(join(dir, 'out'))).toEqual(['synth.jsonl']);
+  });
+});
+
+const sha = (x: unknown): string => createHash('sha256').update(JSON.stringify(x)).digest('hex').slice(0, 16);
+const small = { countries: 3, cities: 6, people: 14, companies: 6 };
+
+describe('generateSynth question shapes', () => {
+  it('by default (and with chains alone) writes exactly the records of the chain-only generator', () => {
+    // Hashes of the chain-only generator's output, taken before comparisons and aggregations existed.
+    const before: [Parameters<typeof generateSynth>[0], string][] = [
+      [{ seed: 1, n: 300 }, '2008233a9c8cc9b1'],
+      [{ seed: 1, n: 200, worlds: 'fresh', names: 'train' }, 'c4f2f2c4b01c5268'],
+      [{ seed: 3, n: 100, worlds: 'fresh', names: 'held-out', namePool: 2000, minHops: 2, maxHops: 3 }, '0363d96c9cb225fc'],
+    ];
+    for (const [opts, hash] of before) {
+      expect(sha(generateSynth(opts))).toBe(hash);
+      expect(sha(generateSynth({ ...opts, shapes: { chain: 1, comparison: 0, aggregation: 0 }, compareItems: { min: 3, max: 3 }, misleadingRate: 0 }))).toBe(hash);
+    }
+  });
+
+  it('mixes shapes at their weights, each record valid, the first k independent of n', () => {
+    const mix = generateSynth({ seed: 9, n: 1200, shapes: { chain: 1, comparison: 1, aggregation: 2 } });
+    const kind = (r: StrictMusiqueRecord) => (shape(r).endsWith('cmp') ? 'comparison' : shape(r).endsWith('agg') ? 'aggregation' : 'chain');
+    const count = (k: string) => mix.filter((r) => kind(r) === k).length;
+    for (const [k, p] of [['chain', 0.25], ['comparison', 0.25], ['aggregation', 0.5]] as const) {
+      expect(Math.abs(count(k) / mix.length - p)).toBeLessThan(4 * Math.sqrt((p * (1 - p)) / mix.length));
+    }
+    for (const r of mix) {
+      const parsed = synthRecordSchema.safeParse(r);
+      if (!parsed.success) throw new Error(`${r.id}: ${parsed.error.issues[0]?.message}`);
+      if (kind(r) === 'chain') continue;
+      // The lookups before the last hop: the first of each item names its entity; the last hop joins them.
+      const hops = r.question_decomposition;
+      expect(hops[hops.length - 1]?.paragraph_support_idx).toBeNull();
+      expect(hops.slice(0, -1).every((h) => h.paragraph_support_idx !== null)).toBe(true);
+      expect(hops[0]?.question).not.toMatch(/#\d/);
+    }
+    expect([...new Set(mix.map(shape))].sort()).toEqual(['2hop', '3hop1', '3hop2', '3hopagg', '3hopcmp', '4hop1', '4hop3', '4hopagg', '4hopcmp']);
+    expect(generateSynth({ seed: 9, n: 100, shapes: { chain: 1, comparison: 1, aggregation: 2 } })).toEqual(mix.slice(0, 100));
+    const fresh = { seed: 9, n: 40, worlds: 'fresh' as const, names: 'held-out' as const, world: small, shapes: { comparison: 1, aggregation: 1 } };
+    expect(generateSynth({ ...fresh, n: 15 })).toEqual(generateSynth(fresh).slice(0, 15));
+  });
+
+  it('draws the configured item counts and hop counts', () => {
+    const three = generateSynth({ seed: 2, n: 60, shapes: { comparison: 1 }, compareItems: { min: 3, max: 3 } });
+    // Three independent lookups (no #k) and the comparison hop naming all three.
+    for (const r of three) {
+      expect(shape(r)).toBe('4hopcmp');
+      expect(r.question_decomposition.slice(0, 3).every((h) => !/#\d/.test(h.question))).toBe(true);
+      expect(r.question_decomposition[3]?.question.match(/#\d/g)).toEqual(['#1', '#2', '#3']);
+    }
+    const two = generateSynth({ seed: 2, n: 60, maxHops: 3, shapes: { comparison: 1, aggregation: 1 } });
+    expect(new Set(two.map(shape))).toEqual(new Set(['3hopcmp', '3hopagg']));
+    const long = generateSynth({ seed: 2, n: 60, minHops: 4, shapes: { comparison: 1 }, compareItems: { min: 2, max: 2 } });
+    // Two items in four hops: one item is reached through one more hop.
+    for (const r of long) expect(r.question_decomposition.filter((h) => /#\d/.test(h.question))).toHaveLength(2);
+  });
+
+  it('rejects bad mixes with one-line errors', () => {
+    expect(() => generateSynth({ seed: 1, n: 5, shapes: { chain: 0 } })).toThrow('synth: shape weights are all 0');
+    expect(() => generateSynth({ seed: 1, n: 5, shapes: { comparison: -1 } })).toThrow('synth: shape weight comparison must be a finite number >= 0, got -1');
+    expect(() => generateSynth({ seed: 1, n: 5, compareItems: { min: 2, max: 4 } })).toThrow('synth: compare items must be integers with 2 <= min <= max <= 3, got 2-4');
+    expect(() => generateSynth({ seed: 1, n: 5, maxHops: 2, shapes: { comparison: 1 } })).toThrow('synth: a comparison or aggregation of 2 items needs 3 hops, but max-hops is 2');
+    expect(() => generateSynth({ seed: 1, n: 5, misleadingRate: 1.5 })).toThrow('synth: misleading rate must be in [0, 1], got 1.5');
   });
 });

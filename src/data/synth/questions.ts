@@ -1,5 +1,5 @@
 import type { Rng } from '../../random/rng.ts';
-import { ARITHMETIC, fill, RELATIONS, type ArithmeticForm, type EntityKind, type RelationId } from './relations.ts';
+import { ARITHMETIC, COMPARISONS, fill, listItems, RELATIONS, type ArithmeticForm, type ComparisonForm, type EntityKind, type RelationId } from './relations.ts';
 import { factEntity, factText, type Entity, type World } from './world.ts';
 
 /**
@@ -11,6 +11,12 @@ import { factEntity, factText, type Entity, type World } from './world.ts';
  * - two independent year hops joined by an arithmetic hop (3hop2), one side optionally reached
  *   through one more hop (4hop3 = (1 -> 2, 3) -> 4): "How many years passed between the founding of
  *   X and the birth of Y?", "How old was P when K was founded?".
+ * Beside those (the `chain` shape of the generator's mix), questions whose lookups are independent,
+ * so a planner can delegate them side by side:
+ * - comparisons of 2-3 items (`Nhopcmp`): one year lookup per item (an item may be reached through
+ *   one more hop), then a comparison hop whose answer is the item: "Who was born first, X or Y?";
+ * - aggregations (`Nhopagg`): 2-3 independent year lookups joined by an arithmetic hop: the two-sided
+ *   questions above, and "How many years passed between the earliest and the latest of ...?".
  */
 
 /** One gold hop. `subject` and `relation` are null for the arithmetic hop. */
@@ -23,10 +29,12 @@ export interface GoldHop {
   subject: Entity | null;
   /** Arithmetic only: the form and its slot values as `#k` references or constants. */
   arithmetic?: { form: ArithmeticForm; slots: Record<string, string> };
+  /** Comparison only: the form (its answer is an item, not a number). */
+  comparison?: { form: ComparisonForm };
 }
 
 export interface GoldQuestion {
-  /** MuSiQue hop prefix: 2hop, 3hop1, 3hop2, 4hop1, 4hop3. */
+  /** Hop prefix: MuSiQue's 2hop, 3hop1, 3hop2, 4hop1, 4hop3, or 3hopcmp, 4hopcmp, 3hopagg, 4hopagg. */
   shape: string;
   question: string;
   answer: string;
@@ -251,4 +259,88 @@ export function makeQuestion(world: World, rng: Rng, kind: QuestionKind, hops: 2
       if (hops === 2) throw new Error(`synth: a ${kind} question needs 3 or 4 hops`);
       return twoSidedQuestion(world, rng, hops, kind);
   }
+}
+
+/** Question shapes of the generator's mix (generate.ts `shapes`). */
+export type Shape = 'chain' | 'comparison' | 'aggregation';
+
+/** Lays year sides out as gold hops: chained sides first (MuSiQue's 4hop3 order), the rest in item order. */
+function sideHops(world: World, sides: readonly YearSide[]): { hops: GoldHop[]; yearRef: Map<YearSide, string>; nameRef: Map<YearSide, string> } {
+  const ordered = [...sides.filter((s) => s.steps.length > 1), ...sides.filter((s) => s.steps.length === 1)];
+  const hops: GoldHop[] = [];
+  const yearRef = new Map<YearSide, string>();
+  const nameRef = new Map<YearSide, string>();
+  for (const side of ordered) {
+    hops.push(...factHops(world, side.steps, hops.length));
+    yearRef.set(side, `#${hops.length}`);
+    // A chained side's item is the answer of the hop before its year hop; a plain one is named.
+    nameRef.set(side, side.steps.length > 1 ? `#${hops.length - 1}` : side.end.name);
+  }
+  return { hops, yearRef, nameRef };
+}
+
+/**
+ * A comparison of `items` (2-3) entities of one kind by a year relation, `hops` = items + 1 +
+ * (items reached through one more hop): "Who was born first, the founder of Zorvex Labs or Dara
+ * Velm?" = founder -> birthYear, birthYear -> comparison. Null when this try failed (equal years).
+ */
+export function comparisonQuestion(world: World, rng: Rng, items: number, hops: number): GoldQuestion | null {
+  const chained = hops - items - 1;
+  if (items < 2 || items > 3 || chained < 0 || chained > items || hops > 4) throw new Error(`synth: no comparison of ${items} items in ${hops} hops`);
+  const form = rng.pick(COMPARISONS);
+  const chainedAt = new Set(rng.shuffle(Array.from({ length: items }, (_, i) => i)).slice(0, chained));
+  const visited = new Set<number>();
+  const sides: YearSide[] = [];
+  for (let i = 0; i < items; i++) {
+    const side = yearSide(world, rng, form.kind, chainedAt.has(i) ? 1 : 0, visited);
+    if (!side) return null;
+    sides.push(side);
+  }
+  if (new Set(sides.map((s) => s.year)).size < sides.length) return null;
+  const best = sides.reduce((a, b) => ((form.pick === 'first' ? b.year < a.year : b.year > a.year) ? b : a));
+  const { hops: gold, yearRef, nameRef } = sideHops(world, sides);
+  const hopQuestion = fill(form.question, { items: listItems(sides.map((s) => fill(form.item, { s: nameRef.get(s) as string, y: yearRef.get(s) as string }))) });
+  gold.push({ question: hopQuestion, answer: best.end.name, relation: null, subject: null, comparison: { form } });
+  return {
+    shape: `${hops}hopcmp`,
+    question: fill(form.question, { items: listItems(sides.map((s) => s.noun)) }),
+    answer: best.end.name,
+    aliases: [...best.end.aliases],
+    hops: gold,
+    entities: sides.flatMap((s) => entitiesOf(world, s.steps)),
+  };
+}
+
+/**
+ * An aggregation over `items` independent year lookups. 2 items: a two-sided question ("How many
+ * years passed between E1 and E2?", "How old was P when K was founded?") in 3 or 4 hops; 3 items
+ * (4 hops): "How many years passed between the earliest and the latest of E1, E2 and E3?".
+ */
+export function aggregationQuestion(world: World, rng: Rng, items: number, hops: number): GoldQuestion | null {
+  if (items === 2 && (hops === 3 || hops === 4)) {
+    const q = twoSidedQuestion(world, rng, hops, rng.pick(['yearsBetween', 'ageAt'] as const));
+    return q && { ...q, shape: `${hops}hopagg` };
+  }
+  if (items !== 3 || hops !== 4) throw new Error(`synth: no aggregation of ${items} items in ${hops} hops`);
+  const visited = new Set<number>();
+  const sides: YearSide[] = [];
+  for (let i = 0; i < 3; i++) {
+    const side = yearSide(world, rng, rng.pick(['person', 'company'] as const), 0, visited);
+    if (!side) return null;
+    sides.push(side);
+  }
+  const years = sides.map((s) => s.year);
+  const span = Math.max(...years) - Math.min(...years);
+  if (span === 0) return null;
+  const { hops: gold, yearRef } = sideHops(world, sides);
+  const [a, b, c] = sides.map((s) => yearRef.get(s) as string) as [string, string, string];
+  const arith = arithmeticHop('yearSpan', { a, b, c }, span);
+  return {
+    shape: '4hopagg',
+    question: `How many years passed between the earliest and the latest of ${sides[0]?.event}, ${sides[1]?.event} and ${sides[2]?.event}?`,
+    answer: arith.answer,
+    aliases: [`${span} years`],
+    hops: [...gold, arith],
+    entities: sides.flatMap((s) => entitiesOf(world, s.steps)),
+  };
 }

@@ -1,4 +1,4 @@
-import { ARITHMETIC, escapeRegExp, fill, hopRegex, RELATIONS, sentenceRegex, templatesFor, type RelationId } from './relations.ts';
+import { ARITHMETIC, COMPARISONS, escapeRegExp, fill, hopRegex, RELATIONS, sentenceRegex, templatesFor, type ComparisonForm, type RelationId } from './relations.ts';
 
 /**
  * How the scripted expert worker "reads": it answers a hop question of the synthetic
@@ -83,6 +83,53 @@ export function arithmeticExpression(subQuestion: string): string | null {
     return fill(form.expression, values);
   }
   return null;
+}
+
+const COMPARISON_REGEXES = COMPARISONS.map((form) => {
+  const [before, after] = form.question.split('{items}') as [string, string];
+  const [name, rest] = form.item.split('{s}') as [string, string];
+  const [yearBefore, yearAfter] = rest.split('{y}') as [string, string];
+  // One item: its name (lazy) and its value (anything without parentheses: a year, a reference or a report).
+  const item = `${escapeRegExp(name)}(.+?)${escapeRegExp(yearBefore)}([^()]*)${escapeRegExp(yearAfter)}`;
+  return {
+    form,
+    whole: new RegExp(`^${escapeRegExp(before)}(.+)${escapeRegExp(after)}$`),
+    item: new RegExp(`(?:^|, | or )${item}(?=, | or |$)`, 'g'),
+  };
+});
+
+/**
+ * The items of a comparison hop ("Who was born first, A (born in 1950) or B (born in 1962)?") with
+ * their values as written (years, `#k` references or whatever a report said); null for any other
+ * question.
+ */
+export function parseComparison(subQuestion: string): { form: ComparisonForm; items: { name: string; value: string }[] } | null {
+  const q = normaliseSpace(subQuestion);
+  for (const { form, whole, item } of COMPARISON_REGEXES) {
+    const m = whole.exec(q);
+    if (!m?.[1]) continue;
+    const items = [...m[1].matchAll(item)].map((x) => ({ name: x[1] as string, value: x[2] as string }));
+    if (items.length >= 2) return { form, items };
+  }
+  return null;
+}
+
+/**
+ * The answer of a comparison hop whose references are replaced by years: the item with the
+ * smallest (first) or largest (last) year, the earliest-named on a tie; null when the question is no
+ * comparison or a value is not a number.
+ */
+export function comparisonAnswer(subQuestion: string): string | null {
+  const parsed = parseComparison(subQuestion);
+  if (!parsed) return null;
+  const values = parsed.items.map((it) => (/^-?\d+$/.test(it.value.trim()) ? Number(it.value) : Number.NaN));
+  if (values.some((v) => Number.isNaN(v))) return null;
+  let best = 0;
+  values.forEach((v, i) => {
+    const b = values[best] as number;
+    if (parsed.form.pick === 'first' ? v < b : v > b) best = i;
+  });
+  return (parsed.items[best] as { name: string }).name;
 }
 
 /** Replaces `#k` references (1-based, MuSiQue style) by the answers of earlier hops. */

@@ -142,7 +142,7 @@ export function hopRegex(relation: RelationId): RegExp {
 
 /** Arithmetic hops: how each is asked (after #k substitution, numbers) and the expression it means. */
 export interface ArithmeticForm {
-  id: 'yearsBetween' | 'ageAt' | 'yearAfter';
+  id: 'yearsBetween' | 'ageAt' | 'yearAfter' | 'yearSpan';
   /** Hop question with `{a}`, `{b}` = earlier hop answers (as `#k` in the record) and `{n}` a constant. */
   hop: string;
   /** mathjs expression of the same slots. */
@@ -153,4 +153,52 @@ export const ARITHMETIC: ArithmeticForm[] = [
   { id: 'yearsBetween', hop: 'How many years passed between {a} and {b}?', expression: '{b} - {a}' },
   { id: 'ageAt', hop: 'How old was a person born in {a} in the year {b}?', expression: '{b} - {a}' },
   { id: 'yearAfter', hop: 'What year is {n} years after {a}?', expression: '{a} + {n}' },
+  // Aggregation over three independent year lookups (mathjs max/min).
+  { id: 'yearSpan', hop: 'How many years passed between the earliest and the latest of {a}, {b} and {c}?', expression: 'max({a}, {b}, {c}) - min({a}, {b}, {c})' },
 ];
+
+/**
+ * Comparison questions over one year relation of 2-3 items: the question names the items, the
+ * comparison hop names them again with `#k` references to their year hops, and its answer is the
+ * item with the smallest (`first`) or largest (`last`) year. Ties are never generated.
+ */
+export interface ComparisonForm {
+  id: 'bornFirst' | 'bornLast' | 'olderCompany' | 'youngerCompany';
+  kind: 'person' | 'company';
+  relation: 'birthYear' | 'foundedYear';
+  /** `{items}`: "A or B", "A, B or C". */
+  question: string;
+  /** One item in the comparison hop: `{s}` the item, `{y}` its year (a `#k` reference in the record). */
+  item: string;
+  pick: 'first' | 'last';
+}
+
+export const COMPARISONS: ComparisonForm[] = [
+  { id: 'bornFirst', kind: 'person', relation: 'birthYear', question: 'Who was born first, {items}?', item: '{s} (born in {y})', pick: 'first' },
+  { id: 'bornLast', kind: 'person', relation: 'birthYear', question: 'Who was born last, {items}?', item: '{s} (born in {y})', pick: 'last' },
+  { id: 'olderCompany', kind: 'company', relation: 'foundedYear', question: 'Which company is older, {items}?', item: '{s} (founded in {y})', pick: 'first' },
+  { id: 'youngerCompany', kind: 'company', relation: 'foundedYear', question: 'Which company is younger, {items}?', item: '{s} (founded in {y})', pick: 'last' },
+];
+
+/** "A or B", "A, B or C". */
+export function listItems(items: readonly string[]): string {
+  if (items.length < 2) throw new Error(`synth: a comparison needs at least 2 items, got ${items.length}`);
+  return `${items.slice(0, -1).join(', ')} or ${items[items.length - 1] as string}`;
+}
+
+/**
+ * Titles of planted unreliable paragraphs: each says what the paragraph is, so a careful reader can
+ * tell it from the encyclopedia paragraph titled with the entity's name alone. No colon: a search
+ * hit is shown as `[idx] Title: text`.
+ */
+export const UNRELIABLE_TITLES = ['Rumour about {s}', 'Unverified forum post about {s}', 'Unconfirmed gossip about {s}'];
+
+const UNRELIABLE_TITLE_REGEX = new RegExp(`^(?:${UNRELIABLE_TITLES.map((t) => escapeRegExp(t).replace(escapeRegExp('{s}'), '.+')).join('|')})$`);
+
+/** Whether a paragraph title marks an unreliable source (a planted claim). */
+export function isUnreliableTitle(title: string): boolean {
+  return UNRELIABLE_TITLE_REGEX.test(title);
+}
+
+/** A sentence closing every planted paragraph, after the claim (so the claim still reads as a template sentence). */
+export const UNRELIABLE_NOTE = 'This claim has not been verified.';
