@@ -51,8 +51,8 @@ const OPENBLAS = {
 // it (driver/others/dynamic.c), PRESCOTT (SSE3) at the bottom. Debian's full list made a 25 MB binary.
 const DYNAMIC_LIST = 'CORE2 NEHALEM SANDYBRIDGE HASWELL ZEN SKYLAKEX COOPERLAKE';
 const NAPI_VERSION = 8;
-// The addon's own loops: the x86-64 baseline, as Node itself requires nothing more. The GEMMs, where
-// the time goes, run OpenBLAS's kernels for the CPU found at run time.
+// The addon's own loops: the x86-64 baseline (SSE2), as Node itself requires nothing more. The GEMMs,
+// where the time goes, run OpenBLAS's kernels for the CPU found at run time.
 const MARCH = '-march=x86-64 -mtune=generic';
 
 const work = resolve(opt('work') ?? process.env.SHARP_PREBUILD_WORK ?? join(tmpdir(), 'sharp-rl-prebuild'));
