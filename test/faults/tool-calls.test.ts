@@ -86,10 +86,13 @@ describe('fuzzed tool calls (both protocols, both tools)', () => {
     await fc.assert(
       fc.asyncProperty(message, fc.constantFrom('tags', 'json'), async (text, proto) => {
         const action = PROTOCOLS[proto as 'tags' | 'json'].parse(text);
-        expect(['call', 'answer', 'invalid', 'none']).toContain(action.kind);
-        if (action.kind === 'call' && (action.name === 'calculate' || action.name === 'code')) {
-          if (started[action.name]() === 0) await tools[action.name]('1');
-          await callCounted(action.name, action.args);
+        expect(['call', 'calls', 'answer', 'invalid', 'none']).toContain(action.kind);
+        // Several calls in one message run one after another, each like a single call.
+        const calls = action.kind === 'call' ? [action] : action.kind === 'calls' ? action.calls : [];
+        for (const call of calls) {
+          if (call.name !== 'calculate' && call.name !== 'code') continue;
+          if (started[call.name]() === 0) await tools[call.name]('1');
+          await callCounted(call.name, call.args);
         }
       }),
       { numRuns: 150, seed: 18 },
