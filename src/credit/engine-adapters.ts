@@ -17,6 +17,8 @@ export interface ReplaySettings {
   replayMode: 'final' | 'replan';
   /** credit.placeholder */
   placeholder: string;
+  /** credit.counterfactual: mask the workers outside a coalition, or resample them (default mask). */
+  counterfactual?: 'mask' | 'resample';
   /**
    * Base of the replays' common random numbers: replay r of a trajectory draws the same streams
    * under every mask (rollout/replay.ts). Drawn once per step from the run's seed.
@@ -29,7 +31,7 @@ export interface ReplaySettings {
  * run. The n replays of one coalition (replica 0..n-1) get distinct ids and distinct streams.
  */
 export function engineReplayRunner(policy: Policy, engine: EngineOptions, settings: ReplaySettings): ReplayRunner {
-  return (items: ReplayItem[]) => replay(policy, items, { ...engine, mode: settings.replayMode, placeholder: settings.placeholder, streamSeed: settings.streamSeed });
+  return (items: ReplayItem[]) => replay(policy, items, { ...engine, mode: settings.replayMode, placeholder: settings.placeholder, streamSeed: settings.streamSeed, counterfactual: settings.counterfactual ?? 'mask' });
 }
 
 /** The context the agent saw when it generated message `index` (the engine's own reconstruction). */

@@ -81,7 +81,7 @@ export interface StepRecord {
   kind: 'train' | 'eval';
   /** RL step (train) or eval batch number, 1-based. */
   step: number;
-  credit: { method: string; replayMode: string; replays: number; success: string; placeholder: string; weights: CreditConfig['weights'] };
+  credit: { method: string; replayMode: string; counterfactual?: string; replays: number; success: string; placeholder: string; weights: CreditConfig['weights'] };
   /** Groups of the step in all, and how many are recorded here. */
   groupsTotal: number;
   groups: GroupRecord[];
@@ -121,7 +121,7 @@ export class ReplayRecorder {
 
 /** The credit settings a reader needs to interpret the numbers. */
 export function creditHeader(cfg: CreditConfig): StepRecord['credit'] {
-  return { method: cfg.method, replayMode: cfg.replayMode, replays: cfg.replays, success: cfg.success, placeholder: cfg.placeholder, weights: { ...cfg.weights } };
+  return { method: cfg.method, replayMode: cfg.replayMode, counterfactual: cfg.counterfactual, replays: cfg.replays, success: cfg.success, placeholder: cfg.placeholder, weights: { ...cfg.weights } };
 }
 
 /** One group (the trajectories of one question) with everything computeCredits found about it. */

@@ -86,7 +86,7 @@ export async function planReplays(trajectories: readonly Trajectory[], episode: 
  */
 export async function replayTrajectory(p: Loaded, traj: Trajectory, episode: Episode, masked: readonly number[][], r: RolloutConfig, c: CreditConfig, seed: number): Promise<Trajectory[]> {
   if (masked.length === 0) return [];
-  const runner = engineReplayRunner(policyOf(p, r, seed, c.replayTemperature ?? r.temperature), engineOf(r), { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: seed });
+  const runner = engineReplayRunner(policyOf(p, r, seed, c.replayTemperature ?? r.temperature), engineOf(r), { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: seed, counterfactual: c.counterfactual });
   const seen = new Map<string, number>();
   const items = masked.map((m) => {
     const key = [...m].sort((a, b) => a - b).join(',');

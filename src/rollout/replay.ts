@@ -40,6 +40,12 @@ export interface ReplayOptions extends EngineOptions {
   mode: ReplayMode;
   /** Report shown to the planner in place of a masked worker's (credit.placeholder). */
   placeholder: string;
+  /**
+   * What happens to the delegations of `masked`: `mask` (default) replaces their reports by the
+   * placeholder; `resample` runs their workers again on the same subtask, fresh samples of the same
+   * policy (a per-agent counterfactual baseline in the spirit of COMA, arXiv 1705.08926).
+   */
+  counterfactual?: 'mask' | 'resample';
   /** Base of the common random numbers (see above); absent: the policy's own stream. */
   streamSeed?: number;
 }
@@ -84,7 +90,7 @@ function exactPlan(traj: Trajectory, recorded: RecordedDelegation[]): Trajectory
   };
 }
 
-function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mode: 'final' | 'replan', placeholder: string): TrajectoryPlan {
+function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mode: 'final' | 'replan', placeholder: string, resample: boolean): TrajectoryPlan {
   const { traj } = item;
   const turns = agentTurns(traj, 0);
   const masked = new Set(item.masked);
@@ -101,7 +107,7 @@ function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mo
     delegation: (k, subtask): DelegationPlan => {
       const rec = recorded[k];
       if (!rec) return { kind: 'run' };
-      if (masked.has(k)) return { kind: 'fixed', report: placeholder, masked: true };
+      if (masked.has(k)) return resample ? { kind: 'run' } : { kind: 'fixed', report: placeholder, masked: true };
       // A report answers the subtask it was asked: a regenerated delegation that asks something else gets a worker of its own.
       if (mode === 'replan' && rec.worker?.subtask !== subtask) return { kind: 'run' };
       const plan: DelegationPlan = { kind: 'fixed', report: rec.report, masked: rec.masked };
@@ -111,11 +117,11 @@ function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mo
   };
 }
 
-/** Trajectory id of a replay: `${traj.id}~${mode}:${masked}` (`#r` for replica r > 0); `exact` keeps traj.id. */
-export function replayId(item: ReplayItem, mode: ReplayMode): string {
+/** Trajectory id of a replay: `${traj.id}~${mode}:${masked}` (`~${mode}+resample:` when resampled; `#r` for replica r > 0); `exact` keeps traj.id. */
+export function replayId(item: ReplayItem, mode: ReplayMode, resample = false): string {
   if (mode === 'exact') return item.traj.id;
   const r = item.replica ?? 0;
-  return `${item.traj.id}~${mode}:${[...item.masked].sort((a, b) => a - b).join(',')}${r > 0 ? `#${r}` : ''}`;
+  return `${item.traj.id}~${mode}${resample ? '+resample' : ''}:${[...item.masked].sort((a, b) => a - b).join(',')}${r > 0 ? `#${r}` : ''}`;
 }
 
 /** Replays every item in one batched engine run; results in item order. */
@@ -123,8 +129,8 @@ export async function replay(policy: Policy, items: readonly ReplayItem[], opts:
   const runItems: RunItem[] = items.map((item) => {
     if (item.traj.episodeId !== item.episode.id) throw new Error(`replay ${item.traj.id}: trajectory is of episode ${item.traj.episodeId}, not ${item.episode.id}`);
     const recorded = recordedDelegations(item.traj);
-    const plan = opts.mode === 'exact' ? exactPlan(item.traj, recorded) : counterfactualPlan(item, recorded, opts.mode, opts.placeholder);
-    const run: RunItem = { id: replayId(item, opts.mode), episode: item.episode, sample: item.traj.sample, plan };
+    const plan = opts.mode === 'exact' ? exactPlan(item.traj, recorded) : counterfactualPlan(item, recorded, opts.mode, opts.placeholder, opts.counterfactual === 'resample');
+    const run: RunItem = { id: replayId(item, opts.mode, opts.counterfactual === 'resample'), episode: item.episode, sample: item.traj.sample, plan };
     if (opts.streamSeed !== undefined && opts.mode !== 'exact') run.stream = `${opts.streamSeed}:${item.traj.id}#${item.replica ?? 0}`;
     return run;
   });

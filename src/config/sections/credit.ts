@@ -8,6 +8,10 @@ export const creditSection = z
       .default('loo')
       .describe('loo: SHARP leave-one-out counterfactual credit per worker; shapley: exact (K<=6) or sampled Shapley; broadcast: the accuracy reward, identical for every agent (nothing per agent); matpo: MATPO\'s reward, accuracy + tool-format validity of the whole trajectory, broadcast (credit.matpo).'),
     replayMode: z.enum(['final', 'replan']).default('final').describe('final: regenerate only the planner\'s answer; replan: regenerate the planner after its first delegation, running a worker for every subtask that changed. Every coalition, nothing masked included, is replayed the same way.'),
+    counterfactual: z
+      .enum(['mask', 'resample'])
+      .default('mask')
+      .describe('What a coalition leaves out: mask (SHARP: the report replaced by the placeholder) or resample (the worker run again on the same subtask, fresh samples; Delta_m = v(N) - mean over m\'s resamples, a per-agent baseline as in COMA, arXiv 1705.08926, which is non-zero in a failure one worker caused). Works with loo and shapley, in both replay modes.'),
     replays: z
       .number()
       .int()

@@ -34,7 +34,7 @@ export interface EpisodeCredit {
  */
 export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[], records?: GroupRecord[], score?: CandidateScorer): Promise<EpisodeCredit[]> {
   // Evaluation replays share one fixed base of common random numbers: trajectory ids tell the streams apart.
-  const replays = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder, streamSeed: 0 });
+  const replays = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder, streamSeed: 0, counterfactual: cfg.counterfactual });
   const judged = judgeOptions(cfg, policy, getProtocol(engine.cfg.protocol), engine.cfg.maxNewTokens, score);
   const recorder = records ? new ReplayRecorder(replays) : undefined;
   const runner = recorder?.runner ?? replays;

@@ -46,7 +46,7 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
     const t0 = performance.now();
     const run = await rollout(policy, episodes, engine);
     const t1 = performance.now();
-    const replays = engineReplayRunner(replayPolicy, engine, { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: creditSeed });
+    const replays = engineReplayRunner(replayPolicy, engine, { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: creditSeed, counterfactual: c.counterfactual });
     // The viewer's sample keeps the replayed answers behind v(S) (src/credit/record.ts).
     const recorder = setup.credit.recordGroups > 0 ? new ReplayRecorder(replays) : undefined;
     const runner = recorder?.runner ?? replays;
