@@ -1,6 +1,6 @@
 import type { Episode } from '../../data/episode.ts';
-import { arithmeticExpression, extractAnswer, parseHopQuestion, substituteRefs } from '../../data/synth/reader.ts';
-import { fill, RELATIONS, type RelationId } from '../../data/synth/relations.ts';
+import { arithmeticExpression, comparisonAnswer, extractAnswer, parseComparison, parseHopQuestion, substituteRefs } from '../../data/synth/reader.ts';
+import { fill, isUnreliableTitle, RELATIONS, type RelationId } from '../../data/synth/relations.ts';
 import { mixedHash32 } from '../../random/hash.ts';
 import { requestMeta, type RequestMeta } from '../engine.ts';
 import type { PolicyRequest } from '../policy.ts';
@@ -13,9 +13,15 @@ import { ScriptedPolicy } from './policy.ts';
  * planner's progress is read from its own tool results (the reports), the worker's from its own.
  *
  * Planner: delegates each hop of `episode.decomposition` in order, with `#k` replaced by the report
- * of hop k, then answers the last hop's report. Worker: an arithmetic hop goes to `calculate`
- * (`arithmeticExpression`); any other hop is searched and read with `extractAnswer` from the shown
- * results; when the top results do not state it, it searches once more for the hop's subject alone.
+ * of hop k, then answers the last hop's report. When a message may carry several delegations
+ * (`meta.maxParallel`, from rollout.maxParallelDelegations), the delegations whose hops need no
+ * report still to come go out together, up to that many per message: the independent lookups of a
+ * comparison or aggregation run side by side. A comparison hop ("Who was born first, X (born in
+ * 1950) or Y (born in 1962)?") is the planner's own: it answers it from the reports. Worker: an
+ * arithmetic hop goes to `calculate` (`arithmeticExpression`); any other hop is searched and read
+ * with `extractAnswer` from the shown results, passing over results whose title marks them
+ * unreliable ("Rumour about X"); when the top results do not state it, it searches once more for the
+ * hop's subject alone.
  *
  * For the credit tests the planner's delegations are configurable (`steps`): irrelevant subtasks, a
  * hop delegated twice, saboteur workers that answer a hop wrongly, and which report to trust when two
@@ -58,6 +64,11 @@ export interface ExpertFailures {
   redundant: number;
   /** The planner delegates an irrelevant subtask (a true but unneeded fact about the question's subject) first. */
   irrelevant: number;
+  /**
+   * A worker trusts unreliable sources: it reads results titled as rumours first, so it reports a
+   * planted wrong claim whenever the planted paragraph is among its search results (default 0).
+   */
+  trustPlanted?: number;
   /** Seed of the decisions. */
   seed: number;
 }
@@ -72,7 +83,7 @@ function uniform(key: string): number {
 
 /** Whether the failure `what` happens for (episode, which) at rate `p`. */
 export function failureHappens(f: ExpertFailures, what: keyof Omit<ExpertFailures, 'seed'>, episodeId: string, which: number): boolean {
-  const p = f[what];
+  const p = f[what] ?? 0;
   return p > 0 && uniform(`${f.seed}\u0000${what}\u0000${episodeId}\u0000${which}`) < p;
 }
 
@@ -80,8 +91,14 @@ export const DEFAULT_IRRELEVANT_SUBTASK = 'Which paragraph describes the weather
 /** What a worker with nothing to report answers. */
 export const EXPERT_UNKNOWN = 'unknown';
 
+/** Whether a hop is the planner's own (a comparison of reports), not delegated. */
+function plannerHop(question: string): boolean {
+  return parseComparison(question) !== null;
+}
+
+/** Each hop once, in order, except the planner's own comparison hops. */
 export function hopSteps(episode: Episode): ExpertStep[] {
-  return decompositionOf(episode).map((_, hop) => ({ kind: 'hop', hop }));
+  return decompositionOf(episode).flatMap((h, hop): ExpertStep[] => (plannerHop(h.question) ? [] : [{ kind: 'hop', hop }]));
 }
 
 /**
@@ -103,8 +120,8 @@ export function irrelevantSubtask(episode: Episode): string | null {
 function failureSteps(episode: Episode, f: ExpertFailures): ExpertStep[] {
   const steps = hopSteps(episode);
   if (failureHappens(f, 'redundant', episode.id, 0)) {
-    const hop = Math.floor(uniform(`${f.seed}\u0000redundant-hop\u0000${episode.id}`) * steps.length);
-    steps.splice(hop + 1, 0, { kind: 'hop', hop });
+    const at = Math.floor(uniform(`${f.seed}\u0000redundant-hop\u0000${episode.id}`) * steps.length);
+    steps.splice(at + 1, 0, { ...(steps[at] as ExpertStep) });
   }
   const irrelevant = failureHappens(f, 'irrelevant', episode.id, 0) ? irrelevantSubtask(episode) : null;
   if (irrelevant) steps.unshift({ kind: 'irrelevant', subtask: irrelevant });
@@ -143,19 +160,75 @@ function hopAnswers(steps: readonly ExpertStep[], meta: RequestMeta, trust: 'lat
   return answers;
 }
 
+/** Hops (0-based) a hop question refers to as `#k`. */
+function refsOf(question: string): number[] {
+  return [...question.matchAll(/#(\d+)/g)].map((m) => Number(m[1]) - 1);
+}
+
+/**
+ * The planner's messages as groups of consecutive steps: a step joins the group before it when its
+ * hop needs no report of that group (only hops delegated in earlier messages) and the group has
+ * fewer than `maxParallel` steps. maxParallel = 1: one delegation per message.
+ */
+export function messageGroups(steps: readonly ExpertStep[], decomposition: NonNullable<Episode['decomposition']>, maxParallel: number): number[][] {
+  const groups: number[][] = [];
+  const delegated = new Set<number>();
+  const ready = (step: ExpertStep): boolean => step.kind === 'irrelevant' || refsOf(decomposition[step.hop]?.question ?? '').every((k) => delegated.has(k));
+  for (let s = 0; s < steps.length; ) {
+    const group = [s];
+    while (group.length < maxParallel && s + group.length < steps.length && ready(steps[s + group.length] as ExpertStep)) group.push(s + group.length);
+    for (const i of group) {
+      const step = steps[i] as ExpertStep;
+      if (step.kind === 'hop') delegated.add(step.hop);
+    }
+    groups.push(group);
+    s += group.length;
+  }
+  return groups;
+}
+
+/**
+ * The default steps in the order a planner that may delegate side by side takes them: by wave (a
+ * hop's wave is one more than the latest wave of the hops it refers to; irrelevant subtasks are in
+ * wave 0), stably, so every lookup that needs no report goes first ("Who founded A?" and "In what
+ * year was B born?" before "In what year was #1 born?"). Custom steps keep their order.
+ */
+function planOf(meta: RequestMeta, opts: ExpertOptions): ExpertStep[] {
+  const steps = stepsOf(meta.episode, opts);
+  if (opts.steps || (meta.maxParallel ?? 1) <= 1) return steps;
+  const decomposition = decompositionOf(meta.episode);
+  const waves: number[] = [];
+  decomposition.forEach((h, i) => {
+    waves[i] = Math.max(-1, ...refsOf(h.question).map((k) => waves[k] ?? 0)) + 1;
+  });
+  const waveOf = (step: ExpertStep): number => (step.kind === 'hop' ? (waves[step.hop] ?? 0) : 0);
+  return steps.map((step, i) => ({ step, i })).sort((a, b) => waveOf(a.step) - waveOf(b.step) || a.i - b.i).map((x) => x.step);
+}
+
 function plannerText(meta: RequestMeta, opts: ExpertOptions): string {
   const p = PROTOCOLS[meta.protocol];
   const decomposition = decompositionOf(meta.episode);
-  const steps = stepsOf(meta.episode, opts);
+  const steps = planOf(meta, opts);
   const answers = hopAnswers(steps, meta, opts.trust ?? 'latest');
-  const k = meta.results.filter((r) => r.name === 'delegate').length;
-  const step = steps[k];
-  if (step === undefined) return p.formatAnswer(answers[decomposition.length - 1] ?? EXPERT_UNKNOWN);
-  if (step.kind === 'irrelevant') return p.formatCall('delegate', step.subtask ?? DEFAULT_IRRELEVANT_SUBTASK);
-  const hop = decomposition[step.hop];
-  if (!hop) throw new Error(`expert: step ${k} names hop ${step.hop} but episode ${meta.episode.id} has ${decomposition.length} hops`);
   const known = answers.map((a) => a ?? '');
-  return p.formatCall('delegate', substituteRefs(hop.question, known));
+  const k = meta.results.filter((r) => r.name === 'delegate').length;
+  if (k >= steps.length) {
+    const last = decomposition[decomposition.length - 1] as NonNullable<Episode['decomposition']>[number];
+    // A comparison is the planner's own; otherwise the last delegated hop's report is the answer.
+    const final = plannerHop(last.question) ? comparisonAnswer(substituteRefs(last.question, known)) : answers[decomposition.length - 1];
+    return p.formatAnswer(final ?? EXPERT_UNKNOWN);
+  }
+  // The message that starts at step k (k is always a group start unless a reply went missing).
+  const group = messageGroups(steps, decomposition, meta.maxParallel ?? 1).find((g) => g[0] === k) ?? [k];
+  const subtasks = group.map((i) => {
+    const step = steps[i] as ExpertStep;
+    if (step.kind === 'irrelevant') return step.subtask ?? DEFAULT_IRRELEVANT_SUBTASK;
+    const hop = decomposition[step.hop];
+    if (!hop) throw new Error(`expert: step ${i} names hop ${step.hop} but episode ${meta.episode.id} has ${decomposition.length} hops`);
+    return substituteRefs(hop.question, known);
+  });
+  if (subtasks.length === 1) return p.formatCall('delegate', subtasks[0] as string);
+  return p.formatCalls(subtasks.map((input) => ({ name: 'delegate' as const, input })));
 }
 
 /** `[idx] Title: text` result lines as (title, text). */
@@ -168,9 +241,15 @@ function resultLines(output: string): { title: string; text: string }[] {
   return out;
 }
 
-/** The first answer one of the shown results states for the subtask. */
-function readResults(subtask: string, output: string): string | null {
-  for (const { text } of resultLines(output)) {
+/**
+ * The first answer one of the shown results states for the subtask. A careful reader passes over
+ * results titled as unreliable; a trusting one reads them first.
+ */
+function readResults(subtask: string, output: string, trusting = false): string | null {
+  const lines = resultLines(output);
+  const unreliable = lines.filter((l) => isUnreliableTitle(l.title));
+  const reliable = lines.filter((l) => !isUnreliableTitle(l.title));
+  for (const { text } of trusting ? [...unreliable, ...reliable] : reliable) {
     const found = extractAnswer(subtask, text);
     if (found) return found;
   }
@@ -205,11 +284,17 @@ function soloText(
   hops: readonly string[],
   results: readonly ToolResult[],
   mistake: (k: number) => 'noSearch' | 'distractor' | null,
+  trusting: (k: number) => boolean = () => false,
 ): string {
   const answers: string[] = [];
   let next = 0;
   for (let k = 0; k < hops.length; k++) {
     const q = substituteRefs(hops[k] as string, answers);
+    if (plannerHop(q)) {
+      // A comparison needs no tool: the reports' years decide it.
+      answers.push(comparisonAnswer(q) ?? EXPERT_UNKNOWN);
+      continue;
+    }
     const expr = arithmeticExpression(q);
     if (expr) {
       const r = results[next++];
@@ -224,7 +309,8 @@ function soloText(
     }
     const first = results[next++];
     if (!first) return p.formatCall('search', q);
-    let found = first.valid ? readResults(q, first.output) : null;
+    const trust = trusting(k);
+    let found = first.valid ? readResults(q, first.output, trust) : null;
     if (m === 'distractor' && first.valid) found = readDistractor(q, first.output, found) ?? found;
     if (!found) {
       // The top results do not state it: search once more for the subject alone.
@@ -232,7 +318,7 @@ function soloText(
       if (subject) {
         const second = results[next++];
         if (!second) return p.formatCall('search', subject);
-        found = second.valid ? readResults(q, second.output) : null;
+        found = second.valid ? readResults(q, second.output, trust) : null;
       }
     }
     answers.push(found ?? EXPERT_UNKNOWN);
@@ -247,19 +333,25 @@ function mistakeOf(f: ExpertFailures | undefined, episodeId: string, key: number
   return failureHappens(f, 'distractor', episodeId, key) ? 'distractor' : null;
 }
 
+/** Whether the worker of delegation `key` (or the lone agent on hop `key`) trusts unreliable sources. */
+function trustsOf(f: ExpertFailures | undefined, episodeId: string, key: number): boolean {
+  return f !== undefined && failureHappens(f, 'trustPlanted', episodeId, key);
+}
+
 function workerText(meta: RequestMeta, opts: ExpertOptions): string {
   const p = PROTOCOLS[meta.protocol];
   const subtask = meta.subtask ?? '';
   const steps = stepsOf(meta.episode, opts);
   const step = meta.delegation === null ? undefined : steps[meta.delegation];
   if (step?.kind === 'hop' && step.sabotage !== undefined) return p.formatAnswer(step.sabotage);
-  return soloText(p, [subtask], meta.results, () => mistakeOf(opts.failures, meta.episode.id, meta.delegation ?? 0));
+  const key = meta.delegation ?? 0;
+  return soloText(p, [subtask], meta.results, () => mistakeOf(opts.failures, meta.episode.id, key), () => trustsOf(opts.failures, meta.episode.id, key));
 }
 
 /** The lone agent (agents = single): every hop itself, in order; hop k's mistakes keyed like delegation k. */
 function singleText(meta: RequestMeta, opts: ExpertOptions): string {
   const hops = decompositionOf(meta.episode).map((h) => h.question);
-  return soloText(PROTOCOLS[meta.protocol], hops, meta.results, (k) => mistakeOf(opts.failures, meta.episode.id, k));
+  return soloText(PROTOCOLS[meta.protocol], hops, meta.results, (k) => mistakeOf(opts.failures, meta.episode.id, k), (k) => trustsOf(opts.failures, meta.episode.id, k));
 }
 
 export function expertText(req: PolicyRequest, opts: ExpertOptions = {}): string {
