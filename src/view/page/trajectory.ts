@@ -198,7 +198,7 @@ export function trajectoryView(step: StepRecord, group: GroupRecord, t: Trajecto
       el('dt', {}, 'final answer'),
       el('dd', { class: 'text', testid: 'final-answer' }, `${quote(t.finalAnswer)}: ${verdict(t.success)}`),
       el('dt', {}, 'credit'),
-      el('dd', {}, `${step.credit.method}, replay mode ${step.credit.replayMode}, ${step.credit.replays} replay(s) per coalition, masked reports read '${step.credit.placeholder}'`),
+      el('dd', {}, `${step.credit.method}, replay mode ${step.credit.replayMode}, ${step.credit.replays} replay(s) per coalition, ${step.credit.counterfactual === 'resample' ? 'workers left out of a coalition are run again on their subtask' : `masked reports read '${step.credit.placeholder}'`}`),
       harmful.length > 0 ? el('dt', {}, 'harmful') : null,
       harmful.length > 0 ? el('dd', { testid: 'harmful-summary' }, ...harmful.map((h) => el('div', {}, replaySentence(t, h.m) ?? `worker ${h.m}`))) : null,
     ),
