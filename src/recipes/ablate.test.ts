@@ -50,6 +50,8 @@ describe('methodConfig', () => {
     expect(methodConfig(base, 'broadcast', 3)).toMatchObject({ run: { name: 'x-broadcast-s3', seed: 3 }, credit: { method: 'broadcast' }, rollout: { agents: 'multi' } });
     expect(methodConfig(base, 'matpo', 0).credit.method).toBe('matpo');
     expect(methodConfig(base, 'loo', 0).credit.method).toBe('loo');
+    expect(methodConfig(base, 'loo-resample', 0).credit).toMatchObject({ method: 'loo', counterfactual: 'resample' });
+    expect(methodConfig(base, 'loo', 0).credit.counterfactual).toBe('mask');
     expect(methodConfig(base, 'single', 1)).toMatchObject({ credit: { method: 'broadcast' }, rollout: { agents: 'single' } });
     const c = methodConfig(base, 'shapley', 2);
     expect({ ...c, run: base.run }).toEqual(base);

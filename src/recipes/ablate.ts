@@ -49,6 +49,10 @@ export function methodConfig(base: Config, method: AblationMethod, seed: number)
   if (method === 'single') {
     cfg.rollout.agents = 'single';
     cfg.credit.method = 'broadcast'; // one agent: its reward is the accuracy
+  } else if (method === 'loo-resample') {
+    cfg.rollout.agents = 'multi';
+    cfg.credit.method = 'loo';
+    cfg.credit.counterfactual = 'resample';
   } else {
     cfg.rollout.agents = 'multi';
     cfg.credit.method = method;

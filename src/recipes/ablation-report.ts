@@ -18,6 +18,7 @@ export const METHOD_LABELS: Record<AblationMethod, string> = {
   matpo: 'MATPO (accuracy + 0.1 format, broadcast)',
   loo: 'SHARP: leave-one-out credit',
   shapley: 'SHARP: Shapley credit',
+  'loo-resample': 'leave-one-out credit, resampled workers',
   single: 'single-agent GRPO',
 };
 
