@@ -26,6 +26,17 @@ describe('expert transcripts', () => {
     expect(planner?.messages.at(-1)?.content).toBe(`<answer>${train[0]?.answers[0]}</answer>`);
   });
 
+  it('train.sft.expert.trustPlanted reaches the expert: trusting workers repeat the planted claims of a misleading world', async () => {
+    const world = { synthetic: { seed: 2, train: 40, heldOut: 1, shapes: { chain: 0, comparison: 1 }, misleading: { rate: 1 } } };
+    const careful = configSchema.parse({ data: world, train: { sft: { expert: { noSearch: 0, distractor: 0, redundant: 0, irrelevant: 0 } } } });
+    const trusting = configSchema.parse({ data: world, train: { sft: { expert: { noSearch: 0, distractor: 0, redundant: 0, irrelevant: 0, trustPlanted: 1 } } } });
+    const eps = loadTrainData(careful.data).train;
+    expect((await expertTranscripts(eps, { ...careful, expert: careful.train.sft.expert })).solved).toBe(40);
+    // Most planted claims are shown to the worker asked that fact, and each one shown flips the comparison.
+    const solved = (await expertTranscripts(eps, { ...trusting, expert: trusting.train.sft.expert })).solved;
+    expect(solved).toBeLessThan(20);
+  });
+
   it('ensureTranscripts writes the file once, then reads it back unchanged', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'sharp-expert-')), 'sub', 't.jsonl');
     const a = await ensureTranscripts(file, train, cfg);

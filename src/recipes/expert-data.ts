@@ -31,7 +31,7 @@ type ExpertSettings = Config['train']['sft']['expert'];
 
 /** Whether the settings make the expert err at all. */
 export function expertErrs(e: ExpertSettings): boolean {
-  return e.noSearch > 0 || e.distractor > 0 || e.redundant > 0 || e.irrelevant > 0;
+  return e.noSearch > 0 || e.distractor > 0 || e.redundant > 0 || e.irrelevant > 0 || e.trustPlanted > 0;
 }
 
 /**
@@ -64,7 +64,7 @@ export async function expertTranscripts(episodes: readonly Episode[], cfg: Pick<
   if (bad) throw new Error(`expert transcripts: episode ${bad.id} has no question_decomposition (the scripted expert follows it)`);
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const e = cfg.expert;
-  const failures = e && expertErrs(e) ? { noSearch: e.noSearch, distractor: e.distractor, redundant: e.redundant, irrelevant: e.irrelevant, seed: e.seed } : undefined;
+  const failures = e && expertErrs(e) ? { noSearch: e.noSearch, distractor: e.distractor, redundant: e.redundant, irrelevant: e.irrelevant, trustPlanted: e.trustPlanted, seed: e.seed } : undefined;
   const transcripts: Transcript[] = [];
   let solved = 0;
   let runs = 0;

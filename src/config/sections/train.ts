@@ -124,6 +124,7 @@ export const trainSection = z
             distractor: z.number().min(0).max(1).default(0.15).describe('Rate at which an expert worker answers from a distractor paragraph (another entity of the shown results).'),
             redundant: z.number().min(0).max(1).default(0.2).describe('Rate at which the expert planner delegates one hop twice (the later report is trusted).'),
             irrelevant: z.number().min(0).max(1).default(0.15).describe('Rate at which the expert planner first delegates an irrelevant subtask.'),
+            trustPlanted: z.number().min(0).max(1).default(0).describe('Rate at which an expert worker trusts sources titled as unreliable: it reports a planted wrong claim (data.synthetic.misleading) whenever the planted paragraph is among its search results.'),
             seed: z.number().int().nonnegative().default(0).describe('Seed of the failure decisions.'),
             copyWeight: z
               .number()
