@@ -51,8 +51,9 @@ const OPENBLAS = {
 // it (driver/others/dynamic.c), PRESCOTT (SSE3) at the bottom. Debian's full list made a 25 MB binary.
 const DYNAMIC_LIST = 'CORE2 NEHALEM SANDYBRIDGE HASWELL ZEN SKYLAKEX COOPERLAKE';
 const NAPI_VERSION = 8;
-// The addon's own loops: the x86-64 baseline (SSE2), as Node itself requires nothing more. The GEMMs,
-// where the time goes, run OpenBLAS's kernels for the CPU found at run time.
+// The addon's own loops: the x86-64 baseline (SSE2), as Node itself requires nothing more, with the
+// exp loops also built for AVX2+FMA and chosen at load (SHARP_PORTABLE, native/prebuild/exp-avx2.cc).
+// The GEMMs run OpenBLAS's kernels for the CPU found at run time.
 const MARCH = '-march=x86-64 -mtune=generic';
 
 const work = resolve(opt('work') ?? process.env.SHARP_PREBUILD_WORK ?? join(tmpdir(), 'sharp-rl-prebuild'));
@@ -135,13 +136,25 @@ const sources = readdirSync(join(root, 'native', 'src'))
   .filter((f) => f.endsWith('.cc'))
   .sort()
   .map((f) => `native/src/${f}`);
-const cxxflags = ['-O3', ...MARCH.split(' '), '-std=c++17', '-fno-math-errno', '-fno-trapping-math', '-fPIC', '-fvisibility=hidden', `-DNAPI_VERSION=${NAPI_VERSION}`, '-DNAPI_DISABLE_CPP_EXCEPTIONS', `-ffile-prefix-map=${root}=.`];
+const cxxflags = ['-O3', ...MARCH.split(' '), '-std=c++17', '-fno-math-errno', '-fno-trapping-math', '-fPIC', '-fvisibility=hidden', `-DNAPI_VERSION=${NAPI_VERSION}`, '-DNAPI_DISABLE_CPP_EXCEPTIONS', '-DSHARP_PORTABLE', `-ffile-prefix-map=${root}=.`];
 // native/prebuild/glibc-compat.cc binds these to their glibc 2.27 versions (see there).
 const wrapped = ['pthread_create', 'pthread_join', 'pthread_getaffinity_np', 'pthread_setaffinity_np', 'pow'];
 const ldflags = ['-shared', '-s', '-Wl,--exclude-libs,ALL', ...wrapped.map((f) => `-Wl,--wrap=${f}`), '-Wl,--as-needed', '-Wl,-z,noexecstack', '-Wl,-z,relro', '-Wl,-z,now'];
 const libs = [lib, '-Wl,--no-as-needed', '-l:libpthread.so.0', '-Wl,--as-needed', '-lm'];
 const built = join(work, name);
-run(cxx, [...cxxflags, `-I${nodeInclude}`, `-I${naaDir}`, `-I${srcDir}`, ...sources, 'native/prebuild/glibc-compat.cc', ...ldflags, '-o', built, ...libs], { cwd: root });
+// Each file on its own: native/prebuild/exp-avx2.cc alone gets -mavx2 -mfma (used only where the CPU
+// has them, see there).
+const objDir = join(work, 'obj');
+rmSync(objDir, { recursive: true, force: true });
+mkdirSync(objDir, { recursive: true });
+const extraFlags = { 'native/prebuild/exp-avx2.cc': ['-mavx2', '-mfma'] };
+const allSources = [...sources, 'native/prebuild/exp-avx2.cc', 'native/prebuild/glibc-compat.cc'];
+const objects = allSources.map((src) => {
+  const obj = join(objDir, `${src.replace(/[/.]/g, '_')}.o`);
+  run(cxx, ['-c', ...cxxflags, ...(extraFlags[src] ?? []), `-I${nodeInclude}`, `-I${naaDir}`, `-I${srcDir}`, src, '-o', obj], { cwd: root });
+  return obj;
+});
+run(cxx, [...objects, ...ldflags, '-o', built, ...libs], { cwd: root });
 
 // 4. What it needs from the system: glibc, and the C++ runtime that Node itself links (libstdc++,
 // libgcc_s); no BLAS, no Fortran. Then the newest symbol versions it asks for.
@@ -197,7 +210,8 @@ const info = {
   cxxflags: cxxflags.filter((f) => !f.startsWith('-ffile-prefix-map')),
   ldflags,
   openblas: { ...OPENBLAS, make: openblasMake.filter((f) => !f.startsWith('COMMON_OPT')).concat('COMMON_OPT=-O2') },
-  sources: [...sources, 'native/prebuild/glibc-compat.cc'],
+  sources: allSources,
+  extraFlags,
 };
 writeFileSync(join(outDir, 'build-info.json'), `${JSON.stringify(info, null, 2)}\n`);
 const license = readFileSync(join(srcDir, 'LICENSE'), 'utf8');

@@ -3,7 +3,8 @@
 # .ci/run): the binary matches its recorded sha256 and names no BLAS, LAPACK or Fortran library; then,
 # in a private mount namespace where every OpenBLAS, BLAS, LAPACK and gfortran library file of this
 # machine reads as /dev/null, the native kernel tests run on the prebuilt binary alone
-# (SHARP_NATIVE=prebuilt: the parity tests fail instead of skipping when it does not load).
+# (SHARP_NATIVE=prebuilt: the parity tests fail instead of skipping when it does not load), then the
+# kernel tests again on its baseline exp loops (SHARP_NATIVE_AVX2=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "test:prebuilt: $*"; }
@@ -27,11 +28,13 @@ fi
 mapfile -t libs < <(ldconfig -p | awk '/openblas|libblas|liblapack|gfortran/ {print $NF}' | xargs -r readlink -f | sort -u)
 if [ "${#libs[@]}" -eq 0 ]; then
   say "no OpenBLAS on this machine: the tests run as they are"
-  exec env SHARP_NATIVE=prebuilt npx vitest run src/backend/native
+  env SHARP_NATIVE=prebuilt npx vitest run src/backend/native
+  exec env SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels
 fi
 if ! unshare --mount true 2>/dev/null; then
   say "OpenBLAS is installed and no mount namespace is allowed here, so it cannot be hidden; the tests run with it present"
-  exec env SHARP_NATIVE=prebuilt npx vitest run src/backend/native
+  env SHARP_NATIVE=prebuilt npx vitest run src/backend/native
+  exec env SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels
 fi
 # shellcheck disable=SC2016
 exec unshare --mount bash -c '
@@ -43,4 +46,6 @@ exec unshare --mount bash -c '
     node -e "try { require(\"./native/build/Release/sharp_native.node\"); console.error(\"test:prebuilt: FAIL: the local build still loads\"); process.exit(1) } catch (e) { console.log(\"test:prebuilt: the local build no longer loads: \" + e.message.split(\"\\n\")[0]) }"
   fi
   SHARP_NATIVE=prebuilt npx vitest run src/backend/native
+  # The baseline (SSE2) exp loops too, which an AVX2 machine would otherwise never run.
+  SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels
 ' test-prebuilt "${libs[@]}"

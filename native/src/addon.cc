@@ -2,7 +2,9 @@
 // wasm heap buffer over whenever the wasm memory grows (the old ArrayBuffer is detached then).
 #include <napi.h>
 #include <cblas.h>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include "kernels.h"
 
 extern "C" {
@@ -17,6 +19,9 @@ double* g_args = nullptr;
 char g_error[256] = {0};
 int g_autoThreadsMax = 0;
 int g_threadsNow = 1;
+#ifdef SHARP_PORTABLE
+bool g_avx2 = false;
+#endif
 static Napi::Reference<Napi::Float64Array> g_argsRef;
 static Napi::Reference<Napi::ArrayBuffer> g_heapRef;
 }  // namespace sharp
@@ -72,7 +77,11 @@ static Napi::Value GetThreads(const Napi::CallbackInfo& info) {
 }
 
 static Napi::Value BlasConfig(const Napi::CallbackInfo& info) {
+#ifdef SHARP_PORTABLE
+  return Napi::String::New(info.Env(), std::string(openblas_get_config()) + (g_avx2 ? "; exp loops AVX2+FMA" : "; exp loops SSE2"));
+#else
   return Napi::String::New(info.Env(), openblas_get_config());
+#endif
 }
 
 static Napi::Value LastError(const Napi::CallbackInfo& info) {
@@ -91,6 +100,12 @@ static Napi::Value Call(const Napi::CallbackInfo& info) {
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+#ifdef SHARP_PORTABLE
+  __builtin_cpu_init();
+  // SHARP_NATIVE_AVX2=0 keeps the baseline loops (scripts/test-prebuilt.sh tests both).
+  const char* avx2 = std::getenv("SHARP_NATIVE_AVX2");
+  g_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !(avx2 && std::strcmp(avx2, "0") == 0);
+#endif
   exports.Set("setArgs", Napi::Function::New(env, SetArgs));
   exports.Set("setHeap", Napi::Function::New(env, SetHeap));
   exports.Set("setThreads", Napi::Function::New(env, SetThreads));

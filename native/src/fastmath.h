@@ -8,14 +8,18 @@
 
 namespace sharp {
 
-inline float fastExp(float x) {
+static inline float fastExp(float x) {
   x = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
-  // floor(t) as truncation minus one where that rounded up: exact for |t| < 2^31 (here |t| <= 129)
-  // and vectorised with SSE2 alone, where __builtin_floorf is a libm call per element (a vector
-  // floor needs SSE4.1; the prebuilt binary targets the x86-64 baseline).
+#ifdef __SSE4_1__
+  const float fn = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
+#else
+  // Without SSE4.1 (the prebuilt binary's x86-64 baseline) __builtin_floorf is a libm call per
+  // element; truncation minus one where that rounded up is the same floor for |t| < 2^31 (here
+  // |t| <= 129) and vectorises with SSE2.
   const float t = x * 1.44269504088896341f + 0.5f;
   const float ti = static_cast<float>(static_cast<int32_t>(t));
   const float fn = ti - (ti > t ? 1.f : 0.f);
+#endif
   float r = x - fn * 0.693359375f;
   r = r - fn * -2.12194440e-4f;
   const float r2 = r * r;

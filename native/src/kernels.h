@@ -24,6 +24,14 @@ extern char g_error[256];
 // rows (decoding: batch x 1 token) then run on 1 thread (issue 9, item 5).
 extern int g_autoThreadsMax;
 extern int g_threadsNow;
+#ifdef SHARP_PORTABLE
+// The prebuilt binary (x86-64 baseline) also carries the exp loops built for AVX2+FMA
+// (native/prebuild/exp-avx2.cc), used when the CPU has both (g_avx2, set at load).
+extern bool g_avx2;
+void expShiftAvx2(const float* x, float shift, float* o, int64_t n);  // o = exp(x - shift)
+void sigmoidAvx2(const float* x, float* o, int64_t n);
+#endif
+
 int matmul();
 int binary();
 int unary();

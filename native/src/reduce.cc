@@ -86,7 +86,11 @@ int softmax() {
     float* orow = o + r * cols;
     float m = -std::numeric_limits<float>::infinity();
     for (int64_t i = 0; i < cols; i++) m = xr[i] > m ? xr[i] : m;
-    for (int64_t i = 0; i < cols; i++) orow[i] = fastExp(xr[i] - m);
+#ifdef SHARP_PORTABLE
+    if (g_avx2) expShiftAvx2(xr, m, orow, cols);
+    else
+#endif
+      for (int64_t i = 0; i < cols; i++) orow[i] = fastExp(xr[i] - m);
     double s = 0;
     for (int64_t i = 0; i < cols; i++) s += orow[i];
     const float inv = static_cast<float>(1.0 / s);

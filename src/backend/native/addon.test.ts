@@ -92,6 +92,10 @@ describe('native addon loader', () => {
     expect(r.source).toBe('prebuilt');
     expect(r.path).toBe(prebuiltPath);
     expect(r.addon!.blasConfig()).toMatch(/^OpenBLAS 0\.3\.21 .*DYNAMIC_ARCH/);
+    // The exp loops run the AVX2+FMA copy exactly where the CPU has both, unless SHARP_NATIVE_AVX2=0.
+    const flags = existsSync('/proc/cpuinfo') ? (/^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '').split(/\s+/) : [];
+    const avx2 = flags.includes('avx2') && flags.includes('fma') && process.env['SHARP_NATIVE_AVX2'] !== '0';
+    expect(r.addon!.blasConfig()).toMatch(avx2 ? /; exp loops AVX2\+FMA$/ : /; exp loops SSE2$/);
     const info = JSON.parse(readFileSync(join(prebuiltPath, '..', 'build-info.json'), 'utf8')) as { sha256: string; bytes: number; needs: string[] };
     expect(info.sha256).toBe(recorded.split(' ')[0]);
     expect(info.bytes).toBe(readFileSync(prebuiltPath).length);
