@@ -109,7 +109,7 @@ export function runDirFor(opts: Record<string, unknown>, cfg: Config, resuming: 
 const SETUP_FILES = new Set([RUN_CONFIG_FILE, 'log.jsonl', LOCK_FILE]);
 
 /**
- * Runs `body` in the run folder of runDirFor (locked until the process exits). A fresh folder that a
+ * Runs `body` in the run folder of runDirFor, locked until it returns or the process exits. A fresh folder that a
  * run left with nothing but its setup files (bad input found before any work: a missing model, an
  * empty config) is removed, so mistakes do not pile up empty `runs/<name>-<stamp>/` folders.
  */
@@ -124,6 +124,9 @@ export async function inRunDir(opts: Record<string, unknown>, cfg: Config, resum
       rmSync(runDir, { recursive: true, force: true });
     }
     throw err;
+  } finally {
+    // The command is over: the next one may write the run (a process exit releases it too).
+    lock.release();
   }
 }
 
