@@ -57,6 +57,23 @@ describe('sharp dpo', () => {
     expect(m[3]?.['dpo/loss'] as number).toBeLessThan(Math.LN2);
   }, 60_000);
 
+  it('with train.lora trains adapters only against the base (adapters disabled), saves them apart and the model merged', async () => {
+    await run({ set: [...sets.map((x) => (x === 'run.name=dpo' ? 'run.name=dpo-lora' : x)), 'train.lora.rank=4', 'train.lora.alpha=8'], backend: 'wasm' });
+    const dir = join(base, 'runs', readdirSync(join(base, 'runs')).find((r) => r.startsWith('dpo-lora')) as string);
+    expect(readdirSync(join(dir, 'adapter')).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    const m = readMetrics(join(dir, 'dpo-metrics.jsonl'));
+    expect(m[0]?.['dpo/loss'] as number).toBeCloseTo(Math.LN2, 5); // fresh adapters: policy = base = reference
+    expect(m[3]?.['dpo/loss'] as number).toBeLessThan(Math.LN2);
+    const adapted = await CausalLM.load(join(dir, 'adapter')); // base: model.path
+    const merged = await CausalLM.load(join(dir, 'model'));
+    const start = await CausalLM.load(join(base, 'm'));
+    const baseDiff = (a: CausalLM): number =>
+      Math.max(...[...a.baseVariables()].map(([n, v]) => Math.max(...Array.from(v.dataSync(), (x, i) => Math.abs(x - ((start.baseVariables().get(n) as typeof v).dataSync()[i] as number))))));
+    expect(baseDiff(adapted)).toBe(0); // the base never moved
+    expect(baseDiff(merged)).toBeGreaterThan(0); // the merged model holds the update
+    [adapted, merged, start].forEach((x) => x.dispose());
+  }, 120_000);
+
   it('a missing pairs key is a one-line UserError', async () => {
     await expect(run({ set: sets.filter((s) => !s.startsWith('train.dpo.data')) })).rejects.toThrow(new UserError('dpo: train.dpo.data (preference pairs JSONL) is required'));
   });
