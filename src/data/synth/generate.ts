@@ -1,3 +1,4 @@
+import { mixedHash32 } from '../../random/hash.ts';
 import { Rng } from '../../random/rng.ts';
 import { plantClaim } from './misleading.ts';
 import { aggregationQuestion, comparisonQuestion, drawKind, makeQuestion, type GoldQuestion, type QuestionKind, type Shape } from './questions.ts';
@@ -193,15 +194,19 @@ function planName(plan: Plan): string {
   return plan.shape === 'chain' ? `${plan.hops}-hop ${plan.kind}` : `${plan.hops}-hop ${plan.shape} of ${plan.items} items`;
 }
 
-/** Seed of record i's planting decisions: its own stream, so a record's claim does not depend on n or on the other shapes. */
-function plantSeed(seed: number, i: number, split: NameSplit | undefined): number {
-  return (freshSeed(seed, i, split) ^ 0x0b1ade5) >>> 0;
+/**
+ * Seeds of the shape and planting streams, hashed from their own keys: xoroshiro's first draws from
+ * seeds that differ by a constant XOR are correlated, and a shape or a claim must not follow from the
+ * question stream's draws.
+ */
+function streamSeed(what: 'shape' | 'planted', seed: number, i: number | null, split: NameSplit | undefined): number {
+  return mixedHash32(`${what}\u0000${seed}\u0000${i ?? 'shared'}\u0000${split ?? ''}`);
 }
 
 /** Record i with a planted claim at the configured rate. */
 function maybePlant(v: Validated, opts: SynthOptions, i: number, world: World, q: GoldQuestion, record: SynthRecord): SynthRecord {
   if (v.misleading === 0) return record;
-  const rng = new Rng(plantSeed(opts.seed, i, opts.names));
+  const rng = new Rng(streamSeed('planted', opts.seed, i, opts.names));
   return rng.float() < v.misleading ? plantClaim(world, q, record, rng) : record;
 }
 
@@ -231,7 +236,7 @@ function generateFresh(opts: SynthOptions): SynthRecord[] {
   for (let i = 0; i < opts.n; i++) {
     const seed = freshSeed(opts.seed, i, opts.names);
     const rng = new Rng(seed ^ 0x5eed);
-    const plan = drawPlan(rng, new Rng((seed ^ 0x5ba9e) >>> 0), v);
+    const plan = drawPlan(rng, new Rng(streamSeed('shape', opts.seed, i, opts.names)), v);
     const { hops } = plan;
     let record: SynthRecord | null = null;
     // A world that admits no question of this kind (rare: small worlds) is redrawn from the same stream.
@@ -258,7 +263,7 @@ function generateShared(opts: SynthOptions): SynthRecord[] {
   const neighbours = neighbourIndex(world);
   // A separate stream for questions (seed-derived), so the world does not shift when question code does.
   const rng = new Rng(opts.seed ^ 0x5eed);
-  const shapeRng = new Rng((opts.seed ^ 0x5ba9e) >>> 0);
+  const shapeRng = new Rng(streamSeed('shape', opts.seed, null, opts.names));
   const ids = new ArithmeticIds();
   const seen = new Set<string>();
   const out: SynthRecord[] = [];

@@ -54,6 +54,16 @@ describe('planted claims', () => {
     }
   });
 
+  it('are planted at the rate in every shape, independently of the question drawn (shared and fresh worlds)', () => {
+    const fresh = generateSynth({ ...opts, n: 1500, worlds: 'fresh', names: 'train', world: { countries: 3, cities: 6, people: 14, companies: 6 }, misleadingRate: RATE });
+    for (const records of [misled, fresh]) {
+      for (const kind of ['cmp', 'agg', 'chain']) {
+        const of = records.filter((r) => (kind === 'chain' ? !/hop(cmp|agg)__/.test(r.id) : r.id.includes(`hop${kind}__`)));
+        expectRate(of.filter((r) => r.planted).length, of.length, RATE);
+      }
+    }
+  });
+
   it('flip the answer of comparisons and aggregations when a year is planted', () => {
     let years = 0;
     for (const r of misled) {
