@@ -6,6 +6,7 @@ import { Rng } from '../random/rng.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, allCoalitions, fullCoalition, leaveOneOutCoalitions, workerCount } from './coalitions.ts';
 import { CoalitionCache, type EvaluateStats, evaluateCoalitions, type ReplayRunner, valueOf } from './counterfactual.ts';
+import { type CreditedTrajectory, creditedTrajectories } from './credited.ts';
 import { type ContextOf, type FirstError, type PreferencePair, type Resampler, blameLabels, locateFirstError, preferencePairs } from './first-error.ts';
 import type { Judge } from './judges/types.ts';
 import { looDeltas, plannerCredit } from './loo.ts';
@@ -55,6 +56,8 @@ export interface TrajectoryCredit extends TrajectoryCreditSummary {
 }
 
 export interface CreditResult {
+  /** Each trajectory with its agents' credit and message shares attached: what the trainer reads. */
+  credited: CreditedTrajectory[];
   credits: AgentCredit[];
   trajectories: TrajectoryCredit[];
   messageRewards: MessageReward[];
@@ -166,5 +169,5 @@ export async function computeCredits(group: readonly Trajectory[], episode: Epis
       for (const pair of await preferencePairs(failures, opts.judge, opts.contextOf, opts.resample, cfg.failureResamples)) if (pair) pairs.push(pair);
     }
   }
-  return { credits, trajectories, messageRewards, pairs, report: creditReport(trajectories, credits), stats };
+  return { credited: creditedTrajectories(group, credits, messageRewards), credits, trajectories, messageRewards, pairs, report: creditReport(trajectories, credits), stats };
 }

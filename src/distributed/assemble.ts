@@ -6,13 +6,13 @@ import type { CreditConfig, GroupOutcome } from './units.ts';
 export function assemble(outcomes: readonly GroupOutcome[], seconds: { generate: number; credit: number }, credit: CreditConfig): Collected {
   const recorded = outcomes.flatMap((o) => (o.record ? [o.record] : []));
   return {
-    groups: outcomes.map((o) => ({ trajectories: o.trajectories, credits: o.credits })),
+    groups: outcomes.map((o) => ({ trajectories: o.credited })),
     pairs: outcomes.flatMap((o) => o.pairs),
     record: credit.recordGroups > 0 ? trainRecord(credit, recorded, outcomes.length) : undefined,
     metrics: collectMetrics(
-      outcomes.flatMap((o) => o.trajectories),
+      outcomes.flatMap((o) => o.credited.map((ct) => ct.trajectory)),
       outcomes.flatMap((o) => o.summaries),
-      outcomes.flatMap((o) => o.credits),
+      outcomes.flatMap((o) => o.credited.flatMap((ct) => ct.agents)),
       {
         generateS: seconds.generate,
         creditS: seconds.credit,

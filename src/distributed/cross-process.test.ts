@@ -72,9 +72,9 @@ describe('group jobs in other processes', () => {
     ]);
     const outs = episodes.map((_, q) => JSON.parse(readFileSync(join(root, `out${q}.json`), 'utf8')) as { out: GroupOutcome; loads: number });
     expect(outs.map((o) => o.loads)).toEqual([1, 1]);
-    expect(outs.map((o) => ({ trajectories: o.out.trajectories, credits: o.out.credits }))).toEqual(local.groups);
+    expect(outs.map((o) => ({ trajectories: o.out.credited }))).toEqual(local.groups);
     // The viewer's record of each group too (credit.recordGroups = 2 keeps both).
     expect(outs.map((o) => o.out.record)).toEqual(local.record?.groups);
-    expect(local.groups.flatMap((g) => g.trajectories).some((t) => t.messages.some((m) => m.logprobs.length > 0))).toBe(true);
+    expect(local.groups.flatMap((g) => g.trajectories).some((ct) => ct.trajectory.messages.some((m) => m.logprobs.length > 0))).toBe(true);
   }, 900_000);
 });

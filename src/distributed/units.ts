@@ -5,7 +5,7 @@ import { engineReplayRunner } from '../credit/engine-adapters.ts';
 import type { PreferencePair } from '../credit/first-error.ts';
 import { groupRecord, ReplayRecorder, type GroupRecord } from '../credit/record.ts';
 import type { TrajectoryCreditSummary } from '../credit/report.ts';
-import type { AgentCredit } from '../credit/reward.ts';
+import type { CreditedTrajectory } from '../credit/credited.ts';
 import type { Episode } from '../data/episode.ts';
 import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
@@ -98,8 +98,8 @@ export async function replayTrajectory(p: Loaded, traj: Trajectory, episode: Epi
 }
 
 export interface GroupOutcome {
-  trajectories: Trajectory[];
-  credits: AgentCredit[];
+  /** The group's trajectories with their agents' credit (and message shares) attached. */
+  credited: CreditedTrajectory[];
   pairs: PreferencePair[];
   summaries: TrajectoryCreditSummary[];
   replayItems: number;
@@ -128,8 +128,7 @@ export async function creditGroup(g: GroupRollout, episode: Episode, replays: re
   const recorder = c.recordGroups > 0 ? new ReplayRecorder(runner) : undefined;
   const res = await computeCredits(g.trajectories, episode, recorder?.runner ?? runner, c, { rng: new Rng(creditSeed(seed)) });
   return wire({
-    trajectories: g.trajectories,
-    credits: res.credits,
+    credited: res.credited,
     pairs: res.pairs,
     summaries: res.trajectories.map((t) => ({ trajectoryId: t.trajectoryId, deltas: t.deltas, efficiencyResidual: t.efficiencyResidual, success: t.success, noise: t.noise })),
     replayItems: res.stats.replayItems,

@@ -43,7 +43,7 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('makeCollect with credi
     try {
       const collect = makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
       const out = await collect(train.slice(4, 12), model, new Rng(0));
-      const trajectories = out.groups.flatMap((g) => g.trajectories);
+      const trajectories = out.groups.flatMap((g) => g.trajectories.map((ct) => ct.trajectory));
       const byId = new Map(trajectories.map((t) => [t.id, t]));
       const episodes = new Map(train.map((e) => [e.id, e]));
       const pairs = out.pairs ?? [];
@@ -57,7 +57,7 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('makeCollect with credi
         const traj = byId.get(p.metadata.trajectoryId);
         const ep = episodes.get(p.metadata.episodeId);
         if (!traj || !ep) throw new Error(`pair of unknown trajectory ${p.metadata.trajectoryId}`);
-        const success = out.groups.flatMap((g) => g.credits).find((c) => c.trajectoryId === traj.id)?.parts.broadcast;
+        const success = out.groups.flatMap((g) => g.trajectories).find((ct) => ct.trajectory.id === traj.id)?.agents[0]?.parts.broadcast;
         expect(success).toBe(0); // pairs come from failures only
         const msg = traj.messages[p.metadata.messageIndex];
         expect(p.rejected).toBe(msg.text);
@@ -74,12 +74,14 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('makeCollect with credi
       }
       // credit.messageLevel: every generated message has a share, an agent's shares sum to its credit,
       // and the trainer's sequences carry them as per-token advantages.
-      for (const g of out.groups) {
-        const shares = g.messageRewards ?? [];
-        const generated = g.trajectories.flatMap((t) => t.messages.filter((m) => m.chatRole === 'assistant').map((m) => `${t.id}/${m.index}`));
+      for (const ct of out.groups.flatMap((g) => g.trajectories)) {
+        const shares = ct.messages ?? [];
+        const t = ct.trajectory;
+        const generated = t.messages.filter((m) => m.chatRole === 'assistant').map((m) => `${t.id}/${m.index}`);
         expect(shares.map((m) => `${m.trajectoryId}/${m.messageIndex}`).sort()).toEqual(generated.sort());
-        for (const c of g.credits) {
-          const sum = shares.filter((m) => m.trajectoryId === c.trajectoryId && m.agent === c.agent).reduce((a, m) => a + m.reward, 0);
+        for (const c of ct.agents) {
+          expect(c.trajectoryId).toBe(t.id);
+          const sum = shares.filter((m) => m.agent === c.agent).reduce((a, m) => a + m.reward, 0);
           expect(sum).toBeCloseTo(c.total, 9);
         }
       }

@@ -14,7 +14,7 @@ import { rollout, type EngineOptions } from '../../rollout/engine.ts';
 import type { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { collectMetrics, trainRecord } from './collect-output.ts';
 import type { Collected } from './loop.ts';
-import type { GroupResult } from './rl-batch.ts';
+import type { CreditedGroup } from './types.ts';
 
 /**
  * The collect stage of `sharp train` with the real parts: the LM as the policy
@@ -53,7 +53,7 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
     const recorded: GroupRecord[] = [];
     // credit.messageLevel / credit.failurePairs: the judge, agent context and resampler over this step's policy.
     const extra = judgeOptions(c, judgePolicy, getProtocol(r.protocol), r.maxNewTokens, c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined);
-    const groups: GroupResult[] = [];
+    const groups: CreditedGroup[] = [];
     const pairs: PreferencePair[] = [];
     const summaries = [];
     let replayItems = 0;
@@ -62,7 +62,7 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
       const trajectories = run.trajectories.filter((t) => t.episodeId === episode.id);
       // Permutation sampling (Shapley beyond the exact limit) draws from the credit stream: reproducible on resume.
       const res = await computeCredits(trajectories, episode, runner, c, { ...extra, rng: creditRng });
-      groups.push({ trajectories, credits: res.credits, ...(res.messageRewards.length > 0 ? { messageRewards: res.messageRewards } : {}) });
+      groups.push({ trajectories: res.credited });
       pairs.push(...res.pairs);
       summaries.push(...res.trajectories);
       replayItems += res.stats.replayItems;
@@ -77,7 +77,7 @@ export function makeCollect(setup: CollectSetup): (episodes: Episode[], model: C
       metrics: collectMetrics(
         run.trajectories,
         summaries,
-        groups.flatMap((g) => g.credits),
+        groups.flatMap((g) => g.trajectories.flatMap((ct) => ct.agents)),
         { generateS: (t1 - t0) / 1000, creditS: (t2 - t1) / 1000, policyCalls: run.stats.steps, maxBatch: run.stats.maxBatch, replayItems, cachedCoalitions: cached },
       ),
     };

@@ -11,6 +11,7 @@ import { generate } from '../../generation/generate.ts';
 import { configSchema } from '../../config/schema.ts';
 import { fitBpeTokenizer, writeTokenizerFiles } from '../../tokenizer/fit.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { creditedTrajectories } from '../../credit/credited.ts';
 import type { AgentCredit } from '../../credit/reward.ts';
 import type { Message, Trajectory } from '../../rollout/types.ts';
 import type { Rng } from '../../random/rng.ts';
@@ -58,7 +59,7 @@ async function collect(items: string[], model: CausalLM, rng: Rng): Promise<Coll
         const r = g.tokenIds.filter((t) => t % 2 === 0).length / Math.max(1, g.tokenIds.length);
         credits.push({ trajectoryId: id, agent: 0, role: 'planner', delegation: null, parts: { broadcast: r, marginal: 0, tool: 0 }, total: r });
       }
-      return { trajectories, credits };
+      return { trajectories: creditedTrajectories(trajectories, credits, []) };
     }),
     metrics: { 'rollout/generations': out.length },
   };

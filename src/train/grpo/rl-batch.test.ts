@@ -6,7 +6,9 @@ import { fitBpeTokenizer, writeTokenizerFiles } from '../../tokenizer/fit.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import type { AgentCredit } from '../../credit/reward.ts';
 import type { Message, Trajectory } from '../../rollout/types.ts';
-import { buildRlBatch, groupRewards, rewardMetrics, updateMetrics, type GroupResult } from './rl-batch.ts';
+import { creditedTrajectories } from '../../credit/credited.ts';
+import { buildRlBatch, groupRewards, rewardMetrics, updateMetrics } from './rl-batch.ts';
+import type { CreditedGroup } from './types.ts';
 
 let dir: string;
 let tok: Tokenizer;
@@ -54,24 +56,22 @@ const credit = (trajectoryId: string, agent: number, broadcast: number, marginal
   total: broadcast + 0.9 * marginal + 0.1 * tool,
 });
 
-function groups(): GroupResult[] {
+function groups(): CreditedGroup[] {
   return [
     {
       // success vs failure: planner totals 1 + 0.9 * 1 + 0.1 = 2.0 and 0; workers 1 + 0.9 + 0.1 = 2.0 and 0 + 0 + 0.1 = 0.1
-      trajectories: [traj('a1', '1950'), traj('a2', '1960')],
-      credits: [credit('a1', 0, 1, 1, 1), credit('a1', 1, 1, 1, 1), credit('a2', 0, 0, 0, 0), credit('a2', 1, 0, 0, 1)],
+      trajectories: creditedTrajectories([traj('a1', '1950'), traj('a2', '1960')], [credit('a1', 0, 1, 1, 1), credit('a1', 1, 1, 1, 1), credit('a2', 0, 0, 0, 0), credit('a2', 1, 0, 0, 1)], []),
     },
     {
       // both failed identically: every advantage 0 -> skipped
-      trajectories: [traj('b1', 'x'), traj('b2', 'y')],
-      credits: [credit('b1', 0, 0, 0, 0), credit('b1', 1, 0, 0, 0), credit('b2', 0, 0, 0, 0), credit('b2', 1, 0, 0, 0)],
+      trajectories: creditedTrajectories([traj('b1', 'x'), traj('b2', 'y')], [credit('b1', 0, 0, 0, 0), credit('b1', 1, 0, 0, 0), credit('b2', 0, 0, 0, 0), credit('b2', 1, 0, 0, 0)], []),
     },
   ];
 }
 
 describe('rl batch', () => {
-  it('orders rewards by trajectory and agent id, and names a missing credit', () => {
-    const g = groups()[0] as GroupResult;
+  it('orders rewards by trajectory and agent id; attaching credit names a missing or mismatched one', () => {
+    const g = groups()[0] as CreditedGroup;
     expect(groupRewards(g)).toEqual([
       [
         { role: 'planner', total: 2 },
@@ -82,7 +82,8 @@ describe('rl batch', () => {
         { role: 'worker', total: 0.1 },
       ],
     ]);
-    expect(() => groupRewards({ ...g, credits: g.credits.slice(1) })).toThrow('no credit for trajectory a1 agent 0');
+    expect(() => creditedTrajectories([traj('a1', '1950')], [credit('a1', 1, 1, 1, 1)], [])).toThrow('no credit for trajectory a1 agent 0');
+    expect(() => creditedTrajectories([traj('a1', '1950')], [credit('a1', 0, 1, 1, 1), { ...credit('a1', 1, 1, 1, 1), role: 'planner' }], [])).toThrow('the credit of trajectory a1 agent 1 is for a planner, the agent is a worker');
   });
 
   it('builds one (packed) sequence per agent of live groups, with the agent advantage', () => {
@@ -103,11 +104,17 @@ describe('rl batch', () => {
     const [g] = groups();
     // Planner a1 (total 2) splits its credit over its two messages as 1.5 + 0.5; planners [2, 0]:
     // mean 1, divisor 1.000001, so A = (2 * 1.5 - 1) / 1.000001 and (2 * 0.5 - 1) / 1.000001 = 0.
-    const withShares: GroupResult = {
-      ...(g as GroupResult),
-      messageRewards: [
-        { trajectoryId: 'a1', messageIndex: 1, agent: 0, label: 1, reward: 1.5 },
-        { trajectoryId: 'a1', messageIndex: 5, agent: 0, label: -1, reward: 0.5 },
+    const [a1, a2] = (g as CreditedGroup).trajectories;
+    const withShares: CreditedGroup = {
+      trajectories: [
+        {
+          ...(a1 as (typeof a1) & object),
+          messages: [
+            { trajectoryId: 'a1', messageIndex: 1, agent: 0, label: 1, reward: 1.5 },
+            { trajectoryId: 'a1', messageIndex: 5, agent: 0, label: -1, reward: 0.5 },
+          ],
+        },
+        a2 as (typeof a2) & object,
       ],
     };
     const b = buildRlBatch([withShares], tok, 1e-6);
@@ -119,7 +126,7 @@ describe('rl batch', () => {
     // The worker of a1 has no message reward: its tokens keep the agent advantage.
     const worker = b.sequences.find((s) => s.source.trajectory === 'a1' && s.source.agent === 1);
     expect((worker?.tokenAdv ?? []).filter((_, i) => worker?.trainMask[i] === 1).every((x) => Math.abs(x - (worker?.adv ?? 0)) < 1e-12)).toBe(true);
-    const bad = { ...withShares, messageRewards: [{ trajectoryId: 'a1', messageIndex: 1, agent: 7, label: 0 as const, reward: 1 }] };
+    const bad: CreditedGroup = { trajectories: [{ ...(a1 as (typeof a1) & object), messages: [{ trajectoryId: 'a1', messageIndex: 1, agent: 7, label: 0 as const, reward: 1 }] }, a2 as (typeof a2) & object] };
     expect(() => buildRlBatch([bad], tok, 1e-6)).toThrow('names agent 7, which it does not have');
   });
 

@@ -1,27 +1,19 @@
-import type { Role, Trajectory } from '../../rollout/types.ts';
+import type { CreditedTrajectory } from '../../credit/credited.ts';
+import type { Role } from '../../rollout/types.ts';
 import { batchAdvantages, messageAdvantage, type BatchAdvantages, type GroupAdvantages, type GroupRewards, type RewardScale } from './advantages.ts';
 import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } from '../batches/sequences.ts';
 import type { UpdateStats } from './update.ts';
-import type { GroupResult } from './types.ts';
+import type { CreditedGroup } from './types.ts';
 
 /**
- * From one step's rollouts and credit to the GRPO batch and the step's reward metrics (docs/architecture.md:
- * credit -> advantages -> token advantages). A group is the G trajectories of one
- * question with the credit module's per-agent rewards.
+ * From one step's credited trajectories to the GRPO batch and the step's reward metrics
+ * (docs/architecture.md: credit -> advantages -> token advantages). A group is the G credited
+ * trajectories of one question.
  */
-export type { GroupResult };
 
-/** Per-trajectory, per-agent (by agent id) rewards of a group; every agent must have a credit. */
-export function groupRewards(g: GroupResult): GroupRewards {
-  const byKey = new Map(g.credits.map((c) => [`${c.trajectoryId}\u0000${c.agent}`, c]));
-  return g.trajectories.map((t) =>
-    t.agents.map((a) => {
-      const c = byKey.get(`${t.id}\u0000${a.id}`);
-      if (!c) throw new Error(`rl batch: no credit for trajectory ${t.id} agent ${a.id}`);
-      if (c.role !== a.role) throw new Error(`rl batch: credit for trajectory ${t.id} agent ${a.id} has role ${c.role}, the agent is a ${a.role}`);
-      return { role: c.role, total: c.total };
-    }),
-  );
+/** Per-trajectory, per-agent (by agent id) rewards of a group. */
+export function groupRewards(g: CreditedGroup): GroupRewards {
+  return g.trajectories.map((ct) => ct.agents.map((c) => ({ role: c.role, total: c.total })));
 }
 
 export interface RlBatch {
@@ -31,20 +23,16 @@ export interface RlBatch {
   dropped: number;
 }
 
-/** message index -> advantage for the messages of `t` that carry a message reward (advantages.ts messageAdvantage). */
-function messageAdvantages(g: GroupResult, t: Trajectory, ga: GroupAdvantages): Map<number, number> {
-  const total = new Map(g.credits.filter((c) => c.trajectoryId === t.id).map((c) => [c.agent, c.total]));
-  const mine = (g.messageRewards ?? []).filter((m) => m.trajectoryId === t.id);
+/** message index -> advantage for the messages of `ct` that carry a share (advantages.ts messageAdvantage). */
+function messageAdvantages(ct: CreditedTrajectory, ga: GroupAdvantages): Map<number, number> {
+  const mine = ct.messages ?? [];
   const count = new Map<number, number>();
   for (const m of mine) count.set(m.agent, (count.get(m.agent) ?? 0) + 1);
-  const roleOf = new Map(t.agents.map((a) => [a.id, a.role]));
   const out = new Map<number, number>();
   for (const m of mine) {
-    const role = roleOf.get(m.agent);
-    if (!role) throw new Error(`rl batch: message reward for trajectory ${t.id} names agent ${m.agent}, which it does not have`);
-    const agentTotal = total.get(m.agent);
-    if (agentTotal === undefined) throw new Error(`rl batch: no credit for trajectory ${t.id} agent ${m.agent}`);
-    out.set(m.messageIndex, messageAdvantage(ga, role, agentTotal, m.reward, count.get(m.agent) as number));
+    const agent = ct.agents[m.agent];
+    if (!agent) throw new Error(`rl batch: message reward for trajectory ${ct.trajectory.id} names agent ${m.agent}, which it does not have`);
+    out.set(m.messageIndex, messageAdvantage(ga, agent.role, agent.total, m.reward, count.get(m.agent) as number));
   }
   return out;
 }
@@ -53,13 +41,13 @@ function messageAdvantages(g: GroupResult, t: Trajectory, ga: GroupAdvantages): 
  * Advantages per (group, role), then one sequence per generated turn of every non-skipped group,
  * each carrying its agent's advantage (and, with message rewards, each message its own). Turns longer than `maxTokens` (when given) are dropped.
  */
-export function buildRlBatch(groups: readonly GroupResult[], enc: ChatEncoder, advEps: number, maxTokens?: number, scale: RewardScale = 'group'): RlBatch {
+export function buildRlBatch(groups: readonly CreditedGroup[], enc: ChatEncoder, advEps: number, maxTokens?: number, scale: RewardScale = 'group'): RlBatch {
   const advantages = batchAdvantages(groups.map(groupRewards), advEps, scale);
   const all: RlSequence[] = [];
   groups.forEach((g, gi) => {
     const ga = advantages.groups[gi];
     if (!ga || ga.skipped) return;
-    g.trajectories.forEach((t, ti) => all.push(...trajectorySequences(t, ga.adv[ti] as number[], enc, { messageAdv: g.messageRewards?.length ? messageAdvantages(g, t, ga) : undefined })));
+    g.trajectories.forEach((ct, ti) => all.push(...trajectorySequences(ct.trajectory, ga.adv[ti] as number[], enc, { messageAdv: ct.messages?.length ? messageAdvantages(ct, ga) : undefined })));
   });
   const { kept, dropped } = maxTokens ? capLength(all, maxTokens) : { kept: all, dropped: 0 };
   return { sequences: kept, advantages, dropped };
@@ -73,9 +61,9 @@ const mean = (xs: readonly number[]): number => (xs.length === 0 ? Number.NaN : 
  * (mean marginal credit, the SHARP part), `accuracy` (fraction of trajectories whose planner got the
  * broadcast reward, i.e. answered correctly), `adv/*`, `groups/skipped`.
  */
-export function rewardMetrics(groups: readonly GroupResult[], adv: BatchAdvantages): Record<string, number> {
+export function rewardMetrics(groups: readonly CreditedGroup[], adv: BatchAdvantages): Record<string, number> {
   const out: Record<string, number> = {};
-  const credits = groups.flatMap((g) => g.credits);
+  const credits = groups.flatMap((g) => g.trajectories.flatMap((ct) => ct.agents));
   const roles = [...new Set(credits.map((c) => c.role))].sort() as Role[];
   for (const role of roles) {
     const mine = credits.filter((c) => c.role === role);

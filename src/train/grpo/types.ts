@@ -1,24 +1,17 @@
-import type { AgentCredit } from '../../credit/reward.ts';
-import type { MessageReward } from '../../credit/message-shares.ts';
+import type { CreditedGroup } from '../../credit/credited.ts';
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { StepRecord } from '../../credit/record.ts';
-import type { Trajectory } from '../../rollout/types.ts';
 
 /**
  * What one GRPO step hands from stage to stage (loop.ts sequences them):
- *   collect (collect.ts)  -> Collected: per question a GroupResult (G trajectories + per-agent credit)
+ *   collect (collect.ts)  -> Collected: per question a CreditedGroup (G trajectories, each with its
+ *                            agents' credit attached: credit/credited.ts)
  *   batch (rl-batch.ts)   -> RlSequence[] (batches/sequences.ts): each generated turn in its
  *                            context with its agent's advantage and where it came from
  *   update (update.ts)    <- TrainSequence[]: what the loss needs of a sequence (an RlSequence is one)
  */
 
-/** The G trajectories of one question with the credit module's per-agent rewards. */
-export interface GroupResult {
-  trajectories: readonly Trajectory[];
-  credits: readonly AgentCredit[];
-  /** credit.messageLevel: each generated message's signed share of its agent's credit. */
-  messageRewards?: readonly MessageReward[];
-}
+export type { CreditedGroup };
 
 /** What the loop tells the collect stage besides the batch: the step being collected (1-based). */
 export interface CollectContext {
@@ -27,7 +20,7 @@ export interface CollectContext {
 
 /** What the collect stage returns for one step. */
 export interface Collected {
-  groups: GroupResult[];
+  groups: CreditedGroup[];
   /** Failure-path preference pairs (credit.failurePairs), mixed in with train.dpoWeight. */
   pairs?: PreferencePair[];
   /** Extra metrics of the collect stage (credit report, rollout stats), namespaced. */
