@@ -25,7 +25,7 @@ describe('loadConfig', () => {
   it('gives schema defaults with no file', () => {
     const c = loadConfig();
     expect(c.train.clipLow).toBe(0.2);
-    expect(c.credit.weights).toEqual({ broadcast: 1.0, marginal: 0.9, tool: 0.1 });
+    expect(c.credit.weights).toEqual({ broadcast: 0.9, marginal: 0.9, tool: 0.1 });
     expect(c.run.backend).toBe('auto');
   });
 
