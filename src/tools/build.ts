@@ -7,8 +7,9 @@ import { writeFileAtomic } from '../fs/atomic.ts';
  * The tool workers' entries (calculate-worker.ts, code-worker.ts) bundled by esbuild into plain ESM
  * files, committed under src/tools/built/. A worker then starts by loading one JavaScript file: no
  * TypeScript loader, no transpiling and no resolving of mathjs' hundreds of modules in each new
- * worker (measured: a calculate worker's start went from ~2.5 s to ~0.3 s on an idle 2-core machine;
- * it is paid again after every expression that times out). `npm run build:tools` rebuilds them, and
+ * worker (measured with `npm run bench` on 2 cores shared at a load average of ~15: a calculate
+ * worker's first call went from 10.6-11.9 s to 1.3 s, its restart after a timeout from 9.6-11.7 s to
+ * 1.0 s; the start is paid again after every expression that times out). `npm run build:tools` rebuilds them, and
  * a test checks the committed files are what the sources build to (esbuild is a dev dependency, so
  * an install without it still has working tools).
  */
