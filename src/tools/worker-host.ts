@@ -25,8 +25,8 @@ import type { ToolOutcome } from './types.ts';
  */
 
 /**
- * Longest wait for a new worker to load its module: ~0.3 s idle, seconds when the cores are shared
- * with training jobs. An agent's call must get the tool's answer however long the start took (a
+ * Longest wait for a new worker to load its module: about a second on 2 cores shared with training
+ * jobs (npm run bench), far longer when they are overloaded. An agent's call must get the tool's answer however long the start took (a
  * start given up on would answer "sandbox unavailable", so a rollout's tool results, and every token
  * after them, would depend on the machine's load). The limit only catches a worker that hangs while
  * loading: one that fails reports 'error' or 'exit'.
