@@ -23,7 +23,7 @@ import { readSummary } from './summary.ts';
 
 const ci = (a: AccuracyResult | undefined): string => (a ? `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}] (n = ${a.total})` : 'n/a');
 
-/** The overview chart specs: `sharp plot`'s charts, plus held-out accuracy before (step 0) and after RL, made interactive. */
+/** The overview chart specs: `sharp plot`'s charts, plus test accuracy before (step 0) and after RL, made interactive. */
 export function overviewCharts(lines: readonly MetricsLine[], heldOut: { before?: AccuracyResult; after?: AccuracyResult; lastStep: number }): ChartView[] {
   const out: ChartView[] = [];
   for (const c of CHARTS) {
@@ -140,8 +140,8 @@ export function viewIndex(dir: string): ViewIndex {
   const lines = existsSync(metricsFile) ? readMetrics(metricsFile) : [];
   const summary = readSummary(dir);
   const facts: [string, string][] = [];
-  if (summary?.heldOutBefore) facts.push([`held-out accuracy, ${summary.beforeLabel}`, ci(summary.heldOutBefore)]);
-  if (summary?.heldOutAfterRl) facts.push(['held-out accuracy, after RL', ci(summary.heldOutAfterRl)]);
+  if (summary?.heldOutBefore) facts.push([`test accuracy, ${summary.beforeLabel}`, ci(summary.heldOutBefore)]);
+  if (summary?.heldOutAfterRl) facts.push(['test accuracy, after RL', ci(summary.heldOutAfterRl)]);
   const lastStep = summary?.rlSteps ?? lines.at(-1)?.step ?? 0;
   if (lines.length > 0) facts.push(['RL steps logged', String(lines.length)]);
   const wc = summary?.heldOutAfterRl?.workerCalls;

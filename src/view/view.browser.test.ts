@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     expect(await page.locator('[data-testid=chart-accuracy] svg').textContent()).toContain('heldout/accuracy');
     const s = readSummary(trainDir);
     const b = s?.heldOutBefore;
-    expect(await page.locator('dl.facts').textContent()).toContain(`${b?.accuracy.toFixed(3)} [${b?.interval[0].toFixed(3)}, ${b?.interval[1].toFixed(3)}] (n = 4)`);
+    expect(await page.locator('dl.facts').textContent()).toContain(`${b?.accuracy.toFixed(3)} [${b?.interval[0].toFixed(3)}, ${b?.interval[1].toFixed(3)}] (n = 8)`);
     await screenshot(page, 'overview');
     noInjection(w);
     await page.close();
@@ -144,7 +144,7 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     await page.click(`[data-testid=traj-row][data-id="${t.id}"]`);
     await page.waitForSelector('[data-testid=trajectory]');
     // Masking worker 2 (its report replaced by the placeholder) makes the answer wrong: Delta = 1 - 0.
-    expect(await page.locator('[data-testid=replay-note]').nth(2).textContent()).toBe("without worker 2: '[no report]', wrong (v = 0.00; Delta = +1.00, helpful)");
+    expect(await page.locator('[data-testid=replay-note]').nth(2).textContent()).toBe("without worker 2: '[no report]', wrong; '[no report]', wrong (v = 0.00; Delta = +1.00, helpful)");
     // Worker 2's messages: credit 1 of scale 1 -> rgb(120, 200, 120); the planner's 1/3 -> rgb(183, 225, 183).
     const w2 = t.agents.find((a) => a.delegation === 2)?.id as number;
     expect(new Set(await bg(page, `[data-testid=message].assistant[data-agent="${w2}"]`))).toEqual(new Set(['rgb(120, 200, 120)']));
@@ -163,7 +163,7 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     await expect.poll(() => page.locator('[data-testid=traj-row]').count()).toBe(1);
     await page.click('[data-testid=traj-row]');
     await page.waitForSelector('[data-testid=trajectory]');
-    expect(await page.locator('[data-testid=harmful-summary]').textContent()).toBe("without worker 1: 'yes', right (v = 1.00; Delta = -1.00, harmful)");
+    expect(await page.locator('[data-testid=harmful-summary]').textContent()).toBe("without worker 1: 'yes', right; 'yes', right (v = 1.00; Delta = -1.00, harmful)");
     const body = (await page.locator('[data-testid=trajectory]').textContent()) ?? '';
     for (const s of [XSS.question, XSS.subtask, XSS.report, XSS.final]) expect(body).toContain(s);
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();

@@ -83,7 +83,7 @@ function coalitionTable(t: TrajectoryRecord): HTMLElement {
         el(
           'tr',
           { data: { coalition: String(c.coalition) } },
-          el('td', {}, name(c), c.masked.length === 0 ? ' (recorded)' : ''),
+          el('td', {}, name(c), c.masked.length === 0 ? ' (nothing masked)' : ''),
           el('td', {}, c.masked.length === 0 ? '-' : c.masked.map((m) => `worker ${m}`).join(', ')),
           el('td', { style: { background: creditColour(c.value - t.success) } }, fmt(c.value, 2)),
           el('td', { class: 'text' }, ...c.answers.map((a) => el('div', { class: a.success >= 1 ? 'ok' : 'bad' }, `${quote(a.answer)}: ${verdict(a.success)}`))),
