@@ -126,12 +126,12 @@ describe('sharp eval', () => {
     if (python) expect(officialScore(pred, join(out, 'gold.jsonl'))).toEqual(metrics);
     // Replay mode final, 2 hops: masking hop 2's report changes the final answer (Delta 1), masking
     // hop 1's does not (the planner answers from hop 2's report: Delta 0) -> helpful 1/2, neutral 1/2.
-    // Credit: planner 1 (R_b) + 0.9 * mean(max(1,0), max(0,0)) = 0.45 + 0.1 * 1 (valid delegations) = 1.55;
-    // workers 1 + 0.9 * mean(1, 0) + 0.1 * 1 = 1.55.
+    // Credit: planner 0.9 * 1 (R_b) + 0.9 * mean(max(1,0), max(0,0)) = 0.45 + 0.1 * 1 (valid delegations) = 1.45;
+    // workers 0.9 * 1 + 0.9 * mean(1, 0) + 0.1 * 1 = 1.45.
     const credit = JSON.parse(readFileSync(join(out, 'credit.json'), 'utf8')) as Record<string, unknown>;
     expect(credit).toMatchObject({ episodes: 12, workerCalls: 24, helpful: 0.5, neutral: 0.5, harmful: 0 });
-    expect((credit.meanCredit as Record<string, number>).planner).toBeCloseTo(1.55, 12);
-    expect((credit.meanCredit as Record<string, number>).worker).toBeCloseTo(1.55, 12);
+    expect((credit.meanCredit as Record<string, number>).planner).toBeCloseTo(1.45, 12);
+    expect((credit.meanCredit as Record<string, number>).worker).toBeCloseTo(1.45, 12);
     expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('| helpful (Delta > 0) | 0.500 |');
     // `sharp view`'s sample: credit.recordGroups (2) episodes of the batch, with the replayed answers
     // behind each v(S): without hop 2's report the planner answers the placeholder (v = 0).
@@ -142,7 +142,8 @@ describe('sharp eval', () => {
     expect(rec.groups).toHaveLength(2);
     for (const t of rec.groups.flatMap((g) => g.trajectories)) {
       expect(t.deltas).toEqual([0, 1]);
-      expect(t.coalitions.map((c) => [c.masked, c.value, c.answers.map((a) => a.success)])).toEqual([[[], 1, [1]], [[0], 1, [1]], [[1], 0, [0]]]);
+      // two replays per coalition (credit.replays), v(N) replayed too
+      expect(t.coalitions.map((c) => [c.masked, c.value, c.answers.map((a) => a.success)])).toEqual([[[], 1, [1, 1]], [[0], 1, [1, 1]], [[1], 0, [0, 0]]]);
       expect(t.coalitions[2]?.answers[0]?.answer).toBe('[no report]');
     }
     // Per-stage breakdown against the gold decomposition: the expert asks every hop (24 of 24),
