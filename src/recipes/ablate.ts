@@ -10,7 +10,7 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { renderPng } from '../train/metrics/plot.ts';
-import { heldOutAccuracy, type AccuracyResult } from './accuracy.ts';
+import { heldOutAccuracy, testSamples, type AccuracyResult } from './accuracy.ts';
 import { ablationMarkdown, ablationPlotSpec, pairwise, readRun, resolvedLine, summarise, type MethodSummary, type PairRow, type RunOutcome } from './ablation-report.ts';
 import { heldOutSplits, loadTrainData } from './data.ts';
 import { readSummary, writeSummary } from './summary.ts';
@@ -83,7 +83,7 @@ async function beforeAccuracy(cfg: Config, dir: string, cache: Map<string, Accur
     const tokenizer = await Tokenizer.load(cfg.model.path);
     const model = await CausalLM.load(cfg.model.path);
     try {
-      acc = await heldOutAccuracy(model, tokenizer, heldOutSplits(data.heldOut, cfg.eval.validationShare).test, cfg, cfg.eval.testSamples);
+      acc = await heldOutAccuracy(model, tokenizer, heldOutSplits(data.heldOut, cfg.eval.validationShare).test, cfg, testSamples(cfg));
     } finally {
       model.dispose();
     }

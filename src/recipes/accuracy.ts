@@ -69,6 +69,11 @@ export async function heldOutAccuracy(model: CausalLM, tokenizer: Tokenizer, epi
   return policyAccuracy(policy, episodes, cfg, samples);
 }
 
+/** Samples per test question: eval.testSamples when sampling, 1 when greedy (greedy samples are all the same). */
+export function testSamples(cfg: Pick<Config, 'eval'>): number {
+  return cfg.eval.temperature > 0 ? cfg.eval.testSamples : 1;
+}
+
 /** 95% normal interval of the mean of per-question accuracies, clipped to [0, 1]. */
 export function clusteredInterval(perQuestion: readonly number[]): [number, number] {
   const n = perQuestion.length;

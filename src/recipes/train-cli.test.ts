@@ -23,7 +23,8 @@ describe('sharp train (CLI smoke)', () => {
     const r = await sharp(['train', '--config', cfg]);
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^held-out accuracy: SFT only \d\.\d\d \[\d\.\d\d, \d\.\d\d\] -> after RL \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(n = 3, greedy\)$/m);
+    // 3 held out: 1 validation question, 2 test questions, one greedy sample each
+    expect(r.stdout).toMatch(/^test accuracy: SFT only \d\.\d\d \[\d\.\d\d, \d\.\d\d\] -> after RL \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(n = 2, greedy\)$/m);
     const run = onlyRun(join(root, 'runs'));
     for (const f of ['config.yaml', 'log.jsonl', 'metrics.jsonl', 'sft-metrics.jsonl', 'summary.json', 'sft-model/config.json', 'sft-model/tokenizer.json']) {
       expect(existsSync(join(run, f)), f).toBe(true);
@@ -36,8 +37,8 @@ describe('sharp train (CLI smoke)', () => {
     expect(readMetrics(join(run, 'sft-metrics.jsonl')).map((m) => m.step)).toEqual([1, 2]);
     const summary = readSummary(run);
     expect(summary?.rlSteps).toBe(2);
-    expect(summary?.heldOutBefore?.total).toBe(3);
-    expect(summary?.heldOutAfterRl?.total).toBe(3);
+    expect(summary?.heldOutBefore?.total).toBe(2);
+    expect(summary?.heldOutAfterRl?.total).toBe(2);
     // The printed numbers are the ones in summary.json.
     const b = summary?.heldOutBefore;
     const a = summary?.heldOutAfterRl;

@@ -10,7 +10,7 @@ import { assertSameConfig, configHash, latestCheckpoint, readTrainerState } from
 import { makeCollect } from '../train/grpo/collect.ts';
 import { collectFor } from '../distributed/choose.ts';
 import { runGrpo } from '../train/grpo/loop.ts';
-import { heldOutAccuracy, heldOutMetrics, type AccuracyResult } from './accuracy.ts';
+import { heldOutAccuracy, heldOutMetrics, testSamples, type AccuracyResult } from './accuracy.ts';
 import { heldOutSplits, loadTrainData } from './data.ts';
 import { ensureTranscripts } from './expert-data.ts';
 import { ensureModel, tokenizerCorpus } from './model-init.ts';
@@ -60,7 +60,7 @@ async function timed<T>(stages: Record<string, number>, name: string, f: () => P
 async function accuracyOf(dir: string, tokenizer: Tokenizer, o: TrainPipelineOptions, episodes: Parameters<typeof heldOutAccuracy>[2]): Promise<AccuracyResult> {
   const model = await CausalLM.load(dir);
   try {
-    return await heldOutAccuracy(model, tokenizer, episodes, o.cfg, o.cfg.eval.testSamples);
+    return await heldOutAccuracy(model, tokenizer, episodes, o.cfg, testSamples(o.cfg));
   } finally {
     model.dispose();
   }
@@ -176,7 +176,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       log.warn({ step: grpo.step }, 'stopped: checkpoint saved; continue with --resume');
       return { summary, step: grpo.step, stopped: true };
     }
-    summary.heldOutAfterRl = await timed(stages, 'eval_after', () => heldOutAccuracy(grpo.model, tokenizer, split.test, cfg, cfg.eval.testSamples));
+    summary.heldOutAfterRl = await timed(stages, 'eval_after', () => heldOutAccuracy(grpo.model, tokenizer, split.test, cfg, testSamples(cfg)));
   } finally {
     grpo.model.dispose();
   }
