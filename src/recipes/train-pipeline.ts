@@ -134,12 +134,13 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
   }
   const startDir = sftOn ? sftDir : init.dir;
 
+  // Per-question counts stay in summary.json (they pair ablation arms); the log line leaves them out.
   if (summary.heldOutBefore) {
-    log.info({ ...summary.heldOutBefore }, `held-out accuracy (${summary.beforeLabel}) read from ${SUMMARY_FILE}`);
+    log.info({ ...summary.heldOutBefore, questions: undefined }, `held-out accuracy (${summary.beforeLabel}) read from ${SUMMARY_FILE}`);
   } else {
     summary.heldOutBefore = await timed(stages, 'eval_before', () => accuracyOf(startDir, tokenizer, o, split.test));
     writeSummary(runDir, summary);
-    log.info({ ...summary.heldOutBefore }, `held-out accuracy (${summary.beforeLabel})`);
+    log.info({ ...summary.heldOutBefore, questions: undefined }, `held-out accuracy (${summary.beforeLabel})`);
   }
 
   // rollout.distributed set: the same collect type served by workers (or its in-process reference).
@@ -181,7 +182,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
     grpo.model.dispose();
   }
   writeSummary(runDir, summary);
-  log.info({ ...summary.heldOutAfterRl }, 'held-out accuracy (after RL)');
+  log.info({ ...summary.heldOutAfterRl, questions: undefined }, 'held-out accuracy (after RL)');
   print(accuracyLine(summary));
   return { summary, step: grpo.step, stopped: false };
 }
