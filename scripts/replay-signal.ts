@@ -4,6 +4,7 @@ import { enableNativeKernels } from '../src/backend/native/register.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { computeCredits } from '../src/credit/compute.ts';
 import { engineReplayRunner } from '../src/credit/engine-adapters.ts';
+import { creditReport, type TrajectoryCreditSummary } from '../src/credit/report.ts';
 import { CausalLM } from '../src/model/causal-lm.ts';
 import { Rng } from '../src/random/rng.ts';
 import { loadTrainData } from '../src/recipes/data.ts';
@@ -74,12 +75,8 @@ async function main(): Promise<void> {
       const c = { ...cfg.credit, replays: n };
       const replayPolicy = new LmPolicy(model, tokenizer, { ...samplingAt(temperature, r), maxContext: r.maxContext, rng: new Rng(seed + 1) });
       const estimates: number[][] = [];
-      let floor = 0;
-      let nzS = 0;
-      let nzF = 0;
-      let callsS = 0;
-      let callsF = 0;
-      let replayed = 0;
+      // The first estimate's credit summaries give the noise floor and the non-zero shares (credit/report.ts).
+      const summaries: TrajectoryCreditSummary[] = [];
       let items = 0;
       let seconds = 0;
       for (const base of [1001, 2002]) {
@@ -90,29 +87,15 @@ async function main(): Promise<void> {
           const res = await computeCredits(run.trajectories.filter((t) => t.episodeId === e.id), e, runner, c);
           for (const t of res.trajectories) deltas.push(...t.deltas);
           items += res.stats.replayItems;
-          if (base === 1001) {
-            for (const t of res.trajectories) {
-              if (t.k > 0) {
-                floor += t.noise;
-                replayed += 1;
-              }
-              const nz = t.deltas.filter((d) => d !== 0).length;
-              if (t.success > 0) {
-                nzS += nz;
-                callsS += t.k;
-              } else {
-                nzF += nz;
-                callsF += t.k;
-              }
-            }
-          }
+          if (base === 1001) summaries.push(...res.trajectories);
         }
         seconds += (performance.now() - t1) / 1000;
         estimates.push(deltas);
       }
-      const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+      const rep = creditReport(summaries, []);
+      const pct = (x: number | null): string => (x === null ? '-' : `${(100 * x).toFixed(1)}%`);
       console.log(
-        `| ${n} | ${temperature} | ${corr(estimates[0] as number[], estimates[1] as number[]).toFixed(3)} | ${pct(floor / Math.max(1, replayed))} | ${pct(nzS / Math.max(1, callsS))} | ${pct(nzF / Math.max(1, callsF))} | ${items / 2} | ${(seconds / 2).toFixed(1)} |`,
+        `| ${n} | ${temperature} | ${corr(estimates[0] as number[], estimates[1] as number[]).toFixed(3)} | ${pct(rep.noiseFloor)} | ${pct(rep.nonzeroInSuccess)} | ${pct(rep.nonzeroInFailure)} | ${items / 2} | ${(seconds / 2).toFixed(1)} |`,
       );
     }
   }

@@ -143,7 +143,8 @@ export function pairwise(methods: readonly AblationMethod[], runs: readonly RunO
   return out;
 }
 
-const meanOf = (xs: readonly (number | null | undefined)[]): number | null => {
+/** Mean of the finite numbers among `xs`; null when there are none. */
+export const meanOf = (xs: readonly (number | null | undefined)[]): number | null => {
   const ok = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
   return ok.length === 0 ? null : ok.reduce((a, b) => a + b, 0) / ok.length;
 };

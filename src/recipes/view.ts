@@ -12,7 +12,7 @@ import { pageHtml } from '../view/html.ts';
 import { isLoopback, startViewServer, type ViewServer } from '../view/server.ts';
 import type { AblationView, ChartView, StepEntry, ViewBundle, ViewIndex } from '../view/types.ts';
 import type { AccuracyResult } from './accuracy.ts';
-import { METHOD_LABELS, ablationPlotSpec, type MethodSummary, type RunOutcome } from './ablation-report.ts';
+import { METHOD_LABELS, ablationPlotSpec, meanOf, type MethodSummary, type RunOutcome } from './ablation-report.ts';
 import { readSummary } from './summary.ts';
 
 /**
@@ -146,12 +146,9 @@ export function viewIndex(dir: string): ViewIndex {
   if (lines.length > 0) facts.push(['RL steps logged', String(lines.length)]);
   const wc = summary?.heldOutAfterRl?.workerCalls;
   if (wc) facts.push(['held-out worker calls after RL', `helpful ${pct(wc.helpful)}, neutral ${pct(wc.neutral)}, harmful ${pct(wc.harmful)} (n = ${wc.n})${wc.noiseFloor !== undefined ? `; replay noise floor ${pct(wc.noiseFloor)}` : ''}`]);
-  const meanOf = (key: string): number | null => {
-    const xs = lines.map((l) => l[key]).filter((x): x is number => typeof x === 'number');
-    return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
-  };
-  const floor = meanOf('credit/noise_floor');
-  if (floor !== null) facts.push(['counterfactual credit during RL (mean over steps)', `noise floor ${pct(floor)}; worker calls with non-zero credit: ${pct(meanOf('credit/nonzero_success'))} in successes, ${pct(meanOf('credit/nonzero_failure'))} in failures`]);
+  const overSteps = (key: string): number | null => meanOf(lines.map((l) => (typeof l[key] === 'number' ? l[key] : null)));
+  const floor = overSteps('credit/noise_floor');
+  if (floor !== null) facts.push(['counterfactual credit during RL (mean over steps)', `noise floor ${pct(floor)}; worker calls with non-zero credit: ${pct(overSteps('credit/nonzero_success'))} in successes, ${pct(overSteps('credit/nonzero_failure'))} in failures`]);
   facts.push(...evalFacts(dir));
   const { entries: steps, skipped } = stepEntries(dir);
   if (skipped.length > 0) facts.push([`unreadable step records (skipped)`, skipped.join('; ')]);
