@@ -255,9 +255,9 @@ class TrajectoryRun {
    * that may delegate run side by side, at most rollout.maxParallelDelegations of them.
    */
   private parallelError(agent: AgentRecord, names: readonly string[]): string | null {
+    // max > 1 only for an agent that may delegate (maxParallel).
     const max = this.maxParallel(agent);
-    const allowed = agent.id === 0 ? this.ctx.rootTools : ROLE_TOOLS[agent.role];
-    if (max > 1 && names.every((n) => n === 'delegate') && (allowed as readonly string[]).includes('delegate')) {
+    if (max > 1 && names.every((n) => n === 'delegate')) {
       return names.length <= max ? null : `${names.length} delegations in one message; at most ${max} run side by side`;
     }
     return `several calls in one message (${names.join(', ')}); make exactly one call per message${max > 1 ? ` (only delegations may run side by side, at most ${max})` : ''}`;
