@@ -7,7 +7,7 @@ import { engineReplayRunner } from '../src/credit/engine-adapters.ts';
 import { creditReport, type TrajectoryCreditSummary } from '../src/credit/report.ts';
 import { CausalLM } from '../src/model/causal-lm.ts';
 import { Rng } from '../src/random/rng.ts';
-import { loadTrainData } from '../src/recipes/data.ts';
+import { loadTrainData } from '../src/recipes/stages/train-data.ts';
 import { rollout } from '../src/rollout/engine.ts';
 import { LmPolicy, samplingAt } from '../src/rollout/lm-policy.ts';
 import { Tokenizer } from '../src/tokenizer/tokenizer.ts';

@@ -5,7 +5,7 @@ import { makeDistributedCollect } from '../../src/distributed/coordinator.ts';
 import { makeLocalCollect } from '../../src/distributed/local.ts';
 import { CausalLM } from '../../src/model/causal-lm.ts';
 import { Rng } from '../../src/random/rng.ts';
-import { companionFiles } from '../../src/recipes/save-model.ts';
+import { companionFiles } from '../../src/recipes/stages/save-model.ts';
 import { Tokenizer } from '../../src/tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../../src/tools/code.ts';
 import { makeCollect } from '../../src/train/grpo/collect.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
-import { companionFiles } from '../recipes/save-model.ts';
+import { companionFiles } from '../recipes/stages/save-model.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { NODE_ARGS } from '../../test/cli-helpers.ts';

@@ -8,7 +8,7 @@ import type { Config } from '../config/schema.ts';
 import type { Episode } from '../data/episode.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
-import { companionFiles } from '../recipes/save-model.ts';
+import { companionFiles } from '../recipes/stages/save-model.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import type { Collected } from '../train/grpo/types.ts';

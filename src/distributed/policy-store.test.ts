@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { CausalLM } from '../model/causal-lm.ts';
-import { companionFiles } from '../recipes/save-model.ts';
+import { companionFiles } from '../recipes/stages/save-model.ts';
 import { PolicyCache, publishPolicy } from './policy-store.ts';
 
 const MODEL = join(import.meta.dirname, '../../models/tiny-random');

@@ -5,11 +5,11 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { configSchema } from '../config/schema.ts';
-import { loadTrainData } from './data.ts';
-import { expertTranscripts } from './expert-data.ts';
-import { ensureModel, tokenizerCorpus } from './model-init.ts';
-import { meanStd } from './ablation-report.ts';
-import { methodConfig } from './ablate.ts';
+import { loadTrainData } from './stages/train-data.ts';
+import { expertTranscripts } from './stages/expert-transcripts.ts';
+import { ensureModel, tokenizerCorpus } from './stages/ensure-model.ts';
+import { meanSampleStd } from './stages/ablation-report.ts';
+import { methodConfig } from './stages/run-ablation.ts';
 
 /** `sharp ablate` end to end through the real binary, on a 2-step budget with a micro model. */
 const REPO = resolve(import.meta.dirname, '../..');
@@ -57,12 +57,12 @@ describe('methodConfig', () => {
     expect({ ...c, run: base.run }).toEqual(base);
   });
 
-  it('meanStd is the sample mean and (n - 1) standard deviation', () => {
+  it('meanSampleStd is the sample mean and (n - 1) standard deviation', () => {
     // mean 0.5; deviations -0.1, 0, 0.1 -> variance 0.02 / 2 = 0.01 -> std 0.1.
-    const { mean, std } = meanStd([0.4, 0.5, 0.6]);
+    const { mean, std } = meanSampleStd([0.4, 0.5, 0.6]);
     expect(mean).toBeCloseTo(0.5, 12);
     expect(std).toBeCloseTo(0.1, 12);
-    expect(meanStd([0.3])).toEqual({ mean: 0.3, std: 0 });
+    expect(meanSampleStd([0.3])).toEqual({ mean: 0.3, std: 0 });
   });
 });
 
@@ -124,7 +124,7 @@ describe('sharp ablate (CLI, 2-step budget)', () => {
     for (const s of report.summaries) {
       const accs = report.runs.filter((x) => x.method === s.method).map((x) => x.after.accuracy);
       expect(s.seeds).toEqual([0, 1]);
-      expect(s).toMatchObject(meanStd(accs));
+      expect(s).toMatchObject(meanSampleStd(accs));
     }
     // Only LOO / Shapley runs replay counterfactuals; broadcast-only and single-agent runs replay nothing.
     const metrics = (dir: string) => readFileSync(join(out, dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);

@@ -2,8 +2,8 @@ import { prepareOutFile } from '../fs/out-dir.ts';
 import type { Episode } from '../data/episode.ts';
 import { readMusique } from '../data/readers/musique.ts';
 import { UserError } from '../errors.ts';
-import { expertTranscripts, writeTranscripts } from './expert-data.ts';
-import { configFrom, withRun } from './setup.ts';
+import { expertTranscripts, writeTranscripts } from './stages/expert-transcripts.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
  * `sharp data expert --in FILE --out transcripts.jsonl`: runs the scripted expert on
@@ -11,7 +11,7 @@ import { configFrom, withRun } from './setup.ts';
  * protocol and tools, and writes its transcripts for SFT: one JSONL line per agent conversation,
  * `{"messages": [{"role", "content", "train"}]}` with train = true on assistant messages. Only
  * solved trajectories are written, "solved" by the configured success function (credit.success), the
- * transcripts and the writer being the ones `sharp train` builds its SFT data with (expert-data.ts).
+ * transcripts and the writer being the ones `sharp train` builds its SFT data with (stages/expert-transcripts.ts).
  *
  * export const options = {
  *   in: '--in <file>        episodes JSONL in the MuSiQue format (required)',

@@ -7,8 +7,8 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
 import { runDpo } from '../train/supervised/dpo-loop.ts';
 import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
-import { companionFiles, saveModelAtomic } from './save-model.ts';
-import { inRunDir, resumableConfig, withRun } from './setup.ts';
+import { companionFiles, saveModelAtomic } from './stages/save-model.ts';
+import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
 import { optimizerSettings } from '../train/optim/optimizer.ts';
 import { trainingSetup } from '../train/optim/trainable.ts';
 

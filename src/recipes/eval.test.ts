@@ -9,17 +9,17 @@ import { writeJsonlAtomic } from '../fs/atomic.ts';
 import { scoreMusique } from '../eval/musique-score.ts';
 import { UserError } from '../errors.ts';
 import { run } from './eval.ts';
-import { hasPython } from '../eval/metrics/has-python.ts';
+import { hasPython } from '../../test/reference/has-python.ts';
 
 /**
  * CLI-level tests of `sharp eval`: the real command on the shipped sample and
  * the shipped model, its files scored by the Python re-implementation of evaluate_v1.0.py
- * (src/eval/metrics/musique_reference.py); the scripted expert on synthetic episodes for
+ * (test/reference/musique_reference.py); the scripted expert on synthetic episodes for
  * non-trivial numbers, credit with hand-computed fractions, and resume after a kill.
  */
 
 const repo = resolve(import.meta.dirname, '../..');
-const reference = join(repo, 'src/eval/metrics/musique_reference.py');
+const reference = join(repo, 'test/reference/musique_reference.py');
 const sample = join(repo, 'data/musique/musique_ans_v1.0_sample.jsonl');
 const shippedModel = join(repo, 'models/tiny-random');
 

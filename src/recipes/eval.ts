@@ -19,7 +19,7 @@ import { Rng } from '../random/rng.ts';
 import type { AgentsMode } from '../rollout/engine.ts';
 import type { Policy } from '../rollout/policy.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
-import { configFrom, withRun } from './setup.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
 import { UserError } from '../errors.ts';
 
 /**

@@ -5,8 +5,8 @@ import { UserError } from '../errors.ts';
 import { mkdirOut } from '../fs/out-dir.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { ADAPTER_CONFIG, baseDirOf, isAdapterDir, readPeftConfig } from '../model/io/peft.ts';
-import { COMPANION_FILES } from './save-model.ts';
-import { configFrom, withRun } from './setup.ts';
+import { COMPANION_FILES } from './stages/save-model.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
  * `sharp export`: a LoRA adapter folder (a checkpoint of a run with train.lora, `<run>/adapter/`,

@@ -6,7 +6,7 @@ import { checkSampling } from '../generation/sampling.ts';
 import { Rng } from '../random/rng.ts';
 import { UserError } from '../errors.ts';
 import { loadModel } from '../eval/run/model.ts';
-import { configFrom, withRun } from './setup.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
  * `sharp generate`: prints the continuation of --prompt by the checkpoint in --model;

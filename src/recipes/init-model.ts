@@ -7,7 +7,7 @@ import { writeGenerationConfig } from '../model/io/hf-config.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
 import { mkdirOut } from '../fs/out-dir.ts';
-import { configFrom, withRun } from './setup.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
  * `sharp init-model`: writes a random-init model as a complete Hugging Face folder (config.json,

@@ -10,7 +10,7 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { makeCollect } from '../train/grpo/collect.ts';
 import { runGrpo } from '../train/grpo/loop.ts';
-import { loadTrainData } from './data.ts';
+import { loadTrainData } from './stages/train-data.ts';
 
 /**
  * SHARP-GRPO learns from the shipped starting policy (models/sharp-tiny-sft): a short seeded run on

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { readTrajectories } from '../rollout/jsonl.ts';
 import { createTinyLm } from '../../test/tiny-lm.ts';
-import { loadTrainData } from './data.ts';
+import { loadTrainData } from './stages/train-data.ts';
 import { run } from './rollout.ts';
-import { configFrom } from './setup.ts';
+import { configFrom } from './stages/run-setup.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sharp-rollout-cmd-'));
 beforeAll(async () => {

@@ -14,8 +14,8 @@ import { garbagePolicy } from '../rollout/scripted/garbage.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
 import { prepareOutFile } from '../fs/out-dir.ts';
-import { loadTrainData } from './data.ts';
-import { configFrom, withRun } from './setup.ts';
+import { loadTrainData } from './stages/train-data.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
  * `sharp rollout --config X --n N --out FILE`: runs the agents on N episodes of the
@@ -37,7 +37,7 @@ type PolicyName = 'lm' | 'expert' | 'random';
 
 /**
  * The first n training episodes of the configured data, through the loader `sharp train` uses
- * (recipes/data.ts), so a synthetic rollout sees the same worlds and names as training does.
+ * (recipes/stages/train-data.ts), so a synthetic rollout sees the same worlds and names as training does.
  */
 function episodesFor(cfg: Config, n: number): Episode[] {
   const d = cfg.data;

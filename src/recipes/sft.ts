@@ -3,8 +3,8 @@ import { join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
-import { inRunDir, resumableConfig, withRun } from './setup.ts';
-import { sftStage } from './sft-stage.ts';
+import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
+import { sftStage } from './stages/sft-on-transcripts.ts';
 
 /**
  * `sharp sft --config X`: supervised fine-tuning of the checkpoint at model.path on

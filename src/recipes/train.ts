@@ -1,8 +1,8 @@
-import { trainPipeline } from './train-pipeline.ts';
-import { inRunDir, resumableConfig, withRun, type BackendInfo } from './setup.ts';
+import { trainPipeline } from './stages/train-pipeline.ts';
+import { inRunDir, resumableConfig, withRun, type BackendInfo } from './stages/run-setup.ts';
 
 /**
- * `sharp train --config X`: the whole recipe of src/recipes/train-pipeline.ts
+ * `sharp train --config X`: the whole recipe of src/recipes/stages/train-pipeline.ts
  * (data -> model -> SFT -> held-out accuracy -> SHARP-GRPO -> held-out accuracy) in a run folder
  * `runs/<name>-<stamp>/` (config.yaml, log.jsonl, metrics.jsonl, tb/, checkpoints/, summary.json).
  * Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0; a second Ctrl-C

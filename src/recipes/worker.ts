@@ -1,7 +1,7 @@
 import { connectionOf, missingRedisClient, waitForRedis } from '../distributed/connection.ts';
 import { serveRollouts } from '../distributed/worker.ts';
 import { UserError } from '../errors.ts';
-import { configFrom, withRun } from './setup.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
  * `sharp worker`: serves the rollout and replay jobs of distributed training runs until SIGINT or

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../fs/atomic.ts';
-import type { AccuracyResult } from './accuracy.ts';
+import { writeFileAtomic } from '../../fs/atomic.ts';
+import type { AccuracyResult } from './held-out-accuracy.ts';
 
 /**
  * What `sharp train` leaves in the run folder besides metrics and checkpoints:

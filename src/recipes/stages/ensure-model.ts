@@ -3,16 +3,16 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Template } from '@huggingface/jinja';
-import type { Config } from '../config/schema.ts';
-import type { Episode } from '../data/episode.ts';
-import { CausalLM } from '../model/causal-lm.ts';
-import { hfConfigFor } from '../model/config.ts';
-import { writeGenerationConfig } from '../model/io/hf-config.ts';
-import type { Transcript } from '../rollout/transcripts.ts';
-import { CHATML_TEMPLATE, fitBpe, writeTokenizerFiles } from '../tokenizer/fit.ts';
-import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { UserError } from '../errors.ts';
-import { publishDir } from '../fs/publish-dir.ts';
+import type { Config } from '../../config/schema.ts';
+import type { Episode } from '../../data/episode.ts';
+import { CausalLM } from '../../model/causal-lm.ts';
+import { hfConfigFor } from '../../model/config.ts';
+import { writeGenerationConfig } from '../../model/io/hf-config.ts';
+import type { Transcript } from '../../rollout/transcripts.ts';
+import { CHATML_TEMPLATE, fitBpe, writeTokenizerFiles } from '../../tokenizer/fit.ts';
+import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { UserError } from '../../errors.ts';
+import { publishDir } from '../../fs/publish-dir.ts';
 
 /**
  * The quickstart's model: when model.init.enabled and model.path has no

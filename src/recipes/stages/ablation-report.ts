@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as vl from 'vega-lite';
-import type { AblationMethod } from '../config/sections/ablation.ts';
-import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
-import type { AccuracyResult } from './accuracy.ts';
-import { readSummary } from './summary.ts';
-import { pairedDifference, type PairedDifference } from '../eval/paired-bootstrap.ts';
+import type { AblationMethod } from '../../config/sections/ablation.ts';
+import { readMetrics, type MetricsLine } from '../../train/metrics/jsonl.ts';
+import type { AccuracyResult } from './held-out-accuracy.ts';
+import { readSummary } from './train-summary.ts';
+import { pairedDifference, type PairedDifference } from '../../eval/paired-bootstrap.ts';
 
 /**
  * The ablation's result from its run folders (docs/results.md): per run the held-out accuracy with
@@ -70,7 +70,8 @@ export interface MethodSummary {
   wallSeconds: number;
 }
 
-export function meanStd(xs: readonly number[]): { mean: number; std: number } {
+/** Mean and sample standard deviation (n - 1): NaN for no values, std 0 for one. */
+export function meanSampleStd(xs: readonly number[]): { mean: number; std: number } {
   if (xs.length === 0) return { mean: Number.NaN, std: Number.NaN };
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
   if (xs.length === 1) return { mean, std: 0 };
@@ -150,7 +151,7 @@ export const meanOf = (xs: readonly (number | null | undefined)[]): number | nul
 };
 
 export function summarise(method: AblationMethod, runs: readonly RunOutcome[]): MethodSummary {
-  const { mean, std } = meanStd(runs.map((r) => r.after.accuracy));
+  const { mean, std } = meanSampleStd(runs.map((r) => r.after.accuracy));
   const b = (r: RunOutcome) => r.after.breakdown;
   return {
     method,

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configSchema } from '../config/schema.ts';
-import { UserError } from '../errors.ts';
-import { configFrom, resumeDir, withRun } from './setup.ts';
+import { configSchema } from '../../config/schema.ts';
+import { UserError } from '../../errors.ts';
+import { configFrom, resumeDir, withRun } from './run-setup.ts';
 
 describe('resumeDir', () => {
   it('--resume without a value picks the newest run of this name; with a value, that folder', () => {

@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../backend/select.ts';
-import { configSchema } from '../config/schema.ts';
-import { CausalLM } from '../model/causal-lm.ts';
-import { hfConfigFor } from '../model/config.ts';
-import { expertPolicy } from '../rollout/scripted/expert.ts';
-import { fitBpeTokenizer, writeTokenizerFiles } from '../tokenizer/fit.ts';
-import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { closeCodeSandbox } from '../tools/code.ts';
+import { initBackend } from '../../backend/select.ts';
+import { configSchema } from '../../config/schema.ts';
+import { CausalLM } from '../../model/causal-lm.ts';
+import { hfConfigFor } from '../../model/config.ts';
+import { expertPolicy } from '../../rollout/scripted/expert.ts';
+import { fitBpeTokenizer, writeTokenizerFiles } from '../../tokenizer/fit.ts';
+import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { closeCodeSandbox } from '../../tools/code.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusteredInterval, heldOutAccuracy, policyAccuracy } from './accuracy.ts';
-import { heldOutSplits, loadTrainData } from './data.ts';
+import { clusteredInterval, heldOutAccuracy, policyAccuracy } from './held-out-accuracy.ts';
+import { heldOutSplits, loadTrainData } from './train-data.ts';
 
 beforeAll(async () => initBackend('wasm'));
 afterAll(async () => closeCodeSandbox());

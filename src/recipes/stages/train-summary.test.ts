@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stageBreakdown, wilsonInterval } from '../eval/breakdown.ts';
-import type { AccuracyResult } from './accuracy.ts';
-import { accuracyLine, readSummary, writeSummary, type TrainSummary } from './summary.ts';
+import { stageBreakdown, wilsonInterval } from '../../eval/breakdown.ts';
+import type { AccuracyResult } from './held-out-accuracy.ts';
+import { accuracyLine, readSummary, writeSummary, type TrainSummary } from './train-summary.ts';
 
 const acc = (correct: number, total: number, extra: Partial<AccuracyResult> = {}): AccuracyResult => ({
   accuracy: correct / total,

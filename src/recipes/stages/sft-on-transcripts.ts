@@ -1,14 +1,14 @@
 import { join } from 'node:path';
-import type { Config } from '../config/schema.ts';
-import { CausalLM } from '../model/causal-lm.ts';
-import type { Transcript } from '../rollout/transcripts.ts';
-import type { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { configHash, SFT_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
-import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
-import { runSft, type SftRunResult } from '../train/supervised/sft-loop.ts';
+import type { Config } from '../../config/schema.ts';
+import { CausalLM } from '../../model/causal-lm.ts';
+import type { Transcript } from '../../rollout/transcripts.ts';
+import type { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { configHash, SFT_CHECKPOINTS_DIR } from '../../train/checkpoints/checkpoint.ts';
+import { phaseResumePoint } from '../../train/checkpoints/phase-checkpoints.ts';
+import { runSft, type SftRunResult } from '../../train/supervised/sft-loop.ts';
 import { companionFiles, saveModelAtomic } from './save-model.ts';
-import { optimizerSettings } from '../train/optim/optimizer.ts';
-import { trainingSetup } from '../train/optim/trainable.ts';
+import { optimizerSettings } from '../../train/optim/optimizer.ts';
+import { trainingSetup } from '../../train/optim/trainable.ts';
 
 /**
  * The SFT stage shared by `sharp sft` and `sharp train`: load the checkpoint at

@@ -1,18 +1,18 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Level } from 'pino';
-import { probeCudaLibs } from '../backend/cuda-libs.ts';
-import { gpuFallbackWarning, resolveBackendName } from '../backend/gpu-check.ts';
-import { BackendError, initBackend, type BackendName } from '../backend/select.ts';
-import { enableNativeKernels } from '../backend/native/index.ts';
-import { loadConfig } from '../config/load.ts';
-import type { Config } from '../config/schema.ts';
-import { UserError } from '../errors.ts';
-import { createLogger, type RunLogger } from '../run/logger.ts';
-import { assertRunDir, createRunDir, latestRunDir, RUN_CONFIG_FILE } from '../run/run-dir.ts';
-import { acquireRunLock, LOCK_FILE } from '../run/run-lock.ts';
-import { closeCalculateWorker } from '../tools/calculate.ts';
-import { closeCodeSandbox } from '../tools/code.ts';
+import { probeCudaLibs } from '../../backend/cuda-libs.ts';
+import { gpuFallbackWarning, resolveBackendName } from '../../backend/gpu-check.ts';
+import { BackendError, initBackend, type BackendName } from '../../backend/select.ts';
+import { enableNativeKernels } from '../../backend/native/index.ts';
+import { loadConfig } from '../../config/load.ts';
+import type { Config } from '../../config/schema.ts';
+import { UserError } from '../../errors.ts';
+import { createLogger, type RunLogger } from '../../run/logger.ts';
+import { assertRunDir, createRunDir, latestRunDir, RUN_CONFIG_FILE } from '../../run/run-dir.ts';
+import { acquireRunLock, LOCK_FILE } from '../../run/run-lock.ts';
+import { closeCalculateWorker } from '../../tools/calculate.ts';
+import { closeCodeSandbox } from '../../tools/code.ts';
 
 /**
  * The one run setup every command recipe starts from: read the config (file <- --set), start the

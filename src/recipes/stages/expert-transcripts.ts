@@ -1,15 +1,15 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Config } from '../config/schema.ts';
-import type { Episode } from '../data/episode.ts';
-import { writeFileAtomic } from '../fs/atomic.ts';
-import { rollout } from '../rollout/engine.ts';
-import { expertPolicy } from '../rollout/scripted/expert.ts';
-import { toTranscripts, type Transcript } from '../rollout/transcripts.ts';
-import type { Role } from '../rollout/types.ts';
-import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
-import { successFunction } from '../credit/success.ts';
-import { UserError } from '../errors.ts';
+import type { Config } from '../../config/schema.ts';
+import type { Episode } from '../../data/episode.ts';
+import { writeFileAtomic } from '../../fs/atomic.ts';
+import { rollout } from '../../rollout/engine.ts';
+import { expertPolicy } from '../../rollout/scripted/expert.ts';
+import { toTranscripts, type Transcript } from '../../rollout/transcripts.ts';
+import type { Role } from '../../rollout/types.ts';
+import { readTranscripts } from '../../train/supervised/transcripts-jsonl.ts';
+import { successFunction } from '../../credit/success.ts';
+import { UserError } from '../../errors.ts';
 
 /**
  * SFT data of the quickstart: the scripted expert solves the

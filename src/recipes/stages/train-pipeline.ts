@@ -1,22 +1,22 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.ts';
-import { UserError } from '../errors.ts';
-import { CausalLM } from '../model/causal-lm.ts';
-import type { Transcript } from '../rollout/transcripts.ts';
-import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { assertSameConfig, configHash, latestCheckpoint, readTrainerState } from '../train/checkpoints/checkpoint.ts';
-import { makeCollect } from '../train/grpo/collect.ts';
-import { collectFor } from '../distributed/choose.ts';
-import { runGrpo } from '../train/grpo/loop.ts';
-import { heldOutAccuracy, heldOutMetrics, testSamples, type AccuracyResult } from './accuracy.ts';
-import { heldOutSplits, loadTrainData } from './data.ts';
-import { ensureTranscripts } from './expert-data.ts';
-import { ensureModel, tokenizerCorpus } from './model-init.ts';
+import type { Config } from '../../config/schema.ts';
+import { UserError } from '../../errors.ts';
+import { CausalLM } from '../../model/causal-lm.ts';
+import type { Transcript } from '../../rollout/transcripts.ts';
+import { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import { assertSameConfig, configHash, latestCheckpoint, readTrainerState } from '../../train/checkpoints/checkpoint.ts';
+import { makeCollect } from '../../train/grpo/collect.ts';
+import { collectFor } from '../../distributed/choose.ts';
+import { runGrpo } from '../../train/grpo/loop.ts';
+import { heldOutAccuracy, heldOutMetrics, testSamples, type AccuracyResult } from './held-out-accuracy.ts';
+import { heldOutSplits, loadTrainData } from './train-data.ts';
+import { ensureTranscripts } from './expert-transcripts.ts';
+import { ensureModel, tokenizerCorpus } from './ensure-model.ts';
 import { companionFiles } from './save-model.ts';
-import { sftStage } from './sft-stage.ts';
-import { accuracyLine, readSummary, SUMMARY_FILE, writeSummary, type TrainSummary } from './summary.ts';
+import { sftStage } from './sft-on-transcripts.ts';
+import { accuracyLine, readSummary, SUMMARY_FILE, writeSummary, type TrainSummary } from './train-summary.ts';
 
 /**
  * The `sharp train` recipe. It only sequences the stages (no god

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { configSchema } from '../config/schema.ts';
-import { generateSynth } from '../data/synth/generate.ts';
-import { namePool } from '../data/synth/names.ts';
-import { UserError } from '../errors.ts';
-import { loadTrainData } from './data.ts';
+import { configSchema } from '../../config/schema.ts';
+import { generateSynth } from '../../data/synth/generate.ts';
+import { namePool } from '../../data/synth/names.ts';
+import { UserError } from '../../errors.ts';
+import { loadTrainData } from './train-data.ts';
 
 const dataCfg = (d: Record<string, unknown>) => configSchema.parse({ data: d }).data;
 

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import type { Config } from '../config/schema.ts';
-import type { Episode } from '../data/episode.ts';
-import { generateSynth } from '../data/synth/generate.ts';
-import { toEpisode } from '../data/synth/record.ts';
-import { getBenchmark } from '../eval/benchmarks.ts';
-import { UserError } from '../errors.ts';
+import type { Config } from '../../config/schema.ts';
+import type { Episode } from '../../data/episode.ts';
+import { generateSynth } from '../../data/synth/generate.ts';
+import { toEpisode } from '../../data/synth/record.ts';
+import { getBenchmark } from '../../eval/benchmarks.ts';
+import { UserError } from '../../errors.ts';
 
 /**
  * Training and held-out episodes of `sharp train`. Synthetic, worlds = fresh (default): each episode

@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { configSchema } from '../config/schema.ts';
-import { loadTrainData } from './data.ts';
-import { ensureTranscripts, expertTranscripts, weighCopyTurns } from './expert-data.ts';
-import { closeCodeSandbox } from '../tools/code.ts';
+import { configSchema } from '../../config/schema.ts';
+import { loadTrainData } from './train-data.ts';
+import { ensureTranscripts, expertTranscripts, weighCopyTurns } from './expert-transcripts.ts';
+import { closeCodeSandbox } from '../../tools/code.ts';
 
 afterAll(async () => closeCodeSandbox());
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { CausalLM } from '../model/causal-lm.ts';
+import type { CausalLM } from '../../model/causal-lm.ts';
 
 /**
  * Saves a trained model as a complete HF folder (weights, config, and the tokenizer and generation
