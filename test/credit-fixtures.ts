@@ -8,7 +8,7 @@ import type { ReplayItem, ReplayRunner } from '../src/credit/counterfactual.ts';
  * messages and the report as the planner's tool result, then the planner's <answer>. Only data: no
  * behaviour of the engine is imitated here (the end-to-end test uses the real engine).
  */
-export interface WorkerSpec {
+interface WorkerSpec {
   subtask: string;
   /** Report; null = ended without answering. */
   answer: string | null;

@@ -3,7 +3,7 @@ import { Rng } from '../src/random/rng.ts';
 import { initBackend } from '../src/backend/select.ts';
 import { loadAddon } from '../src/backend/native/addon.ts';
 import { disableNativeKernels, enableNativeKernels } from '../src/backend/native/register.ts';
-import { relErr, size, type Arr } from '../src/backend/native/kernels/reference.ts';
+import { relErr, size, type Arr } from './reference/kernels.ts';
 
 /**
  * Shared set-up of the native kernel parity tests (test-only helper). With SHARP_NATIVE=prebuilt or

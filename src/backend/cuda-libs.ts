@@ -16,7 +16,7 @@ export interface LibProbe {
 }
 
 /** Library folders to search: LD_LIBRARY_PATH, the usual CUDA folders, and the ldconfig cache. */
-export function libraryDirs(env: NodeJS.ProcessEnv = process.env): string[] {
+function libraryDirs(env: NodeJS.ProcessEnv = process.env): string[] {
   const dirs = (env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean);
   dirs.push('/usr/local/cuda/lib64', '/usr/local/cuda-11.8/lib64', '/usr/lib/x86_64-linux-gnu', '/usr/lib64', '/usr/local/nvidia/lib64');
   return [...new Set(dirs)];

@@ -127,8 +127,3 @@ export async function initBackend(name: BackendName = 'auto', threads = 0): Prom
   current = choice;
   return choice;
 }
-
-/** The backend chosen by initBackend, if any. */
-export function currentBackend(): BackendChoice | undefined {
-  return current;
-}

@@ -42,7 +42,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
  */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
-export function readYamlFile(file: string): Tree {
+function readYamlFile(file: string): Tree {
   if (!existsSync(file)) throw new ConfigError(`config: file not found: ${file}`);
   let text: string;
   try {

@@ -21,7 +21,7 @@ function redisUrlProblem(url: string): string | null {
   return u.protocol === 'redis:' || u.protocol === 'rediss:' ? null : `rollout.distributed.redis: not a Redis URL: '${url}' (expected redis://host:port)`;
 }
 
-export const configRules: ConfigRule[] = [
+const configRules: ConfigRule[] = [
   { name: 'distributed-redis-url', check: (c) => redisUrlProblem(c.rollout.distributed.redis) },
   {
     name: 'distributed-credit',

@@ -1,3 +1,4 @@
+import { MAX_EXACT_SHAPLEY_WORKERS } from '../config/sections/credit.ts';
 import type { Trajectory } from '../rollout/types.ts';
 
 /**
@@ -6,9 +7,6 @@ import type { Trajectory } from '../rollout/types.ts';
  * request "mask every delegation not in S". Bit m set = worker m reports.
  */
 export type Coalition = number;
-
-/** Largest K for which coalitions are enumerated (2^K values); beyond, Shapley is sampled. */
-export const MAX_ENUMERABLE_WORKERS = 20;
 
 /** The grand coalition N of K workers. */
 export function fullCoalition(k: number): Coalition {
@@ -24,7 +22,7 @@ export function withWorker(s: Coalition, m: number): Coalition {
   return s | (1 << m);
 }
 
-export function withoutWorker(s: Coalition, m: number): Coalition {
+function withoutWorker(s: Coalition, m: number): Coalition {
   return s & ~(1 << m);
 }
 
@@ -42,9 +40,9 @@ export function maskedDelegations(s: Coalition, k: number): number[] {
   return out;
 }
 
-/** Every subset of K workers (2^K coalitions), in increasing mask order. */
+/** Every subset of K workers (2^K coalitions), in increasing mask order; K at most MAX_EXACT_SHAPLEY_WORKERS. */
 export function allCoalitions(k: number): Coalition[] {
-  if (k > MAX_ENUMERABLE_WORKERS) throw new Error(`coalitions: ${k} workers are too many to enumerate (max ${MAX_ENUMERABLE_WORKERS})`);
+  if (k > MAX_EXACT_SHAPLEY_WORKERS) throw new Error(`coalitions: ${k} workers are too many to enumerate (max ${MAX_EXACT_SHAPLEY_WORKERS})`);
   const n = 2 ** k;
   const out: Coalition[] = new Array<number>(n);
   for (let s = 0; s < n; s++) out[s] = s;
@@ -71,11 +69,4 @@ export function workerCount(traj: Trajectory): number {
     seen.add(d);
   }
   return delegations.length;
-}
-
-/** Agent index (into Trajectory.agents) of the worker spawned by delegation m. */
-export function workerAgentIndex(traj: Trajectory, m: number): number {
-  const a = traj.agents.find((x) => x.role === 'worker' && x.delegation === m);
-  if (!a) throw new Error(`trajectory ${traj.id}: no worker for delegation ${m}`);
-  return a.id;
 }

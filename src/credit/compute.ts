@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { creditSection } from '../config/sections/credit.ts';
+import { MAX_EXACT_SHAPLEY_WORKERS, type creditSection } from '../config/sections/credit.ts';
 import type { Episode } from '../data/episode.ts';
 import { fnv1a32 } from '../random/hash.ts';
 import { Rng } from '../random/rng.ts';
@@ -25,9 +25,6 @@ import { toolRewards, trajectoryToolReward } from './tool-reward.ts';
  */
 export type CreditConfig = z.infer<typeof creditSection>;
 
-/** Exact Shapley beyond this many workers is refused even when forced (2^12 = 4096 replays each). */
-const EXACT_HARD_MAX = 12;
-
 export interface CreditOptions {
   /** Permutation sampling draws from it (the credit stream, never the rollouts'); default: an Rng seeded by a hash of the trajectory id. */
   rng?: Rng;
@@ -40,7 +37,7 @@ export interface CreditOptions {
   resample?: Resampler;
 }
 
-export interface TrajectoryCredit extends TrajectoryCreditSummary {
+interface TrajectoryCredit extends TrajectoryCreditSummary {
   /** R(tau), the recorded outcome: the broadcast reward. */
   success: number;
   /** Replay noise floor of this trajectory (ValueTable.noise; 0 when nothing was replayed). */
@@ -76,7 +73,7 @@ function plan(traj: Trajectory, k: number, cfg: CreditConfig, rng: Rng | undefin
   if (cfg.method === 'loo') return { kind: 'loo' };
   const exact = cfg.shapleyMode === 'exact' || (cfg.shapleyMode === 'auto' && k <= cfg.shapleyExactMaxWorkers);
   if (exact) {
-    if (k > EXACT_HARD_MAX) throw new Error(`credit.shapleyMode=exact: trajectory ${traj.id} has ${k} workers (exact Shapley is limited to ${EXACT_HARD_MAX})`);
+    if (k > MAX_EXACT_SHAPLEY_WORKERS) throw new Error(`credit.shapleyMode=exact: trajectory ${traj.id} has ${k} workers (exact Shapley is limited to ${MAX_EXACT_SHAPLEY_WORKERS})`);
     return { kind: 'exact' };
   }
   return { kind: 'sampled', perms: samplePermutations(k, cfg.shapleyPermutations, rng ?? new Rng(hashSeed(traj.id))) };

@@ -79,7 +79,7 @@ export interface PreferencePair {
 export type ContextOf = (ctx: JudgeContext, index: number) => ChatMessage[];
 
 /** One alternative to draw: message `index` of `ctx.traj`, from the agent's context `prefix`. */
-export interface ResampleRequest {
+interface ResampleRequest {
   ctx: JudgeContext;
   index: number;
   prefix: ChatMessage[];

@@ -19,7 +19,7 @@ import { successFunction } from './success.ts';
  * atomically so a killed run leaves only whole files; gzipped past GZIP_ABOVE bytes.
  */
 
-export const RECORD_DIR = 'trajectories';
+const RECORD_DIR = 'trajectories';
 export const RECORD_VERSION = 1;
 /** JSON larger than this is stored gzipped (`.json.gz`). */
 export const GZIP_ABOVE = 256 * 1024;

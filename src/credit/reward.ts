@@ -10,7 +10,7 @@ import type { Role, Trajectory } from '../rollout/types.ts';
  *   gate counts the tool reward only when the outcome succeeded (R_b > 0), so valid-but-useless
  *   tool use cannot earn reward on failures.
  */
-export interface RewardWeights {
+interface RewardWeights {
   broadcast: number;
   marginal: number;
   tool: number;

@@ -27,7 +27,7 @@ export function toolCounts(traj: Trajectory): ToolCounts[] {
 }
 
 /** valid / total, or `noCallsValue` when total = 0. */
-export function toolRewardOf(c: ToolCounts, noCallsValue: number): number {
+function toolRewardOf(c: ToolCounts, noCallsValue: number): number {
   return c.total === 0 ? noCallsValue : c.valid / c.total;
 }
 

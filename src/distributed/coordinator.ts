@@ -20,7 +20,7 @@ import type { GroupOutcome } from './units.ts';
  * Redis no longer knows (a restart without persistence) and re-attaching to those that exist (a
  * resumed trainer). The results are assembled exactly as the in-process collect assembles its own.
  */
-export type DistributedConfig = Config['rollout']['distributed'];
+type DistributedConfig = Config['rollout']['distributed'];
 
 export interface DistributedSetup extends UnitsSetup {
   dist: DistributedConfig;

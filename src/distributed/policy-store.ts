@@ -14,7 +14,7 @@ import type { Loaded } from './units.ts';
  */
 const COMPLETE = 'model.safetensors';
 
-export const versionDir = (policyDir: string, run: string, version: string): string => join(policyDir, run, version);
+const versionDir = (policyDir: string, run: string, version: string): string => join(policyDir, run, version);
 
 const isComplete = (dir: string): boolean => existsSync(join(dir, COMPLETE)) && existsSync(join(dir, 'config.json'));
 

@@ -9,10 +9,10 @@ import { musique } from './bench/musique.ts';
 import { scoreMusique } from './musique-score.ts';
 import { writeOfficialPredictions } from './predictions.ts';
 import type { Prediction } from './types.ts';
-import { hasPython } from './metrics/has-python.ts';
+import { hasPython } from '../../test/reference/has-python.ts';
 
 const repo = resolve(import.meta.dirname, '../..');
-const reference = join(repo, 'src/eval/metrics/musique_reference.py');
+const reference = join(repo, 'test/reference/musique_reference.py');
 const files = {
   ans: join(repo, 'data/musique/musique_ans_v1.0_sample.jsonl'),
   full: join(repo, 'data/musique/musique_full_v1.0_sample.jsonl'),

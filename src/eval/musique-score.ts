@@ -8,7 +8,7 @@ import { evaluateMusique, type MusiqueGold, type MusiqueMetrics, type MusiquePre
  * numbers), so `sharp eval` and its tests can compare against the official evaluator.
  */
 
-export const musiquePredictionSchema = z.object({
+const musiquePredictionSchema = z.object({
   id: z.string(),
   predicted_answer: z.string(),
   predicted_support_idxs: z.array(z.number().int()),
@@ -17,7 +17,7 @@ export const musiquePredictionSchema = z.object({
 });
 
 /** Gold lines reduced to what the evaluator reads; missing answer fields (test split) are errors. */
-export function readMusiqueGold(file: string): MusiqueGold[] {
+function readMusiqueGold(file: string): MusiqueGold[] {
   return readMusiqueRecords(file).map(({ line, record: r }) => {
     const missing = r.answer === undefined ? 'answer' : r.answer_aliases === undefined ? 'answer_aliases' : r.answerable === undefined ? 'answerable' : null;
     if (missing) throw new BenchmarkFormatError(`${file}:${line}: ${missing}: missing (a test-split file cannot be scored)`);
@@ -32,7 +32,7 @@ export function readMusiqueGold(file: string): MusiqueGold[] {
   });
 }
 
-export function readMusiquePredictions(file: string): MusiquePrediction[] {
+function readMusiquePredictions(file: string): MusiquePrediction[] {
   return readRecords(file, musiquePredictionSchema).map((r) => r.record);
 }
 

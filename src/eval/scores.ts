@@ -19,7 +19,7 @@ export function meanScores(items: readonly ItemScores[]): Record<string, number>
   return Object.fromEntries(Object.keys(sum).map((k) => [k, sum[k] / n[k]]));
 }
 
-export interface GroupRow {
+interface GroupRow {
   group: string;
   /** Items in the group. */
   count: number;

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import type { Episode } from '../data/episode.ts';
 import { openEvalSession, finishEvalSession, limitEpisodes } from './session.ts';
 import type { Prediction } from './types.ts';
-import { hasPython } from './metrics/has-python.ts';
+import { hasPython } from '../../test/reference/has-python.ts';
 
 const repo = resolve(import.meta.dirname, '../..');
 
@@ -47,7 +47,7 @@ describe('eval session', () => {
     expect(r1.report.metrics).toEqual({ answer_f1: 1, answer_em: 1, support_f1: 1, group_answer_sufficiency_f1: 1, group_support_sufficiency_f1: 1 });
     expect(existsSync(r1.files.metrics) && existsSync(r1.files.report)).toBe(true);
     if (hasPython()) {
-      const py = JSON.parse(execFileSync('python3', [join(repo, 'src/eval/metrics/musique_reference.py'), r1.files.predictions, r1.files.gold ?? '']).toString()) as Record<string, number>;
+      const py = JSON.parse(execFileSync('python3', [join(repo, 'test/reference/musique_reference.py'), r1.files.predictions, r1.files.gold ?? '']).toString()) as Record<string, number>;
       expect(r1.report.metrics).toEqual(py);
     }
   });

@@ -11,7 +11,7 @@ import { basename, dirname, join } from 'node:path';
 let counter = 0;
 
 /** A temp path beside `file` (same filesystem, so rename is atomic), unique per process and call. */
-export function tempPathFor(file: string): string {
+function tempPathFor(file: string): string {
   counter += 1;
   return join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${counter}`);
 }

@@ -57,10 +57,10 @@ export interface GenerateOptions extends SamplingParams {
 }
 
 /** 2^24 floats (64 MiB) of prefill attention scores per batch: several such tensors live at once, and the wasm heap fragments. */
-export const PREFILL_SCORE_BUDGET = 2 ** 24;
+const PREFILL_SCORE_BUDGET = 2 ** 24;
 
 /** Below this a shared prefix is not worth the extra prefill pass and gather. */
-export const DEFAULT_PREFIX_MIN_TOKENS = 16;
+const DEFAULT_PREFIX_MIN_TOKENS = 16;
 
 interface RowState {
   req: GenerateRequest;

@@ -15,8 +15,6 @@ export interface SamplingParams {
   topP: number;
 }
 
-export const GREEDY: SamplingParams = { temperature: 0, topK: 0, topP: 1 };
-
 export function checkSampling(s: SamplingParams): void {
   if (!(s.temperature >= 0) || !Number.isFinite(s.temperature)) throw new Error(`sampling: temperature must be >= 0 (got ${s.temperature})`);
   if (!Number.isInteger(s.topK) || s.topK < 0) throw new Error(`sampling: topK must be a non-negative integer (got ${s.topK})`);

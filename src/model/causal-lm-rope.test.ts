@@ -9,7 +9,7 @@ import { CausalLM } from './causal-lm.ts';
 import { hfConfigFor, type BuildOptions } from './config.ts';
 import { parseHfConfig } from './io/hf-config.ts';
 import { readWeights } from './io/safetensors.ts';
-import { referenceLogits } from './reference-forward.ts';
+import { referenceLogits } from '../../test/reference/forward.ts';
 
 /**
  * RoPE settings of real checkpoints end to end: a Transformers 5 config.json (rope_parameters) must

@@ -9,7 +9,7 @@ import { initBackend } from '../backend/select.ts';
 import { CausalLM } from './causal-lm.ts';
 import { hfConfigFor, type BuildOptions } from './config.ts';
 import { readSafetensors, readWeights, writeSafetensors } from './io/safetensors.ts';
-import { referenceLogits } from './reference-forward.ts';
+import { referenceLogits } from '../../test/reference/forward.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TINY = resolve(repoRoot, '../shared/models/tinystories-260k');

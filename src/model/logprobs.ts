@@ -20,11 +20,6 @@ export function tokenLogprobs(model: CausalLM, ids: tf.Tensor2D, mask: tf.Tensor
   return tokenStats(model, ids, mask, false).logprobs;
 }
 
-/** Entropy of the next-token distribution [B, T-1] (no gradient wanted; one extra Exp over [N, V]). */
-export function tokenEntropy(model: CausalLM, ids: tf.Tensor2D, mask: tf.Tensor2D): tf.Tensor2D {
-  return tokenStats(model, ids, mask, true).entropy as tf.Tensor2D;
-}
-
 /**
  * Logprobs and optionally entropy from one forward pass. With model.memory.logprobChunk > 0 the
  * head runs that many rows at a time, forward and backward (chunkedHeadLogprobs), so no

@@ -43,7 +43,7 @@ export interface LoraSite {
 }
 
 /** What the decoder needs to add an adapter to one projection (weights looked up by `a`, `b`). */
-export interface LoraApply {
+interface LoraApply {
   a: string; // [in, r] stored
   b: string; // [r, out] stored
   scale: number;
@@ -64,7 +64,7 @@ export function peftName(baseWeight: string, which: 'A' | 'B'): string {
   return `${PEFT_PREFIX}${baseWeight.replace(/\.weight$/, '')}.lora_${which}.weight`;
 }
 
-export function loraScale(s: Pick<LoraSettings, 'rank' | 'alpha' | 'rslora'>): number {
+function loraScale(s: Pick<LoraSettings, 'rank' | 'alpha' | 'rslora'>): number {
   return s.rslora ? s.alpha / Math.sqrt(s.rank) : s.alpha / s.rank;
 }
 
@@ -95,7 +95,7 @@ export function loraSites(c: ModelConfig, targets: readonly LoraTarget[]): LoraS
 }
 
 /** PEFT's default A: kaiming_uniform_(a = sqrt(5)) on [r, in] gives U(-1/sqrt(in), 1/sqrt(in)), drawn in HF layout. */
-export function kaimingUniformA(rank: number, fanIn: number, rng: Rng): Float32Array {
+function kaimingUniformA(rank: number, fanIn: number, rng: Rng): Float32Array {
   const bound = 1 / Math.sqrt(fanIn);
   const out = new Float32Array(rank * fanIn);
   for (let i = 0; i < out.length; i++) out[i] = (2 * rng.float() - 1) * bound;

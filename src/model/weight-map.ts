@@ -8,7 +8,7 @@ import type { ModelConfig } from './config.ts';
  * forward is a plain `x @ W` with no transpose flag (a transposed matmul is
  * 10-25x slower on wasm). Loading and saving transpose once.
  */
-export type WeightKind = 'linear' | 'embedding' | 'vector';
+type WeightKind = 'linear' | 'embedding' | 'vector';
 
 export interface WeightSpec {
   /** Exact HF tensor name. */

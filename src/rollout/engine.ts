@@ -22,7 +22,7 @@ import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from
 export type RolloutConfig = Config['rollout'];
 export type { AgentsMode } from './protocol/tool-specs.ts';
 /** Worker tools of one episode. */
-export type ToolFactory = (episode: Episode) => Record<ToolName, Tool>;
+type ToolFactory = (episode: Episode) => Record<ToolName, Tool>;
 
 export interface EngineOptions {
   cfg: RolloutConfig;
@@ -120,7 +120,7 @@ type Generate = (req: PolicyRequest, lane?: number) => Promise<PolicyResponse>;
  * delegation, not by their index in the record, so the worker of delegation k draws the same
  * numbers in every replay whatever ran before it.
  */
-export function streamSeed(stream: string, agent: Pick<AgentRecord, 'role' | 'delegation'>, turn: number): number {
+function streamSeed(stream: string, agent: Pick<AgentRecord, 'role' | 'delegation'>, turn: number): number {
   const who = agent.role === 'planner' ? 'p' : `w${agent.delegation ?? ''}`;
   return mixedHash32(`${stream}/${who}/${turn}`) | 0;
 }

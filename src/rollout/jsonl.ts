@@ -42,7 +42,7 @@ const agentSchema = z.strictObject({
   endReason: z.enum(['answer', 'max_turns', 'max_delegations', 'max_context', 'max_new_tokens', 'no_action', 'error']),
 });
 
-export const trajectorySchema = z.strictObject({
+const trajectorySchema = z.strictObject({
   id: z.string(),
   episodeId: z.string(),
   sample: z.number().int().nonnegative(),

@@ -71,7 +71,7 @@ export class TrajectoryBuilder {
   }
 }
 
-export function copyCall(c: ToolCall): ToolCall {
+function copyCall(c: ToolCall): ToolCall {
   return c.retrievedIdx ? { ...c, retrievedIdx: [...c.retrievedIdx] } : { ...c };
 }
 

@@ -25,7 +25,7 @@ import type { AgentRecord, Message, Trajectory } from './types.ts';
  * Kept workers are copied into the replay (so it stays a complete record); masked delegations have no
  * worker and their call is flagged `masked`.
  */
-export type ReplayMode = 'final' | 'replan' | 'exact';
+type ReplayMode = 'final' | 'replan' | 'exact';
 
 export interface ReplayItem {
   traj: Trajectory;
@@ -118,7 +118,7 @@ function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mo
 }
 
 /** Trajectory id of a replay: `${traj.id}~${mode}:${masked}` (`~${mode}+resample:` when resampled; `#r` for replica r > 0); `exact` keeps traj.id. */
-export function replayId(item: ReplayItem, mode: ReplayMode, resample = false): string {
+function replayId(item: ReplayItem, mode: ReplayMode, resample = false): string {
   if (mode === 'exact') return item.traj.id;
   const r = item.replica ?? 0;
   return `${item.traj.id}~${mode}${resample ? '+resample' : ''}:${[...item.masked].sort((a, b) => a - b).join(',')}${r > 0 ? `#${r}` : ''}`;

@@ -5,7 +5,7 @@ import type { ChatRole, Trajectory } from './types.ts';
  * trainer issue): one conversation per agent, exactly the messages that agent saw and wrote, with a
  * per-message loss mask: `train` is true on the agent's own (assistant) messages only.
  */
-export interface TranscriptMessage {
+interface TranscriptMessage {
   role: ChatRole;
   content: string;
   train: boolean;

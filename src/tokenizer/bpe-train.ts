@@ -21,7 +21,7 @@ export function bytesToUnicode(): string[] {
 }
 
 /** The GPT-2 pre-tokenisation pattern, as the ByteLevel pre-tokenizer applies it (use_regex: true). */
-export const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 
 export interface BpeResult {
   /** Byte-level symbol strings: the 256 byte characters (in byte order), then merged symbols. */

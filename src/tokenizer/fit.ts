@@ -11,7 +11,7 @@ import { countWords, trainBpe } from './bpe-train.ts';
  */
 
 /** Special tokens, ids 0..2: `<|endoftext|>` pads and ends documents, ChatML markers frame turns. */
-export const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
+const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
 
 /**
  * ChatML (the Qwen family's format): `<|im_start|>role\ncontent<|im_end|>\n` per message, and

@@ -16,7 +16,7 @@ import { create, all, type MathJsInstance } from 'mathjs';
  */
 
 /** Most elements a collection (or characters a string) built by an expression may have. */
-export const MAX_ELEMENTS = 10_000;
+const MAX_ELEMENTS = 10_000;
 /** Significant digits kept for non-integer results. */
 const PRECISION = 10;
 

@@ -10,7 +10,7 @@ import { WorkerHost } from './worker-host.ts';
  * matrices, long loops of small steps).
  */
 
-export { calculate, formatNumber, MAX_ELEMENTS } from './calculate-core.ts';
+export { calculate, formatNumber } from './calculate-core.ts';
 
 /** Longest expression accepted. */
 const MAX_EXPRESSION_CHARS = 500;
@@ -20,7 +20,7 @@ const MAX_EXPRESSION_CHARS = 500;
  * millisecond; the size guards bound what one function builds, the deadline bounds how many steps
  * an expression takes (`map` over 10,000 elements with a callback that builds 10,000 more).
  */
-export const CALCULATE_TIMEOUT_MS = 2000;
+const CALCULATE_TIMEOUT_MS = 2000;
 /**
  * V8 heap of the calculate worker: mathjs itself needs ~40 MB; anything bigger is a runaway
  * expression. The worker is a child process, not a thread: a V8 fatal allocation error (which the

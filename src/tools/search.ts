@@ -79,7 +79,7 @@ const wordsOf = (s: string): string[] =>
  * The `n` sentences of `text` sharing the most distinct non-stopword words with `query`, in text
  * order (ties: the earlier sentence). Sentences end at `.`, `!` or `?` followed by a space.
  */
-export function snippetOf(text: string, query: string, n: number): string {
+function snippetOf(text: string, query: string, n: number): string {
   const sentences = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?]) (?=\S)/);
   if (sentences.length <= n) return sentences.join(' ');
   const q = new Set(wordsOf(query));
@@ -115,11 +115,6 @@ export function createSearch(paragraphs: readonly Paragraph[], opts: SearchOptio
     const lines = retrievedIdx.map((idx) => formatHit(shown(byIdx.get(idx) as Paragraph), opts.maxChars));
     return { ok: true, output: lines.join('\n'), retrievedIdx };
   };
-}
-
-/** A search tool for one episode's own paragraphs (distractor setting). */
-export function createEpisodeSearch(episode: Episode, opts: SearchOptions): Tool {
-  return createSearch(episode.paragraphs, opts);
 }
 
 /**

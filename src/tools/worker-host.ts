@@ -41,7 +41,7 @@ const STDERR_TAIL_CHARS = 4096;
  */
 type Reply = { id: number; outcome: ToolOutcome; recycle?: boolean } | { started: number } | { ready: true };
 
-export type Isolation =
+type Isolation =
   | { kind: 'thread'; resourceLimits: ResourceLimits }
   /** `heapMb`: the child's V8 old-space limit (--max-old-space-size). */
   | { kind: 'process'; heapMb: number };

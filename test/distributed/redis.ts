@@ -10,7 +10,7 @@ import { missingRedisClient } from '../../src/distributed/connection.ts';
  * folder (append-only file, so a restart keeps the queue as a production Redis with persistence
  * does). Tests skip with a clear message when the binary is absent (.ci/run installs it).
  */
-export const REDIS_BIN = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+const REDIS_BIN = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
 const clientMissing = missingRedisClient();
 /** Both the server binary and BullMQ's client library (ioredis, an optional peer dependency of bullmq). */
 export const HAVE_REDIS = existsSync(REDIS_BIN) && clientMissing === null;
@@ -18,7 +18,7 @@ export const NO_REDIS_MESSAGE = existsSync(REDIS_BIN)
   ? `${clientMissing}: distributed tests with Redis skipped`
   : `redis-server not found at ${REDIS_BIN} (apt-get install redis-server, or set REDIS_SERVER): distributed tests with Redis skipped`;
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
     const srv = createServer();
     srv.once('error', rej);

@@ -6,12 +6,12 @@ import { chromium, type Browser, type Page } from 'playwright-core';
  * Browser test support: Debian's chromium (/usr/bin/chromium, installed by .ci/run) driven by
  * playwright-core, headless. Tests skip with a clear message when the binary is absent.
  */
-export const CHROMIUM = process.env.SHARP_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.SHARP_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 export const skipReason = `browser tests skipped: no chromium at ${CHROMIUM} (apt-get install chromium, or set SHARP_CHROMIUM)`;
 
 /** Screenshots land here (git-ignored) so a person can look at them. */
-export const ARTIFACTS = resolve(import.meta.dirname, '..', '..', 'test-artifacts', 'view');
+const ARTIFACTS = resolve(import.meta.dirname, '..', '..', 'test-artifacts', 'view');
 
 export function launch(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });

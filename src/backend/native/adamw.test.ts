@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../random/rng.ts';
 import { nativeAdamW, type AdamWHyper } from './adamw.ts';
-import { relErr } from './kernels/reference.ts';
+import { relErr } from '../../../test/reference/kernels.ts';
 import { addonBuilt, randArr, setupNative } from '../../../test/native-testkit.ts';
 import { disableNativeKernels } from './register.ts';
 import { initBackend } from '../select.ts';

@@ -65,7 +65,7 @@ export const addonPath = join(repoRoot, 'native', 'build', 'Release', 'sharp_nat
  * tags napi and glibc in the name): N-API, so one file serves every supported Node version; OpenBLAS
  * linked in statically (scripts/build-prebuild.mjs, prebuilds/README.md).
  */
-export const prebuiltName = 'sharp_native.napi.glibc.node';
+const prebuiltName = 'sharp_native.napi.glibc.node';
 export const prebuiltPath = join(repoRoot, 'prebuilds', `${process.platform}-${process.arch}`, prebuiltName);
 
 /** Which candidates `SHARP_NATIVE` allows: unset = prebuilt then local build; 0 = none. */

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../random/rng.ts';
 import { initBackend } from '../select.ts';
-import { matmulRef } from './kernels/reference.ts';
+import { matmulRef } from '../../../test/reference/kernels.ts';
 import { dims, expectClose, randArr, toTensor } from '../../../test/native-testkit.ts';
 import { disableNativeKernels, enableFallbackKernels } from './register.ts';
 

@@ -44,7 +44,7 @@ function swapLast2(rank: number): number[] {
 }
 
 /** Per-batch multiply-adds below which the stock batched kernel is kept (measured: decode attention). */
-export const SPLIT_MIN_MACS = 16384;
+const SPLIT_MIN_MACS = 16384;
 
 const shapeBytes = (s: number[]): Uint8Array => new Uint8Array(new Int32Array(s).buffer);
 

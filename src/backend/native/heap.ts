@@ -7,7 +7,7 @@ import type { NativeAddon } from './addon.ts';
  * `dataIdMap.get(dataId).memoryOffset`; `makeOutput` allocates there (and may grow the memory,
  * which detaches the old ArrayBuffer: call `syncHeap` after the last allocation of a kernel).
  */
-export interface TensorData {
+interface TensorData {
   id: number;
   memoryOffset: number;
   shape: number[];
@@ -15,7 +15,7 @@ export interface TensorData {
   refCount: number;
 }
 
-export interface WasmModule {
+interface WasmModule {
   HEAPU8: Uint8Array;
   _malloc(bytes: number): number;
   _free(ptr: number): void;

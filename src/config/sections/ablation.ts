@@ -4,7 +4,7 @@ import { z } from 'zod';
  * `sharp ablate`: the SHARP ablation (docs/results.md). Every method trains from the same starting
  * checkpoint (model.path) with the same RL budget (train.*), data and held-out set, once per seed.
  */
-export const ABLATION_METHODS = ['broadcast', 'matpo', 'loo', 'shapley', 'loo-resample', 'single'] as const;
+const ABLATION_METHODS = ['broadcast', 'matpo', 'loo', 'shapley', 'loo-resample', 'single'] as const;
 export type AblationMethod = (typeof ABLATION_METHODS)[number];
 /** The arms run when the config names none: the chain-world comparison (resample is for worlds with parallel workers). */
 const DEFAULT_METHODS: AblationMethod[] = ['broadcast', 'matpo', 'loo', 'shapley', 'single'];

@@ -1,5 +1,11 @@
 import { z } from 'zod';
 
+/**
+ * Most workers whose 2^K coalitions exact Shapley enumerates (2^12 = 4096 replays per trajectory):
+ * the bound of credit.shapleyExactMaxWorkers, and exact Shapley is refused past it even when forced.
+ */
+export const MAX_EXACT_SHAPLEY_WORKERS = 12;
+
 /** Per-agent credit (SHARP and "Who Gets the Reward & Who Gets the Blame?"). */
 export const creditSection = z
   .strictObject({
@@ -20,9 +26,9 @@ export const creditSection = z
       .describe('Replays averaged per coalition, v(N) included (the SHARP n); replay r of every coalition shares sampling stream r. Default 2, the smallest n whose split-half reliability of the LOO Deltas reached 0.7 on the starting policy (0.50 at n = 1, 0.71 at n = 2; `npm run bench:replays`, docs/results.md), at twice the replay cost of n = 1.'),
     replayTemperature: z.number().min(0).max(10).nullable().default(null).describe('Sampling temperature of the counterfactual replays; null = rollout.temperature; 0 = greedy, which makes v(S) exact for a given context.'),
     placeholder: z.string().default('[no report]').describe('Text that replaces a masked worker report.'),
-    shapleyExactMaxWorkers: z.number().int().min(1).max(10).default(6).describe('Exact Shapley up to this many workers, permutation sampling beyond.'),
+    shapleyExactMaxWorkers: z.number().int().min(1).max(MAX_EXACT_SHAPLEY_WORKERS).default(6).describe('Exact Shapley up to this many workers, permutation sampling beyond.'),
     shapleyPermutations: z.number().int().positive().default(32).describe('Permutations sampled when Shapley is not exact.'),
-    shapleyMode: z.enum(['auto', 'exact', 'sampled']).default('auto').describe('auto: exact up to shapleyExactMaxWorkers, sampled beyond; exact/sampled force one (exact is refused past 12 workers: 4096 replays).'),
+    shapleyMode: z.enum(['auto', 'exact', 'sampled']).default('auto').describe(`auto: exact up to shapleyExactMaxWorkers, sampled beyond; exact/sampled force one (exact is refused past ${MAX_EXACT_SHAPLEY_WORKERS} workers: ${2 ** MAX_EXACT_SHAPLEY_WORKERS} replays).`),
     success: z.enum(['em', 'f1', 'cover_em']).default('em').describe('Success function R: exact match, F1 >= threshold, or cover-EM.'),
     f1Threshold: z.number().min(0).max(1).default(0.5).describe('F1 needed for success when success = f1.'),
     weights: z

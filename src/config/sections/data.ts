@@ -4,9 +4,9 @@ import { z } from 'zod';
  * Most synthetic episodes of one kind. Generating one takes ~10 ms and ~8 KB of memory here, so
  * 100,000 is minutes and under 1 GB; more is a typo, not a plan.
  */
-export const MAX_SYNTHETIC_EPISODES = 100_000;
+const MAX_SYNTHETIC_EPISODES = 100_000;
 /** Most entities of one kind in a synthetic world (each fresh episode builds a world of this size). */
-export const MAX_WORLD_ENTITIES = 10_000;
+const MAX_WORLD_ENTITIES = 10_000;
 const shapeWeight = (dflt: number, what: string) => z.number().min(0).max(1e6).default(dflt).describe(`Weight of ${what}.`);
 const worldCount = (dflt: number, what: string) => z.number().int().positive().max(MAX_WORLD_ENTITIES).default(dflt).describe(`${what} (at most ${MAX_WORLD_ENTITIES}).`);
 

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 
 /** Longest run name: with `-20261202T073116Z-10000` the folder name stays under 255 bytes. */
-export const MAX_RUN_NAME = 200;
+const MAX_RUN_NAME = 200;
 
 /**
  * Why `name` cannot be a run name, or null. The run folder is `<run.dir>/<name>-<stamp>`, so the
  * name must be one path segment: a separator would make sub-folders (`a/b`) or leave run.dir
  * (`../escape`).
  */
-export function runNameProblem(name: string): string | null {
+function runNameProblem(name: string): string | null {
   if (/[/\\]/.test(name)) return `'${name.slice(0, 60)}' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>)`;
   if (name === '.' || name === '..') return `'${name}' is not a folder name`;
   // eslint-disable-next-line no-control-regex

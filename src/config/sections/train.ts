@@ -5,7 +5,7 @@ import { z } from 'zod';
  * per step whatever the gradient's scale, so above 1 each step rewrites weights of size ~0.02 many
  * times over; sane values are 1e-6..1e-5 for real checkpoints and up to about 1e-2 for tiny ones.
  */
-export const MAX_LR = 1;
+const MAX_LR = 1;
 const lrField = (dflt: number, what: string) =>
   z
     .number()
@@ -14,10 +14,10 @@ const lrField = (dflt: number, what: string) =>
     .default(dflt);
 
 /** Largest questions per RL step (a step's rollouts are held in memory together). */
-export const MAX_BATCH_QUESTIONS = 100_000;
+const MAX_BATCH_QUESTIONS = 100_000;
 
 /** The projections LoRA can adapt, named as Hugging Face PEFT's target_modules names them. */
-export const LORA_TARGET_NAMES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+const LORA_TARGET_NAMES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 
 /** LoRA (Hu et al. 2021, arXiv:2106.09685) as Hugging Face PEFT's LoraConfig spells it. */
 const loraSection = z

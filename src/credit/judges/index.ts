@@ -3,7 +3,7 @@ import { type CandidateScorer, llmJudge } from './llm.ts';
 import { ruleJudge } from './rule.ts';
 import type { Judge } from './types.ts';
 
-export type { Judge, JudgeContext } from './types.ts';
+export type { Judge } from './types.ts';
 export type { CandidateScorer } from './llm.ts';
 
 /** The final answer of a message under the rollout protocol, or null when the message is not an answer. */

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { pyFloat, pyRound, pySplit, pyStrip, pyRemoveWhitespace, pyMax, pyMin } from './pytext.ts';
-import { hasPython } from '../../eval/metrics/has-python.ts';
+import { hasPython } from '../../../test/reference/has-python.ts';
 
 
 describe('pyFloat (Python float() semantics)', () => {

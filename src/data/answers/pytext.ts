@@ -10,7 +10,7 @@
  * Python's `str.isspace()` set (what `str.split()`, `str.strip()` and `re` `\s` use on str):
  * Unicode Zs plus bidi classes B, S, WS. JavaScript `\s` lacks \x1c-\x1f and \x85 and adds \ufeff.
  */
-export const PY_WHITESPACE = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const PY_WHITESPACE = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 
 const WS_RUN = new RegExp(`[${PY_WHITESPACE}]+`, 'u');
 const WS_ALL = new RegExp(`[${PY_WHITESPACE}]`, 'gu');
@@ -33,7 +33,7 @@ export function pyRemoveWhitespace(s: string): string {
 }
 
 /** Python `string.punctuation`: the 32 ASCII punctuation characters. */
-export const PY_PUNCTUATION = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
+const PY_PUNCTUATION = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
 const PUNCT_SET = new Set(PY_PUNCTUATION);
 
 /** `''.join(ch for ch in s if ch not in string.punctuation)`. */

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Rng } from '../../random/rng.ts';
 import { normalizeAnswer, exactMatch, f1Score, maxOverGroundTruths, coverExactMatch } from './squad.ts';
-import { hasPython } from '../../eval/metrics/has-python.ts';
+import { hasPython } from '../../../test/reference/has-python.ts';
 
 describe('normalizeAnswer (SQuAD normalisation)', () => {
   it('lowercases, drops ASCII punctuation and articles, collapses whitespace', () => {
@@ -66,7 +66,7 @@ describe('parity with Python on random Unicode strings', () => {
     const pool = ['a', 'an', 'the', 'The', 'A', ' ', '  ', '\t', '\n', '\x1c', '\x85', '\u00a0', '\u2003', '\ufeff', '.', ',', "'", '-', '_', '!', '"', '\u2013', '\u2019', 'é', 'É', 'ß', 'İ', 'Σ', 'ς', '\u0301', '²', '½', '\u0661', 'x', 'Paris', '1', 'théâtre', 'ǅ', 'ﬁ'];
     const rng = new Rng(11);
     const strings = Array.from({ length: 400 }, () => Array.from({ length: rng.int(0, 8) }, () => pool[rng.int(0, pool.length - 1)]).join(rng.int(0, 1) ? ' ' : ''));
-    const ref = resolve(import.meta.dirname, '../../eval/metrics/musique_reference.py');
+    const ref = resolve(import.meta.dirname, '../../../test/reference/musique_reference.py');
     const code = `import json,sys,importlib.util\nspec=importlib.util.spec_from_file_location('r', ${JSON.stringify(ref)})\nr=importlib.util.module_from_spec(spec); spec.loader.exec_module(r)\nxs=json.loads(sys.stdin.read())\nprint(json.dumps([[r.norm(x), r.f1(x, xs[(i+1)%len(xs)])] for i,x in enumerate(xs)]))`;
     const py = JSON.parse(execFileSync('python3', ['-c', code], { input: JSON.stringify(strings) }).toString()) as Array<[string, number]>;
     strings.forEach((s, i) => {

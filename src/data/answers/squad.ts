@@ -23,7 +23,7 @@ export function exactMatch(prediction: string, gold: string): number {
 }
 
 /** Tokens of the normalised answer; `get_tokens` returns [] for an empty raw string. */
-export function answerTokens(s: string): string[] {
+function answerTokens(s: string): string[] {
   if (!s) return [];
   return normalizeAnswer(s).split(' ').filter((t) => t.length > 0);
 }

@@ -24,7 +24,7 @@ export function parseWikiLinks(s: string): string[] {
   return [...s.matchAll(/'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1] ?? m[2]);
 }
 
-export function readFramesTsv(file: string): Episode[] {
+function readFramesTsv(file: string): Episode[] {
   const rows = parseTsv(readText(file), file);
   if (rows.length === 0) throw new BenchmarkFormatError(`${file}: empty file (expected a header row)`);
   const header = rows[0].cells;
@@ -54,7 +54,7 @@ const framesJsonSchema = z.object({
   reasoning_types: z.union([z.string(), z.array(z.string())]).optional(),
 });
 
-export function readFramesJsonl(file: string, max?: number): Episode[] {
+function readFramesJsonl(file: string, max?: number): Episode[] {
   return readRecords(file, framesJsonSchema, max).map(({ record: r }) => {
     const meta: Record<string, string | number | boolean | string[]> = {};
     if (r.reasoning_types !== undefined) meta.reasoningTypes = Array.isArray(r.reasoning_types) ? r.reasoning_types : splitReasoningTypes(r.reasoning_types);

@@ -9,7 +9,7 @@ import { BenchmarkFormatError, readRecords } from './records.ts';
  * The test splits hide answer, supporting facts, type and level, so those are optional here.
  */
 
-export const hotpotRecordSchema = z.object({
+const hotpotRecordSchema = z.object({
   _id: z.string().min(1),
   question: z.string(),
   answer: z.string().optional(),
@@ -19,14 +19,14 @@ export const hotpotRecordSchema = z.object({
   level: z.string().optional(),
 });
 
-export const twoWikiRecordSchema = hotpotRecordSchema.extend({
+const twoWikiRecordSchema = hotpotRecordSchema.extend({
   evidences: z.array(z.tuple([z.string(), z.string(), z.string()])).optional(),
   answer_id: z.string().optional(),
   evidences_id: z.array(z.array(z.string())).optional(),
 });
 
-export type HotpotRecord = z.infer<typeof hotpotRecordSchema>;
-export type TwoWikiRecord = z.infer<typeof twoWikiRecordSchema>;
+type HotpotRecord = z.infer<typeof hotpotRecordSchema>;
+type TwoWikiRecord = z.infer<typeof twoWikiRecordSchema>;
 
 /** A supporting fact: paragraph title and sentence index. */
 export type SupportingFact = [string, number];
@@ -65,11 +65,11 @@ function toEpisode(r: HotpotRecord, extra: Record<string, string>): Episode {
   };
 }
 
-export function hotpotToEpisode(r: HotpotRecord): Episode {
+function hotpotToEpisode(r: HotpotRecord): Episode {
   return toEpisode(r, {});
 }
 
-export function twoWikiToEpisode(r: TwoWikiRecord): Episode {
+function twoWikiToEpisode(r: TwoWikiRecord): Episode {
   const extra: Record<string, string> = {};
   if (r.evidences) extra.evidences = JSON.stringify(r.evidences);
   if (r.answer_id !== undefined) extra.answerId = r.answer_id;

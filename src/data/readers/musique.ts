@@ -9,14 +9,14 @@ import { readRecords } from './records.ts';
  * the scorer requires them.
  */
 
-export const musiqueParagraphSchema = z.object({
+const musiqueParagraphSchema = z.object({
   idx: z.number().int(),
   title: z.string(),
   paragraph_text: z.string(),
   is_supporting: z.boolean().optional(),
 });
 
-export const musiqueRecordSchema = z.object({
+const musiqueRecordSchema = z.object({
   id: z.string().min(1),
   paragraphs: z.array(musiqueParagraphSchema),
   question: z.string(),

@@ -28,7 +28,7 @@ const recordSchema = z.object({
 });
 
 /** Keys lowercased at the top level and inside `info`. */
-export function lowerKeys(v: unknown): unknown {
+function lowerKeys(v: unknown): unknown {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {

@@ -90,7 +90,7 @@ function hopIdsOf(q: GoldQuestion, ids: ArithmeticIds, commit: boolean, offset =
 }
 
 /** A question laid out as a MuSiQue record with `size` shuffled paragraphs. */
-export function layoutRecord(world: World, neighbours: number[][], q: GoldQuestion, hopIds: number[], rng: Rng, size: number): SynthRecord {
+function layoutRecord(world: World, neighbours: number[][], q: GoldQuestion, hopIds: number[], rng: Rng, size: number): SynthRecord {
   const support = [...new Set(q.hops.flatMap((h) => (h.subject ? [h.subject.id] : [])))];
   const chosen = new Set(support);
   const hard = rng.shuffle([...new Set(q.entities.flatMap((e) => [e.id, ...(neighbours[e.id] ?? [])]))].filter((id) => !chosen.has(id)));

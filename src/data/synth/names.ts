@@ -105,7 +105,7 @@ export class NameForge implements NameSource {
 export type NameSplit = 'train' | 'held-out';
 
 /** One word in this many belongs to the held-out part of the name space. */
-export const HELD_OUT_NAME_SHARE = 8;
+const HELD_OUT_NAME_SHARE = 8;
 
 /**
  * A partition of all possible name words by a hash of the word: held-out names are the words whose

@@ -118,7 +118,7 @@ function answerAliases(world: World, last: Step): string[] {
 }
 
 /** A linear chain of `hops` fact hops: the last relation may be an attribute or lead to an entity. */
-export function chainQuestion(world: World, rng: Rng, hops: number): GoldQuestion | null {
+function chainQuestion(world: World, rng: Rng, hops: number): GoldQuestion | null {
   const visited = new Set<number>();
   const w = walk(world, rng, hops - 1, visited);
   if (!w) return null;
@@ -175,7 +175,7 @@ function arithmeticHop(id: ArithmeticForm['id'], slots: Record<string, string>, 
  * longer). `yearsBetween`: "How many years passed between E1 and E2?" (E1 the earlier event);
  * `ageAt`: "How old was P when K was founded?".
  */
-export function twoSidedQuestion(world: World, rng: Rng, hops: 3 | 4, form: 'yearsBetween' | 'ageAt'): GoldQuestion | null {
+function twoSidedQuestion(world: World, rng: Rng, hops: 3 | 4, form: 'yearsBetween' | 'ageAt'): GoldQuestion | null {
   const visited = new Set<number>();
   const kinds: ['person' | 'company', 'person' | 'company'] =
     form === 'ageAt' ? ['person', 'company'] : [rng.pick(['person', 'company'] as const), rng.pick(['person', 'company'] as const)];
@@ -216,7 +216,7 @@ export function twoSidedQuestion(world: World, rng: Rng, hops: 3 | 4, form: 'yea
 }
 
 /** "In what year did <person> turn N?": `hops - 2` entity hops to a person, birth year, arithmetic. */
-export function turnAgeQuestion(world: World, rng: Rng, hops: number): GoldQuestion | null {
+function turnAgeQuestion(world: World, rng: Rng, hops: number): GoldQuestion | null {
   const side = yearSide(world, rng, 'person', hops - 2, new Set());
   if (!side) return null;
   const n = rng.pick([30, 40, 50, 60, 70, 80]);

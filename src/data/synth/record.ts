@@ -10,14 +10,14 @@ import { musiqueToEpisode } from '../readers/musique.ts';
 
 /* The reader in ../readers/musique.ts is lenient (the test split hides fields); these schemas are
    strict: every field present, no extra keys, as the answerable train/dev files write them. */
-export const strictParagraphSchema = z.strictObject({
+const strictParagraphSchema = z.strictObject({
   idx: z.number().int().nonnegative(),
   title: z.string().min(1),
   paragraph_text: z.string().min(1),
   is_supporting: z.boolean(),
 });
 
-export const strictHopSchema = z.strictObject({
+const strictHopSchema = z.strictObject({
   id: z.number().int().nonnegative(),
   /** May reference earlier hops' answers as #1, #2, ... */
   question: z.string().min(1),
@@ -49,7 +49,7 @@ export type StrictMusiqueRecord = z.infer<typeof strictMusiqueRecordSchema>;
  * states, and the paragraph that states it. Written into the record as `planted`, a key the
  * official files do not have (readers of MuSiQue ignore it; ours keeps it in `Episode.meta`).
  */
-export const plantedSchema = z.strictObject({
+const plantedSchema = z.strictObject({
   /** 0-based index into question_decomposition. */
   hop: z.number().int().nonnegative(),
   /** The entity the claim is about (its encyclopedia paragraph's title). */
@@ -63,10 +63,8 @@ export const plantedSchema = z.strictObject({
   paragraph_idx: z.number().int().nonnegative(),
 });
 
-export type PlantedRecord = z.infer<typeof plantedSchema>;
-
 /** A synthetic record: the official format, plus a planted claim where one was planted. */
-export const synthBaseSchema = strictMusiqueRecordSchema.extend({ planted: plantedSchema.optional() });
+const synthBaseSchema = strictMusiqueRecordSchema.extend({ planted: plantedSchema.optional() });
 
 export type SynthRecord = z.infer<typeof synthBaseSchema>;
 

@@ -9,7 +9,7 @@
 export type EntityKind = 'person' | 'company' | 'city' | 'country';
 
 /** How a slot's value is written: a capitalised name, a 4-digit year, or lowercase words. */
-export type ValueKind = 'name' | 'year' | 'word';
+type ValueKind = 'name' | 'year' | 'word';
 
 export type RelationId =
   | 'founder'

@@ -15,7 +15,7 @@ function goldOf(ep: Episode): HotpotGold {
 }
 
 /** The official submission object {answer: {id: ans}, sp: {id: [[title, sent], ...]}}. */
-export function hotpotSubmission(preds: readonly Prediction[], eps: readonly Episode[], withEvidence: boolean): HotpotSubmission {
+function hotpotSubmission(preds: readonly Prediction[], eps: readonly Episode[], withEvidence: boolean): HotpotSubmission {
   checkAligned(preds, eps);
   const sub: HotpotSubmission = { answer: {}, sp: {} };
   if (withEvidence) sub.evidence = {};

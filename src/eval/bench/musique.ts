@@ -7,7 +7,7 @@ import { checkAligned, type Benchmark, type ItemScores, type Prediction } from '
 
 /** MuSiQue in the registry: evaluate_v1.0.py numbers, JSONL predictions in gold order. */
 
-export function musiqueGoldOf(ep: Episode): MusiqueGold {
+function musiqueGoldOf(ep: Episode): MusiqueGold {
   return {
     id: ep.id,
     answers: ep.answers,
@@ -16,7 +16,7 @@ export function musiqueGoldOf(ep: Episode): MusiqueGold {
   };
 }
 
-export function toMusiquePrediction(p: Prediction): MusiquePrediction {
+function toMusiquePrediction(p: Prediction): MusiquePrediction {
   // Key order as in the official files.
   return { id: p.id, predicted_answer: p.answer, predicted_support_idxs: [...p.supportIdx], predicted_answerable: p.answerable };
 }

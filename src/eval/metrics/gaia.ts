@@ -24,7 +24,7 @@ export function normalizeGaiaStr(s: string, removePunct = true): string {
 }
 
 /** `split_string`: Python `re.split('[,;]', s)` (empty pieces kept). */
-export function splitGaiaList(s: string): string[] {
+function splitGaiaList(s: string): string[] {
   return s.split(/[,;]/);
 }
 

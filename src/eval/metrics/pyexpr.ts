@@ -15,7 +15,7 @@ export type PyValue =
   | { kind: 'tuple'; items: PyValue[] }
   | { kind: 'list'; items: PyValue[] };
 
-export class PyEvalError extends Error {
+class PyEvalError extends Error {
   override readonly name = 'PyEvalError';
 }
 

@@ -19,7 +19,7 @@ afterAll(async () => {
 
 function python(pred: string, gold: string): Record<string, number> | null {
   try {
-    return JSON.parse(execFileSync('python3', [join(repo, 'src/eval/metrics/musique_reference.py'), pred, gold], { encoding: 'utf8' })) as Record<string, number>;
+    return JSON.parse(execFileSync('python3', [join(repo, 'test/reference/musique_reference.py'), pred, gold], { encoding: 'utf8' })) as Record<string, number>;
   } catch {
     return null; // no python3 here: the TypeScript port still checks the files
   }

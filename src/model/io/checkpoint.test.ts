@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Rng } from '../../random/rng.ts';
-import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
+import { readCheckpoint, writeCheckpoint } from '../../../test/hf-checkpoint.ts';
 import { expectedWeightShapes } from './expected-shapes.ts';
 import { parseHfConfig, readGenerationConfig, type HfModelConfigInput } from './hf-config.ts';
 import type { WriteTensor } from './safetensors.ts';

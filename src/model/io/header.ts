@@ -10,7 +10,7 @@ import { CheckpointError } from './errors.ts';
  */
 
 /** Largest header the reference implementation accepts (safetensors MAX_HEADER_SIZE). */
-export const MAX_HEADER_BYTES = 100_000_000;
+const MAX_HEADER_BYTES = 100_000_000;
 
 export interface TensorEntry {
   name: string;

@@ -19,7 +19,7 @@ import { RopeConfigError, ropeConfigOf } from '../rope/from-config.ts';
 const positiveInt = z.number().int().positive();
 const tokenId = z.number().int().nonnegative();
 
-export const hfConfigSchema = z
+const hfConfigSchema = z
   .looseObject({
     model_type: z.enum(['llama', 'qwen2', 'qwen3']).describe('Decoder family: qwen2 adds q/k/v bias, qwen3 adds per-head q/k RMSNorm.'),
     vocab_size: positiveInt.describe('Rows of the embedding and LM head.'),
@@ -64,8 +64,8 @@ export type HfModelConfig = z.output<typeof hfConfigSchema> & { [key: string]: u
 /** What a caller may pass to build a config: defaulted keys optional. */
 export type HfModelConfigInput = z.input<typeof hfConfigSchema>;
 
-export const CONFIG_FILE = 'config.json';
-export const GENERATION_CONFIG_FILE = 'generation_config.json';
+const CONFIG_FILE = 'config.json';
+const GENERATION_CONFIG_FILE = 'generation_config.json';
 
 const ARCHITECTURES: Record<HfModelConfig['model_type'], string> = {
   llama: 'LlamaForCausalLM',

@@ -32,7 +32,7 @@ export interface PeftConfig {
 }
 
 /** adapter_config.json as PEFT 0.13+ writes it for a LoRA on a causal LM. */
-export function peftConfigJson(settings: LoraSettings, base: string): Record<string, unknown> {
+function peftConfigJson(settings: LoraSettings, base: string): Record<string, unknown> {
   return {
     alpha_pattern: {},
     auto_mapping: null,

@@ -35,8 +35,8 @@ export interface WriteOptions {
   metadata?: Record<string, string>;
 }
 
-export const SINGLE_FILE = 'model.safetensors';
-export const INDEX_FILE = 'model.safetensors.index.json';
+const SINGLE_FILE = 'model.safetensors';
+const INDEX_FILE = 'model.safetensors.index.json';
 
 // Bounded scratch for dtype conversion: 16 MiB whatever the tensor size.
 const CHUNK_BYTES = 16 * 1024 * 1024;

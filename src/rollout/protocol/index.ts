@@ -2,7 +2,7 @@ import { jsonProtocol } from './json.ts';
 import { tagsProtocol } from './tags.ts';
 import type { Protocol, ProtocolName } from './types.ts';
 
-export type { ParsedAction, Protocol, ProtocolName } from './types.ts';
+export type { Protocol, ProtocolName } from './types.ts';
 
 /** The protocol registry: `rollout.protocol` picks one here, once. */
 export const PROTOCOLS: Readonly<Record<ProtocolName, Protocol>> = {

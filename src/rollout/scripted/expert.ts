@@ -82,7 +82,7 @@ function uniform(key: string): number {
 }
 
 /** Whether the failure `what` happens for (episode, which) at rate `p`. */
-export function failureHappens(f: ExpertFailures, what: keyof Omit<ExpertFailures, 'seed'>, episodeId: string, which: number): boolean {
+function failureHappens(f: ExpertFailures, what: keyof Omit<ExpertFailures, 'seed'>, episodeId: string, which: number): boolean {
   const p = f[what] ?? 0;
   return p > 0 && uniform(`${f.seed}\u0000${what}\u0000${episodeId}\u0000${which}`) < p;
 }

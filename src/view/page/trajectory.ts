@@ -14,14 +14,14 @@ import { el, type Child } from './dom.ts';
 const quote = (s: string | null): string => (s === null ? 'no answer' : `'${s}'`);
 const verdict = (success: number): string => (success >= 1 ? 'right' : success <= 0 ? 'wrong' : `${fmt(success, 2)} right`);
 
-export function agentLabel(t: TrajectoryRecord, agent: number): string {
+function agentLabel(t: TrajectoryRecord, agent: number): string {
   const a = t.agents[agent];
   if (!a) return `agent ${agent}`;
   return a.role === 'planner' ? 'planner' : `worker ${a.delegation ?? '?'}`;
 }
 
 /** Marginal credit of an agent (planner: SHARP's mean of max(x, 0); worker m: Delta_m or phi_m). */
-export function agentMarginal(t: TrajectoryRecord, agent: number): number {
+function agentMarginal(t: TrajectoryRecord, agent: number): number {
   return t.credits.find((c) => c.agent === agent)?.parts.marginal ?? 0;
 }
 
@@ -33,7 +33,7 @@ export function messageCredit(t: TrajectoryRecord, m: MessageRecord): number | n
 }
 
 /** The leave-one-out coalition of worker m (every worker but m reports). */
-export function looCoalition(t: TrajectoryRecord, m: number): CoalitionRecord | undefined {
+function looCoalition(t: TrajectoryRecord, m: number): CoalitionRecord | undefined {
   return t.coalitions.find((c) => c.masked.length === 1 && c.masked[0] === m);
 }
 

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../../random/rng.ts';
-import { binaryRef, relErr, type Arr } from './reference.ts';
+import { binaryRef, relErr, type Arr } from '../../../../test/reference/kernels.ts';
 import { addonBuilt, expectClose, randArr, setupNative, toTensor } from '../../../../test/native-testkit.ts';
 
 const BIN: [string, (a: tf.Tensor, b: tf.Tensor) => tf.Tensor, (x: number, y: number) => number][] = [

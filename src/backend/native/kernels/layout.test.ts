@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../../random/rng.ts';
-import { concatRef, gatherRef, segmentSumRef, sliceRef, transposeRef } from './reference.ts';
+import { concatRef, gatherRef, segmentSumRef, sliceRef, transposeRef } from '../../../../test/reference/kernels.ts';
 import { addonBuilt, dims, expectClose, randArr, setupNative, toTensor } from '../../../../test/native-testkit.ts';
 
 describe.skipIf(!addonBuilt)('native layout kernels vs float64', () => {

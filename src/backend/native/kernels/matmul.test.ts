@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../../random/rng.ts';
 import { planMatMul } from './matmul.ts';
-import { matmulRef } from './reference.ts';
+import { matmulRef } from '../../../../test/reference/kernels.ts';
 import { addonBuilt, dims, expectClose, randArr, setupNative, toTensor } from '../../../../test/native-testkit.ts';
 
 describe('planMatMul', () => {

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../../random/rng.ts';
 import { reduceView } from './reduce.ts';
-import { reduceRef, softmaxRef, type ReduceOp } from './reference.ts';
+import { reduceRef, softmaxRef, type ReduceOp } from '../../../../test/reference/kernels.ts';
 import { addonBuilt, dims, expectClose, randArr, setupNative, toTensor } from '../../../../test/native-testkit.ts';
 
 const OPS: [ReduceOp, (x: tf.Tensor, axis: number[], keep: boolean) => tf.Tensor][] = [

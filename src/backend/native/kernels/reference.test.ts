@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { binaryRef, concatRef, gatherRef, matmulRef, reduceRef, relErr, segmentSumRef, sliceRef, softmaxRef, transposeRef } from './reference.ts';
+import { binaryRef, concatRef, gatherRef, matmulRef, reduceRef, relErr, segmentSumRef, sliceRef, softmaxRef, transposeRef } from '../../../../test/reference/kernels.ts';
 
 const arr = (data: number[], shape: number[]) => ({ data: Float64Array.from(data), shape });
 

@@ -1,4 +1,4 @@
-"""Independent Python re-implementation of the MuSiQue evaluate_v1.0.py logic (written for sharp-rl), used by musique.test.ts to cross-check the TypeScript scorer on the same files.
+"""Independent Python re-implementation of the MuSiQue evaluate_v1.0.py logic (written for sharp-rl), used by the MuSiQue scorer tests to cross-check the TypeScript scorer on the same files.
 Usage: python3 musique_reference.py PREDICTIONS.jsonl GOLD.jsonl  -> prints the metrics JSON."""
 import collections
 import json

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
-import { checkWeightShapes } from './expected-shapes.ts';
-import { parseHfConfig, readHfConfig, writeGenerationConfig, writeHfConfig, type HfModelConfig, type HfModelConfigInput } from './hf-config.ts';
-import { readWeights, writeWeights, type HostTensor, type WriteTensor } from './safetensors.ts';
+import { checkWeightShapes } from '../src/model/io/expected-shapes.ts';
+import { parseHfConfig, readHfConfig, writeGenerationConfig, writeHfConfig, type HfModelConfig, type HfModelConfigInput } from '../src/model/io/hf-config.ts';
+import { readWeights, writeWeights, type HostTensor, type WriteTensor } from '../src/model/io/safetensors.ts';
 
 /**
  * A model folder in the Hugging Face layout: config.json, weights

@@ -1,5 +1,5 @@
-import type { ModelConfig } from './config.ts';
-import { EMBED, FINAL_NORM, LM_HEAD, layerNames } from './weight-map.ts';
+import type { ModelConfig } from '../../src/model/config.ts';
+import { EMBED, FINAL_NORM, LM_HEAD, layerNames } from '../../src/model/weight-map.ts';
 
 /**
  * An independent float64 forward in plain JavaScript, written straight from the HF modeling code

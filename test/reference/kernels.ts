@@ -11,7 +11,7 @@ export interface Arr {
 
 export const size = (s: readonly number[]): number => s.reduce((p, d) => p * d, 1);
 
-export function strides(shape: readonly number[]): number[] {
+function strides(shape: readonly number[]): number[] {
   const st = new Array<number>(shape.length);
   let acc = 1;
   for (let i = shape.length - 1; i >= 0; i--) {
@@ -22,7 +22,7 @@ export function strides(shape: readonly number[]): number[] {
 }
 
 /** Multi-index of flat position `flat` in `shape`. */
-export function unravel(flat: number, shape: readonly number[]): number[] {
+function unravel(flat: number, shape: readonly number[]): number[] {
   const idx = new Array<number>(shape.length);
   for (let i = shape.length - 1; i >= 0; i--) {
     idx[i] = flat % shape[i]!;
@@ -32,7 +32,7 @@ export function unravel(flat: number, shape: readonly number[]): number[] {
 }
 
 /** numpy broadcast of two shapes. */
-export function broadcastShape(a: readonly number[], b: readonly number[]): number[] {
+function broadcastShape(a: readonly number[], b: readonly number[]): number[] {
   const r = Math.max(a.length, b.length);
   const out: number[] = [];
   for (let i = 0; i < r; i++) {
