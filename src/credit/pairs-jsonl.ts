@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { writeFileAtomic } from '../fs/atomic.ts';
+import { readJsonl } from '../fs/jsonl.ts';
 import type { PreferencePair } from './first-error.ts';
 
 /**
@@ -12,19 +13,7 @@ export function writePreferencePairs(file: string, pairs: readonly PreferencePai
 }
 
 export function readPreferencePairs(file: string): PreferencePair[] {
-  const lines = readFileSync(file, 'utf8').split('\n');
-  const out: PreferencePair[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch {
-      throw new Error(`${file}:${i + 1}: not valid JSON`);
-    }
-    out.push(parsePreferencePair(v, `${file}:${i + 1}`));
-  });
-  return out;
+  return readJsonl(file).map(({ line, value }) => parsePreferencePair(value, `${file}:${line}`));
 }
 
 export function appendPreferencePairs(file: string, pairs: readonly PreferencePair[]): void {

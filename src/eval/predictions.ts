@@ -1,9 +1,10 @@
-import { dropTornTail } from '../fs/torn-tail.ts';
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { Episode } from '../data/episode.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
+import { readJsonl } from '../fs/jsonl.ts';
+import { dropTornTail } from '../fs/torn-tail.ts';
 import type { Benchmark, Prediction } from './types.ts';
 
 /**
@@ -46,22 +47,13 @@ export class PredictionLog {
     if (!existsSync(file)) return log;
     // A kill mid-append leaves a torn last line: cut it, or the next append would be glued onto it.
     dropTornTail(file);
-    const lines = readFileSync(file, 'utf8').split('\n');
-    lines.forEach((raw, i) => {
-      if (raw.trim().length === 0) return;
-      const isLast = lines.slice(i + 1).every((l) => l.trim().length === 0);
-      let value: unknown;
-      try {
-        value = JSON.parse(raw);
-      } catch {
-        if (isLast) return; // torn by a kill mid-write: that episode simply runs again
-        throw new Error(`${file}:${i + 1}: not valid JSON (only the last line may be torn)`);
-      }
+    // A torn last line is skipped: that episode simply runs again.
+    for (const { line, value } of readJsonl(file, { tornTail: true })) {
       const r = logLineSchema.safeParse(value);
-      if (!r.success) throw new Error(`${file}:${i + 1}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
+      if (!r.success) throw new Error(`${file}:${line}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
       const { key, ...pred } = r.data;
       log.done.set(key, pred);
-    });
+    }
     return log;
   }
 

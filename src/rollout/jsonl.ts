@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
+import { parseJsonl } from '../fs/jsonl.ts';
 import type { Trajectory } from './types.ts';
 
 /**
@@ -71,16 +72,8 @@ export function writeTrajectories(file: string, trajs: readonly Trajectory[]): v
 }
 
 export function parseTrajectories(text: string, file = '<input>'): Trajectory[] {
-  const out: Trajectory[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    const where = `${file}:${i + 1}`;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch (err) {
-      throw new UserError(`${where}: not valid JSON (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
-    }
+  return parseJsonl(text, file, { error: UserError }).map(({ line, value: raw }) => {
+    const where = `${file}:${line}`;
     const parsed = trajectorySchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -88,9 +81,8 @@ export function parseTrajectories(text: string, file = '<input>'): Trajectory[] 
     }
     const problem = consistency(parsed.data);
     if (problem) throw new UserError(`${where}: ${problem}`);
-    out.push(parsed.data);
+    return parsed.data;
   });
-  return out;
 }
 
 export function readTrajectories(file: string): Trajectory[] {

@@ -1,5 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import type { z } from 'zod';
+import { parseJsonl } from '../../fs/jsonl.ts';
 import { streamJsonRecords } from './stream.ts';
 
 /**
@@ -82,18 +83,7 @@ export function readJsonRecords(file: string): RawRecord[] {
     }
     return parsed.map((value: unknown, k) => ({ line: lines[k] ?? 1, value }));
   }
-  const out: RawRecord[] = [];
-  const rows = text.split('\n');
-  for (let k = 0; k < rows.length; k++) {
-    const row = rows[k].trim();
-    if (row.length === 0) continue;
-    try {
-      out.push({ line: k + 1, value: JSON.parse(row) });
-    } catch (err) {
-      throw new BenchmarkFormatError(`${file}:${k + 1}: not valid JSON (${(err as Error).message})`);
-    }
-  }
-  return out;
+  return parseJsonl(text, file, { error: BenchmarkFormatError });
 }
 
 /** `a.b[2].c` from a zod issue path. */

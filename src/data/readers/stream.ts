@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { parseJsonAt } from '../../fs/jsonl.ts';
 import { BenchmarkFormatError, type RawRecord } from './records.ts';
 
 /**
@@ -23,13 +24,7 @@ function* chunks(file: string): Generator<string> {
   }
 }
 
-function parseAt(file: string, line: number, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new BenchmarkFormatError(`${file}:${line}: not valid JSON (${(err as Error).message.split('\n')[0]})`);
-  }
-}
+const parseAt = (file: string, line: number, text: string): unknown => parseJsonAt(text, `${file}:${line}`, BenchmarkFormatError);
 
 /** Up to `max` records of `file` (all when max is undefined), read lazily. */
 export function* streamJsonRecords(file: string, max = Infinity): Generator<RawRecord> {

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
 import { computeCredits, creditReport, engineReplayRunner, judgeOptions, parsePreferencePair, type CandidateScorer, type CreditConfig, type CreditReport, type PreferencePair } from '../../credit/index.ts';
 import { getProtocol } from '../../rollout/protocol/index.ts';
@@ -8,6 +8,7 @@ import type { Episode } from '../../data/episode.ts';
 import type { EngineOptions } from '../../rollout/engine.ts';
 import type { Policy } from '../../rollout/policy.ts';
 import type { Trajectory } from '../../rollout/types.ts';
+import { readJsonl } from '../../fs/jsonl.ts';
 import { dropTornTail } from '../../fs/torn-tail.ts';
 import { groupRecord, ReplayRecorder, type GroupRecord } from '../../credit/record.ts';
 
@@ -77,24 +78,14 @@ export class CreditLog {
     if (!existsSync(file)) return log;
     // A torn last line (kill mid-append) is dropped, so the next append starts on a fresh line.
     dropTornTail(file);
-    const lines = readFileSync(file, 'utf8').split('\n');
-    const last = lines.reduce((k, l, i) => (l.trim() ? i : k), -1);
-    lines.forEach((raw, i) => {
-      if (!raw.trim()) return;
-      let v: unknown;
-      try {
-        v = JSON.parse(raw);
-      } catch {
-        if (i === last) return; // torn by a kill mid-write
-        throw new Error(`${file}:${i + 1}: not valid JSON (only the last line may be torn)`);
-      }
+    for (const { line, value: v } of readJsonl(file, { tornTail: true })) {
       const r = lineSchema.safeParse(v);
-      if (!r.success) throw new Error(`${file}:${i + 1}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
+      if (!r.success) throw new Error(`${file}:${line}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
       const rawPairs = (v as { pairs?: unknown }).pairs;
-      if (rawPairs !== undefined && !Array.isArray(rawPairs)) throw new Error(`${file}:${i + 1}: pairs: must be an array`);
-      const pairs = (rawPairs ?? []).map((p: unknown, j: number) => parsePreferencePair(p, `${file}:${i + 1}: pairs[${j}]`));
+      if (rawPairs !== undefined && !Array.isArray(rawPairs)) throw new Error(`${file}:${line}: pairs: must be an array`);
+      const pairs = (rawPairs ?? []).map((p: unknown, j: number) => parsePreferencePair(p, `${file}:${line}: pairs[${j}]`));
       log.done.set(r.data.key, { summary: r.data.summary, credits: r.data.credits, pairs });
-    });
+    }
     return log;
   }
 

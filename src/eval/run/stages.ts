@@ -1,5 +1,6 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { readJsonl } from '../../fs/jsonl.ts';
 import { dropTornTail } from '../../fs/torn-tail.ts';
 import type { StageBreakdown } from '../breakdown.ts';
 
@@ -18,9 +19,8 @@ export class StageLog {
     mkdirSync(dirname(file), { recursive: true });
     if (!existsSync(file)) return log;
     dropTornTail(file);
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      const { key, stages } = JSON.parse(line) as { key: string; stages: StageBreakdown };
+    for (const { value } of readJsonl(file)) {
+      const { key, stages } = value as { key: string; stages: StageBreakdown };
       log.byKey.set(key, stages);
     }
     return log;
