@@ -15,8 +15,8 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      // All randomness goes through src/util/rng.ts (seeded) so runs are reproducible.
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use the seeded RNG in src/util/rng.ts.' }],
+      // All randomness goes through src/random/rng.ts (seeded) so runs are reproducible.
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use the seeded RNG in src/random/rng.ts.' }],
     },
   },
   {

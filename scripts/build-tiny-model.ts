@@ -4,7 +4,7 @@
  * repository). Reproducible: the tokenizer is a byte-level BPE fitted to the shipped benchmark
  * samples plus the default role prompts (deterministic merges), the weights are N(0, 0.02) from
  * the seeded Rng. Run: `npx tsx scripts/build-tiny-model.ts [outDir]`; rerunning gives the same
- * bytes (checked by src/eval/run/tiny-model.test.ts).
+ * bytes (checked by scripts/build-tiny-model.test.ts).
  *
  * Why a shipped file and not a model built at eval time: fitting and initialising takes seconds and
  * writes into the repository, and the quickstart's own folder (model.path,

@@ -6,7 +6,7 @@ import type { AgentCredit } from './reward.ts';
  * What the credit stage hands the trainer: each trajectory with its agents' credit attached (reward
  * parts and total, one per agent, indexed by agent id) and, with credit.messageLevel, the signed
  * share of each judged message. Advantages and training sequences are built from it directly
- * (train/grpo/rl-batch.ts); it crosses the distributed jobs as it is (plain JSON).
+ * (train/grpo/advantages.ts, train/batches/sequences.ts); it crosses the distributed jobs as it is (plain JSON).
  */
 export interface CreditedTrajectory {
   trajectory: Trajectory;

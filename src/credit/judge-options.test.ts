@@ -7,7 +7,7 @@ import { judgeOptions } from './judge-options.ts';
 
 const base = configSchema.parse({}).credit;
 const protocol = getProtocol('tags');
-// Building the options never calls the policy (the resampler does, per first error: collect-failure-pairs.test.ts).
+// Building the options never calls the policy (the resampler does, per first error: src/train/grpo/collect-failure-pairs.test.ts).
 const policy = {} as Policy;
 
 describe('judgeOptions', () => {

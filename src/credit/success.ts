@@ -5,7 +5,7 @@ import { coverExactMatch, exactMatch, f1Score } from '../data/answers/squad.ts';
  * answer matches gold, else 0. Plain typed functions in a registry chosen once from
  * `credit.success`. A null prediction (the planner never answered) and an
  * empty answer list are failures. The SQuAD normalisation, EM, F1 and cover-EM are the benchmark
- * metrics' own (src/eval/metrics/squad.ts) so that training reward and evaluation agree.
+ * metrics' own (src/data/answers/squad.ts) so that training reward and evaluation agree.
  */
 export type SuccessFn = (prediction: string | null, answers: readonly string[]) => number;
 

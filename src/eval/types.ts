@@ -8,7 +8,7 @@ import type { Episode } from '../data/episode.ts';
 
 /** The system's output for one episode, benchmark-neutral. */
 export interface Prediction {
-  /** Episode.id (MuSiQue full holds each id twice: predictions align by position, see keys.ts). */
+  /** Episode.id (MuSiQue full holds each id twice: predictions align by position, see episodeKeys in predictions.ts). */
   id: string;
   /** Final answer; '' when the system gave none. */
   answer: string;

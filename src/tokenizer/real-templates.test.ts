@@ -16,7 +16,7 @@ import { completionIds, trajectorySequences, type RlSequence } from '../train/ba
 import type { ChatEncoder } from './chat-prompt.ts';
 import type { ChatMessage } from '../rollout/types.ts';
 
-/** The prompt the trainer splits a trained reply from (sequences.ts's completionIds). */
+/** The prompt the trainer splits a trained reply from (src/train/batches/sequences.ts's completionIds). */
 const trainerPromptIds = (enc: ChatEncoder, ctx: readonly ChatMessage[]): number[] => completionIds(enc, ctx, 'ok').prompt;
 import { Tokenizer } from './tokenizer.ts';
 
