@@ -93,17 +93,18 @@ describe('layers (docs/architecture.md)', () => {
     const bad = new Map([
       ['src/generation/x.ts', "import type { Policy } from '../rollout/policy.ts';"], // up
       ['src/train/y.ts', "export { z } from '../eval/z.ts';"], // a peer
-      ['src/model/z.ts', "const m = await import('../recipes/setup.ts');"], // dynamic, up
+      ['src/model/z.ts', "const m = await import('../recipes/stages/run-setup.ts');"], // dynamic, up, into a nested folder
       ['src/cli/commands/w.ts', "import { rollout } from '../../rollout/engine.ts';"], // CLI past the recipes
       ['src/credit/v.ts', "import { expect } from 'vitest';"],
       ['src/rollout/u.ts', "import { tiny } from '../../test/tiny-lm.ts';"],
       ['src/newthing/t.ts', "import { x } from '../model/x.ts';"],
       ['src/rollout/ok.ts', "import { generate } from '../generation/generate.ts';\nimport { a } from './b.ts';"], // fine: down, own folder
+      ['src/recipes/stages/ok.ts', "import { a } from '../train.ts';\nimport { b } from '../../train/c.ts';"], // fine: a nested folder is its top-level folder's layer
     ]);
     expect(violations(bad, layers)).toEqual([
       'src/generation/x.ts -> src/rollout/policy.ts: generation (layer 5) imports rollout (layer 6), a higher layer',
       'src/train/y.ts -> src/eval/z.ts: train (layer 8) imports eval (layer 8), a peer',
-      'src/model/z.ts -> src/recipes/setup.ts: model (layer 3) imports recipes (layer 10), a higher layer',
+      'src/model/z.ts -> src/recipes/stages/run-setup.ts: model (layer 3) imports recipes (layer 10), a higher layer',
       'src/cli/commands/w.ts -> src/rollout/engine.ts: the CLI imports only recipes, config, errors',
       'src/credit/v.ts: a source file imports vitest (test support belongs in test/)',
       'src/rollout/u.ts -> test/tiny-lm.ts: a source file imports from outside src/',

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '../..');
@@ -31,6 +32,14 @@ describe('sharp CLI', () => {
     expect(sharp('config', '--bogus').status).toBe(2);
   });
 
+  it('rejects a value outside a flag\'s choices, a bad integer and a missing required flag with exit 2', () => {
+    expect(sharp('rollout', '--policy', 'oracle', '--out', 'x.jsonl').status).toBe(2);
+    const bad = sharp('data', 'synth', '--n', 'x', '--out', 'x.jsonl');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.trim()).toBe("sharp: --n expects an integer, got 'x'");
+    expect(sharp('data', 'synth').status).toBe(2);
+  });
+
   it('doctor names the backend and a matmul rate', () => {
     const r = sharp('doctor');
     expect(r.status).toBe(0);
@@ -57,6 +66,20 @@ describe('sharp CLI', () => {
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain("backend 'tensorflow' is unavailable");
+  });
+});
+
+describe('buildProgram', () => {
+  it('registers every command of src/recipes/commands.ts, subcommands under their parent, flags in kebab-case', async () => {
+    const { buildProgram } = await import('./main.ts');
+    const program = buildProgram();
+    const names = (c: Command) => c.commands.map((s) => s.name());
+    expect(names(program)).toEqual(['train', 'ablate', 'sft', 'dpo', 'eval', 'config', 'doctor', 'generate', 'export', 'init-model', 'data', 'rollout', 'worker', 'plot', 'view']);
+    const sub = (name: string) => program.commands.find((c) => c.name() === name) as Command;
+    expect(names(sub('data'))).toEqual(['synth', 'expert']);
+    expect(names(sub('config'))).toEqual(['schema']);
+    expect(sub('generate').options.map((o) => o.flags)).toContain('--max-new-tokens <n>');
+    expect(sub('view').registeredArguments.map((a) => a.name())).toEqual(['runDir']);
   });
 });
 

@@ -1,9 +1,11 @@
 import { Command, CommanderError, Option } from 'commander';
 import { UserError } from '../errors.ts';
+import { COMMANDS, type CommandSpec, type FlagSpec } from '../recipes/commands.ts';
 
 /**
- * The `sharp` CLI: declares commands and lazy-imports each command module, so
- * `sharp config` does not pay for loading tfjs. Typed errors become one line and an exit code.
+ * The `sharp` CLI: registers every command of src/recipes/commands.ts with commander and, when one
+ * runs, imports its recipe and hands it the parsed options. Typed errors become one line and an
+ * exit code.
  */
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 const int = (name: string) => (value: string): number => {
@@ -17,22 +19,43 @@ const num = (name: string) => (value: string): number => {
   return n;
 };
 
-const backendOption = () => new Option('--backend <name>', 'tensor backend').choices(['auto', 'tensorflow', 'wasm', 'cpu']);
-const configOption = (cmd: Command): Command =>
-  cmd
-    .option('-c, --config <file>', 'YAML config (overrides the schema defaults)')
-    .option('--set <key=value>', 'override one config key (repeatable; applied last)', collect, []);
+/** `maxNewTokens` -> `max-new-tokens`. */
+const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-/**
- * A command action that imports its module only when the command runs (so `sharp config` does not
- * load tfjs) and hands it commander's parsed options.
- */
-type CommandModule = { run: (opts: never) => Promise<void> };
-function lazyRun(load: () => Promise<CommandModule>): (opts: Record<string, unknown>) => Promise<void> {
-  return async (opts) => {
-    const m = await load();
-    await m.run(opts as never);
-  };
+function optionOf(key: string, f: FlagSpec): Option {
+  const long = `--${kebab(key)}`;
+  const value = f.value === undefined ? '' : f.optionalValue ? ` [${f.value}]` : ` <${f.value}>`;
+  const o = new Option(`${f.short ? `-${f.short}, ` : ''}${long}${value}`, f.description);
+  if (f.choices) o.choices(f.choices);
+  if (f.type === 'int') o.argParser(int(long));
+  else if (f.type === 'number') o.argParser(num(long));
+  if (f.repeatable) o.argParser(collect).default([]);
+  if (f.default !== undefined) o.default(f.default);
+  if (f.required) o.makeOptionMandatory();
+  return o;
+}
+
+/** Declares one command's positional arguments, flags and action on `cmd`. */
+function register(cmd: Command, spec: CommandSpec): Command {
+  cmd.description(spec.description);
+  const positionals: string[] = [];
+  for (const [key, f] of Object.entries(spec.flags)) {
+    if (f.positional) {
+      cmd.argument(`<${key}>`, f.description);
+      positionals.push(key);
+    } else cmd.addOption(optionOf(key, f));
+  }
+  const load = spec.load;
+  if (load) {
+    cmd.action(async (...args: unknown[]) => {
+      const opts: Record<string, unknown> = {};
+      positionals.forEach((key, i) => (opts[key] = args[i]));
+      Object.assign(opts, (args[positionals.length + 1] as Command).opts());
+      const run = await load();
+      await run(opts as never);
+    });
+  }
+  return cmd;
 }
 
 export function buildProgram(): Command {
@@ -41,164 +64,15 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .exitOverride()
     .showHelpAfterError(false);
-
-  configOption(program.command('train').description('SHARP-GRPO training (rollouts -> credit -> advantages -> update)'))
-    .addOption(backendOption())
-    .option('--resume [dir]', 'resume a run (default: the latest checkpoint of the run)')
-    .action(lazyRun(() => import('./commands/train.ts')));
-
-  configOption(program.command('ablate').description('the SHARP ablation: the same RL budget per credit method and seed, then a comparison table and plot'))
-    .addOption(backendOption())
-    .option('--out <dir>', 'ablation folder (default ablation.out, else <run.dir>/<run.name>); runs inside are resumed')
-    .action(lazyRun(() => import('./commands/ablate.ts')));
-
-  configOption(program.command('sft').description('supervised fine-tuning on transcripts'))
-    .addOption(backendOption())
-    .option('--resume [dir]', 'continue an SFT run from its latest checkpoint (default: the newest run named run.name)')
-    .action(lazyRun(() => import('./commands/sft.ts')));
-  configOption(program.command('dpo').description('DPO on preference pairs'))
-    .addOption(backendOption())
-    .option('--resume [dir]', 'continue a DPO run from its latest checkpoint (default: the newest run named run.name)')
-    .action(lazyRun(() => import('./commands/dpo.ts')));
-
-  configOption(program.command('eval').description('evaluate on a benchmark and write official-format predictions'))
-    .option('--bench <name>', 'benchmark name (see --list)')
-    .option('--data <path>', 'benchmark file (default: the shipped sample)')
-    .option('--model <dir>', 'checkpoint folder')
-    .option('--limit <n>', 'evaluate the first n items', int('--limit'))
-    .option('--out <dir>', 'output folder')
-    .addOption(new Option('--agents <mode>', 'agent system').choices(['multi', 'single', 'direct']))
-    .option('--credit', 'also run counterfactual credit and report it')
-    .option('--list', 'list the benchmarks')
-    .addOption(new Option('--policy <name>', 'lm (checkpoint) or expert (scripted expert, no model)').choices(['lm', 'expert']))
-    .addOption(backendOption())
-    .action(lazyRun(() => import('./commands/eval.ts')));
-
-  const config = configOption(program.command('config').description('print the resolved config')).action(async (opts) => {
-    const m = await import('./commands/config.ts');
-    await m.run(opts as { config?: string; set: string[] });
-  });
-  config
-    .command('schema')
-    .description('write configs/schema.json (JSON Schema of the config files)')
-    .option('--out <file>', 'output file', 'configs/schema.json')
-    .action(async (opts: { out: string }) => {
-      const m = await import('./commands/config.ts');
-      await m.runSchema(opts);
-    });
-
-  program
-    .command('doctor')
-    .description('report versions, backend, GPU libraries and a measured matmul rate')
-    .addOption(backendOption())
-    .option('--threads <n>', 'wasm threads (0 = all cores)', int('--threads'), 0)
-    .action(async (opts) => {
-      const m = await import('./commands/doctor.ts');
-      await m.run(opts as { backend?: string; threads: number });
-    });
-
-  program
-    .command('generate')
-    .description('generate a continuation with a checkpoint')
-    .requiredOption('--model <dir>', 'checkpoint folder')
-    .requiredOption('--prompt <text>', 'prompt text')
-    .option('--chat', 'render the prompt through the chat template')
-    .option('--max-new-tokens <n>', 'tokens to generate', int('--max-new-tokens'), 64)
-    .option('--temperature <t>', 'sampling temperature (0 = greedy)', num('--temperature'), 0)
-    .option('--top-p <p>', 'nucleus mass', num('--top-p'), 1)
-    .option('--top-k <k>', 'top-k (0 = off)', int('--top-k'), 0)
-    .option('--seed <s>', 'sampling seed', int('--seed'), 0)
-    .addOption(backendOption())
-    .action(lazyRun(() => import('./commands/generate.ts')));
-
-  program
-    .command('export')
-    .description('LoRA adapters (a checkpoint of a train.lora run) out as a merged Hugging Face checkpoint (--merge) or in PEFT layout')
-    .requiredOption('--model <dir>', 'adapter folder (adapter_config.json + adapter_model.safetensors)')
-    .requiredOption('--out <dir>', 'output folder (replaced)')
-    .option('--merge', 'merge the adapters into the base weights and write a whole Hugging Face checkpoint')
-    .option('--base <dir>', "base model folder (default: the adapter_config.json's base_model_name_or_path)")
-    .addOption(new Option('--dtype <dtype>', 'dtype of merged weights on disk').choices(['f32', 'bf16']).default('f32'))
-    .addOption(backendOption())
-    .action(lazyRun(() => import('./commands/export.ts')));
-
-  program
-    .command('init-model')
-    .description('write a random-init model in Hugging Face layout')
-    .addOption(new Option('--arch <arch>', 'model family').choices(['llama', 'qwen2', 'qwen3']).default('llama'))
-    .option('--layers <n>', 'layers', int('--layers'), 2)
-    .option('--hidden <n>', 'hidden size', int('--hidden'), 128)
-    .option('--heads <n>', 'attention heads', int('--heads'), 4)
-    .option('--kv-heads <n>', 'key/value heads', int('--kv-heads'), 2)
-    .option('--intermediate <n>', 'MLP size', int('--intermediate'), 344)
-    .option('--vocab <n>', 'vocabulary size', int('--vocab'), 2000)
-    .option('--tokenizer <dir>', 'copy tokenizer files from this folder')
-    .option('--seed <s>', 'init seed', int('--seed'), 0)
-    .requiredOption('--out <dir>', 'output folder')
-    .action(lazyRun(() => import('./commands/init-model.ts')));
-
-  const data = program.command('data').description('datasets: synthetic world, expert transcripts');
-  data
-    .command('synth')
-    .description('write synthetic multi-hop episodes in the MuSiQue format')
-    .option('--seed <s>', 'world seed', int('--seed'), 1)
-    .option('--n <n>', 'episodes', int('--n'), 100)
-    .option('--min-hops <n>', 'fewest hops', int('--min-hops'), 2)
-    .option('--max-hops <n>', 'most hops', int('--max-hops'), 4)
-    .requiredOption('--out <file>', 'output JSONL')
-    .action(lazyRun(() => import('./commands/data-synth.ts')));
-  data
-    .command('expert')
-    .description("write the scripted expert's transcripts (SFT data)")
-    .requiredOption('--in <file>', 'episodes JSONL (MuSiQue format)')
-    .requiredOption('--out <file>', 'transcripts JSONL')
-    .option('-c, --config <file>', 'YAML config (rollout settings)')
-    .option('--set <key=value>', 'override one config key (repeatable)', collect, [])
-    .action(lazyRun(() => import('./commands/data-expert.ts')));
-
-  configOption(program.command('rollout').description('run the agents and write trajectories'))
-    .option('--n <n>', 'episodes', int('--n'), 8)
-    .requiredOption('--out <file>', 'trajectories JSONL')
-    .addOption(new Option('--policy <kind>', 'who plays the agents').choices(['lm', 'expert', 'random']).default('lm'))
-    .addOption(backendOption())
-    .action(lazyRun(() => import('./commands/rollout.ts')));
-
-  program
-    .command('worker')
-    .description('serve the rollout and replay jobs of distributed training runs (rollout.distributed)')
-    .requiredOption('--redis <url>', 'Redis URL, e.g. redis://127.0.0.1:6379')
-    .option('--concurrency <n>', 'jobs at once in this process (default 1)', int('--concurrency'))
-    .option('--queue <name>', 'queue name (rollout.distributed.queue; default sharp-rollout)')
-    .option('--lock-s <s>', 'seconds without a lock renewal before a job counts as stalled and is re-run elsewhere (default 30)', num('--lock-s'))
-    .option('--connect-timeout-s <s>', 'seconds Redis may be unreachable at start before the worker gives up with exit 2 (default 30)', num('--connect-timeout-s'))
-    .addOption(backendOption())
-    .action(lazyRun(() => import('./commands/worker.ts')));
-
-  program
-    .command('plot')
-    .description('render reward / accuracy / credit curves of a run to PNG')
-    .argument('<runDir>', 'run folder holding metrics.jsonl')
-    .option('--out <dir>', 'output folder (default: <runDir>/plots)')
-    .action(async (runDir: string, opts: { out?: string }) => {
-      const m = await import('./commands/plot.ts');
-      await m.run({ runDir, ...opts });
-    });
-
-  program
-    .command('view')
-    .description('a local web page of a run: curves, trajectories with per-agent and per-message credit, replays, ablation')
-    .argument('<runDir>', 'run, eval or ablation folder')
-    .option('--port <n>', 'port (0 = any free one)', int('--port'), 8080)
-    .option('--host <host>', 'address to bind (default 127.0.0.1: this machine only)')
-    .option('--export <file>', 'write one self-contained HTML file instead of serving')
-    .action(async (runDir: string, opts: Record<string, unknown>) => {
-      const m = await import('./commands/view.ts');
-      await m.run({ runDir, ...opts });
-    });
-
+  const byName = new Map<string, Command>([['', program]]);
+  for (const spec of COMMANDS) {
+    const words = spec.name.split(' ');
+    const parent = byName.get(words.slice(0, -1).join(' '));
+    if (!parent) throw new Error(`command '${spec.name}' comes before its parent in src/recipes/commands.ts`);
+    byName.set(spec.name, register(parent.command(words.at(-1) as string), spec));
+  }
   return program;
 }
-
 
 /** Runs the CLI; never throws: prints one line and sets the exit code instead. */
 export async function main(argv: string[]): Promise<void> {

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { AblateFlags } from './commands.ts';
 import { ablate, checkAblationConfig } from './stages/run-ablation.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
@@ -9,10 +10,10 @@ import { configFrom, withRun } from './stages/run-setup.ts';
  * unfinished one continues from its checkpoint. Ctrl-C finishes the current RL step, saves, writes
  * the partial report and exits 0.
  */
-export async function run(opts: Record<string, unknown>): Promise<void> {
+export async function run(opts: AblateFlags): Promise<void> {
   const cfg = configFrom(opts);
   checkAblationConfig(cfg);
-  const dir = resolve(typeof opts.out === 'string' && opts.out !== '' ? opts.out : cfg.ablation.out || join(cfg.run.dir, cfg.run.name));
+  const dir = resolve(opts.out || cfg.ablation.out || join(cfg.run.dir, cfg.run.name));
   mkdirSync(dir, { recursive: true });
   await withRun({ cfg, backendFlag: opts.backend, logDir: dir, sigint: true }, async ({ log, backend, stop }) => {
     log.info({ dir, backend: backend.backend, native: backend.native, methods: cfg.ablation.methods, seeds: cfg.ablation.seeds }, 'ablation');

@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { generateSynth } from '../data/synth/generate.ts';
 import { writeJsonlAtomic } from '../fs/atomic.ts';
-import { UserError } from '../errors.ts';
-import { run } from './data-expert.ts';
+import { dataExpertFlags, withDefaults, type GivenFlags } from './commands.ts';
+import { run as runDataExpert } from './data-expert.ts';
+
+const run = (opts: GivenFlags<typeof dataExpertFlags>): Promise<void> => runDataExpert(withDefaults(dataExpertFlags, opts));
 
 const dir = mkdtempSync(join(tmpdir(), 'sharp-expert-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,7 +63,6 @@ describe('sharp data expert', () => {
   });
 
   it('fails in one line on bad input', async () => {
-    await expect(run({ out: join(dir, 'x.jsonl') })).rejects.toThrow(new UserError('data expert: --in <file> is required'));
     const missing = join(dir, 'missing.jsonl');
     await expect(run({ in: missing, out: join(dir, 'x.jsonl') })).rejects.toThrow(/^data expert: .*missing\.jsonl: file not found$/);
     const noDecomp = join(dir, 'nodecomp.jsonl');

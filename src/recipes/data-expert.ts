@@ -3,6 +3,7 @@ import type { Episode } from '../data/episode.ts';
 import { readMusique } from '../data/readers/musique.ts';
 import { UserError } from '../errors.ts';
 import { expertTranscripts, writeTranscripts } from './stages/expert-transcripts.ts';
+import type { DataExpertFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
@@ -12,20 +13,8 @@ import { configFrom, withRun } from './stages/run-setup.ts';
  * `{"messages": [{"role", "content", "train"}]}` with train = true on assistant messages. Only
  * solved trajectories are written, "solved" by the configured success function (credit.success), the
  * transcripts and the writer being the ones `sharp train` builds its SFT data with (stages/expert-transcripts.ts).
- *
- * export const options = {
- *   in: '--in <file>        episodes JSONL in the MuSiQue format (required)',
- *   out: '--out <file>      transcripts JSONL (required; written atomically)',
- *   config: '-c, --config <file>  optional YAML config: rollout.protocol, prompts and limits are used',
- *   set: '--set <key=value>  optional config overrides (repeatable)',
- * }
+ * Flags: src/recipes/commands.ts.
  */
-
-function stringOption(opts: Record<string, unknown>, key: string, flag: string): string {
-  const v = opts[key];
-  if (typeof v !== 'string' || v.length === 0) throw new UserError(`data expert: ${flag} <file> is required`);
-  return v;
-}
 
 function readEpisodes(file: string): Episode[] {
   try {
@@ -36,9 +25,9 @@ function readEpisodes(file: string): Episode[] {
   }
 }
 
-export async function run(opts: Record<string, unknown>): Promise<void> {
-  const input = stringOption(opts, 'in', '--in');
-  const out = prepareOutFile(stringOption(opts, 'out', '--out'), 'data expert: --out');
+export async function run(opts: DataExpertFlags): Promise<void> {
+  const input = opts.in;
+  const out = prepareOutFile(opts.out, 'data expert: --out');
   const cfg = configFrom(opts);
   const episodes = readEpisodes(input);
   const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);

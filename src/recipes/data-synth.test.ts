@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../errors.ts';
 import { synthRecordSchema } from '../data/synth/record.ts';
-import { run } from './data-synth.ts';
+import { dataSynthFlags, withDefaults, type GivenFlags } from './commands.ts';
+import { run as runSynth } from './data-synth.ts';
+
+const run = (opts: GivenFlags<typeof dataSynthFlags>): Promise<void> => runSynth(withDefaults(dataSynthFlags, opts));
 
 describe('sharp data synth', () => {
   it('writes N validated records, byte-identical for the same seed', async () => {
@@ -28,8 +31,6 @@ describe('sharp data synth', () => {
   });
 
   it.each([
-    [{ n: 5 }, 'data synth: --out <file> is required'],
-    [{ n: 'x', out: 'f' }, "data synth: --n expects an integer, got 'x'"],
     [{ n: 0, out: 'f' }, 'data synth: --n must be >= 1, got 0'],
     [{ n: 5, out: 'f', maxHops: 5 }, 'data synth: --max-hops must be 2, 3 or 4, got 5'],
     [{ n: 5, out: 'f', minHops: 4, maxHops: 3 }, 'data synth: --min-hops (4) is greater than --max-hops (3)'],

@@ -2,35 +2,17 @@ import { prepareOutFile } from '../fs/out-dir.ts';
 import { UserError } from '../errors.ts';
 import { generateSynth } from '../data/synth/generate.ts';
 import { writeJsonlAtomic } from '../fs/atomic.ts';
+import type { DataSynthFlags } from './commands.ts';
 
 /**
  * `sharp data synth --seed S --n N --out FILE [--min-hops 2 --max-hops 4]`: writes N
  * synthetic multi-hop records in the MuSiQue format as JSONL, atomically. Deterministic per seed.
- *
- * export const options = {
- *   seed: '--seed <s>      world + question seed (integer >= 0; default 1)',
- *   n: '--n <n>            records (integer >= 1)',
- *   minHops: '--min-hops <n>  fewest hops, 2..4 (default 2)',
- *   maxHops: '--max-hops <n>  most hops, 2..4 (default 4)',
- *   out: '--out <file>     output JSONL (required)',
- * }
+ * Flags: src/recipes/commands.ts.
  */
 
-function intOption(opts: Record<string, unknown>, key: string, flag: string, fallback?: number): number {
-  const raw = opts[key] ?? fallback;
-  const n = typeof raw === 'string' ? Number(raw) : raw;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw new UserError(`data synth: ${flag} expects an integer, got '${String(raw)}'`);
-  return n;
-}
-
-export async function run(opts: Record<string, unknown>): Promise<void> {
-  const out = opts.out;
-  if (typeof out !== 'string' || out.length === 0) throw new UserError('data synth: --out <file> is required');
-  const path = prepareOutFile(out, 'data synth: --out');
-  const seed = intOption(opts, 'seed', '--seed', 1);
-  const n = intOption(opts, 'n', '--n');
-  const minHops = intOption(opts, 'minHops', '--min-hops', 2);
-  const maxHops = intOption(opts, 'maxHops', '--max-hops', 4);
+export async function run(opts: DataSynthFlags): Promise<void> {
+  const path = prepareOutFile(opts.out, 'data synth: --out');
+  const { seed, n, minHops, maxHops } = opts;
   if (seed < 0) throw new UserError(`data synth: --seed must be >= 0, got ${seed}`);
   if (n < 1) throw new UserError(`data synth: --n must be >= 1, got ${n}`);
   for (const [flag, v] of [['--min-hops', minHops], ['--max-hops', maxHops]] as const) {

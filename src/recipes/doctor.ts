@@ -6,6 +6,7 @@ import { matmulGflops } from '../backend/matmul-bench.ts';
 import { resolveBackendName } from '../backend/gpu-check.ts';
 import { loadAddon, repoRoot } from '../backend/native/addon.ts';
 import { relative } from 'node:path';
+import type { DoctorFlags } from './commands.ts';
 
 /**
  * `sharp doctor [--backend B]`: what this machine gives sharp-rl. Node and tfjs versions, the
@@ -89,7 +90,7 @@ export function formatDoctor(r: DoctorReport): string {
   return lines.join('\n');
 }
 
-export async function run(opts: { backend?: string; threads?: number }): Promise<void> {
-  const report = await collectDoctor(resolveBackendName(opts.backend, 'auto'), opts.threads ?? 0);
+export async function run(opts: DoctorFlags): Promise<void> {
+  const report = await collectDoctor(resolveBackendName(opts.backend, 'auto'), opts.threads);
   process.stdout.write(formatDoctor(report) + '\n');
 }

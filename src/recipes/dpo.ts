@@ -8,6 +8,7 @@ import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint
 import { runDpo } from '../train/supervised/dpo-loop.ts';
 import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
 import { companionFiles, saveModelAtomic } from './stages/save-model.ts';
+import type { DpoFlags } from './commands.ts';
 import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
 import { optimizerSettings } from '../train/optim/optimizer.ts';
 import { trainingSetup } from '../train/optim/trainable.ts';
@@ -20,15 +21,9 @@ import { trainingSetup } from '../train/optim/trainable.ts';
  * beta = train.dpoBeta. The result is saved atomically as `<run>/model/`; metrics in
  * `<run>/dpo-metrics.jsonl`; checkpoints in `<run>/dpo-checkpoints/` every train.dpo.checkpointEvery
  * steps, from which `--resume` continues a killed run (the reference stays model.path).
- *
- * export const options = {
- *   config: '-c, --config <file>   YAML config',
- *   set: '--set <key=value>        config override (repeatable)',
- *   backend: '--backend <name>     auto | tensorflow | wasm | cpu (default: SHARP_BACKEND, then run.backend)',
- *   resume: '--resume [dir]        continue a run: DIR, or the newest run named run.name (its latest DPO checkpoint)',
- * }
+ * Flags: src/recipes/commands.ts.
  */
-export async function run(opts: Record<string, unknown>): Promise<void> {
+export async function run(opts: DpoFlags): Promise<void> {
   const { cfg, resuming } = resumableConfig(opts);
   const d = cfg.train.dpo;
   if (d.data === '') throw new UserError('dpo: train.dpo.data (preference pairs JSONL) is required');
@@ -65,7 +60,6 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
         pairs,
         steps: d.steps,
         batch: d.batch,
-        lr: d.lr,
         optimizer: optimizerSettings(cfg.train, 'dpo'),
         training: trainingSetup(cfg.train),
         beta: cfg.train.dpoBeta,

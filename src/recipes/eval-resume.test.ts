@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { UserError } from '../errors.ts';
-import { run } from './eval.ts';
+import { evalFlags, withDefaults, type GivenFlags } from './commands.ts';
+import { run as runEval } from './eval.ts';
+
+const run = (opts: GivenFlags<typeof evalFlags>): Promise<void> => runEval(withDefaults(evalFlags, opts));
 
 const repo = resolve(import.meta.dirname, '../..');
 
@@ -23,7 +26,7 @@ describe('eval resume is keyed on the checkpoint content', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sharp-eval-hash-'));
     const model = join(dir, 'model');
     cpSync(join(repo, 'models/tiny-random'), model, { recursive: true });
-    const opts = { bench: 'musique', model, out: join(dir, 'out'), backend: 'wasm', set: ['rollout.maxNewTokens=4'] };
+    const opts = { bench: 'musique', model, out: join(dir, 'out'), backend: 'wasm' as const, set: ['rollout.maxNewTokens=4'] };
     await quiet(() => run({ ...opts, limit: 1 }));
     // Another model under the same path: one weight changed (still finite).
     const f = join(model, 'model.safetensors');

@@ -19,6 +19,7 @@ import { Rng } from '../random/rng.ts';
 import type { AgentsMode } from '../rollout/engine.ts';
 import type { Policy } from '../rollout/policy.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
+import type { EvalFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 import { UserError } from '../errors.ts';
 
@@ -26,39 +27,16 @@ import { UserError } from '../errors.ts';
  * `sharp eval`: runs the agents on a benchmark and writes the official-format
  * predictions, metrics.json, report.md (breakdowns) and, with --credit, the SHARP credit report.
  * An interrupted eval resumes from <out>/predictions.log.jsonl and skips the ids already predicted.
- *
- * export const options (flags, camelCased by commander):
- *   -c, --config FILE   YAML config          --set key=value   override (repeatable, last)
- *   --bench NAME        benchmark (default eval.bench; `--list` shows them)
- *   --data PATH         benchmark file (default eval.data; empty = the shipped sample)
- *   --model DIR         checkpoint (default model.path; on a fresh clone the shipped models/tiny-random)
- *   --limit N           first N episodes (default eval.limit; 0 = all)
- *   --out DIR           output folder (default eval.out; empty = runs/eval/<bench>-<agents>-<model>)
- *   --agents MODE       multi (planner + workers) | single (one agent with the tools) | direct (no tools)
- *   --credit            also compute SHARP counterfactual credit and report it
- *   --list              list the benchmarks and exit
- *   --backend NAME      auto | tensorflow | wasm | cpu (default run.backend)
- *   --policy NAME       lm (default: the checkpoint) | expert (the scripted expert of src/rollout/scripted,
- *                       no model: a reference run on synthetic data, as `sharp rollout --policy expert`)
+ * Flags: src/recipes/commands.ts. `--policy expert` runs the scripted expert of src/rollout/scripted (no
+ * model): a reference run on synthetic data, as `sharp rollout --policy expert`.
  */
-export const options = ['config', 'set', 'bench', 'data', 'model', 'limit', 'out', 'agents', 'credit', 'list', 'backend', 'policy'] as const;
-
 const repoRoot = resolve(import.meta.dirname, '../..');
-const AGENT_MODES: readonly AgentsMode[] = ['multi', 'single', 'direct'];
 /** Episodes per engine run: enough to fill the decoding batch, few enough that a kill loses little. */
 const BATCH_EPISODES = 16;
 
-function str(opts: Record<string, unknown>, key: string): string | undefined {
-  const v = opts[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw new UserError(`--${key} expects a value, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-function limitOf(opts: Record<string, unknown>, cfg: Config): number {
-  const v = opts.limit ?? cfg.eval.limit;
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new UserError(`--limit expects a non-negative integer, got '${String(v)}'`);
+function limitOf(opts: EvalFlags, cfg: Config): number {
+  const n = opts.limit ?? cfg.eval.limit;
+  if (!Number.isInteger(n) || n < 0) throw new UserError(`--limit expects a non-negative integer, got '${n}'`);
   return n;
 }
 
@@ -78,23 +56,21 @@ function openSession(bench: string, data: string, limit: number, out: string): E
   }
 }
 
-export async function run(opts: Record<string, unknown>): Promise<void> {
+export async function run(opts: EvalFlags): Promise<void> {
   if (opts.list === true) {
     process.stdout.write(`${listBenchmarks()}\n`);
     return;
   }
-  const cfg = configFrom({ ...opts, config: str(opts, 'config') });
-  const bench = str(opts, 'bench') ?? cfg.eval.bench;
+  const cfg = configFrom(opts);
+  const bench = opts.bench ?? cfg.eval.bench;
   if (!benchmarkNames().includes(bench)) throw new UserError(`eval: unknown benchmark '${bench}' (known: ${benchmarkNames().join(', ')})`);
-  const data = str(opts, 'data') ?? cfg.eval.data;
+  const data = opts.data ?? cfg.eval.data;
   const limit = limitOf(opts, cfg);
-  const agents = (str(opts, 'agents') ?? cfg.eval.agents) as AgentsMode;
-  if (!AGENT_MODES.includes(agents)) throw new UserError(`--agents must be one of ${AGENT_MODES.join(', ')} (got '${agents}')`);
-  const policyName = str(opts, 'policy') ?? 'lm';
-  if (policyName !== 'lm' && policyName !== 'expert') throw new UserError(`--policy must be lm or expert (got '${policyName}')`);
-  const model = policyName === 'lm' ? resolveModelDir(str(opts, 'model'), cfg, repoRoot) : { dir: 'scripted-expert' };
+  const agents: AgentsMode = opts.agents ?? cfg.eval.agents;
+  const policyName = opts.policy;
+  const model = policyName === 'lm' ? resolveModelDir(opts.model, cfg, repoRoot) : { dir: 'scripted-expert' };
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
-  const out = mkdirOut(str(opts, 'out') || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), '--out');
+  const out = mkdirOut(opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), '--out');
   const session = openSession(bench, data, limit, out);
   const r = cfg.rollout;
   // The weights' content, not only their path: a checkpoint replaced in place must not resume.
@@ -116,7 +92,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   const stages = decomposed ? { log: StageLog.open(join(out, 'stages.log.jsonl')), success: successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold }) } : undefined;
   let stats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
   if (pending.length > 0) {
-    stats = await withRun({ cfg, backendFlag: str(opts, 'backend'), tensors: policyName === 'lm' }, async () => {
+    stats = await withRun({ cfg, backendFlag: opts.backend, tensors: policyName === 'lm' }, async () => {
       let policy: Policy = expertPolicy();
       let dispose = (): void => {};
       if (policyName === 'lm') {

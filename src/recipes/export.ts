@@ -6,6 +6,7 @@ import { mkdirOut } from '../fs/out-dir.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { ADAPTER_CONFIG, baseDirOf, isAdapterDir, readPeftConfig } from '../model/io/peft.ts';
 import { COMPANION_FILES } from './stages/save-model.ts';
+import type { ExportFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
@@ -17,17 +18,8 @@ import { configFrom, withRun } from './stages/run-setup.ts';
  *             the tokenizer files), without the optimizer state and trainer state of a checkpoint.
  * The base model is the adapter_config.json's base_model_name_or_path unless --base names it.
  * The output folder is built under a temp name and renamed into place.
- *
- * export const options (flags, camelCased by commander):
- *   --model DIR (required)  adapter folder
- *   --out DIR (required)    output folder (replaced)
- *   --merge                 write a merged Hugging Face checkpoint instead of the adapters
- *   --base DIR              base model folder (default: base_model_name_or_path)
- *   --dtype f32|bf16        dtype of the merged weights on disk (default f32)
- *   --backend NAME          tensor backend (default auto)
+ * Flags: src/recipes/commands.ts.
  */
-export const options = ['model', 'out', 'merge', 'base', 'dtype', 'backend'] as const;
-
 export interface ExportResult {
   out: string;
   merged: boolean;
@@ -75,15 +67,12 @@ export async function exportAdapters(o: { model: string; out: string; merge: boo
   }
 }
 
-export async function run(opts: Record<string, unknown>): Promise<void> {
-  if (typeof opts.model !== 'string' || opts.model === '') throw new UserError('export: --model DIR is required');
-  if (typeof opts.out !== 'string' || opts.out === '') throw new UserError('export: --out DIR is required');
-  const dtype = String(opts.dtype ?? 'f32').toUpperCase();
-  if (dtype !== 'F32' && dtype !== 'BF16') throw new UserError(`export: --dtype must be f32 or bf16 (got '${String(opts.dtype)}')`);
+export async function run(opts: ExportFlags): Promise<void> {
+  const dtype = opts.dtype === 'bf16' ? 'BF16' : 'F32';
   if (resolve(opts.out) === resolve(opts.model)) throw new UserError('export: --out must differ from --model');
   mkdirOut(dirname(resolve(opts.out)), 'export: --out');
   await withRun({ cfg: configFrom({}), backendFlag: opts.backend }, async () => {
-    const r = await exportAdapters({ model: opts.model as string, out: opts.out as string, merge: opts.merge === true, base: typeof opts.base === 'string' ? opts.base : undefined, dtype });
+    const r = await exportAdapters({ model: opts.model, out: opts.out, merge: opts.merge === true, base: opts.base, dtype });
     const what = r.merged
       ? `a merged Hugging Face checkpoint (${r.parameters.toLocaleString('en-US')} parameters, ${dtype})`
       : `LoRA adapters in PEFT's layout (${r.adapterParameters.toLocaleString('en-US')} parameters)`;

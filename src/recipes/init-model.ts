@@ -2,55 +2,42 @@ import { copyFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CausalLM } from '../model/causal-lm.ts';
-import { hfConfigFor, MODEL_FAMILIES, type ModelFamily } from '../model/config.ts';
+import { hfConfigFor } from '../model/config.ts';
 import { writeGenerationConfig } from '../model/io/hf-config.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
 import { mkdirOut } from '../fs/out-dir.ts';
+import type { InitModelFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
  * `sharp init-model`: writes a random-init model as a complete Hugging Face folder (config.json,
  * model.safetensors, generation_config.json, and the tokenizer files copied from --tokenizer), so
  * the quickstart has a checkpoint and Transformers can load it too.
- *
- * export const options (flags, camelCased by commander):
- *   --arch llama|qwen2|qwen3   model_type
- *   --layers N --hidden N --heads N --kv-heads N --intermediate N --vocab N
- *   --tokenizer DIR            copy tokenizer.json, tokenizer_config.json (+ special_tokens_map.json,
- *                              chat_template.jinja) from DIR; ids (bos/eos/pad) go into the configs
- *   --seed S                   init seed (normal(0, 0.02) from the seeded Rng)
- *   --out DIR                  output folder (created)
- *   --backend NAME             tensor backend (default auto)
+ * Flags: src/recipes/commands.ts.
  */
-export const options = ['arch', 'layers', 'hidden', 'heads', 'kvHeads', 'intermediate', 'vocab', 'tokenizer', 'seed', 'out', 'backend'] as const;
-
 const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja'];
 
-function posInt(opts: Record<string, unknown>, key: string, flag: string): number {
-  const v = opts[key];
-  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) throw new UserError(`${flag} must be a positive integer (got ${String(v)})`);
+function positive(v: number, flag: string): number {
+  if (v <= 0) throw new UserError(`${flag} must be a positive integer (got ${v})`);
   return v;
 }
 
-export async function run(opts: Record<string, unknown>): Promise<void> {
-  const arch = String(opts.arch ?? 'llama');
-  if (!(MODEL_FAMILIES as readonly string[]).includes(arch)) throw new UserError(`--arch must be one of ${MODEL_FAMILIES.join(', ')} (got '${arch}')`);
-  if (typeof opts.out !== 'string' || opts.out === '') throw new UserError('--out DIR is required');
+export async function run(opts: InitModelFlags): Promise<void> {
+  const { arch, seed } = opts;
   const out = mkdirOut(opts.out, 'init-model: --out');
-  const layers = posInt(opts, 'layers', '--layers');
-  const hidden = posInt(opts, 'hidden', '--hidden');
-  const heads = posInt(opts, 'heads', '--heads');
-  const kvHeads = posInt(opts, 'kvHeads', '--kv-heads');
-  const intermediate = posInt(opts, 'intermediate', '--intermediate');
-  let vocab = posInt(opts, 'vocab', '--vocab');
-  const seed = typeof opts.seed === 'number' ? opts.seed : 0;
+  const layers = positive(opts.layers, '--layers');
+  const hidden = positive(opts.hidden, '--hidden');
+  const heads = positive(opts.heads, '--heads');
+  const kvHeads = positive(opts.kvHeads, '--kv-heads');
+  const intermediate = positive(opts.intermediate, '--intermediate');
+  let vocab = positive(opts.vocab, '--vocab');
   if (hidden % heads !== 0) throw new UserError(`--hidden (${hidden}) must be a multiple of --heads (${heads})`);
   if (heads % kvHeads !== 0) throw new UserError(`--heads (${heads}) must be a multiple of --kv-heads (${kvHeads})`);
   if ((hidden / heads) % 2 !== 0) throw new UserError(`--hidden / --heads (${hidden / heads}) must be even for RoPE`);
 
   let tok: Tokenizer | undefined;
-  const tokDir = typeof opts.tokenizer === 'string' ? resolve(opts.tokenizer) : undefined;
+  const tokDir = opts.tokenizer !== undefined ? resolve(opts.tokenizer) : undefined;
   if (tokDir) {
     if (!existsSync(join(tokDir, 'tokenizer.json'))) throw new UserError(`--tokenizer ${tokDir}: no tokenizer.json there`);
     tok = await Tokenizer.load(tokDir);
@@ -60,7 +47,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
 
   await withRun({ cfg: configFrom({}), backendFlag: opts.backend }, async () => {
     const cfg = hfConfigFor({
-      arch: arch as ModelFamily,
+      arch,
       layers,
       hidden,
       heads,

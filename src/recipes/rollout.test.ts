@@ -6,9 +6,11 @@ import { initBackend } from '../backend/select.ts';
 import { readTrajectories } from '../rollout/jsonl.ts';
 import { createTinyLm } from '../../test/tiny-lm.ts';
 import { loadTrainData } from './stages/train-data.ts';
-import { run } from './rollout.ts';
+import { rolloutFlags, withDefaults, type GivenFlags } from './commands.ts';
+import { run as runRollout } from './rollout.ts';
 import { configFrom } from './stages/run-setup.ts';
 
+const run = (opts: GivenFlags<typeof rolloutFlags>): Promise<void> => runRollout(withDefaults(rolloutFlags, opts));
 const dir = mkdtempSync(join(tmpdir(), 'sharp-rollout-cmd-'));
 beforeAll(async () => {
   await initBackend('wasm');
@@ -67,9 +69,7 @@ describe('sharp rollout', () => {
   });
 
   it('fails in one line on bad input', async () => {
-    await expect(run({ n: 1 })).rejects.toThrow('rollout: --out <file> is required');
     await expect(run({ n: 0, out: join(dir, 'x') })).rejects.toThrow("rollout: --n expects an integer >= 1, got '0'");
-    await expect(run({ n: 1, out: join(dir, 'x'), policy: 'oracle' })).rejects.toThrow("rollout: --policy must be lm, expert or random, got 'oracle'");
     await expect(run({ n: 1, out: join(dir, 'x'), set: ['model.path=/nonexistent/m'] })).rejects.toThrow("rollout: no checkpoint at model.path '/nonexistent/m'");
     await expect(run({ n: 1, out: join(dir, 'x'), set: ['data.source=musique'] })).rejects.toThrow("config: data.path is required when data.source is 'musique'");
     await expect(run({ n: 1, out: join(dir, 'x'), set: ['data.source=musique', 'data.path=/nonexistent/d.jsonl'] })).rejects.toThrow('rollout: data.path not found: /nonexistent/d.jsonl');

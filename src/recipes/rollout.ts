@@ -15,6 +15,7 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
 import { prepareOutFile } from '../fs/out-dir.ts';
 import { loadTrainData } from './stages/train-data.ts';
+import type { RolloutFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
@@ -22,18 +23,8 @@ import { configFrom, withRun } from './stages/run-setup.ts';
  * configured data (data.source) x rollout.groupSize trajectories and writes the trajectories as JSONL
  * (atomically). The policy is the checkpoint at model.path (default), or the scripted expert / the
  * random garbage policy (for data and robustness checks without a model).
- *
- * export const options = {
- *   config: '-c, --config <file>  YAML config',
- *   set: '--set <key=value>       config override (repeatable)',
- *   n: '--n <n>                   episodes (default 8); trajectories = n x rollout.groupSize',
- *   out: '--out <file>            trajectories JSONL (required)',
- *   backend: '--backend <name>    tensor backend (default run.backend); lm policy only',
- *   policy: '--policy <name>      lm (default) | expert | random',
- * }
+ * Flags: src/recipes/commands.ts.
  */
-
-type PolicyName = 'lm' | 'expert' | 'random';
 
 /**
  * The first n training episodes of the configured data, through the loader `sharp train` uses
@@ -58,14 +49,10 @@ async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => v
   return { policy, dispose: () => model.dispose() };
 }
 
-export async function run(opts: Record<string, unknown>): Promise<void> {
-  const out = opts.out;
-  if (typeof out !== 'string' || out === '') throw new UserError('rollout: --out <file> is required');
-  const file = prepareOutFile(out, 'rollout: --out');
-  const n = typeof opts.n === 'string' ? Number(opts.n) : (opts.n ?? 8);
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${String(opts.n)}'`);
-  const policyName = (opts.policy ?? 'lm') as string;
-  if (!['lm', 'expert', 'random'].includes(policyName)) throw new UserError(`rollout: --policy must be lm, expert or random, got '${policyName}'`);
+export async function run(opts: RolloutFlags): Promise<void> {
+  const file = prepareOutFile(opts.out, 'rollout: --out');
+  const { n, policy: policyName } = opts;
+  if (n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${n}'`);
   const cfg = configFrom(opts);
   const episodes = episodesFor(cfg, n);
   if (policyName === 'lm' && !existsSync(resolve(cfg.model.path, 'config.json'))) {
@@ -74,7 +61,7 @@ export async function run(opts: Record<string, unknown>): Promise<void> {
   await withRun({ cfg, backendFlag: opts.backend, tensors: policyName === 'lm' }, async () => {
     let dispose = (): void => {};
     let policy: Policy;
-    switch (policyName as PolicyName) {
+    switch (policyName) {
       case 'lm':
         ({ policy, dispose } = await lmPolicy(cfg));
         break;

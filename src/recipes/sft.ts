@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
+import type { SftFlags } from './commands.ts';
 import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
 import { sftStage } from './stages/sft-on-transcripts.ts';
 
@@ -13,15 +14,9 @@ import { sftStage } from './stages/sft-on-transcripts.ts';
  * complete HF folder `<run>/model/` (with the tokenizer files); per-step metrics in
  * `<run>/sft-metrics.jsonl`; checkpoints in `<run>/sft-checkpoints/` every train.sft.checkpointEvery
  * steps, from which `--resume` continues a killed run.
- *
- * export const options = {
- *   config: '-c, --config <file>   YAML config',
- *   set: '--set <key=value>        config override (repeatable)',
- *   backend: '--backend <name>     auto | tensorflow | wasm | cpu (default: SHARP_BACKEND, then run.backend)',
- *   resume: '--resume [dir]        continue a run: DIR, or the newest run named run.name (its latest SFT checkpoint)',
- * }
+ * Flags: src/recipes/commands.ts.
  */
-export async function run(opts: Record<string, unknown>): Promise<void> {
+export async function run(opts: SftFlags): Promise<void> {
   const { cfg, resuming } = resumableConfig(opts);
   const s = cfg.train.sft;
   if (s.data === '') throw new UserError('sft: train.sft.data (transcripts JSONL) is required');

@@ -1,3 +1,4 @@
+import type { TrainFlags } from './commands.ts';
 import { trainPipeline } from './stages/train-pipeline.ts';
 import { inRunDir, resumableConfig, withRun, type BackendInfo } from './stages/run-setup.ts';
 
@@ -7,9 +8,9 @@ import { inRunDir, resumableConfig, withRun, type BackendInfo } from './stages/r
  * `runs/<name>-<stamp>/` (config.yaml, log.jsonl, metrics.jsonl, tb/, checkpoints/, summary.json).
  * Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0; a second Ctrl-C
  * exits at once (130). A killed run continues from its latest checkpoint with --resume.
- * Flags: config, set, backend, resume (src/cli/main.ts).
+ * Flags: src/recipes/commands.ts.
  */
-export async function run(opts: Record<string, unknown>): Promise<void> {
+export async function run(opts: TrainFlags): Promise<void> {
   const { cfg, resuming } = resumableConfig(opts);
   await inRunDir(opts, cfg, resuming, (runDir) =>
     withRun({ cfg, backendFlag: opts.backend, logDir: runDir, sigint: true }, async ({ log, backend, stop }) => {

@@ -14,6 +14,7 @@ import type { AblationView, ChartView, StepEntry, ViewBundle, ViewIndex } from '
 import type { AccuracyResult } from './stages/held-out-accuracy.ts';
 import { METHOD_LABELS, ablationPlotSpec, meanOf, type MethodSummary, type RunOutcome } from './stages/ablation-report.ts';
 import { readSummary } from './stages/train-summary.ts';
+import type { ViewFlags } from './commands.ts';
 
 /**
  * `sharp view RUN_DIR [--port N] [--host H] [--export FILE.html]`: what the page shows, read from the
@@ -200,21 +201,14 @@ export function serveView(dir: string, o: { host: string; port: number }): Promi
   return startViewServer({ root: dir, host: o.host, port: o.port, script: builtScript(), index: () => viewIndex(dir), step: (name) => stepRecord(dir, name) });
 }
 
-export interface ViewOptions {
-  runDir: string;
-  port?: number;
-  host?: string;
-  export?: string;
-}
-
 /** The command: serves the page on 127.0.0.1 (or --host) until Ctrl-C, or writes one self-contained HTML file with --export. */
-export async function run(opts: ViewOptions): Promise<void> {
+export async function run(opts: ViewFlags): Promise<void> {
   try {
     checkRunDir(opts.runDir);
   } catch (err) {
     throw new UserError(`sharp view: ${(err as Error).message}`);
   }
-  const port = opts.port ?? 8080;
+  const { port } = opts;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`sharp view: --port ${port} is not a port number (0-65535)`);
   if (opts.export !== undefined) {
     if (existsSync(opts.export) && statSync(opts.export).isDirectory()) throw new UserError(`sharp view --export: ${opts.export} is a folder (give a file name, e.g. run.html)`);

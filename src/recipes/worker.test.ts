@@ -5,7 +5,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { missingRedisClient } from '../distributed/connection.ts';
 import { UserError } from '../errors.ts';
 import { sharp } from '../../test/cli-helpers.ts';
-import { workerOptions } from './worker.ts';
+import { withDefaults, workerFlags, type GivenFlags } from './commands.ts';
+import { checkWorkerFlags } from './worker.ts';
+
+const workerOptions = (opts: GivenFlags<typeof workerFlags>) => checkWorkerFlags(withDefaults(workerFlags, opts));
 
 /** `sharp worker`: the flags' defaults, and bad flags as one line and exit 2 through the real binary. */
 const root = mkdtempSync(join(tmpdir(), 'sharp-worker-'));
@@ -13,7 +16,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe.skipIf(missingRedisClient() !== null)('workerOptions', () => {
   it('fills the defaults and refuses a bad concurrency or lock time', () => {
-    expect(workerOptions({ redis: 'redis://h:7000' })).toEqual({ redis: 'redis://h:7000', queue: 'sharp-rollout', concurrency: 1, backend: undefined, lockS: 30, connectTimeoutS: 30 });
+    expect(workerOptions({ redis: 'redis://h:7000' })).toEqual({ redis: 'redis://h:7000', queue: 'sharp-rollout', concurrency: 1, lockS: 30, connectTimeoutS: 30 });
     expect(workerOptions({ redis: 'redis://h', queue: 'q', concurrency: 3, lockS: 2.5, backend: 'wasm', connectTimeoutS: 0.5 })).toEqual({
       redis: 'redis://h',
       queue: 'q',

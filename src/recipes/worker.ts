@@ -1,6 +1,7 @@
 import { connectionOf, missingRedisClient, waitForRedis } from '../distributed/connection.ts';
 import { serveRollouts } from '../distributed/worker.ts';
 import { UserError } from '../errors.ts';
+import type { WorkerFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
@@ -10,33 +11,13 @@ import { configFrom, withRun } from './stages/run-setup.ts';
  * few seconds whatever Redis does: the jobs it holds go back to the queue (or, with Redis
  * unreachable, their locks lapse and another worker re-runs them); a second signal exits at once.
  * The policy of each job is read from the shared folder the job names (rollout.distributed.policyDir).
- *
- * Flags (camelCased by commander): --redis URL (required)  --queue NAME (sharp-rollout)
- *   --concurrency N (1)  --lock-s S (30)  --connect-timeout-s S (30)  --backend auto|tensorflow|wasm|cpu
+ * Flags: src/recipes/commands.ts.
  */
-export interface WorkerOptions {
-  redis: string;
-  queue: string;
-  concurrency: number;
-  backend?: string;
-  lockS: number;
-  /** Seconds Redis may be unreachable at start before the worker gives up (exit 2). */
-  connectTimeoutS: number;
-}
-
 /** After a stop signal the process ends within this long, even if closing hangs. */
 const STOP_DEADLINE_MS = 10_000;
 
-/** The flags with their defaults, checked before anything connects or loads tensors. */
-export function workerOptions(opts: Record<string, unknown>): WorkerOptions {
-  const o: WorkerOptions = {
-    redis: String(opts.redis),
-    queue: typeof opts.queue === 'string' ? opts.queue : 'sharp-rollout',
-    concurrency: typeof opts.concurrency === 'number' ? opts.concurrency : 1,
-    backend: typeof opts.backend === 'string' ? opts.backend : undefined,
-    lockS: typeof opts.lockS === 'number' ? opts.lockS : 30,
-    connectTimeoutS: typeof opts.connectTimeoutS === 'number' ? opts.connectTimeoutS : 30,
-  };
+/** The flags, checked before anything connects or loads tensors. */
+export function checkWorkerFlags(o: WorkerFlags): WorkerFlags {
   const missing = missingRedisClient();
   if (missing) throw new UserError(`worker: ${missing}`);
   try {
@@ -50,8 +31,8 @@ export function workerOptions(opts: Record<string, unknown>): WorkerOptions {
   return o;
 }
 
-export async function run(opts: Record<string, unknown>, print: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<void> {
-  const o = workerOptions(opts);
+export async function run(opts: WorkerFlags, print: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<void> {
+  const o = checkWorkerFlags(opts);
   try {
     await waitForRedis(o.redis, o.connectTimeoutS * 1000);
   } catch (err) {

@@ -21,16 +21,26 @@ import { closeCodeSandbox } from '../../tools/code.ts';
  * run's log (log.jsonl in the run folder, or the terminal only), and at the end close the tool
  * sandboxes and the log (`withRun`).
  */
-export function configFrom(opts: Record<string, unknown>, fallbackFile?: string): Config {
-  const file = typeof opts.config === 'string' ? opts.config : fallbackFile;
-  const sets = Array.isArray(opts.set) ? opts.set.map(String) : [];
-  return loadConfig({ file, sets });
+export interface ConfigSource {
+  /** -c, --config FILE */
+  config?: string;
+  /** --set key=value, in order */
+  set?: readonly string[];
 }
 
-export async function startBackend(flag: unknown, cfg: Config, warn: (msg: string) => void): Promise<BackendInfo> {
+/** Resume flag of a command: --resume DIR, or --resume alone (true: the newest run of run.name). */
+export interface ResumeFlag {
+  resume?: string | true;
+}
+
+export function configFrom(opts: ConfigSource, fallbackFile?: string): Config {
+  return loadConfig({ file: opts.config ?? fallbackFile, sets: [...(opts.set ?? [])] });
+}
+
+export async function startBackend(flag: string | undefined, cfg: Config, warn: (msg: string) => void): Promise<BackendInfo> {
   let requested: BackendName;
   try {
-    requested = resolveBackendName(typeof flag === 'string' ? flag : undefined, cfg.run.backend);
+    requested = resolveBackendName(flag, cfg.run.backend);
   } catch (err) {
     throw new UserError((err as Error).message);
   }
@@ -61,7 +71,7 @@ export function openLog(runDir: string, level: Config['run']['logLevel']): RunLo
  * The run folder `--resume [dir]` names: the folder itself, or (flag without a value) the newest
  * `<run.dir>/<run.name>-<stamp>` folder (stamps sort by time).
  */
-export function resumeDir(resume: unknown, cfg: Config): string {
+export function resumeDir(resume: ResumeFlag['resume'], cfg: Config): string {
   let dir: string;
   if (typeof resume === 'string' && resume !== '') dir = assertRunDir(resume);
   else {
@@ -93,15 +103,15 @@ export function stopOnSigint(log: { warn: (msg: string) => void }): { stop: { re
  * The config of a command with `--resume [dir]` (`sharp sft`, `sharp dpo`): the named run folder's
  * own config.yaml unless --config is given, then --set.
  */
-export function resumableConfig(opts: Record<string, unknown>): { cfg: Config; resuming: boolean } {
-  const resuming = opts.resume !== undefined && opts.resume !== false;
+export function resumableConfig(opts: ConfigSource & ResumeFlag): { cfg: Config; resuming: boolean } {
+  const resuming = opts.resume !== undefined;
   const explicitDir = typeof opts.resume === 'string' && opts.resume !== '' ? opts.resume : undefined;
   const ownConfig = explicitDir && opts.config === undefined && existsSync(join(explicitDir, 'config.yaml')) ? join(explicitDir, 'config.yaml') : undefined;
   return { cfg: configFrom(opts, ownConfig), resuming };
 }
 
 /** The run folder, locked for this process: the one --resume names (or the newest of run.name), else a new one. */
-export function runDirFor(opts: Record<string, unknown>, cfg: Config, resuming: boolean): string {
+export function runDirFor(opts: ResumeFlag, cfg: Config, resuming: boolean): string {
   return resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
 }
 
@@ -113,7 +123,7 @@ const SETUP_FILES = new Set([RUN_CONFIG_FILE, 'log.jsonl', LOCK_FILE]);
  * run left with nothing but its setup files (bad input found before any work: a missing model, an
  * empty config) is removed, so mistakes do not pile up empty `runs/<name>-<stamp>/` folders.
  */
-export async function inRunDir(opts: Record<string, unknown>, cfg: Config, resuming: boolean, body: (runDir: string) => Promise<void>): Promise<void> {
+export async function inRunDir(opts: ResumeFlag, cfg: Config, resuming: boolean, body: (runDir: string) => Promise<void>): Promise<void> {
   const runDir = runDirFor(opts, cfg, resuming);
   const lock = acquireRunLock(runDir);
   try {
@@ -141,7 +151,7 @@ export interface BackendInfo {
 export interface RunSetup {
   cfg: Config;
   /** The --backend flag (undefined: SHARP_BACKEND, then run.backend). */
-  backendFlag?: unknown;
+  backendFlag?: string;
   /** Folder whose log.jsonl receives the log; without one the log goes to the terminal only. */
   logDir?: string;
   /** Whether the command runs tensors (default true); a scripted policy needs no backend. */

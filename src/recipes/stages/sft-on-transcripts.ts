@@ -50,7 +50,6 @@ export async function sftStage(o: {
       transcripts: o.transcripts,
       steps: s.steps,
       batch: s.batch,
-      lr: s.lr,
       optimizer: optimizerSettings(o.cfg.train, 'sft'),
       training: trainingSetup(o.cfg.train),
       microBatch: o.cfg.train.microBatch,
