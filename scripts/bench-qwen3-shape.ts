@@ -149,9 +149,9 @@ async function main(): Promise<void> {
     const stats = await stage(
       'GRPO update (AdamW, microBatch 1)',
       () => grpoUpdate({ model, optimizer, accumulator, lr: 1e-6, padId: tokenizer.padId }, seqs, { ...cfg.train, microBatch: 1 }),
-      (s) => `${seqs.length} sequences, ${tokens} tokens, loss ${s.loss.toFixed(4)}, grad norm ${s.gradNorm.toFixed(3)}`,
+      (s) => `${seqs.length} sequences, ${tokens} tokens, loss ${s['losses/total'].toFixed(4)}, grad norm ${s['grad/norm'].toFixed(3)}`,
     );
-    if (!Number.isFinite(stats.loss)) throw new Error('GRPO update: loss is not finite');
+    if (!Number.isFinite(stats['losses/total'])) throw new Error('GRPO update: loss is not finite');
     accumulator.dispose();
     optimizer.dispose();
     model.dispose();

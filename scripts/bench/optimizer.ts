@@ -9,7 +9,7 @@ import type { BenchRow } from './types.ts';
 /**
  * Optimizer section of `npm run bench`: one step of the trainers' AdamW (train/optim/adamw.ts) over
  * every variable of the bench model, op by op (eight tfjs ops per variable) and fused (one native
- * pass per variable, what createOptimizer picks when the native kernels are loaded), interleaved so
+ * pass per variable, what createAdamW picks when the native kernels are loaded), interleaved so
  * machine load hits both alike; and how far apart the two leave the weights after the same steps.
  */
 function median(xs: number[]): number {

@@ -53,11 +53,16 @@ function sequenceOf(prompt: number[], completion: number[], weight = 1): SftSequ
   return { ids: [...prompt, ...completion], trainMask: [...prompt.map(() => 0), ...completion.map(() => weight)] };
 }
 
-/** A GRPO sequence: an SFT sequence plus the sampling logprobs and the agent's advantage. */
+/**
+ * The one GRPO training sequence (what the batch builds and the update trains on): an SFT sequence
+ * (trainMask 1 on the agent's generated tokens, trainMask[0] = 0) plus the sampling logprobs and
+ * the agent's advantage A(i, m), which every trained token carries unless tokenAdv is set.
+ */
 export interface RlSequence extends SftSequence {
+  /** Sampling log-prob of ids[t] where trainMask[t] = 1 (0 elsewhere); pi_old when train.oldLogp = 'sampling'. */
   sampleLogp: number[];
   adv: number;
-  /** Per-token advantages (0 on untrained positions) when `messageAdv` was given. */
+  /** Per-token advantages (same length as ids, read where trainMask > 0; credit.messageLevel's `messageAdv`). */
   tokenAdv?: number[];
   /** Where it came from (its first turn), for debugging and logging. */
   source: { trajectory: string; agent: number; message: number };

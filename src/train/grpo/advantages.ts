@@ -1,4 +1,7 @@
+import type { CreditedTrajectory } from '../../credit/credited.ts';
 import type { Role } from '../../rollout/types.ts';
+import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } from '../batches/sequences.ts';
+import type { CreditedGroup } from './types.ts';
 
 /**
  * Per-(group, role) advantage normalisation:
@@ -65,9 +68,9 @@ export interface BatchAdvantages {
   stats: { mean: number; std: number; min: number; max: number; agents: number };
 }
 
-/** Mean and population std of a non-empty list. */
-export function meanStd(xs: readonly number[]): { mean: number; std: number } {
-  if (xs.length === 0) throw new Error('meanStd: empty list');
+/** Mean and population std (divide by n) of a non-empty list. */
+export function meanPopulationStd(xs: readonly number[]): { mean: number; std: number } {
+  if (xs.length === 0) throw new Error('meanPopulationStd: empty list');
   const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
   const variance = xs.reduce((s, x) => s + (x - mean) * (x - mean), 0) / xs.length;
   return { mean, std: Math.sqrt(variance) };
@@ -93,7 +96,7 @@ export function groupAdvantages(group: GroupRewards, eps: number, scaleOf: Scale
   const roles: Partial<Record<Role, RoleStats>> = {};
   const constant = new Set<Role>();
   for (const [role, rewards] of byRole) {
-    const { mean, std } = meanStd(rewards);
+    const { mean, std } = meanPopulationStd(rewards);
     roles[role] = { n: rewards.length, mean, std };
     if (Math.max(...rewards) === Math.min(...rewards)) constant.add(role);
   }
@@ -144,7 +147,7 @@ function scaleRule(groups: readonly GroupRewards[], eps: number, scale: RewardSc
       }
     }
   }
-  const std = new Map([...byRole].map(([role, xs]) => [role, meanStd(xs).std]));
+  const std = new Map([...byRole].map(([role, xs]) => [role, meanPopulationStd(xs).std]));
   return (role) => (std.get(role) ?? 0) + eps;
 }
 
@@ -162,6 +165,83 @@ export function batchAdvantages(groups: readonly GroupRewards[], eps: number, sc
   const stats =
     live.length === 0
       ? { mean: 0, std: 0, min: 0, max: 0, agents: 0 }
-      : { ...meanStd(live), min: Math.min(...live), max: Math.max(...live), agents: live.length };
+      : { ...meanPopulationStd(live), min: Math.min(...live), max: Math.max(...live), agents: live.length };
   return { groups: out, skippedGroups: out.filter((g) => g.skipped).length, stats };
+}
+
+/**
+ * From one step's credited trajectories to the GRPO batch and the step's reward metrics
+ * (docs/architecture.md: credit -> advantages -> token advantages). A group is the G credited
+ * trajectories of one question.
+ */
+
+/** Per-trajectory, per-agent (by agent id) rewards of a group. */
+export function groupRewards(g: CreditedGroup): GroupRewards {
+  return g.trajectories.map((ct) => ct.agents.map((c) => ({ role: c.role, total: c.total })));
+}
+
+export interface RlBatch {
+  sequences: RlSequence[];
+  advantages: BatchAdvantages;
+  /** Turns dropped for exceeding maxTokens. */
+  dropped: number;
+}
+
+/** message index -> advantage for the messages of `ct` that carry a share (messageAdvantage above). */
+function messageAdvantages(ct: CreditedTrajectory, ga: GroupAdvantages): Map<number, number> {
+  const mine = ct.messages ?? [];
+  const count = new Map<number, number>();
+  for (const m of mine) count.set(m.agent, (count.get(m.agent) ?? 0) + 1);
+  const out = new Map<number, number>();
+  for (const m of mine) {
+    const agent = ct.agents[m.agent];
+    if (!agent) throw new Error(`rl batch: message reward for trajectory ${ct.trajectory.id} names agent ${m.agent}, which it does not have`);
+    out.set(m.messageIndex, messageAdvantage(ga, agent.role, agent.total, m.reward, count.get(m.agent) as number));
+  }
+  return out;
+}
+
+/**
+ * Advantages per (group, role), then one sequence per generated turn of every non-skipped group,
+ * each carrying its agent's advantage (and, with message rewards, each message its own). Turns longer than `maxTokens` (when given) are dropped.
+ */
+export function buildRlBatch(groups: readonly CreditedGroup[], enc: ChatEncoder, advEps: number, maxTokens?: number, scale: RewardScale = 'group'): RlBatch {
+  const advantages = batchAdvantages(groups.map(groupRewards), advEps, scale);
+  const all: RlSequence[] = [];
+  groups.forEach((g, gi) => {
+    const ga = advantages.groups[gi];
+    if (!ga || ga.skipped) return;
+    g.trajectories.forEach((ct, ti) => all.push(...trajectorySequences(ct.trajectory, ga.adv[ti] as number[], enc, { messageAdv: ct.messages?.length ? messageAdvantages(ct, ga) : undefined })));
+  });
+  const { kept, dropped } = maxTokens ? capLength(all, maxTokens) : { kept: all, dropped: 0 };
+  return { sequences: kept, advantages, dropped };
+}
+
+const mean = (xs: readonly number[]): number => (xs.length === 0 ? Number.NaN : xs.reduce((a, x) => a + x, 0) / xs.length);
+
+/**
+ * Reward metrics of a step, namespaced for metrics.jsonl / TensorBoard / `sharp plot`:
+ * `reward/<role>` (mean total), `reward/<part>/<role>` (broadcast, marginal, tool), `credit/<role>`
+ * (mean marginal credit, the SHARP part), `accuracy` (fraction of trajectories whose planner got the
+ * broadcast reward, i.e. answered correctly), `adv/*`, `groups/skipped`.
+ */
+export function rewardMetrics(groups: readonly CreditedGroup[], adv: BatchAdvantages): Record<string, number> {
+  const out: Record<string, number> = {};
+  const credits = groups.flatMap((g) => g.trajectories.flatMap((ct) => ct.agents));
+  const roles = [...new Set(credits.map((c) => c.role))].sort() as Role[];
+  for (const role of roles) {
+    const mine = credits.filter((c) => c.role === role);
+    out[`reward/${role}`] = mean(mine.map((c) => c.total));
+    for (const part of ['broadcast', 'marginal', 'tool'] as const) out[`reward/${part}/${role}`] = mean(mine.map((c) => c.parts[part]));
+    out[`credit/${role}`] = mean(mine.map((c) => c.parts.marginal));
+  }
+  const planners = credits.filter((c) => c.agent === 0);
+  out.accuracy = mean(planners.map((c) => (c.parts.broadcast > 0 ? 1 : 0)));
+  out['adv/mean'] = adv.stats.mean;
+  out['adv/std'] = adv.stats.std;
+  out['adv/min'] = adv.stats.min;
+  out['adv/max'] = adv.stats.max;
+  out['groups/skipped'] = adv.skippedGroups;
+  out['groups/total'] = groups.length;
+  return out;
 }

@@ -13,7 +13,7 @@ import { Rng } from '../../random/rng.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
 import { makeCollect } from './collect.ts';
-import { buildRlBatch } from './rl-batch.ts';
+import { buildRlBatch } from './advantages.ts';
 
 /**
  * credit.failurePairs in the trainer's collect: the rule judge, the engine's agent context and a

@@ -10,17 +10,19 @@ import { prepareForTraining, trainingSetup } from '../optim/trainable.ts';
 import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
 import { Progress } from '../../run/progress.ts';
 import { TensorBoardWriter } from '../metrics/tensorboard.ts';
-import { buildRlBatch, rewardMetrics, updateMetrics } from './rl-batch.ts';
+import { buildRlBatch, rewardMetrics } from './advantages.ts';
 import type { Collected, CollectContext } from './types.ts';
-import { createOptimizer, optimizerSettings } from '../optim/optimizer.ts';
+import { createAdamW, learningRateAt, optimizerSettings } from '../optim/optimizer.ts';
 import { pairSequences, type ChatEncoder } from '../batches/sequences.ts';
 import { grpoUpdate } from './update.ts';
 import { assertFiniteWeights, atStep } from '../optim/diverged.ts';
 
 /**
  * The GRPO training loop: it only sequences the stages (no god trainer):
- *   questions (data cursor) -> collect (rollouts + credit, injected) -> advantages -> update ->
- *   metrics (metrics.jsonl, TensorBoard, progress) -> checkpoint every N steps.
+ *   questions (data cursor) -> collect (rollouts + credit, injected) -> advantages and sequences
+ *   (advantages.ts buildRlBatch) -> lr = learningRateAt(step) -> update (update.ts: loss,
+ *   accumulate, clip, AdamW at that lr) -> metrics (metrics.jsonl, TensorBoard, progress) ->
+ *   checkpoint every N steps.
  * Resume: the latest complete checkpoint of the run folder gives the weights, AdamW state, step,
  * data cursor and RNG state, so 2 steps + resume + 2 steps equals 4 steps straight. A stop request
  * (Ctrl-C: `stop.requested`) finishes the current step, saves, and returns normally.
@@ -100,7 +102,8 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
   const latest = o.resume === false ? undefined : await latestCheckpoint(o.runDir);
   let state: TrainerState;
   let model: CausalLM;
-  const { adamw: optimizer, lrAt } = createOptimizer(optimizerSettings(cfg, 'grpo'));
+  const settings = optimizerSettings(cfg, 'grpo');
+  const optimizer = createAdamW(settings);
   if (latest) {
     state = await readTrainerState(latest.dir);
     if (!o.forceResume) assertSameConfig(latest.dir, state, hash);
@@ -144,15 +147,15 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
       const t1 = performance.now();
       const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens, cfg.scaleRewards);
       const pairs = cfg.dpoWeight > 0 && collected.pairs ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];
-      const lr = lrAt(state.step);
+      const lr = learningRateAt(state.step, settings);
       const record: MetricRecord = { ...rewardMetrics(collected.groups, batch.advantages), ...(collected.metrics ?? {}), 'train/lr': lr, 'batch/dropped': batch.dropped };
       if (batch.sequences.length > 0) {
-        const stats = atStep(state.step + 1, 'train: RL', () => grpoUpdate(
+        const update = atStep(state.step + 1, 'train: RL', () => grpoUpdate(
           { model, optimizer, accumulator, ref, lr, padId: o.padId, dpo: pairs.length > 0 ? { pairs, weight: cfg.dpoWeight, beta: cfg.dpoBeta } : undefined },
           batch.sequences,
           cfg,
         ));
-        Object.assign(record, updateMetrics(stats));
+        Object.assign(record, update);
       }
       const t2 = performance.now();
       const tokens = typeof record['batch/tokens'] === 'number' ? record['batch/tokens'] : 0;

@@ -9,7 +9,8 @@ import { tokenStats } from '../../model/logprobs.ts';
 import { groupAdvantages } from './advantages.ts';
 import { AdamW } from '../optim/adamw.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
-import { advantageTensor, grpoUpdate, type GrpoUpdateConfig, type TrainSequence } from './update.ts';
+import { advantageTensor, grpoUpdate, type GrpoUpdateConfig } from './update.ts';
+import type { RlSequence } from '../batches/sequences.ts';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -42,7 +43,7 @@ async function sample(model: CausalLM, rng: Rng, n: number): Promise<GenerateRes
   return generate(model, reqs, { temperature: 1, topK: 0, topP: 1, rng, eosIds: [], decoder });
 }
 
-function sequences(results: GenerateResult[]): TrainSequence[] | undefined {
+function sequences(results: GenerateResult[]): RlSequence[] | undefined {
   const g = groupAdvantages(results.map((r) => [{ role: 'planner' as const, total: reward(r) }]), 1e-6);
   if (g.skipped) return undefined;
   return results.map((r, i) => ({
@@ -50,6 +51,7 @@ function sequences(results: GenerateResult[]): TrainSequence[] | undefined {
     trainMask: [...PROMPT.map(() => 0), ...r.tokenIds.map(() => 1)],
     sampleLogp: [...PROMPT.map(() => 0), ...r.logprobs],
     adv: g.adv[i]?.[0] as number,
+    source: { trajectory: `t${i}`, agent: 0, message: 1 },
   }));
 }
 
@@ -83,11 +85,11 @@ describe('grpoUpdate', () => {
       updates++;
       if (updates === 1) {
         // pi_old recomputed by the training forward: the first epoch's ratio is exactly 1.
-        expect(stats.ratioMin).toBeCloseTo(1, 6);
-        expect(stats.ratioMax).toBeCloseTo(1, 6);
-        expect(stats.approxKl).toBeCloseTo(0, 7);
-        expect(stats.tokens).toBe(G * NEW_TOKENS);
-        expect(stats.gradNorm).toBeGreaterThan(0);
+        expect(stats['losses/ratio_min']).toBeCloseTo(1, 6);
+        expect(stats['losses/ratio_max']).toBeCloseTo(1, 6);
+        expect(stats['losses/approx_kl']).toBeCloseTo(0, 7);
+        expect(stats['batch/tokens']).toBe(G * NEW_TOKENS);
+        expect(stats['grad/norm']).toBeGreaterThan(0);
         // Every trainable variable changed after one step.
         const after = snapshot(model);
         const unchanged = [...initial].filter(([n, v]) => (after.get(n) as Float32Array).every((x, i) => x === v[i])).map(([n]) => n);
@@ -107,7 +109,7 @@ describe('grpoUpdate', () => {
   it('keeps tf.memory().numTensors flat across 20 updates', async () => {
     const model = CausalLM.random(hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 128, vocab: VOCAB }), 6);
     const rng = new Rng(8);
-    let seqs: TrainSequence[] | undefined;
+    let seqs: RlSequence[] | undefined;
     while (!seqs) seqs = sequences(await sample(model, rng, 12));
     const optimizer = new AdamW({ lr: 1e-3, weightDecay: 0.01 });
     const accumulator = new GradientAccumulator(model.trainableVariables());
@@ -126,23 +128,23 @@ describe('grpoUpdate', () => {
     const model = CausalLM.random(hf, 9);
     const ref = CausalLM.random(hf, 9);
     const rng = new Rng(4);
-    let seqs: TrainSequence[] | undefined;
+    let seqs: RlSequence[] | undefined;
     while (!seqs) seqs = sequences(await sample(model, rng, 16));
     const optimizer = new AdamW({ lr: 1e-3 });
     const accumulator = new GradientAccumulator(model.trainableVariables());
     // Sampling logprobs (KV-cache decode) against the training forward: ratio 1 within float32 noise.
     const first = grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, seqs, { ...CFG, oldLogp: 'sampling' });
-    expect(Math.abs(first.ratioMin - 1)).toBeLessThan(1e-3);
-    expect(Math.abs(first.ratioMax - 1)).toBeLessThan(1e-3);
+    expect(Math.abs(first['losses/ratio_min'] - 1)).toBeLessThan(1e-3);
+    expect(Math.abs(first['losses/ratio_max'] - 1)).toBeLessThan(1e-3);
     const stats = grpoUpdate({ model, optimizer, accumulator, ref, lr: 1e-3 }, seqs, { ...CFG, klBeta: 0.1, microBatch: 5, epochs: 2, logEntropy: true });
-    expect(stats.microBatches).toBe(4); // ceil(16 / 5)
+    expect(stats['batch/micro_batches']).toBe(4); // ceil(16 / 5)
     // The policy has moved (3 updates by the last epoch), the reference has not -> refKl > 0; entropy of a near-uniform
     // 48-way policy is close to ln 48 = 3.87.
-    expect(stats.refKl).toBeGreaterThan(0);
-    expect(stats.entropy).toBeGreaterThan(3.4);
-    expect(stats.entropy).toBeLessThan(Math.log(48) + 1e-3);
-    expect(() => grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, seqs as TrainSequence[], { ...CFG, klBeta: 0.1 })).toThrow('klBeta > 0 needs a reference model');
-    expect(() => grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, [{ ids: [1, 2], trainMask: [1, 1], adv: 1 }], CFG)).toThrow(
+    expect(stats['losses/ref_kl']).toBeGreaterThan(0);
+    expect(stats['losses/entropy']).toBeGreaterThan(3.4);
+    expect(stats['losses/entropy']).toBeLessThan(Math.log(48) + 1e-3);
+    expect(() => grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, seqs as RlSequence[], { ...CFG, klBeta: 0.1 })).toThrow('klBeta > 0 needs a reference model');
+    expect(() => grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, [{ ids: [1, 2], trainMask: [1, 1], sampleLogp: [0, 0], adv: 1, source: { trajectory: 't', agent: 0, message: 1 } }], CFG)).toThrow(
       'sequence 0 trainMask[0] must be 0',
     );
     accumulator.dispose();
@@ -156,7 +158,7 @@ describe('grpoUpdate', () => {
     const shortcut = CausalLM.random(hf, 5);
     const explicit = CausalLM.random(hf, 5);
     const rng = new Rng(6);
-    let seqs: TrainSequence[] | undefined;
+    let seqs: RlSequence[] | undefined;
     while (!seqs) seqs = sequences(await sample(shortcut, rng, 16));
     // pi_old computed by a separate forward, handed in as the sampling log-probs.
     const ids = tf.tensor2d(seqs.map((s) => s.ids), undefined, 'int32'); // [16, 6]
@@ -165,7 +167,7 @@ describe('grpoUpdate', () => {
     const rows = lp.arraySync();
     const withOld = seqs.map((s, r) => ({ ...s, sampleLogp: s.ids.map((_, t) => (t === 0 ? 0 : (rows[r]?.[t - 1] as number))) }));
     tf.dispose([ids, ones, lp]);
-    const run = (model: CausalLM, batch: TrainSequence[], cfg: GrpoUpdateConfig) => {
+    const run = (model: CausalLM, batch: RlSequence[], cfg: GrpoUpdateConfig) => {
       const optimizer = new AdamW({ lr: 1e-2 });
       const accumulator = new GradientAccumulator(model.trainableVariables());
       const stats = grpoUpdate({ model, optimizer, accumulator, lr: 1e-2 }, batch, cfg);
@@ -177,11 +179,11 @@ describe('grpoUpdate', () => {
     const a = run(shortcut, seqs, CFG);
     expect(tf.memory().numTensors).toBe(before);
     const b = run(explicit, withOld, { ...CFG, oldLogp: 'sampling' });
-    expect(a.ratioMin).toBe(1);
-    expect(a.ratioMax).toBe(1);
-    expect(a.loss).toBeCloseTo(b.loss, 6);
-    expect(a.gradNorm).toBeCloseTo(b.gradNorm, 5);
-    expect(a.gradNorm).toBeGreaterThan(0);
+    expect(a['losses/ratio_min']).toBe(1);
+    expect(a['losses/ratio_max']).toBe(1);
+    expect(a['losses/total']).toBeCloseTo(b['losses/total'], 6);
+    expect(a['grad/norm']).toBeCloseTo(b['grad/norm'], 5);
+    expect(a['grad/norm']).toBeGreaterThan(0);
     const wb = snapshot(explicit);
     for (const [name, w] of snapshot(shortcut)) {
       const o = wb.get(name) as Float32Array;
@@ -194,25 +196,25 @@ describe('grpoUpdate', () => {
 
   it('per-token advantages: laid out as the loss reads them, and equal ones give the per-sequence loss and gradient', async () => {
     // Position t of [b, L-1] scores ids[t + 1]; the shorter row falls back to its adv, padding too (masked anyway).
-    const a = advantageTensor([
-      { ids: [1, 2, 3, 4], trainMask: [0, 0, 1, 1], adv: 0.5, tokenAdv: [0, 0, 2, -3] },
-      { ids: [1, 2, 3], trainMask: [0, 1, 1], adv: -1 },
-    ]);
+    const seq = (ids: number[], trainMask: number[], adv: number, tokenAdv?: number[]): RlSequence => ({
+      ids, trainMask, sampleLogp: ids.map(() => 0), adv, ...(tokenAdv ? { tokenAdv } : {}), source: { trajectory: 't', agent: 0, message: 1 },
+    });
+    const a = advantageTensor([seq([1, 2, 3, 4], [0, 0, 1, 1], 0.5, [0, 0, 2, -3]), seq([1, 2, 3], [0, 1, 1], -1)]);
     expect(a.shape).toEqual([2, 3]);
     expect(Array.from(a.dataSync())).toEqual([0, 2, -3, -1, -1, 0]);
     a.dispose();
-    const one = advantageTensor([{ ids: [1, 2], trainMask: [0, 1], adv: 0.5 }]);
+    const one = advantageTensor([seq([1, 2], [0, 1], 0.5)]);
     expect(one.shape).toEqual([1]);
     one.dispose();
 
     const hf = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 128, vocab: VOCAB });
-    let seqs: TrainSequence[] | undefined;
+    let seqs: RlSequence[] | undefined;
     const rng = new Rng(11);
     const sampler = CausalLM.random(hf, 12);
     while (!seqs) seqs = sequences(await sample(sampler, rng, 8));
     sampler.dispose();
     const perToken = seqs.map((s) => ({ ...s, tokenAdv: s.ids.map((_, i) => (s.trainMask[i] ? s.adv : 0)) }));
-    const run = (xs: TrainSequence[]) => {
+    const run = (xs: RlSequence[]) => {
       const model = CausalLM.random(hf, 12);
       const optimizer = new AdamW({ lr: 1e-3 });
       const accumulator = new GradientAccumulator(model.trainableVariables());
@@ -225,11 +227,11 @@ describe('grpoUpdate', () => {
     };
     const x = run(seqs);
     const y = run(perToken);
-    expect(y.stats.loss).toBeCloseTo(x.stats.loss, 6);
-    expect(y.stats.gradNorm).toBeCloseTo(x.stats.gradNorm, 5);
+    expect(y.stats['losses/total']).toBeCloseTo(x.stats['losses/total'], 6);
+    expect(y.stats['grad/norm']).toBeCloseTo(x.stats['grad/norm'], 5);
     // Blaming one token instead changes the update.
     const blamed = perToken.map((s, i) => (i === 0 ? { ...s, tokenAdv: s.tokenAdv.map((v, j) => (j === s.ids.length - 1 ? -5 : v)) } : s));
-    expect(Math.abs(run(blamed).stats.loss - x.stats.loss)).toBeGreaterThan(1e-4);
-    expect(() => run([{ ...perToken[0], tokenAdv: [0] } as TrainSequence])).toThrow('tokenAdv has 1 entries');
+    expect(Math.abs(run(blamed).stats['losses/total'] - x.stats['losses/total'])).toBeGreaterThan(1e-4);
+    expect(() => run([{ ...perToken[0], tokenAdv: [0] } as RlSequence])).toThrow('tokenAdv has 1 entries');
   });
 });

@@ -26,11 +26,11 @@ describe('dpoLoss (hand-computed, beta 0.1)', () => {
   it('gives the loss and stats', () => {
     const { loss, stats } = dpoLoss(inputs(), { beta: 0.1 });
     expect(num(loss)).toBeCloseTo(0.684548, 5);
-    expect(num(stats.rewardChosen)).toBeCloseTo(0.025, 6);
-    expect(num(stats.rewardRejected)).toBeCloseTo(0, 6);
-    expect(num(stats.rewardMargin)).toBeCloseTo(0.025, 6);
-    expect(num(stats.accuracy)).toBe(0.5);
-    expect(num(stats.pairs)).toBe(2);
+    expect(num(stats['dpo/rewardChosen'])).toBeCloseTo(0.025, 6);
+    expect(num(stats['dpo/rewardRejected'])).toBeCloseTo(0, 6);
+    expect(num(stats['dpo/rewardMargin'])).toBeCloseTo(0.025, 6);
+    expect(num(stats['dpo/accuracy'])).toBe(0.5);
+    expect(num(stats['dpo/pairs'])).toBe(2);
   });
 
   it('has the analytic gradient d/d lp+ = -beta * sigmoid(-z) / N', () => {

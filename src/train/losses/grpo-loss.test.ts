@@ -1,8 +1,7 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../backend/select.ts';
-import { grpoLoss, mergeTokenStats, type GrpoOptions, type GrpoInputs } from './grpo-loss.ts';
-import { fullBatchNormalizer } from './aggregate.ts';
+import { aggregate, fullBatchNormalizer, grpoLoss, grpoMetrics, stopGradient, type GrpoOptions, type GrpoInputs } from './grpo-loss.ts';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -44,13 +43,13 @@ describe('grpoLoss values (hand-computed)', () => {
   it('token-mean: (-2.7 + 4.6) / 5 = 0.38, with stats', () => {
     const { loss, stats } = grpoLoss(inputs(), base);
     expect(num(loss)).toBeCloseTo(0.38, 5);
-    expect(num(stats.tokens)).toBe(5);
-    expect(num(stats.clipFracHigh)).toBeCloseTo(0.2, 6); // 1 of 5 (row 0, r = 1.5, A > 0)
-    expect(num(stats.clipFracLow)).toBeCloseTo(0.2, 6); // 1 of 5 (row 1, r = 0.5, A < 0)
+    expect(num(stats['batch/tokens'])).toBe(5);
+    expect(num(stats['losses/clipfrac_high'])).toBeCloseTo(0.2, 6); // 1 of 5 (row 0, r = 1.5, A > 0)
+    expect(num(stats['losses/clipfrac_low'])).toBeCloseTo(0.2, 6); // 1 of 5 (row 1, r = 0.5, A < 0)
     // (r - 1) - ln r: 0, 0.0945349, 0.1931472, 0.1931472, 0.0945349 -> sum 0.5753642 / 5 = 0.1150728
-    expect(num(stats.approxKl)).toBeCloseTo(0.1150728, 5);
-    expect(num(stats.ratioMin)).toBeCloseTo(0.5, 6);
-    expect(num(stats.ratioMax)).toBeCloseTo(1.5, 6); // the masked 3.0 is ignored
+    expect(num(stats['losses/approx_kl'])).toBeCloseTo(0.1150728, 5);
+    expect(num(stats['losses/ratio_min'])).toBeCloseTo(0.5, 6);
+    expect(num(stats['losses/ratio_max'])).toBeCloseTo(1.5, 6); // the masked 3.0 is ignored
   });
 
   it('seq-mean-token-mean: (-2.7/3 + 4.6/2) / 2 = 0.7', () => {
@@ -67,7 +66,7 @@ describe('grpoLoss values (hand-computed)', () => {
     // token 2 becomes -min(1.5, 1.5) = -1.5: (-1 - 1.5 - 0.5 + 1.6 + 3) / 5 = 0.32
     const { loss, stats } = grpoLoss(inputs(), { ...base, clipHigh: 0.6 });
     expect(num(loss)).toBeCloseTo(0.32, 5);
-    expect(num(stats.clipFracHigh)).toBe(0);
+    expect(num(stats['losses/clipfrac_high'])).toBe(0);
   });
 
   it('per-token advantages [B, T] equal the broadcast [B] form', () => {
@@ -92,12 +91,12 @@ describe('grpoLoss values (hand-computed)', () => {
     const { loss, stats } = grpoLoss(inputs({ refLogp, entropy }), { ...base, beta: 0.5 });
     // 0.38 + 0.5 * 0.3068528 / 5 = 0.4106853
     expect(num(loss)).toBeCloseTo(0.4106853, 5);
-    expect(num(stats.refKl as tf.Scalar)).toBeCloseTo(0.3068528 / 5, 6);
-    expect(num(stats.entropy as tf.Scalar)).toBeCloseTo(3, 6); // (1+2+3+4+5) / 5
+    expect(num(stats['losses/ref_kl'] as tf.Scalar)).toBeCloseTo(0.3068528 / 5, 6);
+    expect(num(stats['losses/entropy'] as tf.Scalar)).toBeCloseTo(3, 6); // (1+2+3+4+5) / 5
     // beta = 0 holds no reference: refLogp is ignored and refKl absent
     const r0 = grpoLoss(inputs({ refLogp }), base);
     expect(num(r0.loss)).toBeCloseTo(0.38, 5);
-    expect(r0.stats.refKl).toBeUndefined();
+    expect(r0.stats['losses/ref_kl']).toBeUndefined();
   });
 
   it('micro-batches with the full-batch normalizer sum to the full-batch loss, for every aggregation', () => {
@@ -113,10 +112,11 @@ describe('grpoLoss values (hand-computed)', () => {
         );
       });
       expect(num(parts[0].loss) + num(parts[1].loss)).toBeCloseTo(full, 5);
-      const merged = mergeTokenStats(parts.map((p) => Object.fromEntries(Object.entries(p.stats).map(([k, v]) => [k, num(v)]))));
-      expect(merged.tokens).toBe(5);
-      expect(merged.clipFracLow).toBeCloseTo(0.2, 6);
-      expect(merged.ratioMax).toBeCloseTo(1.5, 6);
+      const merged = grpoMetrics(parts.map((p) => Object.fromEntries(Object.entries(p.stats).map(([k, v]) => [k, num(v)]))));
+      expect(merged['batch/tokens']).toBe(5);
+      expect(merged['losses/clipfrac_low']).toBeCloseTo(0.2, 6);
+      expect(merged['losses/clipfrac']).toBeCloseTo(0.4, 6);
+      expect(merged['losses/ratio_max']).toBeCloseTo(1.5, 6);
     }
   });
 
@@ -235,5 +235,39 @@ describe('grpoLoss gradient on the tiny model (directional finite differences)',
     }
     tf.dispose([ids, attn, mask, offsets, old, ref, adv, ...Object.values(grads)]);
     model.dispose();
+  });
+});
+
+// per-token [[1, 2, 3], [4, 5, 6]], mask [[1, 1, 0], [1, 0, 0]]: row sums 3 and 4, token counts 2 and 1
+const perTok = () => tf.tensor2d([[1, 2, 3], [4, 5, 6]]);
+const aggMask = () => tf.tensor2d([[1, 1, 0], [1, 0, 0]]);
+
+describe('aggregate', () => {
+  it('token-mean: (3 + 4) / 3 = 2.3333333', () => expect(num(aggregate('token-mean', perTok(), aggMask()))).toBeCloseTo(7 / 3, 6));
+  it('seq-mean-token-mean: (3/2 + 4/1) / 2 = 2.75', () => expect(num(aggregate('seq-mean-token-mean', perTok(), aggMask()))).toBeCloseTo(2.75, 6));
+  it('seq-mean-token-sum-norm, maxLen 4: (3/4 + 4/4) / 2 = 0.875', () =>
+    expect(num(aggregate('seq-mean-token-sum-norm', perTok(), aggMask(), { maxLen: 4 }))).toBeCloseTo(0.875, 6));
+  it('divides by an explicit full-batch normalizer', () => expect(num(aggregate('token-mean', perTok(), aggMask(), { normalizer: 7 }))).toBeCloseTo(1, 6));
+  it('full-batch normalizers: tokens for token-mean, sequences otherwise', () => {
+    expect(fullBatchNormalizer('token-mean', [2, 1, 0])).toBe(3);
+    expect(fullBatchNormalizer('seq-mean-token-mean', [2, 1, 0])).toBe(3);
+    expect(fullBatchNormalizer('token-mean', [])).toBe(1);
+  });
+  it('rejects bad options with one line', () => {
+    expect(() => aggregate('token-mean', perTok(), aggMask(), { normalizer: 0 })).toThrow('normalizer must be > 0');
+    expect(() => aggregate('nope' as 'token-mean', perTok(), aggMask())).toThrow("unknown aggregation 'nope'");
+  });
+});
+
+describe('stopGradient', () => {
+  it('keeps the values and zeroes the gradient through it: d/dx sum(x * sg(x)) = x, not 2x', () => {
+    const x = tf.tensor2d([[1, -2], [3, 0.5]]); // [2, 2]
+    const sg = stopGradient(x);
+    expect(Array.from(sg.dataSync())).toEqual([1, -2, 3, 0.5]);
+    const g = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(v, stopGradient(v))))(x); // [2, 2]
+    expect(Array.from(g.dataSync())).toEqual([1, -2, 3, 0.5]);
+    const r = tf.grad((v: tf.Tensor) => tf.sum(tf.exp(tf.sub(v, stopGradient(v)))))(x); // [2, 2] ratio 1, gradient 1
+    expect(Array.from(r.dataSync())).toEqual([1, 1, 1, 1]);
+    tf.dispose([x, sg, g, r]);
   });
 });

@@ -1,21 +1,22 @@
 import * as tf from '@tensorflow/tfjs';
-import { aggregate, type Aggregation } from './aggregate.ts';
 
 /**
  * GRPO clipped surrogate with an optional k3 KL penalty:
  *   rho   = exp(logp - logp_old)
  *   l_t   = -min(rho * A, clip(rho, 1 - eps_low, 1 + eps_high) * A) + beta * KL_k3
  *   KL_k3 = exp(ref - logp) - (ref - logp) - 1          (Schulman's k3, as in arXiv:2402.03300 eq. 4)
- * aggregated over masked tokens by `aggregation` (see aggregate.ts). Asymmetric eps_low / eps_high
+ * aggregated over masked tokens by `aggregation` (see aggregate below). Asymmetric eps_low / eps_high
  * is DAPO's clip-higher (arXiv:2503.14476 section 3.1).
  *
- * Returns the loss and detached statistics as scalar tensors (no host sync here, so the function
- * can run inside tf.variableGrads; the caller reads all stats of a step at once):
- * - clipFracLow / clipFracHigh: fraction of tokens where the clip is active (A < 0 and rho below
+ * Returns the loss and detached statistics as scalar tensors under their metric names (no host
+ * sync here, so the function can run inside tf.variableGrads; the caller reads all stats of a step
+ * at once, and grpoMetrics merges the micro-batches'):
+ * - losses/clipfrac_low / _high: fraction of tokens where the clip is active (A < 0 and rho below
  *   1 - eps_low; A > 0 and rho above 1 + eps_high), i.e. tokens that get no gradient;
- * - approxKl: mean of (rho - 1) - log rho, the k3 estimate of KL(pi_old || pi) (cleanRL ppo.py);
- * - ratioMin / ratioMax over masked tokens; entropy (mean) when given; refKl (mean k3) when beta > 0.
- * Every mean is over this batch's masked tokens, so micro-batch stats merge weighted by `tokens`.
+ * - losses/approx_kl: mean of (rho - 1) - log rho, the k3 estimate of KL(pi_old || pi) (cleanRL ppo.py);
+ * - losses/ratio_min / _max over masked tokens; losses/entropy (mean) when given; losses/ref_kl
+ *   (mean k3) when beta > 0; batch/tokens, the masked tokens.
+ * Every mean is over this batch's masked tokens, so micro-batch stats merge weighted by batch/tokens.
  */
 export interface GrpoInputs {
   /** Log-prob of each target token under the policy being trained. [B, T] */
@@ -38,7 +39,7 @@ export interface GrpoOptions {
   /** KL coefficient; 0 = no KL term (refLogp is then ignored). */
   beta: number;
   aggregation: Aggregation;
-  /** Full-batch denominator for micro-batching (aggregate.ts fullBatchNormalizer). */
+  /** Full-batch denominator for micro-batching (fullBatchNormalizer below). */
   normalizer?: number;
   /** Dr. GRPO constant length for seq-mean-token-sum-norm (default T). */
   maxLen?: number;
@@ -46,12 +47,12 @@ export interface GrpoOptions {
 
 export interface GrpoStatTensors {
   [key: string]: tf.Scalar;
-  tokens: tf.Scalar;
-  clipFracLow: tf.Scalar;
-  clipFracHigh: tf.Scalar;
-  approxKl: tf.Scalar;
-  ratioMin: tf.Scalar;
-  ratioMax: tf.Scalar;
+  'batch/tokens': tf.Scalar;
+  'losses/clipfrac_low': tf.Scalar;
+  'losses/clipfrac_high': tf.Scalar;
+  'losses/approx_kl': tf.Scalar;
+  'losses/ratio_min': tf.Scalar;
+  'losses/ratio_max': tf.Scalar;
 }
 
 export interface GrpoLossResult {
@@ -94,7 +95,7 @@ export function grpoLoss(inp: GrpoInputs, opts: GrpoOptions): GrpoLossResult {
       klTok = tf.sub(tf.sub(tf.exp(d), d), 1) as tf.Tensor2D; // [B, T]
       perToken = tf.add(perToken, tf.mul(klTok, opts.beta)); // [B, T]
     }
-    const loss = aggregate(opts.aggregation, perToken, mask, { normalizer: opts.normalizer, maxLen: opts.maxLen });
+    const loss = aggregate(opts.aggregation, perToken, mask, { normalizer: opts.normalizer, maxLen: opts.maxLen }); // []
 
     // Detached statistics: none of them feeds the loss, so no gradient flows through them.
     const tokens = tf.sum(mask) as tf.Scalar; // []
@@ -105,43 +106,124 @@ export function grpoLoss(inp: GrpoInputs, opts: GrpoOptions): GrpoLossResult {
     const high = tf.mul(f32(tf.greater(ratio, 1 + opts.clipHigh)), f32(tf.greater(adv, 0))); // [B, T]
     const on = tf.greater(mask, 0); // [B, T]
     const stats: GrpoStatTensors = {
-      tokens,
-      clipFracLow: maskedMean(low),
-      clipFracHigh: maskedMean(high),
-      approxKl: maskedMean(tf.sub(tf.sub(ratio, 1), logRatio)),
-      ratioMin: tf.min(tf.where(on, ratio, tf.fill([B, T], Number.POSITIVE_INFINITY))) as tf.Scalar,
-      ratioMax: tf.max(tf.where(on, ratio, tf.fill([B, T], Number.NEGATIVE_INFINITY))) as tf.Scalar,
+      'batch/tokens': tokens,
+      'losses/clipfrac_low': maskedMean(low),
+      'losses/clipfrac_high': maskedMean(high),
+      'losses/approx_kl': maskedMean(tf.sub(tf.sub(ratio, 1), logRatio)),
+      'losses/ratio_min': tf.min(tf.where(on, ratio, tf.fill([B, T], Number.POSITIVE_INFINITY))) as tf.Scalar, // []
+      'losses/ratio_max': tf.max(tf.where(on, ratio, tf.fill([B, T], Number.NEGATIVE_INFINITY))) as tf.Scalar, // []
     };
-    if (inp.entropy) stats.entropy = maskedMean(inp.entropy);
-    if (klTok) stats.refKl = maskedMean(klTok);
+    if (inp.entropy) stats['losses/entropy'] = maskedMean(inp.entropy);
+    if (klTok) stats['losses/ref_kl'] = maskedMean(klTok);
     return { loss, stats };
   });
 }
 
-/** GRPO stats of one update as plain numbers (after mergeTokenStats). */
-export interface GrpoStats {
-  [key: string]: number;
+/**
+ * The GRPO metrics of one update from its micro-batches' stats read back as numbers:
+ * `_min` / `_max` keys by min / max, every other mean weighted by batch/tokens, which is summed;
+ * micro-batches without tokens are ignored. losses/clipfrac is the clipped fraction both ways.
+ */
+export function grpoMetrics(parts: readonly Record<string, number>[]): Record<string, number> {
+  const TOKENS = 'batch/tokens';
+  const live = parts.filter((p) => (p[TOKENS] ?? 0) > 0);
+  const total = live.reduce((s, p) => s + (p[TOKENS] ?? 0), 0);
+  const out: Record<string, number> = { [TOKENS]: total };
+  if (live.length === 0) return out;
+  const keys = new Set(live.flatMap((p) => Object.keys(p)));
+  keys.delete(TOKENS);
+  for (const k of keys) {
+    const have = live.filter((p) => p[k] !== undefined);
+    if (k.endsWith('_min')) out[k] = Math.min(...have.map((p) => p[k] as number));
+    else if (k.endsWith('_max')) out[k] = Math.max(...have.map((p) => p[k] as number));
+    else {
+      const w = have.reduce((s, p) => s + (p[TOKENS] as number), 0);
+      out[k] = have.reduce((s, p) => s + (p[k] as number) * (p[TOKENS] as number), 0) / w;
+    }
+  }
+  const low = out['losses/clipfrac_low'];
+  const high = out['losses/clipfrac_high'];
+  if (low !== undefined && high !== undefined) out['losses/clipfrac'] = low + high;
+  return out;
 }
 
 /**
- * Merges per-micro-batch stats read back as numbers: min/max keys by min/max, every other mean
- * weighted by `tokens`; `tokens` itself is summed. Micro-batches without tokens are ignored.
+ * Loss aggregation: how a per-token loss [B, T] becomes one scalar. A
+ * registry, chosen once by name.
+ *
+ * - `token-mean`: sum over all masked tokens / number of masked tokens (DAPO, arXiv:2503.14476,
+ *   section 3.3: long answers weigh in proportion to their length).
+ * - `seq-mean-token-mean`: mean over tokens of each sequence, then mean over sequences (the original
+ *   GRPO, arXiv:2402.03300 eq. 3).
+ * - `seq-mean-token-sum-norm`: sum over tokens / a constant max length, mean over sequences
+ *   (Dr. GRPO, arXiv:2503.20783 section 3.1: removes the length bias of per-sequence normalisation).
+ *
+ * Micro-batching: the denominator of the FULL batch (all micro-batches of an update) can be passed
+ * as `normalizer` (see fullBatchNormalizer), so that the micro-batch losses (and their gradients)
+ * sum to exactly the full-batch loss.
  */
-export function mergeTokenStats(parts: readonly Record<string, number>[]): GrpoStats {
-  const live = parts.filter((p) => (p.tokens ?? 0) > 0);
-  const total = live.reduce((s, p) => s + (p.tokens ?? 0), 0);
-  const out: GrpoStats = { tokens: total };
-  if (live.length === 0) return out;
-  const keys = new Set(live.flatMap((p) => Object.keys(p)));
-  keys.delete('tokens');
-  for (const k of keys) {
-    const have = live.filter((p) => p[k] !== undefined);
-    if (k.endsWith('Min')) out[k] = Math.min(...have.map((p) => p[k] as number));
-    else if (k.endsWith('Max')) out[k] = Math.max(...have.map((p) => p[k] as number));
-    else {
-      const w = have.reduce((s, p) => s + (p.tokens as number), 0);
-      out[k] = have.reduce((s, p) => s + (p[k] as number) * (p.tokens as number), 0) / w;
-    }
-  }
-  return out;
+export type Aggregation = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
+
+export interface AggregateOptions {
+  /** Full-batch denominator: masked tokens for token-mean, sequences otherwise. Default: this batch's. */
+  normalizer?: number;
+  /** Dr. GRPO's constant length (seq-mean-token-sum-norm); default T. */
+  maxLen?: number;
+}
+
+type Aggregator = (perToken: tf.Tensor2D, mask: tf.Tensor2D, opts: AggregateOptions) => tf.Scalar;
+
+const aggregators: Record<Aggregation, Aggregator> = {
+  'token-mean': (perToken, mask, opts) => {
+    const total = tf.sum(tf.mul(perToken, mask)); // []
+    return opts.normalizer !== undefined ? tf.div(total, opts.normalizer) : tf.div(total, tf.maximum(tf.sum(mask), 1));
+  },
+  'seq-mean-token-mean': (perToken, mask, opts) => {
+    const perSeq = tf.div(tf.sum(tf.mul(perToken, mask), 1), tf.maximum(tf.sum(mask, 1), 1)); // [B]
+    return tf.div(tf.sum(perSeq), opts.normalizer ?? perToken.shape[0]);
+  },
+  'seq-mean-token-sum-norm': (perToken, mask, opts) => {
+    const maxLen = opts.maxLen ?? perToken.shape[1];
+    const perSeq = tf.div(tf.sum(tf.mul(perToken, mask), 1), maxLen); // [B]
+    return tf.div(tf.sum(perSeq), opts.normalizer ?? perToken.shape[0]);
+  },
+};
+
+export const AGGREGATIONS = Object.keys(aggregators) as Aggregation[];
+
+/** Aggregates a per-token loss [B, T] under a float mask [B, T] (1 = trained token). */
+export function aggregate(kind: Aggregation, perToken: tf.Tensor2D, mask: tf.Tensor2D, opts: AggregateOptions = {}): tf.Scalar {
+  const fn = aggregators[kind];
+  if (!fn) throw new Error(`aggregate: unknown aggregation '${String(kind)}' (one of ${AGGREGATIONS.join(', ')})`);
+  if (opts.normalizer !== undefined && !(opts.normalizer > 0)) throw new Error(`aggregate: normalizer must be > 0, got ${opts.normalizer}`);
+  if (opts.maxLen !== undefined && !(opts.maxLen > 0)) throw new Error(`aggregate: maxLen must be > 0, got ${opts.maxLen}`);
+  return tf.tidy(() => fn(perToken, mask, opts));
+}
+
+/**
+ * The denominator of a full batch given the number of trained tokens of each of its sequences:
+ * total tokens for token-mean, number of sequences for the per-sequence modes.
+ */
+export function fullBatchNormalizer(kind: Aggregation, tokensPerSeq: readonly number[]): number {
+  if (kind === 'token-mean') return Math.max(1, tokensPerSeq.reduce((s, n) => s + n, 0));
+  return Math.max(1, tokensPerSeq.length);
+}
+
+/**
+ * The identity whose gradient is zero (PyTorch's `detach`, TensorFlow's `stop_gradient`; tfjs has no
+ * such op). A GRPO update of one epoch uses it for pi_old: the policy that sampled the batch is the
+ * policy being differentiated, so pi_old's log-probs are the forward's own values without a gradient,
+ * and a second forward pass to recompute them would be wasted.
+ */
+const stopGradientOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [x] = args as [tf.Tensor];
+  return {
+    value: tf.clone(x), // same shape as x
+    gradFunc: (dy: tf.Tensor) => [tf.zerosLike(dy)],
+  };
+});
+
+/** x's values, cut off from the gradient tape. */
+export function stopGradient<T extends tf.Tensor>(x: T): T {
+  return stopGradientOp(x) as T;
 }

@@ -28,7 +28,7 @@ export const CHARTS: readonly ChartDef[] = [
   // Unweighted parts of the per-agent reward (credit/reward.ts): broadcast, marginal, tool, per role.
   { name: 'reward-parts', title: 'Reward parts per role', match: (k) => /^reward\/(broadcast|marginal|tool)\/(planner|worker)$/.test(k) },
   { name: 'accuracy', title: 'Accuracy', match: (k) => k === 'accuracy' || k.endsWith('/accuracy'), fraction: true },
-  // credit/<role>: mean marginal (SHARP LOO / Shapley) credit per role, from rl-batch.ts rewardMetrics.
+  // credit/<role>: mean marginal (SHARP LOO / Shapley) credit per role, from grpo/advantages.ts rewardMetrics.
   { name: 'credit', title: 'Credit per role', match: (k) => /^credit\/(planner|worker)$/.test(k) },
   // Fractions of worker calls with Delta > 0, = 0, < 0 (SHARP's analysis; credit/report.ts).
   { name: 'worker-calls', title: 'Worker calls: helpful / neutral / harmful', match: (k) => /^credit\/(helpful|neutral|harmful)$/.test(k), fraction: true, colors: { 'credit/helpful': '#2e7d32', 'credit/neutral': '#9e9e9e', 'credit/harmful': '#c0392b' } },

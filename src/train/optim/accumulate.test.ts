@@ -2,8 +2,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../backend/select.ts';
 import { GradientAccumulator } from './accumulate.ts';
-import { grpoLoss, mergeTokenStats } from '../losses/grpo-loss.ts';
-import { fullBatchNormalizer } from '../losses/aggregate.ts';
+import { fullBatchNormalizer, grpoLoss, grpoMetrics } from '../losses/grpo-loss.ts';
 import { AdamW } from './adamw.ts';
 import { clipByGlobalNorm } from './clip.ts';
 import { Rng } from '../../random/rng.ts';
@@ -68,11 +67,11 @@ describe('GradientAccumulator', () => {
     expect(microStep.loss).toBeCloseTo(fullStep.loss, 6);
     gFull.forEach((g, i) => expect(gMicro[i]).toBeCloseTo(g, 6));
     expect(Math.max(...gFull.map(Math.abs))).toBeGreaterThan(1e-3);
-    const merged = mergeTokenStats(microStep.stats);
-    expect(merged.tokens).toBe(8);
-    expect(merged.approxKl).toBeCloseTo(fullStep.stats[0]?.approxKl as number, 6);
+    const merged = grpoMetrics(microStep.stats);
+    expect(merged['batch/tokens']).toBe(8);
+    expect(merged['losses/approx_kl']).toBeCloseTo(fullStep.stats[0]?.['losses/approx_kl'] as number, 6);
     // ratio = e^0.1 = 1.1051709 on every token
-    expect(merged.ratioMax).toBeCloseTo(1.1051709, 5);
+    expect(merged['losses/ratio_max']).toBeCloseTo(1.1051709, 5);
 
     micro.reset();
     expect(Math.max(...Array.from(micro.grads()[W.name].dataSync()).map(Math.abs))).toBe(0);

@@ -10,7 +10,7 @@ import * as tf from '@tensorflow/tfjs';
  * The loss function returns its loss and detached scalar stats (the losses' `{loss, stats}` shape).
  * Stats are tf.keep'd out of the gradient scope and read back once per step in finish() with a single
  * host sync, not once per micro-batch. To make micro-batch losses SUM to the full-batch loss, pass
- * the full-batch normaliser to the loss (aggregate.ts fullBatchNormalizer).
+ * the full-batch normaliser to the loss (grpo-loss.ts fullBatchNormalizer).
  */
 export interface LossWithStats {
   loss: tf.Scalar;

@@ -13,15 +13,16 @@ import { nativeAdamW } from '../../backend/native/index.ts';
  * Weight decay applies by default to variables of rank >= 2 only (matrices and embeddings), not to
  * norms and biases: the usual practice (nanoGPT configure_optimizers, HF Trainer's no-decay list).
  *
- * The learning rate is set per step by the schedule (setLearningRate). State (m, v per variable and
- * the step) goes to / comes from named float32 arrays for optimizer.safetensors.
+ * The learning rate comes with each step (applyGradients(grads, lr): the trainers compute it from
+ * the schedule, optimizer.ts learningRateAt). State (m, v per variable and the step) goes to / comes
+ * from named float32 arrays for optimizer.safetensors.
  *
  * `fused`: the whole step runs as one native pass per variable (backend/native/adamw.ts, in place on
  * the wasm heap) instead of eight tfjs ops per variable; same update up to float rounding. Trainers
- * get it through createOptimizer (optimizer.ts) whenever the native kernels are loaded.
+ * get it through createAdamW (optimizer.ts) whenever the native kernels are loaded.
  */
 export interface AdamWOptions {
-  /** Initial learning rate (the schedule sets it before every step; default 0). */
+  /** The rate of a step given none (tf.Optimizer's applyGradients(grads)); default 0. */
   lr?: number;
   beta1?: number;
   beta2?: number;
@@ -56,7 +57,8 @@ export class AdamW extends tf.Optimizer {
     return 'AdamW';
   }
 
-  private lr: number;
+  /** The rate of a step given none. */
+  private readonly lr: number;
   readonly beta1: number;
   readonly beta2: number;
   readonly eps: number;
@@ -87,15 +89,6 @@ export class AdamW extends tf.Optimizer {
     return this.t;
   }
 
-  get learningRate(): number {
-    return this.lr;
-  }
-
-  setLearningRate(lr: number): void {
-    if (!(lr >= 0)) throw new Error(`AdamW: lr must be >= 0, got ${lr}`);
-    this.lr = lr;
-  }
-
   private variable(name: string): tf.Variable {
     const v = tf.engine().registeredVariables[name];
     if (!v) throw new Error(`AdamW: no registered variable named '${name}'`);
@@ -111,7 +104,9 @@ export class AdamW extends tf.Optimizer {
     return mv;
   }
 
-  applyGradients(variableGradients: tf.NamedTensorMap | NamedTensor[]): void {
+  /** One AdamW step at learning rate `lr` (the trainers pass the scheduled rate of the step). */
+  applyGradients(variableGradients: tf.NamedTensorMap | NamedTensor[], lr: number = this.lr): void {
+    if (!(lr >= 0)) throw new Error(`AdamW: lr must be >= 0, got ${lr}`);
     const named: [string, tf.Tensor][] = Array.isArray(variableGradients)
       ? variableGradients.map((g) => [g.name, g.tensor])
       : Object.entries(variableGradients);
@@ -126,7 +121,7 @@ export class AdamW extends tf.Optimizer {
       live.push({ name, grad, value, mv: this.momentsOf(name, value) });
     }
     if (this.fused) {
-      const hp = { lr: this.lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, weightDecay: live.map((x) => (this.decay(x.name, x.value.shape) ? this.weightDecay : 0)) };
+      const hp = { lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, weightDecay: live.map((x) => (this.decay(x.name, x.value.shape) ? this.weightDecay : 0)) };
       nativeAdamW(live.map((x) => x.value), live.map((x) => x.grad), live.map((x) => x.mv.m), live.map((x) => x.mv.v), this.t, hp);
     } else {
       const bc1 = 1 - this.beta1 ** this.t;
@@ -138,8 +133,8 @@ export class AdamW extends tf.Optimizer {
           const m1 = tf.add(tf.mul(m, this.beta1), tf.mul(grad, 1 - this.beta1)); // [..shape]
           const v1 = tf.add(tf.mul(v, this.beta2), tf.mul(tf.square(grad), 1 - this.beta2)); // [..shape]
           const denom = tf.add(tf.sqrt(tf.div(v1, bc2)), this.eps); // [..shape]
-          const decayed = wd > 0 ? tf.mul(value, 1 - this.lr * wd) : value; // [..shape]
-          const p1 = tf.sub(decayed, tf.mul(tf.div(m1, denom), this.lr / bc1)); // [..shape]
+          const decayed = wd > 0 ? tf.mul(value, 1 - lr * wd) : value; // [..shape]
+          const p1 = tf.sub(decayed, tf.mul(tf.div(m1, denom), lr / bc1)); // [..shape]
           m.assign(m1);
           v.assign(v1);
           value.assign(p1);

@@ -1,7 +1,9 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../backend/select.ts';
-import { clipByGlobalNorm } from './clip.ts';
+import { GradientAccumulator } from './accumulate.ts';
+import { AdamW } from './adamw.ts';
+import { clipAndStep, clipByGlobalNorm } from './clip.ts';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -43,5 +45,25 @@ describe('clipByGlobalNorm', () => {
     const { grads: out } = clipByGlobalNorm(g, 1);
     expect(tf.memory().numTensors - before).toBe(2);
     tf.dispose([g, out]);
+  });
+});
+
+describe('clipAndStep', () => {
+  it('clips and takes one AdamW step at the given lr (hand-computed)', () => {
+    const w = tf.variable(tf.tensor1d([1, 1]), true, 'apply_test_w'); // [2]
+    const acc = new GradientAccumulator([w]);
+    // loss = 3 w0 + 4 w1: gradient [3, 4], global norm 5
+    acc.add(() => ({ loss: tf.sum(tf.mul(w, tf.tensor1d([3, 4]))) as tf.Scalar, stats: {} }));
+    acc.finish();
+    const opt = new AdamW({ lr: 1 });
+    const norm = clipAndStep(acc, opt, 0.1, 1);
+    expect(norm).toBeCloseTo(5, 5);
+    // First Adam step moves each weight by lr * sign(g) whatever the clip scale: [0.9, 0.9] at lr 0.1 (not the default 1)
+    const v = w.dataSync();
+    expect(v[0]).toBeCloseTo(0.9, 5);
+    expect(v[1]).toBeCloseTo(0.9, 5);
+    acc.dispose();
+    opt.dispose();
+    w.dispose();
   });
 });

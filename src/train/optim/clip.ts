@@ -1,4 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
+import type { GradientAccumulator } from './accumulate.ts';
+import type { AdamW } from './adamw.ts';
 import { NonFiniteGradientError } from './diverged.ts';
 
 /**
@@ -24,7 +26,21 @@ export function clipByGlobalNorm(grads: tf.NamedTensorMap, maxNorm: number): { g
   const scale = maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6) : 1;
   const out: tf.NamedTensorMap = {};
   tf.tidy(() => {
-    for (const [name, g] of Object.entries(grads)) out[name] = tf.keep(scale === 1 ? tf.clone(g) : tf.mul(g, scale));
+    for (const [name, g] of Object.entries(grads)) out[name] = tf.keep(scale === 1 ? tf.clone(g) : tf.mul(g, scale)); // same shape as g
   });
   return { grads: out, norm };
+}
+
+/**
+ * The end of every update (GRPO, SFT, DPO): clip the accumulated gradients by global norm, then one
+ * AdamW step at the step's learning rate `lr` (the loop's schedule value). Returns the pre-clip norm.
+ */
+export function clipAndStep(accumulator: GradientAccumulator, optimizer: AdamW, lr: number, gradClip: number): number {
+  const { grads, norm } = clipByGlobalNorm(accumulator.grads(), gradClip);
+  try {
+    optimizer.applyGradients(grads, lr);
+  } finally {
+    tf.dispose(grads);
+  }
+  return norm;
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { UserError } from '../../errors.ts';
 import { GradientAccumulator } from './accumulate.ts';
 import { AdamW } from './adamw.ts';
-import { applyAccumulated } from './apply.ts';
+import { clipAndStep } from './clip.ts';
 import { atStep, TrainingDivergedError } from './diverged.ts';
 
 describe('a non-finite gradient stops training in one line, before the weights change', () => {
@@ -16,7 +16,7 @@ describe('a non-finite gradient stops training in one line, before the weights c
     acc.add(() => ({ loss: tf.sum(tf.mul(w, tf.scalar(Number.NaN))), stats: {} }));
     let err: unknown;
     try {
-      atStep(7, 'train: RL', () => applyAccumulated(acc, opt, 0.1, 1));
+      atStep(7, 'train: RL', () => clipAndStep(acc, opt, 0.1, 1));
     } catch (e) {
       err = e;
     }

@@ -2,14 +2,16 @@ import * as tf from '@tensorflow/tfjs';
 import { nativeStatus } from '../../backend/native/index.ts';
 import type { Config } from '../../config/schema.ts';
 import { AdamW } from './adamw.ts';
-import { learningRateAt, type ScheduleKind } from './schedule.ts';
 
 /**
- * The one optimizer factory of every trainer (GRPO, SFT, DPO): AdamW with the config's betas, eps
- * and weight decay, the learning rate of each step from the schedule (linear warmup, then constant
- * or cosine down to minLrRatio of the peak over totalSteps), and the fused native AdamW step where
- * the native kernels are loaded on the wasm backend.
+ * The optimizer of every trainer (GRPO, SFT, DPO), read from the config in one place
+ * (optimizerSettings): AdamW with the config's betas, eps and weight decay (createAdamW; the fused
+ * native step where the native kernels are loaded on the wasm backend), and the learning rate of
+ * each step from the schedule (learningRateAt), which the loop computes once per step and hands to
+ * the AdamW step.
  */
+export type ScheduleKind = 'constant' | 'cosine';
+
 export interface OptimizerSettings {
   /** Peak learning rate. */
   lr: number;
@@ -19,6 +21,7 @@ export interface OptimizerSettings {
   weightDecay: number;
   schedule: ScheduleKind;
   warmupSteps: number;
+  /** Floor of the cosine, as a fraction of the peak. */
   minLrRatio: number;
   /** Updates of the whole run (where the cosine reaches its floor). */
   totalSteps: number;
@@ -26,24 +29,17 @@ export interface OptimizerSettings {
   fused?: boolean;
 }
 
-/** Adam's usual constants and a constant rate: what a trainer gets for any setting left out. */
-export const OPTIMIZER_DEFAULTS: Omit<OptimizerSettings, 'lr' | 'totalSteps'> = {
-  beta1: 0.9,
-  beta2: 0.999,
-  eps: 1e-8,
-  weightDecay: 0,
-  schedule: 'constant',
-  warmupSteps: 0,
-  minLrRatio: 0,
-};
-
-/** What a supervised loop takes besides its peak lr and step count (all optional: OPTIMIZER_DEFAULTS). */
-export type OptimizerOverrides = Partial<Omit<OptimizerSettings, 'lr' | 'totalSteps'>>;
-
-export interface TrainOptimizer {
-  adamw: AdamW;
-  /** The learning rate of the update about to be taken at 0-based `step`. */
-  lrAt(step: number): number;
+/**
+ * The settings of one trainer from the parsed config section (its schema holds the defaults):
+ * train.beta1 / beta2 / adamEps / weightDecay / minLrRatio for all of them; the GRPO loop's lr and
+ * schedule (train.lr, schedule, warmupSteps, steps), SFT's own (train.sft.lr, schedule,
+ * warmupSteps, steps), DPO's own lr at a constant rate over train.dpo.steps.
+ */
+export function optimizerSettings(t: Config['train'], phase: 'grpo' | 'sft' | 'dpo'): OptimizerSettings {
+  const adam = { beta1: t.beta1, beta2: t.beta2, eps: t.adamEps, weightDecay: t.weightDecay, minLrRatio: t.minLrRatio };
+  if (phase === 'sft') return { ...adam, lr: t.sft.lr, schedule: t.sft.schedule, warmupSteps: t.sft.warmupSteps, totalSteps: t.sft.steps };
+  if (phase === 'dpo') return { ...adam, lr: t.dpo.lr, schedule: 'constant', warmupSteps: 0, totalSteps: t.dpo.steps };
+  return { ...adam, lr: t.lr, schedule: t.schedule, warmupSteps: t.warmupSteps, totalSteps: t.steps };
 }
 
 /** Whether the fused native AdamW step can run now (addon kernels registered, wasm backend active). */
@@ -51,21 +47,26 @@ export function fusedAdamWAvailable(): boolean {
   return nativeStatus().mode === 'native' && tf.getBackend() === 'wasm';
 }
 
-export function createOptimizer(s: OptimizerSettings): TrainOptimizer {
-  const lrAt = (step: number): number => learningRateAt(step, { kind: s.schedule, peak: s.lr, warmupSteps: s.warmupSteps, totalSteps: s.totalSteps, minLrRatio: s.minLrRatio });
-  const adamw = new AdamW({ lr: lrAt(0), beta1: s.beta1, beta2: s.beta2, eps: s.eps, weightDecay: s.weightDecay, fused: s.fused ?? fusedAdamWAvailable() });
-  return { adamw, lrAt };
+/** AdamW with the settings' betas, eps and weight decay; its learning rate comes with each step. */
+export function createAdamW(s: OptimizerSettings): AdamW {
+  return new AdamW({ beta1: s.beta1, beta2: s.beta2, eps: s.eps, weightDecay: s.weightDecay, fused: s.fused ?? fusedAdamWAvailable() });
 }
 
 /**
- * The settings of one trainer from the config: train.beta1 / beta2 / adamEps / weightDecay for all
- * of them; the GRPO loop's lr and schedule (train.lr, schedule, warmupSteps, minLrRatio, steps), SFT's
- * own (train.sft.lr, schedule, warmupSteps, steps; cosine floor minLrRatio), DPO's own lr at a
- * constant rate over train.dpo.steps.
+ * Learning-rate schedule: linear warmup, then constant or cosine decay.
+ * `step` is 0-based (the update about to be taken). Warmup reaches the peak at step warmup - 1:
+ * lr = peak * (step + 1) / warmup, so step 0 is already a (small) update rather than a wasted one
+ * with lr 0 (nanoGPT get_lr). Cosine (Loshchilov & Hutter 2017, SGDR) runs from the peak at step
+ * `warmup` to minLr at step `total` and stays there: lr = minLr + (peak - minLr) (1 + cos(pi p)) / 2,
+ * p = (step - warmup) / (total - warmup).
  */
-export function optimizerSettings(t: Config['train'], phase: 'grpo' | 'sft' | 'dpo'): OptimizerSettings {
-  const adam = { beta1: t.beta1, beta2: t.beta2, eps: t.adamEps, weightDecay: t.weightDecay, minLrRatio: t.minLrRatio };
-  if (phase === 'sft') return { ...adam, lr: t.sft.lr, schedule: t.sft.schedule, warmupSteps: t.sft.warmupSteps, totalSteps: t.sft.steps };
-  if (phase === 'dpo') return { ...adam, lr: t.dpo.lr, schedule: 'constant', warmupSteps: 0, totalSteps: t.dpo.steps };
-  return { ...adam, lr: t.lr, schedule: t.schedule, warmupSteps: t.warmupSteps, totalSteps: t.steps };
+export function learningRateAt(step: number, s: Pick<OptimizerSettings, 'lr' | 'schedule' | 'warmupSteps' | 'totalSteps' | 'minLrRatio'>): number {
+  if (!Number.isInteger(step) || step < 0) throw new Error(`learningRateAt: step must be a non-negative integer, got ${step}`);
+  const peak = s.lr;
+  if (step < s.warmupSteps) return (peak * (step + 1)) / s.warmupSteps;
+  if (s.schedule === 'constant') return peak;
+  const minLr = peak * s.minLrRatio;
+  const span = s.totalSteps - s.warmupSteps;
+  const p = span <= 0 ? 1 : Math.min(1, (step - s.warmupSteps) / span);
+  return minLr + ((peak - minLr) * (1 + Math.cos(Math.PI * p))) / 2;
 }

@@ -14,6 +14,11 @@ import { readMetrics } from '../metrics/jsonl.ts';
 import { phaseResumePoint } from '../checkpoints/phase-checkpoints.ts';
 import { maxWeightDiff } from '../../../test/weights.ts';
 import { runDpo } from './dpo-loop.ts';
+import { configSchema } from '../../config/schema.ts';
+import { optimizerSettings } from '../optim/optimizer.ts';
+
+/** The DPO optimizer settings of a config with train.dpo's lr and steps (schema defaults elsewhere). */
+const dpoOptimizer = (lr: number, steps: number) => optimizerSettings(configSchema.parse({ train: { dpo: { lr, steps } } }).train, 'dpo');
 
 let root: string;
 let tok: Tokenizer;
@@ -48,7 +53,7 @@ describe('runDpo', () => {
       pairs: [pair('Who founded Zorvex?', '<answer>Alin Marek</answer>', '<answer>1975</answer>'), pair('When?', '<answer>1975</answer>', '<answer>Alin Marek</answer>')],
       steps: 6,
       batch: 2,
-      lr: 1e-2,
+      optimizer: dpoOptimizer(1e-2, 6),
       beta: 0.5,
       microBatch: 2,
       gradClip: 1,
@@ -73,7 +78,7 @@ describe('runDpo', () => {
       pair('When?', '<answer>1975</answer>', '<answer>Alin Marek</answer>'),
       pair('Who?', '<answer>Zorvex</answer>', '<answer>1975</answer>'),
     ];
-    const base = { ref, enc: tok, padId: tok.padId, pairs, steps: 4, batch: 2, lr: 1e-2, beta: 0.5, microBatch: 1, gradClip: 1, seed: 5 };
+    const base = { ref, enc: tok, padId: tok.padId, pairs, steps: 4, batch: 2, optimizer: dpoOptimizer(1e-2, 4), beta: 0.5, microBatch: 1, gradClip: 1, seed: 5 };
 
     const straightDir = join(root, 'straight');
     const straight = CausalLM.random(hf, 8);

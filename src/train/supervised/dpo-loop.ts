@@ -1,6 +1,6 @@
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
-import type { OptimizerOverrides } from '../optim/optimizer.ts';
+import type { OptimizerSettings } from '../optim/optimizer.ts';
 import type { TrainingSetup } from '../optim/trainable.ts';
 import { supervisedLoop } from './loop.ts';
 import { dpoUpdate } from './dpo.ts';
@@ -30,9 +30,8 @@ export interface DpoRunOptions {
   pairs: readonly PreferencePair[];
   steps: number;
   batch: number;
-  lr: number;
-  /** Betas, eps, weight decay, schedule (optimizerSettings(cfg.train, 'dpo')); lr and steps above. */
-  optimizer?: OptimizerOverrides;
+  /** Peak lr, schedule, betas, eps, weight decay: optimizerSettings(cfg.train, 'dpo'). */
+  optimizer: OptimizerSettings;
   beta: number;
   microBatch: number;
   gradClip: number;
@@ -70,8 +69,7 @@ export async function runDpo(o: DpoRunOptions): Promise<DpoRunResult> {
     extra: () => ({ first }),
     update: ({ optimizer, accumulator, lr, step }, pick) => {
       const ref = o.ref ?? (o.model.lora ? (base ??= o.model.baseView()) : undefined);
-      const s = dpoUpdate({ model: o.model, ref, optimizer, accumulator, lr, padId: o.padId }, pick, { beta: o.beta, microBatch: o.microBatch, weight: 1, gradClip: o.gradClip });
-      const record = Object.fromEntries(Object.entries(s).map(([k, v]) => [`dpo/${k}`, v]));
+      const record = dpoUpdate({ model: o.model, ref, optimizer, accumulator, lr, padId: o.padId }, pick, { beta: o.beta, microBatch: o.microBatch, weight: 1, gradClip: o.gradClip });
       if (step === 0) first = record;
       last = record;
       return record;

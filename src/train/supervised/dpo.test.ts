@@ -30,16 +30,17 @@ describe('dpoUpdate', () => {
     const cfg = { beta: 0.5, microBatch: 2, weight: 1, gradClip: 1 };
     const first = dpoUpdate(ctx, PAIRS, cfg);
     // policy == reference: every margin is 0, -log sigmoid(0) = ln 2 = 0.693147
-    expect(first.loss).toBeCloseTo(Math.LN2, 5);
-    expect(first.rewardMargin).toBeCloseTo(0, 5);
-    expect(first.pairs).toBe(3);
-    expect(first.microBatches).toBe(2);
+    expect(first['dpo/loss']).toBeCloseTo(Math.LN2, 5);
+    expect(first['dpo/rewardMargin']).toBeCloseTo(0, 5);
+    expect(first['dpo/pairs']).toBe(3);
+    expect(first['dpo/microBatches']).toBe(2);
     let last = first;
     for (let i = 0; i < 8; i++) last = dpoUpdate(ctx, PAIRS, cfg);
-    console.log(`dpo: loss ${first.loss.toFixed(3)} -> ${last.loss.toFixed(3)}, margin ${last.rewardMargin.toFixed(2)}, accuracy ${last.accuracy}`);
-    expect(last.accuracy).toBe(1);
-    expect(last.rewardMargin).toBeGreaterThan(1);
-    expect(last.loss).toBeLessThan(0.3);
+    const f = (k: string, r = last): number => r[k] as number;
+    console.log(`dpo: loss ${f('dpo/loss', first).toFixed(3)} -> ${f('dpo/loss').toFixed(3)}, margin ${f('dpo/rewardMargin').toFixed(2)}, accuracy ${f('dpo/accuracy')}`);
+    expect(last['dpo/accuracy']).toBe(1);
+    expect(last['dpo/rewardMargin']).toBeGreaterThan(1);
+    expect(last['dpo/loss']).toBeLessThan(0.3);
     [accumulator, optimizer, model, ref].forEach((x) => x.dispose());
   });
 
@@ -47,9 +48,10 @@ describe('dpoUpdate', () => {
     const model = CausalLM.random(HF, 6);
     const optimizer = new AdamW({ lr: 1e-3 });
     const accumulator = new GradientAccumulator(model.trainableVariables());
+    const source = { trajectory: 't', agent: 0, message: 1 };
     const seqs = [
-      { ids: [1, 2, 10, 11], trainMask: [0, 0, 1, 1], adv: 1 },
-      { ids: [1, 2, 12, 13], trainMask: [0, 0, 1, 1], adv: -1 },
+      { ids: [1, 2, 10, 11], trainMask: [0, 0, 1, 1], sampleLogp: [0, 0, 0, 0], adv: 1, source },
+      { ids: [1, 2, 12, 13], trainMask: [0, 0, 1, 1], sampleLogp: [0, 0, 0, 0], adv: -1, source },
     ];
     const n = tf.memory().numTensors;
     const stats = grpoUpdate({ model, optimizer, accumulator, lr: 1e-3, dpo: { pairs: PAIRS, weight: 0.5, beta: 0.1 } }, seqs, {
@@ -67,8 +69,8 @@ describe('dpoUpdate', () => {
     // Reference = policy at the start: DPO loss = 0.5 * ln 2 = 0.3465736; GRPO loss at ratio 1 with
     // A = +-1 over 2 + 2 tokens = -(1 + 1 - 1 - 1) / 4 = 0.
     expect(stats['dpo/loss']).toBeCloseTo(0.5 * Math.LN2, 5);
-    expect(stats.grpoLoss).toBeCloseTo(0, 6);
-    expect(stats.loss).toBeCloseTo(0.5 * Math.LN2, 5);
+    expect(stats['losses/policy']).toBeCloseTo(0, 6);
+    expect(stats['losses/total']).toBeCloseTo(0.5 * Math.LN2, 5);
     expect(stats['dpo/pairs']).toBe(3);
     expect(tf.memory().numTensors).toBe(n + 2 * model.trainableVariables().length); // only the new AdamW moments remain
     [accumulator, optimizer, model].forEach((x) => x.dispose());

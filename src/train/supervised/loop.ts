@@ -4,13 +4,14 @@ import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from '../checkpoin
 import { JsonlMetrics } from '../metrics/jsonl.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
 import type { AdamW } from '../optim/adamw.ts';
-import { createOptimizer, OPTIMIZER_DEFAULTS, type OptimizerOverrides } from '../optim/optimizer.ts';
+import { createAdamW, learningRateAt, type OptimizerSettings } from '../optim/optimizer.ts';
 import { EpochOrder } from './epoch-order.ts';
 import { prepareForTraining, type TrainingSetup } from '../optim/trainable.ts';
 
 /**
  * The loop SFT and DPO share: `steps` updates of `batch` items drawn in seeded epochs (shuffle,
- * then walk), the optimizer from createOptimizer (lr of each step from the schedule), per-step
+ * then walk), AdamW from the phase's settings (optimizerSettings(cfg.train, 'sft' | 'dpo')), the lr of
+ * each step computed here once (learningRateAt) and handed to the update, per-step
  * metrics to `<runDir>/<metricsFile>`, a checkpoint every `checkpoints.every` steps. With
  * `checkpoints.resume` (whose weights, or adapters, the caller loaded into `model`) it continues after that step
  * with the items an uninterrupted run would draw, and the metrics file is cut back to that step.
@@ -20,10 +21,9 @@ export interface SupervisedLoopOptions<T> {
   items: readonly T[];
   steps: number;
   batch: number;
-  /** Peak learning rate. */
-  lr: number;
   seed: number;
-  optimizer?: OptimizerOverrides;
+  /** Peak lr, schedule, betas, eps, weight decay: optimizerSettings(cfg.train, phase). */
+  optimizer: OptimizerSettings;
   /** LoRA and memory settings (trainingSetup(cfg.train)); applied before the optimizer is built. */
   training?: TrainingSetup;
   runDir?: string;
@@ -39,14 +39,15 @@ export interface SupervisedLoopOptions<T> {
 export async function supervisedLoop<T>(o: SupervisedLoopOptions<T>): Promise<void> {
   const order = new EpochOrder(o.items.length, o.seed, o.checkpoints?.resume?.state.dataCursor ?? 0);
   prepareForTraining(o.model, o.training, o.seed);
-  const { adamw: optimizer, lrAt } = createOptimizer({ ...OPTIMIZER_DEFAULTS, ...o.optimizer, lr: o.lr, totalSteps: o.steps });
+  const optimizer = createAdamW(o.optimizer);
   const accumulator = new GradientAccumulator(o.model.trainableVariables());
   try {
     const start = await resumePhase(o.checkpoints, o.model, optimizer, order);
     const metrics = o.runDir ? new JsonlMetrics(join(o.runDir, o.metricsFile), { resumeStep: start }) : undefined;
     for (let step = start; step < o.steps; step++) {
       const pick = order.take(Math.min(o.batch, o.items.length)).map((i) => o.items[i] as T);
-      const record = o.update({ optimizer, accumulator, lr: lrAt(step), step }, pick);
+      const lr = learningRateAt(step, o.optimizer);
+      const record = o.update({ optimizer, accumulator, lr, step }, pick);
       metrics?.write(step + 1, record);
       o.onStep?.(step + 1, record);
       await maybeSavePhase(o.checkpoints, step + 1, o.steps, { model: o.model, optimizer, order, extra: o.extra() });

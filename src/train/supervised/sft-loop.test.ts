@@ -14,6 +14,11 @@ import { phaseResumePoint } from '../checkpoints/phase-checkpoints.ts';
 import { maxWeightDiff } from '../../../test/weights.ts';
 import { readTranscripts } from './transcripts-jsonl.ts';
 import { runSft } from './sft-loop.ts';
+import { configSchema } from '../../config/schema.ts';
+import { optimizerSettings } from '../optim/optimizer.ts';
+
+/** The SFT optimizer settings of a config whose train section sets `train` (schema defaults elsewhere). */
+const sftOptimizer = (train: Record<string, unknown>) => optimizerSettings(configSchema.parse({ train }).train, 'sft');
 
 let root: string;
 let tok: Tokenizer;
@@ -34,7 +39,7 @@ describe('runSft', () => {
     await writeFile(file, [conv('Who founded Zorvex?', '<answer>Alin Marek</answer>'), conv('When?', '<answer>1975</answer>')].join('\n') + '\n');
     const model = CausalLM.random(hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: tok.vocabSize }), 2);
     const n = tf.memory().numTensors;
-    const r = await runSft({ model, enc: tok, padId: tok.padId, transcripts: readTranscripts(file), steps: 25, batch: 2, lr: 1e-2, microBatch: 2, gradClip: 1, seed: 0, runDir: root });
+    const r = await runSft({ model, enc: tok, padId: tok.padId, transcripts: readTranscripts(file), steps: 25, batch: 2, optimizer: sftOptimizer({ sft: { lr: 1e-2, steps: 25 } }), microBatch: 2, gradClip: 1, seed: 0, runDir: root });
     expect(tf.memory().numTensors).toBe(n);
     expect(r.sequences).toBe(2);
     // ln(300) = 5.70 for a near-uniform random init
@@ -51,11 +56,11 @@ describe('runSft', () => {
     const conv = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q, train: false }, { role: 'assistant', content: a, train: true }] });
     await writeFile(file, [conv('Who founded Zorvex?', '<answer>Alin Marek</answer>'), conv('When?', '<answer>1975</answer>')].join('\n') + '\n');
     const hf = hfConfigFor({ arch: 'qwen3', layers: 1, hidden: 32, heads: 2, kvHeads: 1, intermediate: 48, vocab: tok.vocabSize });
-    const base = { enc: tok, padId: tok.padId, transcripts: readTranscripts(file), steps: 4, batch: 2, lr: 1e-2, microBatch: 2, gradClip: 1, seed: 0 };
+    const base = { enc: tok, padId: tok.padId, transcripts: readTranscripts(file), steps: 4, batch: 2, microBatch: 2, gradClip: 1, seed: 0 };
     const a = CausalLM.random(hf, 4);
     const b = CausalLM.random(hf, 4);
-    await runSft({ ...base, model: a, runDir: join(root, 'opt-a'), optimizer: { schedule: 'cosine', warmupSteps: 2, minLrRatio: 0.5 } });
-    await runSft({ ...base, model: b, runDir: join(root, 'opt-b'), optimizer: { schedule: 'cosine', warmupSteps: 2, minLrRatio: 0.5, beta1: 0.5, beta2: 0.9, eps: 1e-4 } });
+    await runSft({ ...base, model: a, runDir: join(root, 'opt-a'), optimizer: sftOptimizer({ minLrRatio: 0.5, sft: { lr: 1e-2, steps: 4, schedule: 'cosine', warmupSteps: 2 } }) });
+    await runSft({ ...base, model: b, runDir: join(root, 'opt-b'), optimizer: sftOptimizer({ minLrRatio: 0.5, beta1: 0.5, beta2: 0.9, adamEps: 1e-4, sft: { lr: 1e-2, steps: 4, schedule: 'cosine', warmupSteps: 2 } }) });
     // warmup 2: 5e-3, 1e-2; then cosine over the 2 remaining steps to a floor of 0.5 x peak:
     // step 2 at the peak, step 3 halfway, 5e-3 + 5e-3 (1 + cos(pi / 2)) / 2 = 7.5e-3
     const lrs = readMetrics(join(root, 'opt-a', 'sft-metrics.jsonl')).map((x) => x['sft/lr'] as number);
@@ -73,7 +78,7 @@ describe('runSft', () => {
     await writeFile(file, [conv('Who founded Zorvex?', '<answer>Alin Marek</answer>'), conv('When?', '<answer>1975</answer>'), conv('Who?', '<answer>Zorvex</answer>')].join('\n') + '\n');
     const transcripts = readTranscripts(file);
     const hf = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: tok.vocabSize });
-    const base = { enc: tok, padId: tok.padId, transcripts, steps: 4, batch: 2, lr: 1e-2, optimizer: { schedule: 'cosine' as const, warmupSteps: 1 }, microBatch: 1, gradClip: 1, seed: 5 };
+    const base = { enc: tok, padId: tok.padId, transcripts, steps: 4, batch: 2, optimizer: sftOptimizer({ sft: { lr: 1e-2, steps: 4, schedule: 'cosine', warmupSteps: 1 } }), microBatch: 1, gradClip: 1, seed: 5 };
 
     const straightDir = join(root, 'straight');
     const straight = CausalLM.random(hf, 3);

@@ -1,7 +1,7 @@
 import type { CausalLM } from '../../model/causal-lm.ts';
 import type { Transcript } from '../../rollout/transcripts.ts';
 import type { PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
-import type { OptimizerOverrides } from '../optim/optimizer.ts';
+import type { OptimizerSettings } from '../optim/optimizer.ts';
 import { supervisedLoop } from './loop.ts';
 import { capLength, transcriptSequences, type ChatEncoder, type SftSequence } from '../batches/sequences.ts';
 import { sftUpdate } from './sft.ts';
@@ -23,12 +23,11 @@ export interface SftRunOptions {
   transcripts: readonly Transcript[];
   steps: number;
   batch: number;
-  lr: number;
   microBatch: number;
   gradClip: number;
   seed: number;
-  /** Betas, eps, weight decay, schedule (optimizerSettings(cfg.train, 'sft')); lr and steps above. */
-  optimizer?: OptimizerOverrides;
+  /** Peak lr, schedule, betas, eps, weight decay: optimizerSettings(cfg.train, 'sft'). */
+  optimizer: OptimizerSettings;
   /** LoRA adapters (only they train) and the memory settings of the training forward. */
   training?: TrainingSetup;
   /** Sequences longer than this are dropped (rollout.maxContext). */

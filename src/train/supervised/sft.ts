@@ -2,7 +2,7 @@ import type { CausalLM } from '../../model/causal-lm.ts';
 import { tokenLogprobs } from '../../model/logprobs.ts';
 import type { GradientAccumulator } from '../optim/accumulate.ts';
 import type { AdamW } from '../optim/adamw.ts';
-import { applyAccumulated } from '../optim/apply.ts';
+import { clipAndStep } from '../optim/clip.ts';
 import { disposeBatch, microBatchOrder, padBatch, trainedTokens } from '../batches/batch.ts';
 import { sftLoss } from '../losses/sft-loss.ts';
 import type { SftSequence } from '../batches/sequences.ts';
@@ -44,6 +44,6 @@ export function sftUpdate(ctx: SftUpdateContext, seqs: readonly SftSequence[], c
     }
   }
   const step = ctx.accumulator.finish();
-  const gradNorm = applyAccumulated(ctx.accumulator, ctx.optimizer, ctx.lr, cfg.gradClip);
+  const gradNorm = clipAndStep(ctx.accumulator, ctx.optimizer, ctx.lr, cfg.gradClip);
   return { loss: step.loss, gradNorm, tokens, microBatches: step.microBatches };
 }
