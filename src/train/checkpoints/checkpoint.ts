@@ -26,16 +26,16 @@ import { UserError } from '../../errors.ts';
  * a per-process instance prefix such as `lm0/`, which differs when a reference model loads first).
  */
 
-export const CHECKPOINTS_DIR = 'checkpoints';
+const CHECKPOINTS_DIR = 'checkpoints';
 /** SFT and DPO keep theirs apart, so the RL loop's latestCheckpoint never picks one of them. */
 export const SFT_CHECKPOINTS_DIR = 'sft-checkpoints';
 export const DPO_CHECKPOINTS_DIR = 'dpo-checkpoints';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
-export const TRAINER_STATE_FILE = 'trainer_state.json';
+const TRAINER_STATE_FILE = 'trainer_state.json';
 const STEP_DIR = /^step-(\d{8})$/;
 const TEMP_PREFIX = '.tmp-';
 
-export const trainerStateSchema = z.strictObject({
+const trainerStateSchema = z.strictObject({
   step: z.number().int().nonnegative(),
   /** Position in the training data (questions consumed so far), so a resumed run sees the same data. */
   dataCursor: z.number().int().nonnegative(),
@@ -86,7 +86,7 @@ export function assertSameConfig(dir: string, state: Pick<TrainerState, 'configH
   }
 }
 
-export function stepDirName(step: number): string {
+function stepDirName(step: number): string {
   return `step-${String(step).padStart(8, '0')}`;
 }
 

@@ -29,7 +29,7 @@ import type { CreditedGroup } from './types.ts';
  */
 
 /** What the credit module gives the trainer for one agent of one trajectory. */
-export interface AgentReward {
+interface AgentReward {
   role: Role;
   total: number;
 }
@@ -37,7 +37,7 @@ export interface AgentReward {
 /** One group: G trajectories of one question; each trajectory lists its agents' rewards by agent id. */
 export type GroupRewards = readonly (readonly AgentReward[])[];
 
-export interface RoleStats {
+interface RoleStats {
   n: number;
   mean: number;
   std: number;

@@ -27,9 +27,9 @@ import { assertFiniteWeights, atStep } from '../optim/diverged.ts';
  * data cursor and RNG state, so 2 steps + resume + 2 steps equals 4 steps straight. A stop request
  * (Ctrl-C: `stop.requested`) finishes the current step, saves, and returns normally.
  */
-export type TrainConfig = z.infer<typeof trainSection>;
+type TrainConfig = z.infer<typeof trainSection>;
 
-export type { Collected, CollectContext };
+export type { Collected };
 
 export interface GrpoRunOptions<T> {
   runDir: string;

@@ -45,7 +45,7 @@ export interface GrpoOptions {
   maxLen?: number;
 }
 
-export interface GrpoStatTensors {
+interface GrpoStatTensors {
   [key: string]: tf.Scalar;
   'batch/tokens': tf.Scalar;
   'losses/clipfrac_low': tf.Scalar;
@@ -189,7 +189,7 @@ const aggregators: Record<Aggregation, Aggregator> = {
   },
 };
 
-export const AGGREGATIONS = Object.keys(aggregators) as Aggregation[];
+const AGGREGATIONS = Object.keys(aggregators) as Aggregation[];
 
 /** Aggregates a per-token loss [B, T] under a float mask [B, T] (1 = trained token). */
 export function aggregate(kind: Aggregation, perToken: tf.Tensor2D, mask: tf.Tensor2D, opts: AggregateOptions = {}): tf.Scalar {

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
  * is first cut back to steps <= s (rewritten atomically: temp file + rename), so the curves of a
  * resumed run have no duplicated or orphaned steps.
  */
-export type MetricValue = number | string | boolean | null;
+type MetricValue = number | string | boolean | null;
 export type MetricRecord = Record<string, MetricValue>;
 
 /** Namespaced key: segments of letters, digits, `_`, `-`, `.` joined by `/` (e.g. `reward/planner`). */

@@ -78,7 +78,7 @@ export function encodeEvent(e: { wallTime: number; step: number; fileVersion?: s
 }
 
 /** Wraps one record's data in TFRecord framing. */
-export function frameRecord(data: Uint8Array): Uint8Array {
+function frameRecord(data: Uint8Array): Uint8Array {
   const out = new Uint8Array(8 + 4 + data.length + 4);
   const view = new DataView(out.buffer);
   view.setBigUint64(0, BigInt(data.length), true);

@@ -10,7 +10,7 @@ import { NonFiniteGradientError } from './diverged.ts';
  * before clipping, read back with one host sync per step (for the `grad/norm` metric).
  * maxNorm = 0 turns clipping off (the norm is still measured).
  */
-export function globalNorm(grads: tf.NamedTensorMap): tf.Scalar {
+function globalNorm(grads: tf.NamedTensorMap): tf.Scalar {
   return tf.tidy(() => {
     const parts = Object.values(grads).map((g) => tf.sum(tf.square(g))); // [] each
     return (parts.length === 0 ? tf.scalar(0) : tf.sqrt(tf.addN(parts))) as tf.Scalar; // []

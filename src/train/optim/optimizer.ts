@@ -10,7 +10,7 @@ import { AdamW } from './adamw.ts';
  * each step from the schedule (learningRateAt), which the loop computes once per step and hands to
  * the AdamW step.
  */
-export type ScheduleKind = 'constant' | 'cosine';
+type ScheduleKind = 'constant' | 'cosine';
 
 export interface OptimizerSettings {
   /** Peak learning rate. */

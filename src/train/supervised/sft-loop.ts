@@ -48,7 +48,7 @@ export interface SftRunResult {
   resumedFrom?: number;
 }
 
-export function sftSequences(transcripts: readonly Transcript[], enc: ChatEncoder, maxTokens?: number): { seqs: SftSequence[]; dropped: number } {
+function sftSequences(transcripts: readonly Transcript[], enc: ChatEncoder, maxTokens?: number): { seqs: SftSequence[]; dropped: number } {
   const all = transcripts.flatMap((t) => transcriptSequences(t, enc));
   const { kept, dropped } = maxTokens ? capLength(all, maxTokens) : { kept: all, dropped: 0 };
   return { seqs: kept, dropped };
