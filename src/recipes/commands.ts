@@ -28,7 +28,7 @@ export interface FlagSpec {
   readonly positional?: boolean;
 }
 
-export type Flags = Readonly<Record<string, FlagSpec>>;
+type Flags = Readonly<Record<string, FlagSpec>>;
 
 type ValueOf<F extends FlagSpec> = F extends { repeatable: true }
   ? string[]
@@ -47,7 +47,7 @@ type ValueOf<F extends FlagSpec> = F extends { repeatable: true }
 type AlwaysSet<F> = F extends { required: true } | { default: string | number } | { repeatable: true } | { positional: true } ? true : false;
 
 /** The options object a command's recipe receives: what commander parsed from the declared flags. */
-export type OptionsOf<Fs extends Flags> = {
+type OptionsOf<Fs extends Flags> = {
   -readonly [K in keyof Fs as AlwaysSet<Fs[K]> extends true ? K : never]: ValueOf<Fs[K]>;
 } & {
   -readonly [K in keyof Fs as AlwaysSet<Fs[K]> extends true ? never : K]?: ValueOf<Fs[K]>;

@@ -21,7 +21,7 @@ import { closeCodeSandbox } from '../../tools/code.ts';
  * run's log (log.jsonl in the run folder, or the terminal only), and at the end close the tool
  * sandboxes and the log (`withRun`).
  */
-export interface ConfigSource {
+interface ConfigSource {
   /** -c, --config FILE */
   config?: string;
   /** --set key=value, in order */
@@ -29,7 +29,7 @@ export interface ConfigSource {
 }
 
 /** Resume flag of a command: --resume DIR, or --resume alone (true: the newest run of run.name). */
-export interface ResumeFlag {
+interface ResumeFlag {
   resume?: string | true;
 }
 
