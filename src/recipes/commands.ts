@@ -5,6 +5,8 @@
  * The recipes load only when their command runs, so `sharp config` or `--help` loads no tensors.
  */
 
+import { MODEL_FAMILIES } from '../model/config.ts';
+
 /**
  * One flag: `--kebab-case` of its camelCase key (`maxNewTokens` -> `--max-new-tokens`), its parsed
  * value under that key. A flag with no `value` is a switch (true when given).
@@ -176,7 +178,7 @@ const exportFlags = {
 export type ExportFlags = OptionsOf<typeof exportFlags>;
 
 export const initModelFlags = {
-  arch: { value: 'arch', description: 'model family', choices: ['llama', 'qwen2', 'qwen3'], default: 'llama' },
+  arch: { value: 'arch', description: 'model family', choices: MODEL_FAMILIES, default: 'llama' },
   layers: { value: 'n', type: 'int', description: 'layers', default: 2 },
   hidden: { value: 'n', type: 'int', description: 'hidden size', default: 128 },
   heads: { value: 'n', type: 'int', description: 'attention heads', default: 4 },

@@ -30,7 +30,7 @@ export interface ExpertData {
 type ExpertSettings = Config['train']['sft']['expert'];
 
 /** Whether the settings make the expert err at all. */
-export function expertErrs(e: ExpertSettings): boolean {
+function expertErrs(e: ExpertSettings): boolean {
   return e.noSearch > 0 || e.distractor > 0 || e.redundant > 0 || e.irrelevant > 0 || e.trustPlanted > 0;
 }
 
@@ -121,7 +121,7 @@ export async function ensureTranscripts(
  * Whether existing transcripts were written under the current role prompts: a file left by a run
  * with other prompts would teach the model a system prompt it never sees at rollout time.
  */
-export function promptsMatch(transcripts: readonly Transcript[], r: Pick<Config['rollout'], 'plannerPrompt' | 'workerPrompt' | 'singlePrompt'>): boolean {
+function promptsMatch(transcripts: readonly Transcript[], r: Pick<Config['rollout'], 'plannerPrompt' | 'workerPrompt' | 'singlePrompt'>): boolean {
   const systems = new Set(transcripts.map((t) => (t.messages[0]?.role === 'system' ? t.messages[0].content : '')));
   return [...systems].every((s) => s.startsWith(r.plannerPrompt) || s.startsWith(r.workerPrompt) || s.startsWith(r.singlePrompt));
 }

@@ -63,7 +63,7 @@ export async function startBackend(flag: string | undefined, cfg: Config, warn: 
   return { backend: choice.backend, native, ...(nativeSource ? { nativeSource } : {}) };
 }
 
-export function openLog(runDir: string, level: Config['run']['logLevel']): RunLogger {
+function openLog(runDir: string, level: Config['run']['logLevel']): RunLogger {
   return createLogger({ file: join(runDir, 'log.jsonl'), level: level as Level });
 }
 
@@ -88,7 +88,7 @@ export function resumeDir(resume: ResumeFlag['resume'], cfg: Config): string {
  * Ctrl-C for long runs: the first SIGINT sets `stop.requested` (the loop finishes its step, saves a
  * checkpoint and returns), a second one exits at once (130). `release` removes the handler.
  */
-export function stopOnSigint(log: { warn: (msg: string) => void }): { stop: { requested: boolean }; release: () => void } {
+function stopOnSigint(log: { warn: (msg: string) => void }): { stop: { requested: boolean }; release: () => void } {
   const stop = { requested: false };
   const onSigint = (): void => {
     if (stop.requested) process.exit(130);
@@ -111,7 +111,7 @@ export function resumableConfig(opts: ConfigSource & ResumeFlag): { cfg: Config;
 }
 
 /** The run folder, locked for this process: the one --resume names (or the newest of run.name), else a new one. */
-export function runDirFor(opts: ResumeFlag, cfg: Config, resuming: boolean): string {
+function runDirFor(opts: ResumeFlag, cfg: Config, resuming: boolean): string {
   return resuming ? resumeDir(opts.resume, cfg) : createRunDir(cfg);
 }
 
@@ -168,7 +168,7 @@ export interface RunContext {
 }
 
 /** Ends the QuickJS and mathjs workers so the process can exit. */
-export async function closeTools(): Promise<void> {
+async function closeTools(): Promise<void> {
   await closeCodeSandbox();
   await closeCalculateWorker();
 }

@@ -18,7 +18,7 @@ import { trainingSetup } from '../../train/optim/trainable.ts';
  * the run folder holds one, the stage continues from the latest instead of `fromDir`.
  */
 /** With train.lora, the SFT adapters in PEFT's layout (the saved model has them merged). */
-export const SFT_ADAPTER_DIR = 'sft-adapter';
+const SFT_ADAPTER_DIR = 'sft-adapter';
 
 export interface SftStageResult extends SftRunResult {
   dir: string;

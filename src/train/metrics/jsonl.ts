@@ -1,5 +1,6 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { readJsonl } from '../../fs/jsonl.ts';
 
 /**
  * Per-step metrics as JSON lines: one object per step, `{"step": n, "time": iso,
@@ -21,24 +22,13 @@ export interface MetricsLine extends MetricRecord {
 
 /** Reads a metrics file; a malformed line is a one-line error naming file and line. */
 export function readMetrics(path: string): MetricsLine[] {
-  const lines = readFileSync(path, 'utf8').split('\n');
-  const out: MetricsLine[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    let obj: unknown;
-    try {
-      obj = JSON.parse(line);
-    } catch {
-      // A run killed mid-append can leave a partial last line: skip it, but only the last one.
-      if (i === lines.length - 1) return;
-      throw new Error(`${path}:${i + 1}: not valid JSON`);
+  // A run killed mid-append can leave a partial last line: it is skipped, but only the last one.
+  return readJsonl(path, { tornTail: true }).map(({ line, value }) => {
+    if (typeof value !== 'object' || value === null || typeof (value as { step?: unknown }).step !== 'number') {
+      throw new Error(`${path}:${line}: a metrics line needs a numeric "step"`);
     }
-    if (typeof obj !== 'object' || obj === null || typeof (obj as { step?: unknown }).step !== 'number') {
-      throw new Error(`${path}:${i + 1}: a metrics line needs a numeric "step"`);
-    }
-    out.push(obj as MetricsLine);
+    return value as MetricsLine;
   });
-  return out;
 }
 
 export class JsonlMetrics {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { parseJsonl } from '../../fs/jsonl.ts';
 import type { Transcript } from '../../rollout/transcripts.ts';
 
 /**
@@ -28,21 +29,13 @@ export function readTranscripts(file: string): Transcript[] {
   } catch (err) {
     throw new Error(`${file}: cannot read transcripts (${String((err as Error).message).split('\n')[0]})`);
   }
-  const out: Transcript[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      throw new Error(`${file}:${i + 1}: not valid JSON`);
-    }
-    const r = lineSchema.safeParse(raw);
+  const out: Transcript[] = parseJsonl(text, file).map(({ line, value }) => {
+    const r = lineSchema.safeParse(value);
     if (!r.success) {
       const issue = r.error.issues[0];
-      throw new Error(`${file}:${i + 1}: field '${issue?.path.join('.') ?? '?'}': ${issue?.message ?? 'invalid'}`);
+      throw new Error(`${file}:${line}: field '${issue?.path.join('.') ?? '?'}': ${issue?.message ?? 'invalid'}`);
     }
-    out.push(r.data);
+    return r.data;
   });
   if (out.length === 0) throw new Error(`${file}: no transcripts`);
   return out;
