@@ -1,7 +1,7 @@
 /**
- * The credit module's public surface: what the trainer and the CLI
- * import. `computeCredits` is the one stage call per group; the rest is exported for reports,
- * tests and other wiring.
+ * What evaluation uses of the credit module (`sharp eval --credit`: recipes/eval.ts, eval/run/).
+ * `computeCredits` is the one stage call per group. The trainer's collect stage imports the modules
+ * it needs directly (train/grpo/collect.ts).
  */
 export { computeCredits, type CreditConfig } from './compute.ts';
 export { engineReplayRunner } from './engine-adapters.ts';
