@@ -1,6 +1,6 @@
 import type { Episode } from '../data/episode.ts';
 import type { Trajectory } from '../rollout/types.ts';
-import type { CreditConfig, GroupRollout, RolloutConfig } from './units.ts';
+import type { CreditConfig, GroupRollout, PlannedReplay, RolloutConfig } from './units.ts';
 
 /** The payloads of the two job kinds (BullMQ job names 'group' and 'replay'). */
 export interface GroupJobData {
@@ -23,7 +23,8 @@ export interface ReplayJobData {
   policy: string;
   episode: Episode;
   traj: Trajectory;
-  masked: number[][];
+  /** The replays the credit module asked of this trajectory (masked delegations and replica each). */
+  replays: PlannedReplay[];
   rollout: RolloutConfig;
   credit: CreditConfig;
   seed: number;

@@ -55,8 +55,14 @@ export async function rolloutGroup(p: Loaded, episode: Episode, r: RolloutConfig
   return wire({ trajectories: run.trajectories, policyCalls: run.stats.steps, maxBatch: run.stats.maxBatch });
 }
 
-/** The masked delegation sets to replay, per trajectory of the group (in the credit module's order). */
-export type ReplayPlan = number[][][];
+/** One replay the credit module asks for: the masked delegations and the replica (its sampling stream). */
+export interface PlannedReplay {
+  masked: number[];
+  replica: number;
+}
+
+/** The replays to run, per trajectory of the group (in the credit module's order). */
+export type ReplayPlan = PlannedReplay[][];
 
 class Planned extends Error {
   constructor(readonly items: ReplayItem[]) {
@@ -75,26 +81,16 @@ export async function planReplays(trajectories: readonly Trajectory[], episode: 
   } catch (err) {
     if (!(err instanceof Planned)) throw err;
     const index = new Map(trajectories.map((t, i) => [t.id, i]));
-    for (const it of err.items) plan[index.get(it.traj.id) as number]?.push([...it.masked]);
+    for (const it of err.items) plan[index.get(it.traj.id) as number]?.push({ masked: [...it.masked], replica: it.replica ?? 0 });
   }
   return plan;
 }
 
-/**
- * The replays of one trajectory, in plan order. The plan lists a coalition once per replay, so the
- * k-th occurrence of a mask is its replica k (its sampling stream; `seed` is the streams' base).
- */
-export async function replayTrajectory(p: Loaded, traj: Trajectory, episode: Episode, masked: readonly number[][], r: RolloutConfig, c: CreditConfig, seed: number): Promise<Trajectory[]> {
-  if (masked.length === 0) return [];
+/** The replays of one trajectory, in plan order, each on its replica's sampling stream (`seed` is the streams' base). */
+export async function replayTrajectory(p: Loaded, traj: Trajectory, episode: Episode, planned: readonly PlannedReplay[], r: RolloutConfig, c: CreditConfig, seed: number): Promise<Trajectory[]> {
+  if (planned.length === 0) return [];
   const runner = engineReplayRunner(policyOf(p, r, seed, c.replayTemperature ?? r.temperature), engineOf(r), { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: seed, counterfactual: c.counterfactual });
-  const seen = new Map<string, number>();
-  const items = masked.map((m) => {
-    const key = [...m].sort((a, b) => a - b).join(',');
-    const replica = seen.get(key) ?? 0;
-    seen.set(key, replica + 1);
-    return { traj, episode, masked: [...m], replica };
-  });
-  return wire(await runner(items));
+  return wire(await runner(planned.map((p) => ({ traj, episode, masked: [...p.masked], replica: p.replica }))));
 }
 
 export interface GroupOutcome {

@@ -70,10 +70,10 @@ export function serveRollouts(o: ServeOptions): Serving {
         rolled = await rolloutGroup(policy, d.episode, d.rollout, d.seed);
         const plan = await planReplays(rolled.trajectories, d.episode, d.credit, d.seed);
         const id = job.id as string;
-        for (const [t, masked] of plan.entries()) {
-          if (masked.length === 0) continue;
+        for (const [t, replays] of plan.entries()) {
+          if (replays.length === 0) continue;
           const traj = rolled.trajectories[t] as Trajectory;
-          const data: ReplayJobData = { policy: d.policy, episode: d.episode, traj, masked, rollout: d.rollout, credit: d.credit, seed: replaySeed(d.seed, t) };
+          const data: ReplayJobData = { policy: d.policy, episode: d.episode, traj, replays, rollout: d.rollout, credit: d.credit, seed: replaySeed(d.seed, t) };
           await children.add('replay', data, { jobId: replayJobId(id, t), parent: { id, queue: job.queueQualifiedName }, attempts: d.attempts, failParentOnFailure: true });
         }
         await job.updateData({ ...d, rolled });
@@ -92,7 +92,7 @@ export function serveRollouts(o: ServeOptions): Serving {
     const d = job.data;
     const { policy, release } = await cache.acquire(d.policy);
     try {
-      return await replayTrajectory(policy, d.traj, d.episode, d.masked, d.rollout, d.credit, d.seed);
+      return await replayTrajectory(policy, d.traj, d.episode, d.replays, d.rollout, d.credit, d.seed);
     } finally {
       release();
     }

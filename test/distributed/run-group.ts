@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const rolled = await rolloutGroup(policy, d.episode, d.rollout, d.seed);
   const plan = await planReplays(rolled.trajectories, d.episode, d.credit, d.seed);
   const replays = [];
-  for (const [t, masked] of plan.entries()) replays.push(await replayTrajectory(policy, wire(rolled.trajectories[t]!), d.episode, masked, d.rollout, d.credit, replaySeed(d.seed, t)));
+  for (const [t, planned] of plan.entries()) replays.push(await replayTrajectory(policy, wire(rolled.trajectories[t]!), d.episode, planned, d.rollout, d.credit, replaySeed(d.seed, t)));
   const out = await creditGroup(wire(rolled), d.episode, replays, d.credit, d.seed);
   release();
   await cache.dispose();
