@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { configSchema } from '../config/schema.ts';
+import { LOCK_FILE, processStartTime } from '../run/run-lock.ts';
 import { loadTrainData } from './stages/train-data.ts';
 import { expertTranscripts } from './stages/expert-transcripts.ts';
 import { ensureModel, tokenizerCorpus } from './stages/ensure-model.ts';
@@ -147,6 +148,19 @@ describe('sharp ablate (CLI, 2-step budget)', () => {
     const log = readFileSync(join(out, 'log.jsonl'), 'utf8');
     expect(log.match(/finished earlier: skipped/g)).toHaveLength(10);
   }, 600_000);
+
+  it('refuses a folder another live process is writing (one line, exit 2)', async () => {
+    const out = join(root, 'busy');
+    mkdirSync(out, { recursive: true });
+    // The holder: this test's own process (alive), as a second `sharp ablate` would meet it.
+    const since = new Date().toISOString();
+    writeFileSync(join(out, LOCK_FILE), `${JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), host: hostname(), command: 'sharp ablate --out busy', since })}\n`);
+    const file = join(root, 'busy.yaml');
+    writeFileSync(file, yaml(join(root, 'no-model'), out));
+    const r = await sharp(['ablate', '--config', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(`sharp: run folder ${out} is in use by process ${process.pid} (sharp ablate --out busy, since ${since}); only one process may write a run at a time (if that process is gone, delete ${join(out, LOCK_FILE)})`);
+  });
 
   it('refuses a config with an SFT stage (one line, exit 2)', async () => {
     const file = join(root, 'bad.yaml');
