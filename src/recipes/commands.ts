@@ -197,6 +197,11 @@ export const dataSynthFlags = {
   n: { value: 'n', type: 'int', description: 'episodes', default: 100 },
   minHops: { value: 'n', type: 'int', description: 'fewest hops', default: 2 },
   maxHops: { value: 'n', type: 'int', description: 'most hops', default: 4 },
+  worlds: { value: 'kind', description: 'shared: one world for every record; fresh: a world per record (names occur in one record only)', choices: ['shared', 'fresh'], default: 'shared' },
+  chain: { value: 'w', type: 'number', description: 'weight of chain questions (each hop needs the one before)', default: 1 },
+  comparison: { value: 'w', type: 'number', description: 'weight of comparison questions (who was born first, X or Y?): independent lookups', default: 0 },
+  aggregation: { value: 'w', type: 'number', description: 'weight of aggregation questions (years between two facts): independent lookups', default: 0 },
+  misleading: { value: 'rate', type: 'number', description: 'share of records with a planted wrong claim in a source search can return', default: 0 },
   out: { value: 'file', description: 'output JSONL', required: true },
 } as const;
 export type DataSynthFlags = OptionsOf<typeof dataSynthFlags>;

@@ -30,7 +30,31 @@ describe('sharp data synth', () => {
     expect(readdirSync(dir).sort()).toEqual(['a.jsonl', 'b.jsonl', 'c.jsonl']);
   });
 
+  it('writes the question shapes the weights ask for, with planted claims at the given rate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'data-synth-'));
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      await run({ seed: 3, n: 30, out: join(dir, 'w.jsonl'), worlds: 'fresh', chain: 0, comparison: 1, aggregation: 1, misleading: 1, maxHops: 3 });
+      await run({ seed: 3, n: 10, out: join(dir, 'c.jsonl'), worlds: 'fresh' });
+    } finally {
+      write.mockRestore();
+    }
+    const read = (f: string) => readFileSync(join(dir, f), 'utf8').trimEnd().split('\n').map((l) => synthRecordSchema.parse(JSON.parse(l)));
+    const mixed = read('w.jsonl');
+    const shape = (id: string) => /^\dhop(cmp|agg)__/.exec(id)?.[1] ?? 'chain';
+    expect(mixed).toHaveLength(30);
+    expect(mixed.every((r) => r.planted !== undefined)).toBe(true);
+    expect(mixed.filter((r) => shape(r.id) === 'cmp').length).toBeGreaterThan(5);
+    expect(mixed.filter((r) => shape(r.id) === 'agg').length).toBeGreaterThan(5);
+    expect(mixed.filter((r) => shape(r.id) === 'chain')).toHaveLength(0);
+    expect(read('c.jsonl').every((r) => shape(r.id) === 'chain')).toBe(true);
+    expect(read('c.jsonl').every((r) => r.planted === undefined)).toBe(true);
+  });
+
   it.each([
+    [{ n: 5, out: 'f', chain: 0 }, 'data synth: at least one of --chain, --comparison, --aggregation must be > 0'],
+    [{ n: 5, out: 'f', comparison: -1 }, 'data synth: --comparison must be >= 0, got -1'],
+    [{ n: 5, out: 'f', misleading: 1.5 }, 'data synth: --misleading must be in [0, 1], got 1.5'],
     [{ n: 0, out: 'f' }, 'data synth: --n must be >= 1, got 0'],
     [{ n: 5, out: 'f', maxHops: 5 }, 'data synth: --max-hops must be 2, 3 or 4, got 5'],
     [{ n: 5, out: 'f', minHops: 4, maxHops: 3 }, 'data synth: --min-hops (4) is greater than --max-hops (3)'],

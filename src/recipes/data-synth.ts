@@ -5,8 +5,10 @@ import { writeJsonlAtomic } from '../fs/atomic.ts';
 import type { DataSynthFlags } from './commands.ts';
 
 /**
- * `sharp data synth --seed S --n N --out FILE [--min-hops 2 --max-hops 4]`: writes N
- * synthetic multi-hop records in the MuSiQue format as JSONL, atomically. Deterministic per seed.
+ * `sharp data synth --seed S --n N --out FILE [--min-hops 2 --max-hops 4] [--worlds fresh]
+ * [--comparison 1 --aggregation 1] [--misleading 0.5]`: writes N synthetic multi-hop records in the
+ * MuSiQue format as JSONL, atomically, in the mix of question shapes the weights give (chain alone:
+ * the chain-only generator), optionally with planted wrong claims. Deterministic per seed.
  * Flags: src/recipes/commands.ts.
  */
 
@@ -19,9 +21,15 @@ export async function run(opts: DataSynthFlags): Promise<void> {
     if (v < 2 || v > 4) throw new UserError(`data synth: ${flag} must be 2, 3 or 4, got ${v}`);
   }
   if (minHops > maxHops) throw new UserError(`data synth: --min-hops (${minHops}) is greater than --max-hops (${maxHops})`);
+  const { chain, comparison, aggregation, misleading } = opts;
+  for (const [flag, v] of [['--chain', chain], ['--comparison', comparison], ['--aggregation', aggregation]] as const) {
+    if (v < 0) throw new UserError(`data synth: ${flag} must be >= 0, got ${v}`);
+  }
+  if (chain + comparison + aggregation <= 0) throw new UserError('data synth: at least one of --chain, --comparison, --aggregation must be > 0');
+  if (misleading < 0 || misleading > 1) throw new UserError(`data synth: --misleading must be in [0, 1], got ${misleading}`);
   let records;
   try {
-    records = generateSynth({ seed, n, minHops, maxHops });
+    records = generateSynth({ seed, n, minHops, maxHops, worlds: opts.worlds, shapes: { chain, comparison, aggregation }, misleadingRate: misleading });
   } catch (e) {
     // The generator's own errors (e.g. more records than distinct questions) are about the flags.
     throw new UserError(`data synth: ${(e as Error).message.replace(/^synth: /, '')}`);
