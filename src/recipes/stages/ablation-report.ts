@@ -221,10 +221,10 @@ export function ablationMarkdown(summaries: readonly MethodSummary[], runs: read
   out.push('| --- | --- | --- | --- | --- |');
   for (const s of summaries) out.push(`| ${s.label} | ${f2(s.stages.subQuestion)} | ${f2(s.stages.retrieval)} | ${f2(s.stages.report)} | ${f2(s.stages.finalGivenReports)} |`);
   out.push('', '## Runs', '');
-  out.push('| method | seed | before RL [95% CI] | after RL [95% CI] | n | steps |');
-  out.push('| --- | --- | --- | --- | --- | --- |');
+  out.push('| method | seed | before RL [95% CI] | after RL [95% CI] | n | steps | RL s | wall s |');
+  out.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
   const ci = (a: AccuracyResult) => `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}]`;
-  for (const r of runs) out.push(`| ${METHOD_LABELS[r.method]} | ${r.seed} | ${ci(r.before)} | ${ci(r.after)} | ${r.after.total} | ${r.steps} |`);
+  for (const r of runs) out.push(`| ${METHOD_LABELS[r.method]} | ${r.seed} | ${ci(r.before)} | ${ci(r.after)} | ${r.after.total} | ${r.steps} | ${Math.round(r.rlSeconds)} | ${Math.round(r.wallSeconds)} |`);
   out.push('');
   return out.join('\n');
 }
