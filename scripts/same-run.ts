@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { latestCheckpoint } from '../src/train/checkpoints/checkpoint.ts';
 import { readMetrics, type MetricsLine } from '../src/train/metrics/jsonl.ts';
 
 const wallClock = (key: string): boolean => key === 'time' || key.startsWith('perf/');
@@ -24,18 +25,16 @@ export function metricsDifferences(a: readonly MetricsLine[], b: readonly Metric
   return out;
 }
 
-function latestCheckpoint(run: string): string {
-  const dir = join(run, 'checkpoints');
-  const steps = existsSync(dir) ? readdirSync(dir).filter((d) => d.startsWith('step-')).sort() : [];
-  const last = steps.at(-1);
+async function latestDir(run: string): Promise<string> {
+  const last = await latestCheckpoint(run);
   if (!last) throw new Error(`${run}: no checkpoint`);
-  return join(dir, last);
+  return last.dir;
 }
 
 /** The differences between two run folders (empty: the same training). */
-export function runDifferences(a: string, b: string): string[] {
+export async function runDifferences(a: string, b: string): Promise<string[]> {
   const out = metricsDifferences(readMetrics(join(a, 'metrics.jsonl')), readMetrics(join(b, 'metrics.jsonl')));
-  const [ca, cb] = [latestCheckpoint(a), latestCheckpoint(b)];
+  const [ca, cb] = [await latestDir(a), await latestDir(b)];
   const files = new Set([...readdirSync(ca), ...readdirSync(cb)]);
   files.delete('trainer_state.json');
   for (const f of [...files].sort()) {
@@ -51,7 +50,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error('usage: npx tsx scripts/same-run.ts <runA> <runB>');
     process.exit(2);
   }
-  const diffs = runDifferences(a, b);
+  const diffs = await runDifferences(a, b);
   console.log(diffs.length === 0 ? 'same metrics (wall-clock fields left out) and the same checkpoint bytes' : diffs.join('\n'));
   process.exit(diffs.length === 0 ? 0 : 1);
 }
