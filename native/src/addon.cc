@@ -1,10 +1,14 @@
-// N-API entry points (node-addon-api). JS keeps one Float64Array as the argument block and hands the
-// wasm heap buffer over whenever the wasm memory grows (the old ArrayBuffer is detached then).
+// N-API entry points (node-addon-api). JS keeps one Float64Array as the argument block. Each kernel
+// has two bindings (kernels.h): `exports.<kernel>()` on the wasm heap, whose buffer JS hands over
+// whenever the wasm memory grows (the old ArrayBuffer is detached then), and
+// `exports.typed.<kernel>(...arrays)` on the TypedArrays passed in the call.
 #include <napi.h>
 #include <cblas.h>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 #include "kernels.h"
 
 extern "C" {
@@ -15,6 +19,7 @@ char* openblas_get_config(void);
 
 namespace sharp {
 uint8_t* g_heap = nullptr;
+uint8_t* const* g_ptrs = nullptr;
 double* g_args = nullptr;
 char g_error[256] = {0};
 int g_autoThreadsMax = 0;
@@ -99,6 +104,36 @@ static Napi::Value Call(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), K());
 }
 
+// Typed-array binding: every argument is a TypedArray (any element type; its data pointer, offset
+// included, is taken as is, nothing is copied); the kernel's reference slots hold argument indices.
+template <int (*K)()>
+static Napi::Value CallTyped(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (g_args == nullptr) {
+    std::strncpy(g_error, "native kernels used before setArgs", sizeof(g_error) - 1);
+    return Napi::Number::New(env, -1);
+  }
+  static std::vector<uint8_t*> ptrs;
+  const size_t n = info.Length();
+  ptrs.resize(n);
+  for (size_t i = 0; i < n; i++) {
+    napi_typedarray_type type;
+    size_t length = 0, byteOffset = 0;
+    void* data = nullptr;
+    napi_value buffer;
+    if (napi_get_typedarray_info(env, info[i], &type, &length, &data, &buffer, &byteOffset) != napi_ok) {
+      std::snprintf(g_error, sizeof(g_error), "argument %zu is not a TypedArray", i);
+      return Napi::Number::New(env, -1);
+    }
+    ptrs[i] = static_cast<uint8_t*>(data);
+  }
+  g_error[0] = 0;
+  g_ptrs = ptrs.data();
+  const int code = K();
+  g_ptrs = nullptr;
+  return Napi::Number::New(env, code);
+}
+
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
 #ifdef SHARP_PORTABLE
   __builtin_cpu_init();
@@ -129,6 +164,23 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("adamw", Napi::Function::New(env, Call<adamw>));
   exports.Set("select", Napi::Function::New(env, Call<select>));
   exports.Set("cast", Napi::Function::New(env, Call<cast>));
+  Napi::Object typed = Napi::Object::New(env);
+  typed.Set("matmul", Napi::Function::New(env, CallTyped<matmul>));
+  typed.Set("binary", Napi::Function::New(env, CallTyped<binary>));
+  typed.Set("unary", Napi::Function::New(env, CallTyped<unary>));
+  typed.Set("transpose", Napi::Function::New(env, CallTyped<transpose>));
+  typed.Set("slice", Napi::Function::New(env, CallTyped<slice>));
+  typed.Set("concat", Napi::Function::New(env, CallTyped<concat>));
+  typed.Set("gather", Napi::Function::New(env, CallTyped<gather>));
+  typed.Set("segmentSum", Napi::Function::New(env, CallTyped<segmentSum>));
+  typed.Set("oneHot", Napi::Function::New(env, CallTyped<oneHot>));
+  typed.Set("addN", Napi::Function::New(env, CallTyped<addN>));
+  typed.Set("reduce", Napi::Function::New(env, CallTyped<reduce>));
+  typed.Set("softmax", Napi::Function::New(env, CallTyped<softmax>));
+  typed.Set("adamw", Napi::Function::New(env, CallTyped<adamw>));
+  typed.Set("select", Napi::Function::New(env, CallTyped<select>));
+  typed.Set("cast", Napi::Function::New(env, CallTyped<cast>));
+  exports.Set("typed", typed);
   return exports;
 }
 

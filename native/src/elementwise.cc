@@ -130,7 +130,7 @@ int binary() {
   float* o = F(g_args[3]);
   const int32_t* ai = I(g_args[1]);
   const int32_t* bi = I(g_args[2]);
-  uint8_t* ob = g_heap + static_cast<size_t>(g_args[3]);
+  uint8_t* ob = P(g_args[3]);
 #define SHARP_BIN(OPC) \
   case OPC: binRun<OPC, float, float>(a, b, o, rank, outS, aS, bS); break;
 #define SHARP_CMP(OPC)                                             \
@@ -215,7 +215,7 @@ int addN() {
 // Select (tf.where) with condition, t and e of the same shape (the common case; the caller
 // falls back to the stock kernel otherwise). args: condOff tOff eOff outOff size.
 int select() {
-  const uint8_t* cond = g_heap + static_cast<size_t>(g_args[0]);
+  const uint8_t* cond = P(g_args[0]);
   const float* t = F(g_args[1]);
   const float* e = F(g_args[2]);
   float* o = F(g_args[3]);

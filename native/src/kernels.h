@@ -1,8 +1,11 @@
-// Kernels of the sharp-rl native addon (issue 9). Every kernel works in place on the tfjs wasm
-// backend's heap: pointers are the heap base plus the byte offsets the backend records for each
-// tensor (dataIdMap memoryOffset), so nothing is copied between JS and C++.
-// Integer and float arguments arrive in one shared Float64Array (g_args) that JS fills before the
-// call: a call then costs one N-API transition and no argument marshalling.
+// Kernels of the sharp-rl native addon. A kernel reads its arguments from one shared Float64Array
+// (g_args) that JS fills before the call (one N-API transition, no argument marshalling); the slots
+// that name tensors are references that P() turns into pointers, so the same kernel body serves two
+// bindings without copying anything:
+//  - heap binding (tfjs wasm backend): a reference is the byte offset the backend records for the
+//    tensor in the wasm heap (dataIdMap memoryOffset), the pointer g_heap + offset;
+//  - typed-array binding (the `native` backend, tensors in ordinary memory): a reference is the
+//    index of the tensor's TypedArray among the call's arguments, the pointer its data (g_ptrs).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,14 +17,18 @@ extern double* g_args;      // shared argument block, kArgsLen doubles
 constexpr int kArgsLen = 8192;
 constexpr int kMaxRank = 8;
 
-inline float* F(double off) { return reinterpret_cast<float*>(g_heap + static_cast<size_t>(off)); }
-inline int32_t* I(double off) { return reinterpret_cast<int32_t*>(g_heap + static_cast<size_t>(off)); }
+// Data pointers of the current typed-array call's arguments; null during a heap-binding call.
+extern uint8_t* const* g_ptrs;
+
+inline uint8_t* P(double ref) { return g_ptrs != nullptr ? g_ptrs[static_cast<size_t>(ref)] : g_heap + static_cast<size_t>(ref); }
+inline float* F(double ref) { return reinterpret_cast<float*>(P(ref)); }
+inline int32_t* I(double ref) { return reinterpret_cast<int32_t*>(P(ref)); }
 inline int64_t A(int i) { return static_cast<int64_t>(g_args[i]); }
 
 // Each returns 0 on success, or a negative code; an error message (one line) is left in g_error.
 extern char g_error[256];
 // BLAS thread policy: 0 = fixed (setThreads), else the most threads a GEMM may use; GEMMs with few
-// rows (decoding: batch x 1 token) then run on 1 thread (issue 9, item 5).
+// rows (decoding: batch x 1 token) then run on 1 thread.
 extern int g_autoThreadsMax;
 extern int g_threadsNow;
 #ifdef SHARP_PORTABLE

@@ -287,8 +287,8 @@ static inline int32_t toInt32(float v) {
 int cast() {
   const int64_t n = A(2);
   const int from = static_cast<int>(A(3)), to = static_cast<int>(A(4));
-  uint8_t* xb = g_heap + static_cast<size_t>(g_args[0]);
-  uint8_t* ob = g_heap + static_cast<size_t>(g_args[1]);
+  uint8_t* xb = P(g_args[0]);
+  uint8_t* ob = P(g_args[1]);
   const float* xf = reinterpret_cast<const float*>(xb);
   const int32_t* xi = reinterpret_cast<const int32_t*>(xb);
   float* of = reinterpret_cast<float*>(ob);
