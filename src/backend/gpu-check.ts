@@ -1,4 +1,4 @@
-import { BackendError, type BackendChoice, type BackendName } from './select.ts';
+import { BACKEND_NAMES, BackendError, type BackendChoice, type BackendName } from './select.ts';
 import type { LibProbe } from './cuda-libs.ts';
 
 /**
@@ -7,7 +7,7 @@ import type { LibProbe } from './cuda-libs.ts';
  */
 export function resolveBackendName(flag: string | undefined, configured: BackendName, env: NodeJS.ProcessEnv = process.env): BackendName {
   const pick = flag ?? env.SHARP_BACKEND ?? configured;
-  if (!['auto', 'tensorflow', 'wasm', 'cpu'].includes(pick)) throw new BackendError(`backend must be auto, tensorflow, wasm or cpu, got '${pick}'`);
+  if (!(BACKEND_NAMES as readonly string[]).includes(pick)) throw new BackendError(`backend must be ${BACKEND_NAMES.slice(0, -1).join(', ')} or ${BACKEND_NAMES.at(-1)}, got '${pick}'`);
   return pick as BackendName;
 }
 

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
-import { enableNativeKernels, type NativeStatus } from './native/index.ts';
+import { enableNativeKernels, NATIVE_BACKEND, registerNativeBackend, type NativeStatus } from './native/index.ts';
 import { UserError } from '../errors.ts';
 
 /**
@@ -10,7 +10,10 @@ import { UserError } from '../errors.ts';
  * order and records why each better one was skipped; an explicitly requested backend that cannot
  * load fails with a one-line BackendError.
  */
-export type BackendName = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
+export type BackendName = 'auto' | 'tensorflow' | 'native' | 'wasm' | 'cpu';
+
+/** Every name `--backend` accepts. */
+export const BACKEND_NAMES: readonly BackendName[] = ['auto', 'tensorflow', 'native', 'wasm', 'cpu'];
 
 /** A backend that cannot be used; a UserError, so the CLI prints one line and exits 2. */
 export class BackendError extends UserError {
@@ -18,8 +21,8 @@ export class BackendError extends UserError {
 }
 
 export interface BackendChoice {
-  /** tfjs backend name now active: 'tensorflow', 'wasm' or 'cpu'. */
-  backend: 'tensorflow' | 'wasm' | 'cpu';
+  /** tfjs backend name now active: 'tensorflow', 'native', 'wasm' or 'cpu'. */
+  backend: 'tensorflow' | 'native' | 'wasm' | 'cpu';
   /** npm package that provided it. */
   pkg: string;
   /** Why each better candidate was skipped, in the order tried. */
@@ -27,8 +30,9 @@ export interface BackendChoice {
   /** wasm only: SIMD and thread count in effect. */
   wasm?: { simd: boolean; threads: number; threadsRequested: number };
   /**
-   * wasm only: the kernel overrides in effect: native OpenBLAS kernels when the addon is
-   * built and SHARP_NATIVE is not 0, else the pure-wasm matmul fallback.
+   * wasm: the kernel overrides in effect: native OpenBLAS kernels when the addon is built and
+   * SHARP_NATIVE is not 0, else the pure-wasm matmul fallback. native: the addon's kernels in
+   * place of tfjs-backend-cpu's JS ones.
    */
   native?: NativeStatus;
 }
@@ -63,6 +67,15 @@ async function tryWasm(threads: number): Promise<BackendChoice['wasm']> {
 /** Installs the native (or fallback) kernels on the wasm backend and proves them with the smoke test. */
 function installKernels(): NativeStatus {
   const status = enableNativeKernels();
+  smokeTest();
+  return status;
+}
+
+/** The `native` backend (src/backend/native/backend.ts): needs the addon with its typed-array binding. */
+async function tryNative(): Promise<NativeStatus> {
+  const status = registerNativeBackend();
+  if (status.mode !== 'native') throw new BackendError(`native kernels unavailable: ${status.reason}`);
+  if (!(await tf.setBackend(NATIVE_BACKEND))) throw new BackendError('native backend did not initialise');
   smokeTest();
   return status;
 }
@@ -110,6 +123,9 @@ export async function initBackend(name: BackendName = 'auto', threads = 0): Prom
         throw new BackendError(`backend 'tensorflow' is unavailable: ${skipped.map((s) => `${s.candidate}: ${s.reason}`).join('; ')}`);
       }
     }
+  }
+  if (!choice && name === 'native') {
+    choice = await attempt('native', async () => ({ backend: 'native', pkg: '@tensorflow/tfjs-backend-cpu + sharp-rl native addon', skipped, native: await tryNative() }));
   }
   if (!choice && (name === 'auto' || name === 'wasm')) {
     choice = await attempt('wasm', async () => {

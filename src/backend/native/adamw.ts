@@ -1,11 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
-import type { WasmBackend } from './heap.ts';
-import { off } from './heap.ts';
+import { arrayContext } from './backend.ts';
+import type { KernelBackend, NativeContext } from './context.ts';
 import { nativeContext } from './register.ts';
 
 /**
  * Fused AdamW step: one native pass per variable updates weight, first and second
- * moment in place on the wasm heap (PyTorch torch.optim.AdamW semantics; Loshchilov & Hutter 2019):
+ * moment in place (on the wasm heap, or in the `native` backend's arrays) (PyTorch torch.optim.AdamW semantics; Loshchilov & Hutter 2019):
  *   w <- w (1 - lr wd);  m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2
  *   w <- w - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
  * A buffer shared with another tensor (a tf.variable built from a tensor still alive, a reshape of
@@ -52,7 +52,7 @@ function validate(vars: readonly tf.Variable[], grads: readonly tf.Tensor[], m: 
 const wdOf = (hp: AdamWHyper, i: number): number => (typeof hp.weightDecay === 'number' ? hp.weightDecay : hp.weightDecay[i]!);
 
 /** Gives `x` a buffer of its own when another tensor shares it; returns whether it copied. */
-function unshare(backend: WasmBackend, x: tf.Variable): boolean {
+function unshare(backend: KernelBackend, x: tf.Variable): boolean {
   if (backend.refCount(x.dataId) <= 1) return false;
   const fresh = tf.tidy(() => tf.add(x, tf.scalar(0))); // [same shape], a new buffer
   x.assign(fresh);
@@ -60,17 +60,27 @@ function unshare(backend: WasmBackend, x: tf.Variable): boolean {
   return true;
 }
 
+/** The native context of the active backend: the wasm overrides' or the `native` backend's. */
+function fusedContext(): NativeContext | undefined {
+  if (tf.getBackend() === 'wasm') return nativeContext();
+  return arrayContext();
+}
+
+/** Whether nativeAdamW runs the fused kernel now (the addon's kernels serve the active backend). */
+export function fusedAdamWReady(): boolean {
+  return fusedContext() !== undefined;
+}
+
 export function nativeAdamW(vars: readonly tf.Variable[], grads: readonly tf.Tensor[], m: readonly tf.Variable[], v: readonly tf.Variable[], step: number, hp: AdamWHyper): AdamWResult {
   validate(vars, grads, m, v, step, hp);
-  const ctx = nativeContext();
-  if (!ctx || tf.getBackend() !== 'wasm') {
+  const ctx = fusedContext();
+  if (!ctx) {
     adamWOps(vars, grads, m, v, step, hp);
     return { path: 'tfjs', copied: 0 };
   }
-  const backend = tf.backend() as unknown as WasmBackend;
+  const backend = tf.backend() as unknown as KernelBackend;
   let copied = 0;
   for (const x of [...vars, ...m, ...v]) if (unshare(backend, x)) copied++;
-  ctx.syncHeap(backend);
   const A = ctx.args;
   const perCall = Math.floor((A.length - 6) / 6);
   for (let start = 0; start < vars.length; start += perCall) {
@@ -84,14 +94,14 @@ export function nativeAdamW(vars: readonly tf.Variable[], grads: readonly tf.Ten
     for (let k = 0; k < count; k++) {
       const i = start + k;
       const base = 6 + 6 * k;
-      A[base] = off(backend, vars[i]!);
-      A[base + 1] = off(backend, grads[i]!);
-      A[base + 2] = off(backend, m[i]!);
-      A[base + 3] = off(backend, v[i]!);
+      A[base] = ctx.ref(backend, vars[i]!);
+      A[base + 1] = ctx.ref(backend, grads[i]!);
+      A[base + 2] = ctx.ref(backend, m[i]!);
+      A[base + 3] = ctx.ref(backend, v[i]!);
       A[base + 4] = vars[i]!.size;
       A[base + 5] = wdOf(hp, i);
     }
-    ctx.check(ctx.addon.adamw(), 'AdamW');
+    ctx.run(backend, 'adamw', 'AdamW');
   }
   return { path: 'native', copied };
 }

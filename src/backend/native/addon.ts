@@ -22,7 +22,10 @@ export interface NativeAddon {
   blasConfig(): string;
   lastError(): string;
   readonly argsLength: number;
-  // Kernels: read their arguments from the shared block, return 0 or a negative error code.
+  /**
+   * Kernels on the wasm heap: read their arguments from the shared block (tensors as heap byte
+   * offsets), return 0 or a negative error code.
+   */
   matmul(): number;
   binary(): number;
   unary(): number;
@@ -38,6 +41,21 @@ export interface NativeAddon {
   adamw(): number;
   select(): number;
   cast(): number;
+  /**
+   * The same kernels on the TypedArrays passed in the call (a tensor's slot holds its argument
+   * index). Absent from binaries built before this binding existed.
+   */
+  readonly typed?: Record<NativeKernelFn, (...arrays: ArrayBufferView[]) => number>;
+}
+
+/** The kernel entry points, one per native/src kernel. */
+export const NATIVE_KERNEL_FNS = ['matmul', 'binary', 'unary', 'transpose', 'slice', 'concat', 'gather', 'segmentSum', 'oneHot', 'addN', 'reduce', 'softmax', 'adamw', 'select', 'cast'] as const;
+export type NativeKernelFn = (typeof NATIVE_KERNEL_FNS)[number];
+
+/** Whether `addon` has the typed-array binding with every kernel (binaries built before it lack it). */
+export function hasTypedBinding(addon: NativeAddon): boolean {
+  const typed = addon.typed;
+  return typed !== undefined && NATIVE_KERNEL_FNS.every((k) => typeof typed[k] === 'function');
 }
 
 /** Where a loaded addon came from: the committed prebuilt binary, or `npm run build:native`. */
@@ -129,6 +147,7 @@ export function loadAddonFrom(choice: AddonChoice, files: { prebuilt: string; lo
 }
 
 let cached: AddonLoad | undefined;
+let cachedTyped: AddonLoad | undefined;
 
 /**
  * Loads the addon once per process. SHARP_NATIVE=0 disables it; SHARP_NATIVE=prebuilt or =local
@@ -137,4 +156,26 @@ let cached: AddonLoad | undefined;
 export function loadAddon(): AddonLoad {
   cached ??= loadAddonFrom(addonChoice(process.env['SHARP_NATIVE']));
   return cached;
+}
+
+/**
+ * The addon for the `native` backend, which needs the typed-array binding: the one `loadAddon`
+ * chose when it has it, else the local build when that has it (a prebuilt binary built before the
+ * binding existed is passed over, with the reason), else none with every reason. Never throws.
+ */
+export function loadTypedAddon(): AddonLoad {
+  cachedTyped ??= typedFrom(loadAddon(), addonChoice(process.env['SHARP_NATIVE']));
+  return cachedTyped;
+}
+
+export function typedFrom(first: AddonLoad, choice: AddonChoice, local = addonPath): AddonLoad {
+  if (!first.addon) return first;
+  if (hasTypedBinding(first.addon)) return first;
+  const stale = `${first.source ?? 'binary'} ${first.path} lacks the typed-array kernels (built before them; rebuild it)`;
+  const skipped = [...first.skipped, stale];
+  if (first.source === 'local build' || choice === 'prebuilt') return { addon: undefined, reason: skipped.join('; '), path: first.path, skipped };
+  const second = loadAddonFrom('local', { prebuilt: '', local });
+  if (second.addon && hasTypedBinding(second.addon)) return { ...second, skipped };
+  const why = second.addon ? `local build ${local} lacks them too (run npm run build:native)` : `local build: ${second.reason}`;
+  return { addon: undefined, reason: [...skipped, why].join('; '), path: local, skipped: [...skipped, why] };
 }

@@ -64,7 +64,7 @@ export function makeFallbackBatchMatMul(stock: KernelFunc, stockTranspose: Kerne
     // gets mixed batch broadcasts such as [2,1] x [1,3] wrong (parity test).
     const sameBatch = p.aBatch.every((d, i) => d === p.bBatch[i]);
     if (batch > 1 && sameBatch && p.M * p.N * p.K < SPLIT_MIN_MACS) return callStock(stock, args);
-    const backend = args.backend;
+    const backend = args.backend as WasmBackend; // the fallback serves the wasm backend only
     const temps: TensorInfo[] = [];
     const tr = (x: TensorInfo): TensorInfo => {
       const t = callStock(stockTranspose, { inputs: { x }, backend, attrs: { perm: swapLast2(x.shape.length) } }) as TensorInfo; // last two dims swapped

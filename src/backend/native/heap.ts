@@ -1,5 +1,6 @@
 import type { DataId, TensorInfo } from '@tensorflow/tfjs';
-import type { NativeAddon } from './addon.ts';
+import type { NativeKernelFn } from './addon.ts';
+import { NativeContext, type KernelBackend } from './context.ts';
 
 /**
  * The parts of the tfjs-backend-wasm 4.22 BackendWasm that the overrides use (internals, pinned
@@ -22,14 +23,11 @@ interface WasmModule {
   tfjs: { registerTensor(id: number, size: number, memoryOffset: number): void; disposeData(id: number): void };
 }
 
-export interface WasmBackend {
+export interface WasmBackend extends KernelBackend {
   wasm: WasmModule;
   dataIdMap: { get(dataId: DataId): TensorData; has(dataId: DataId): boolean; set(dataId: DataId, d: TensorData): void; delete(dataId: DataId): boolean };
   dataIdNextNumber: number;
   makeOutput(shape: number[], dtype: string, memoryOffset?: number): TensorInfo;
-  disposeData(dataId: DataId, force?: boolean): boolean;
-  refCount(dataId: DataId): number;
-  incRef(dataId: DataId): void;
   typedArrayFromHeap(t: TensorInfo): Float32Array | Int32Array | Uint8Array;
 }
 
@@ -38,15 +36,9 @@ export function off(backend: WasmBackend, t: TensorInfo): number {
   return backend.dataIdMap.get(t.dataId).memoryOffset;
 }
 
-/** Native-side state shared by all kernels: the addon, its argument block, the heap it last saw. */
-export class NativeContext {
-  readonly args: Float64Array;
+/** The heap binding: a tensor's reference is its byte offset in the wasm heap (native/src/kernels.h). */
+export class HeapContext extends NativeContext {
   private heap: ArrayBuffer | undefined;
-
-  constructor(readonly addon: NativeAddon) {
-    this.args = new Float64Array(addon.argsLength);
-    addon.setArgs(this.args);
-  }
 
   /** Re-points the addon at the wasm memory when it has grown (the buffer identity changes). */
   syncHeap(backend: WasmBackend): void {
@@ -57,8 +49,17 @@ export class NativeContext {
     }
   }
 
-  /** Throws a one-line error naming the kernel when a native call reports a failure. */
-  check(code: number, kernel: string): void {
-    if (code !== 0) throw new Error(`native ${kernel} failed: ${this.addon.lastError() || `code ${code}`}`);
+  output(backend: KernelBackend, shape: number[], dtype: string): TensorInfo {
+    return (backend as WasmBackend).makeOutput(shape, dtype);
+  }
+
+  ref(backend: KernelBackend, t: TensorInfo): number {
+    return off(backend as WasmBackend, t);
+  }
+
+  /** After the kernel's last allocation (which may have grown the memory), so the heap is synced here. */
+  call(backend: KernelBackend, fn: NativeKernelFn): number {
+    this.syncHeap(backend as WasmBackend);
+    return this.addon[fn]();
   }
 }

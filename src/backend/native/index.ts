@@ -1,4 +1,5 @@
-/** Native CPU kernels for the tfjs wasm backend: public API used by the backend selector. */
+/** Native CPU kernels (the wasm overrides and the `native` backend): public API used by the backend selector. */
 export { enableNativeKernels, disableNativeKernels, nativeStatus } from './register.ts';
 export type { NativeStatus } from './register.ts';
-export { nativeAdamW } from './adamw.ts';
+export { NATIVE_BACKEND, nativeBackendStatus, registerNativeBackend } from './backend.ts';
+export { fusedAdamWReady, nativeAdamW } from './adamw.ts';

@@ -3,7 +3,7 @@ import type { KernelConfig, KernelFunc } from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
 import { loadAddon, type AddonSource } from './addon.ts';
 import { makeFallbackBatchMatMul } from './fallback.ts';
-import { NativeContext, type WasmBackend } from './heap.ts';
+import { HeapContext, type WasmBackend } from './heap.ts';
 import { elementwiseNative } from './kernels/elementwise.ts';
 import { layoutNative } from './kernels/layout.ts';
 import { batchMatMulNative } from './kernels/matmul.ts';
@@ -39,7 +39,7 @@ export const NATIVE_KERNELS: readonly KernelOverride[] = [batchMatMulNative, ...
 
 interface State {
   status: NativeStatus;
-  ctx: NativeContext | undefined;
+  ctx: HeapContext | undefined;
   /** Stock configs replaced (undefined where the wasm backend had none, e.g. UnsortedSegmentSum). */
   replaced: Map<string, KernelConfig | undefined>;
 }
@@ -82,11 +82,11 @@ export function enableNativeKernels(): NativeStatus {
   }
   const replaced: State['replaced'] = new Map();
   const { addon, reason, source } = loadAddon();
-  let ctx: NativeContext | undefined;
+  let ctx: HeapContext | undefined;
   let why = reason;
   if (addon) {
     try {
-      ctx = new NativeContext(addon);
+      ctx = new HeapContext(addon);
       ctx.syncHeap(backend); // throws for a SharedArrayBuffer heap (wasm threads), which we do not handle
     } catch (err) {
       ctx = undefined;
@@ -150,7 +150,7 @@ export function nativeStatus(): NativeStatus {
 }
 
 /** The native context while the addon kernels are installed (used by nativeAdamW). */
-export function nativeContext(): NativeContext | undefined {
+export function nativeContext(): HeapContext | undefined {
   return state?.ctx;
 }
 

@@ -1,12 +1,11 @@
-import * as tf from '@tensorflow/tfjs';
-import { nativeStatus } from '../../backend/native/index.ts';
+import { fusedAdamWReady } from '../../backend/native/index.ts';
 import type { Config } from '../../config/schema.ts';
 import { AdamW } from './adamw.ts';
 
 /**
  * The optimizer of every trainer (GRPO, SFT, DPO), read from the config in one place
  * (optimizerSettings): AdamW with the config's betas, eps and weight decay (createAdamW; the fused
- * native step where the native kernels are loaded on the wasm backend), and the learning rate of
+ * native step where the native kernels serve the active backend: wasm or native), and the learning rate of
  * each step from the schedule (learningRateAt), which the loop computes once per step and hands to
  * the AdamW step.
  */
@@ -42,9 +41,9 @@ export function optimizerSettings(t: Config['train'], phase: 'grpo' | 'sft' | 'd
   return { ...adam, lr: t.lr, schedule: t.schedule, warmupSteps: t.warmupSteps, totalSteps: t.steps };
 }
 
-/** Whether the fused native AdamW step can run now (addon kernels registered, wasm backend active). */
+/** Whether the fused native AdamW step can run now (the addon's kernels serve the active backend: wasm or native). */
 export function fusedAdamWAvailable(): boolean {
-  return nativeStatus().mode === 'native' && tf.getBackend() === 'wasm';
+  return fusedAdamWReady();
 }
 
 /** AdamW with the settings' betas, eps and weight decay; its learning rate comes with each step. */

@@ -1,6 +1,5 @@
 import { backend_util } from '@tensorflow/tfjs';
 import type { TensorInfo } from '@tensorflow/tfjs';
-import { off } from '../heap.ts';
 import { asKernel, callStock, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
 /** Op codes shared with native/src/elementwise.cc (enum BinOp / UnOp). */
@@ -24,14 +23,13 @@ function binaryOverride(name: string, code: number, compare: boolean): KernelOve
         const rank = outShape.length;
         if (rank > 8) return callStock(stock, args);
         const backend = args.backend;
-        const out = backend.makeOutput(outShape, compare ? 'bool' : 'float32'); // broadcast(a, b)
+        const out = ctx.output(backend, outShape, compare ? 'bool' : 'float32'); // broadcast(a, b)
         if (sizeOf(outShape) === 0) return out;
-        ctx.syncHeap(backend);
         const A = ctx.args;
         A[0] = code;
-        A[1] = off(backend, a);
-        A[2] = off(backend, b);
-        A[3] = off(backend, out);
+        A[1] = ctx.ref(backend, a);
+        A[2] = ctx.ref(backend, b);
+        A[3] = ctx.ref(backend, out);
         A[4] = rank;
         for (let i = 0; i < rank; i++) {
           A[5 + i] = outShape[i]!;
@@ -39,7 +37,7 @@ function binaryOverride(name: string, code: number, compare: boolean): KernelOve
           A[5 + 2 * rank + i] = i < rank - b.shape.length ? 1 : b.shape[i - (rank - b.shape.length)]!;
         }
         A[5 + 3 * rank] = a.dtype === 'int32' ? 1 : 0;
-        ctx.check(ctx.addon.binary(), name);
+        ctx.run(backend, 'binary', name);
         return out;
       }),
   };
@@ -53,16 +51,15 @@ function unaryOverride(name: string, code: number): KernelOverride {
         const { x } = args.inputs as { x: TensorInfo };
         if (x.dtype !== 'float32') return callStock(stock, args);
         const backend = args.backend;
-        const out = backend.makeOutput(x.shape, 'float32'); // same shape as x
+        const out = ctx.output(backend, x.shape, 'float32'); // same shape as x
         const n = sizeOf(x.shape);
         if (n === 0) return out;
-        ctx.syncHeap(backend);
         const A = ctx.args;
         A[0] = code;
-        A[1] = off(backend, x);
-        A[2] = off(backend, out);
+        A[1] = ctx.ref(backend, x);
+        A[2] = ctx.ref(backend, out);
         A[3] = n;
-        ctx.check(ctx.addon.unary(), name);
+        ctx.run(backend, 'unary', name);
         return out;
       }),
   };
@@ -94,16 +91,15 @@ const addN: KernelOverride = {
       const first = inputs[0];
       if (!first || inputs.some((t) => t.dtype !== 'float32') || inputs.length > 1000) return callStock(stock, args);
       const backend = args.backend;
-      const out = backend.makeOutput(first.shape, 'float32'); // same shape as every input
+      const out = ctx.output(backend, first.shape, 'float32'); // same shape as every input
       const n = sizeOf(first.shape);
       if (n === 0) return out;
-      ctx.syncHeap(backend);
       const A = ctx.args;
-      A[0] = off(backend, out);
+      A[0] = ctx.ref(backend, out);
       A[1] = n;
       A[2] = inputs.length;
-      inputs.forEach((t, k) => (A[3 + k] = off(backend, t)));
-      ctx.check(ctx.addon.addN(), 'AddN');
+      inputs.forEach((t, k) => (A[3 + k] = ctx.ref(backend, t)));
+      ctx.run(backend, 'addN', 'AddN');
       return out;
     }),
 };
@@ -119,16 +115,15 @@ const select: KernelOverride = {
         return callStock(stock, args);
       }
       const backend = args.backend;
-      const out = backend.makeOutput(t.shape, 'float32'); // same shape as t
+      const out = ctx.output(backend, t.shape, 'float32'); // same shape as t
       if (n === 0) return out;
-      ctx.syncHeap(backend);
       const A = ctx.args;
-      A[0] = off(backend, condition);
-      A[1] = off(backend, t);
-      A[2] = off(backend, e);
-      A[3] = off(backend, out);
+      A[0] = ctx.ref(backend, condition);
+      A[1] = ctx.ref(backend, t);
+      A[2] = ctx.ref(backend, e);
+      A[3] = ctx.ref(backend, out);
       A[4] = n;
-      ctx.check(ctx.addon.select(), 'Select');
+      ctx.run(backend, 'select', 'Select');
       return out;
     }),
 };

@@ -1,48 +1,45 @@
 import { backend_util, slice_util, util } from '@tensorflow/tfjs';
 import type { TensorInfo } from '@tensorflow/tfjs';
-import type { NativeContext, WasmBackend } from '../heap.ts';
-import { off } from '../heap.ts';
+import type { KernelBackend, NativeContext } from '../context.ts';
 import { asKernel, callStock, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
 /** Element types whose elements are 4 bytes: the layout kernels copy them without looking. */
 const fourByte = (t: TensorInfo): boolean => t.dtype === 'float32' || t.dtype === 'int32';
 
 /** Native transpose of x into a new tensor (also used by the reductions). */
-export function nativeTranspose(ctx: NativeContext, backend: WasmBackend, x: TensorInfo, perm: readonly number[]): TensorInfo {
+export function nativeTranspose(ctx: NativeContext, backend: KernelBackend, x: TensorInfo, perm: readonly number[]): TensorInfo {
   const outShape = perm.map((p) => x.shape[p]!);
-  const out = backend.makeOutput(outShape, x.dtype); // x.shape permuted
+  const out = ctx.output(backend, outShape, x.dtype); // x.shape permuted
   if (sizeOf(outShape) === 0) return out;
-  ctx.syncHeap(backend);
   const A = ctx.args;
   const rank = x.shape.length;
-  A[0] = off(backend, x);
-  A[1] = off(backend, out);
+  A[0] = ctx.ref(backend, x);
+  A[1] = ctx.ref(backend, out);
   A[2] = rank;
   for (let i = 0; i < rank; i++) {
     A[3 + i] = x.shape[i]!;
     A[3 + rank + i] = perm[i]!;
   }
   A[3 + 2 * rank] = x.dtype === 'float32' ? 1 : 0;
-  ctx.check(ctx.addon.transpose(), 'Transpose');
+  ctx.run(backend, 'transpose', 'Transpose');
   return out;
 }
 
 /** Native slice with begin/size already normalised. */
-function nativeSlice(ctx: NativeContext, backend: WasmBackend, x: TensorInfo, begin: readonly number[], size: readonly number[]): TensorInfo {
-  const out = backend.makeOutput([...size], x.dtype); // size
+function nativeSlice(ctx: NativeContext, backend: KernelBackend, x: TensorInfo, begin: readonly number[], size: readonly number[]): TensorInfo {
+  const out = ctx.output(backend, [...size], x.dtype); // size
   if (sizeOf(size) === 0) return out;
-  ctx.syncHeap(backend);
   const A = ctx.args;
   const rank = x.shape.length;
-  A[0] = off(backend, x);
-  A[1] = off(backend, out);
+  A[0] = ctx.ref(backend, x);
+  A[1] = ctx.ref(backend, out);
   A[2] = rank;
   for (let i = 0; i < rank; i++) {
     A[3 + i] = x.shape[i]!;
     A[3 + rank + i] = begin[i]!;
     A[3 + 2 * rank + i] = size[i]!;
   }
-  ctx.check(ctx.addon.slice(), 'Slice');
+  ctx.run(backend, 'slice', 'Slice');
   return out;
 }
 
@@ -100,24 +97,23 @@ const concat: KernelOverride = {
       const parts = inputs.filter((t) => sizeOf(t.shape) > 0);
       if (parts.length <= 1) return callStock(stock, args);
       const backend = args.backend;
-      const out = backend.makeOutput(outShape, first.dtype); // inputs joined on axis
+      const out = ctx.output(backend, outShape, first.dtype); // inputs joined on axis
       concatRows(ctx, backend, out, sizeOf(first.shape.slice(0, axis)), parts, (t) => sizeOf(t.shape.slice(axis)));
       return out;
     }),
 };
 
 /** Concatenates same-dtype 4-byte tensors seen as [outer, inner_i] rows into `out`. */
-function concatRows(ctx: NativeContext, backend: WasmBackend, out: TensorInfo, outer: number, parts: readonly TensorInfo[], inner: (t: TensorInfo) => number): void {
-  ctx.syncHeap(backend);
+function concatRows(ctx: NativeContext, backend: KernelBackend, out: TensorInfo, outer: number, parts: readonly TensorInfo[], inner: (t: TensorInfo) => number): void {
   const A = ctx.args;
-  A[0] = off(backend, out);
+  A[0] = ctx.ref(backend, out);
   A[1] = outer;
   A[2] = parts.length;
   parts.forEach((t, k) => {
-    A[3 + 2 * k] = off(backend, t);
+    A[3 + 2 * k] = ctx.ref(backend, t);
     A[4 + 2 * k] = inner(t);
   });
-  ctx.check(ctx.addon.concat(), 'Concat');
+  ctx.run(backend, 'concat', 'Concat');
 }
 
 /** Pack (tf.stack): a concat of the inputs with a new axis; the stock kernel runs a JS copy loop. */
@@ -134,7 +130,7 @@ const pack: KernelOverride = {
       const axis = util.parseAxisParam(args.attrs['axis'] as number, [...first.shape, 1])[0]!;
       const outShape = [...first.shape.slice(0, axis), inputs.length, ...first.shape.slice(axis)];
       const backend = args.backend;
-      const out = backend.makeOutput(outShape, first.dtype); // inputs stacked on a new axis
+      const out = ctx.output(backend, outShape, first.dtype); // inputs stacked on a new axis
       if (sizeOf(outShape) === 0 || rank > 7) {
         if (sizeOf(outShape) === 0) return out;
         backend.disposeData(out.dataId);
@@ -156,18 +152,17 @@ const gatherV2: KernelOverride = {
       const axis = util.parseAxisParam(args.attrs['axis'] as number, x.shape)[0]!;
       const outShape = [...x.shape.slice(0, axis), ...indices.shape, ...x.shape.slice(axis + 1)];
       const backend = args.backend;
-      const out = backend.makeOutput(outShape, x.dtype); // x.shape with indices.shape in place of axis
+      const out = ctx.output(backend, outShape, x.dtype); // x.shape with indices.shape in place of axis
       if (sizeOf(outShape) === 0) return out;
-      ctx.syncHeap(backend);
       const A = ctx.args;
-      A[0] = off(backend, x);
-      A[1] = off(backend, indices);
-      A[2] = off(backend, out);
+      A[0] = ctx.ref(backend, x);
+      A[1] = ctx.ref(backend, indices);
+      A[2] = ctx.ref(backend, out);
       A[3] = sizeOf(x.shape.slice(0, axis));
       A[4] = x.shape[axis]!;
       A[5] = sizeOf(x.shape.slice(axis + 1));
       A[6] = sizeOf(indices.shape);
-      const code = ctx.addon.gather();
+      const code = ctx.call(backend, 'gather');
       if (code !== 0) {
         backend.disposeData(out.dataId);
         ctx.check(code, 'GatherV2');
@@ -187,17 +182,16 @@ const unsortedSegmentSum: KernelOverride = {
       const n = sizeOf(segmentIds.shape);
       const innerShape = x.shape.slice(segmentIds.shape.length);
       const backend = args.backend;
-      const out = backend.makeOutput([numSegments, ...innerShape], 'float32'); // [numSegments, ...inner]
+      const out = ctx.output(backend, [numSegments, ...innerShape], 'float32'); // [numSegments, ...inner]
       if (sizeOf(out.shape) === 0) return out;
-      ctx.syncHeap(backend);
       const A = ctx.args;
-      A[0] = off(backend, x);
-      A[1] = off(backend, segmentIds);
-      A[2] = off(backend, out);
+      A[0] = ctx.ref(backend, x);
+      A[1] = ctx.ref(backend, segmentIds);
+      A[2] = ctx.ref(backend, out);
       A[3] = n;
       A[4] = sizeOf(innerShape);
       A[5] = numSegments;
-      ctx.check(ctx.addon.segmentSum(), 'UnsortedSegmentSum');
+      ctx.run(backend, 'segmentSum', 'UnsortedSegmentSum');
       return out;
     }),
 };
@@ -211,18 +205,17 @@ const oneHot: KernelOverride = {
       const dtype = (args.attrs['dtype'] as string | undefined) ?? 'float32';
       if (indices.dtype !== 'int32' || (dtype !== 'float32' && dtype !== 'int32')) return callStock(stock, args);
       const backend = args.backend;
-      const out = backend.makeOutput([...indices.shape, depth], dtype); // [...indices, depth]
+      const out = ctx.output(backend, [...indices.shape, depth], dtype); // [...indices, depth]
       if (sizeOf(out.shape) === 0) return out;
-      ctx.syncHeap(backend);
       const A = ctx.args;
-      A[0] = off(backend, indices);
-      A[1] = off(backend, out);
+      A[0] = ctx.ref(backend, indices);
+      A[1] = ctx.ref(backend, out);
       A[2] = sizeOf(indices.shape);
       A[3] = depth;
       A[4] = (args.attrs['onValue'] as number | undefined) ?? 1;
       A[5] = (args.attrs['offValue'] as number | undefined) ?? 0;
       A[6] = dtype === 'int32' ? 1 : 0;
-      ctx.check(ctx.addon.oneHot(), 'OneHot');
+      ctx.run(backend, 'oneHot', 'OneHot');
       return out;
     }),
 };
@@ -245,17 +238,16 @@ const cast: KernelOverride = {
         backend.incRef(x.dataId);
         return { dataId: x.dataId, shape: [...x.shape], dtype: x.dtype };
       }
-      const out = backend.makeOutput([...x.shape], dtype); // same shape, new dtype
+      const out = ctx.output(backend, [...x.shape], dtype); // same shape, new dtype
       const n = sizeOf(x.shape);
       if (n === 0) return out;
-      ctx.syncHeap(backend);
       const A = ctx.args;
-      A[0] = off(backend, x);
-      A[1] = off(backend, out);
+      A[0] = ctx.ref(backend, x);
+      A[1] = ctx.ref(backend, out);
       A[2] = n;
       A[3] = from;
       A[4] = to;
-      ctx.check(ctx.addon.cast(), 'Cast');
+      ctx.run(backend, 'cast', 'Cast');
       return out;
     }),
 };

@@ -1,6 +1,5 @@
 import { backend_util } from '@tensorflow/tfjs';
 import type { TensorInfo } from '@tensorflow/tfjs';
-import { off } from '../heap.ts';
 import { asKernel, callStock, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
 export interface MatMulPlan {
@@ -46,14 +45,13 @@ export const batchMatMulNative: KernelOverride = {
       if (a.dtype !== 'float32' || b.dtype !== 'float32') return callStock(stock, args);
       const p = planMatMul(a.shape, b.shape, ta, tb);
       const backend = args.backend;
-      const out = backend.makeOutput(p.outShape, 'float32'); // [...batch, M, N]
+      const out = ctx.output(backend, p.outShape, 'float32'); // [...batch, M, N]
       if (sizeOf(p.outShape) === 0) return out;
-      ctx.syncHeap(backend);
       const A = ctx.args;
       const r = p.outBatch.length;
-      A[0] = off(backend, a);
-      A[1] = off(backend, b);
-      A[2] = off(backend, out);
+      A[0] = ctx.ref(backend, a);
+      A[1] = ctx.ref(backend, b);
+      A[2] = ctx.ref(backend, out);
       A[3] = p.M;
       A[4] = p.N;
       A[5] = p.K;
@@ -65,7 +63,7 @@ export const batchMatMulNative: KernelOverride = {
         A[9 + r + i] = p.aBatch[i]!;
         A[9 + 2 * r + i] = p.bBatch[i]!;
       }
-      ctx.check(ctx.addon.matmul(), 'BatchMatMul');
+      ctx.run(backend, 'matmul', 'BatchMatMul');
       return out;
     }),
 };

@@ -1,6 +1,5 @@
 import { backend_util, util } from '@tensorflow/tfjs';
 import type { TensorInfo } from '@tensorflow/tfjs';
-import { off } from '../heap.ts';
 import { nativeTranspose } from './layout.ts';
 import { asKernel, callStock, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
@@ -45,15 +44,14 @@ function reduceOverride(name: string, code: number, axisAttr: string): KernelOve
           input = nativeTranspose(ctx, backend, x, perm); // x.shape permuted, reduced axes last
           view = [sizeOf(outShape), sizeOf(x.shape) / Math.max(1, sizeOf(outShape)), 1];
         }
-        const out = backend.makeOutput(finalShape, 'float32'); // x.shape without (or with 1 at) axes
+        const out = ctx.output(backend, finalShape, 'float32'); // x.shape without (or with 1 at) axes
         if (sizeOf(finalShape) > 0) {
-          ctx.syncHeap(backend);
           const A = ctx.args;
           A[0] = code;
-          A[1] = off(backend, input);
-          A[2] = off(backend, out);
+          A[1] = ctx.ref(backend, input);
+          A[2] = ctx.ref(backend, out);
           [A[3], A[4], A[5]] = view;
-          ctx.check(ctx.addon.reduce(), name);
+          ctx.run(backend, 'reduce', name);
         }
         if (input !== x) backend.disposeData(input.dataId);
         return out;
@@ -71,17 +69,16 @@ const softmax: KernelOverride = {
       const dim = args.attrs['dim'] as number;
       if (logits.dtype !== 'float32' || rank === 0 || (dim !== -1 && dim !== rank - 1)) return callStock(stock, args);
       const backend = args.backend;
-      const out = backend.makeOutput(logits.shape, 'float32'); // same shape as logits
+      const out = ctx.output(backend, logits.shape, 'float32'); // same shape as logits
       const n = sizeOf(logits.shape);
       if (n === 0) return out;
-      ctx.syncHeap(backend);
       const A = ctx.args;
       const cols = logits.shape[rank - 1]!;
-      A[0] = off(backend, logits);
-      A[1] = off(backend, out);
+      A[0] = ctx.ref(backend, logits);
+      A[1] = ctx.ref(backend, out);
       A[2] = n / cols;
       A[3] = cols;
-      ctx.check(ctx.addon.softmax(), 'Softmax');
+      ctx.run(backend, 'softmax', 'Softmax');
       return out;
     }),
 };

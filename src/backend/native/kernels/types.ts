@@ -1,16 +1,16 @@
 import type { KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs';
-import type { NativeContext, WasmBackend } from '../heap.ts';
+import type { KernelBackend, NativeContext } from '../context.ts';
 
 /** Arguments tfjs passes to a kernel function. */
 export interface KernelArgs {
   inputs: Record<string, TensorInfo>;
-  backend: WasmBackend;
+  backend: KernelBackend;
   attrs: NamedAttrMap;
 }
 
 /**
  * One override: `make` receives the native context (undefined for pure-wasm overrides) and the stock
- * wasm kernel, to which it delegates the cases it does not cover (other dtypes, rare layouts).
+ * kernel of the backend, to which it delegates the cases it does not cover (other dtypes, rare layouts).
  */
 export interface KernelOverride {
   name: string;
