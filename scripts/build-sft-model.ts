@@ -19,7 +19,8 @@ import { loadConfig } from '../src/config/load.ts';
 import type { Config } from '../src/config/schema.ts';
 import { CausalLM } from '../src/model/causal-lm.ts';
 import { heldOutAccuracy, type AccuracyResult } from '../src/recipes/stages/held-out-accuracy.ts';
-import { loadTrainData } from '../src/recipes/stages/train-data.ts';
+import { heldOutSplits, loadTrainData } from '../src/recipes/stages/train-data.ts';
+import { accuracyOn, QUESTION_SHAPES } from '../src/eval/shapes.ts';
 import { ensureTranscripts } from '../src/recipes/stages/expert-transcripts.ts';
 import { ensureModel, tokenizerCorpus } from '../src/recipes/stages/ensure-model.ts';
 import { startBackend } from '../src/recipes/stages/run-setup.ts';
@@ -35,7 +36,8 @@ const repo = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({
   options: {
     config: { type: 'string', default: join(repo, 'configs/sharp-tiny-sft.yaml') },
-    out: { type: 'string', default: join(repo, 'models/sharp-tiny-sft') },
+    // Default: models/<run.name>.
+    out: { type: 'string' },
     // Measure and write the model card of an already built model (the build's own numbers are read back).
     'card-only': { type: 'boolean', default: false },
     // Train only the stages the model at --out has not had yet, from its weights (its build.json says
@@ -45,7 +47,14 @@ const { values } = parseArgs({
   },
 });
 const cfg: Config = loadConfig({ file: values.config as string });
-const out = resolve(values.out as string);
+const out = resolve(values.out ?? join(repo, 'models', cfg.run.name));
+/**
+ * With model.init disabled the build continues the built model at model.path instead of training one
+ * from scratch: one SFT stage (train.sft) on the expert's transcripts of this config's world, from
+ * that model's weights and tokenizer. That is how a starting policy learns a new world without
+ * changing the model that the committed results started from.
+ */
+const extending = !cfg.model.init.enabled;
 const work = resolve(cfg.run.dir, `${cfg.run.name}-build`);
 const log = (msg: string): void => {
   process.stdout.write(`build-sft-model: ${msg}\n`);
@@ -103,6 +112,8 @@ interface BuildFacts {
   sftSeconds: number;
   buildSeconds: number;
   parameters: number;
+  /** Extension builds: the model continued and the SFT steps it had. */
+  from?: { dir: string; steps: number };
 }
 
 /** How many continuation stages the model a build wrote has had. */
@@ -125,6 +136,7 @@ async function train(): Promise<BuildFacts> {
     log(`${out} has had every stage already`);
     return prior;
   }
+  if (extending) return extend(t0);
   if (!prior) await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
   const data = loadTrainData(cfg.data);
@@ -196,14 +208,60 @@ async function train(): Promise<BuildFacts> {
     parameters,
   };
   // The model is published before it is measured: the measurement can be redone with --card-only.
+  await publish(sftDir, facts);
+  return facts;
+}
+
+/** The publish step of a build: the trained folder swapped in whole at `out`, with the build's config and facts. */
+async function publish(dir: string, facts: BuildFacts): Promise<void> {
   const tmp = `${out}.tmp-${process.pid}`;
   await rm(tmp, { recursive: true, force: true });
-  await cp(sftDir, tmp, { recursive: true });
+  await cp(dir, tmp, { recursive: true });
   await writeFile(join(tmp, 'sharp-build.yaml'), stringify(cfg));
   await writeFile(join(tmp, 'build.json'), `${JSON.stringify(facts, null, 2)}\n`);
   if (existsSync(out)) await rm(out, { recursive: true });
   await rename(tmp, out);
   log(`wrote ${out} in ${facts.buildSeconds.toFixed(0)} s`);
+}
+
+/**
+ * One SFT stage from the model at model.path on this world's expert transcripts. A killed build
+ * resumes from the stage's last checkpoint under the work folder (same config hash).
+ */
+async function extend(t0: number): Promise<BuildFacts> {
+  const from = resolve(cfg.model.path);
+  await mkdir(work, { recursive: true });
+  const data = loadTrainData(cfg.data);
+  const got = await ensureTranscripts(resolve(cfg.train.sft.data), data.train, { ...cfg, expert: cfg.train.sft.expert });
+  log(`continuing ${from}: ${data.train.length} training episodes, ${got.transcripts.length} transcripts (expert solved ${got.generated?.solved ?? '?'}/${got.generated?.episodes ?? '?'} runs)`);
+  const prior = JSON.parse(readFileSync(join(from, 'build.json'), 'utf8')) as BuildFacts;
+  const tokenizer = await Tokenizer.load(from);
+  const tSft = performance.now();
+  const sftDir = join(work, 'sft');
+  const res = await sftStage({
+    cfg,
+    fromDir: from,
+    toDir: sftDir,
+    runDir: work,
+    tokenizer,
+    transcripts: got.transcripts,
+    onResume: (step) => log(`resuming the stage at step ${step}`),
+    onStep: (step, st) => {
+      if (step === 1 || step % 100 === 0) log(`sft step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
+    },
+  });
+  const facts: BuildFacts = {
+    transcripts: got.transcripts.length,
+    firstLoss: res.firstLoss,
+    lastLoss: res.lastLoss,
+    steps: cfg.train.sft.steps,
+    stages: 1,
+    sftSeconds: (performance.now() - tSft) / 1000,
+    buildSeconds: (performance.now() - t0) / 1000,
+    parameters: prior.parameters,
+    from: { dir: cfg.model.path, steps: prior.steps },
+  };
+  await publish(sftDir, facts);
   return facts;
 }
 
@@ -212,6 +270,9 @@ async function main(): Promise<void> {
   log(`backend ${be.backend}, native kernels: ${be.native}`);
   const facts = values['card-only'] ? (JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildFacts) : await train();
   const data = loadTrainData(cfg.data);
+  // An extension build is measured where its target is set: on the validation half of the held-out
+  // episodes (the split the ablation makes choices on; its test half stays unseen).
+  const measured = extending ? heldOutSplits(data.heldOut, 0.5).validation : data.heldOut;
   const tokenizer = await Tokenizer.load(out);
   const results: Record<string, AccuracyResult> = {};
   const model = await CausalLM.load(out);
@@ -220,16 +281,59 @@ async function main(): Promise<void> {
       for (const temperature of [cfg.eval.temperature, 0]) {
         const key = `${agents}, ${temperature === 0 ? 'greedy' : `temperature ${temperature}`}`;
         if (results[key]) continue;
-        results[key] = await heldOutAccuracy(model, tokenizer, data.heldOut, { ...cfg, rollout: { ...cfg.rollout, agents }, eval: { ...cfg.eval, temperature } });
-        log(`held-out accuracy (${key}): ${formatRate(results[key].breakdown.accuracy)}`);
+        results[key] = await heldOutAccuracy(model, tokenizer, measured, { ...cfg, rollout: { ...cfg.rollout, agents }, eval: { ...cfg.eval, temperature } });
+        log(`held-out accuracy (${key}): ${formatRate(results[key].breakdown.accuracy)}${byShape(results[key])}${results[key].planted ? `; planted reports ${formatRate({ num: results[key].planted.planted, den: results[key].planted.calls, rate: results[key].planted.share })}` : ''}`);
       }
     }
   } finally {
     model.dispose();
   }
-  writeFileAtomic(join(out, 'README.md'), modelCard(cfg, { ...facts, results }));
+  writeFileAtomic(join(out, 'README.md'), extending ? extensionCard(cfg, { ...facts, results }, measured.length) : modelCard(cfg, { ...facts, results }));
   writeFileAtomic(join(out, 'heldout.json'), `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote ${join(out, 'README.md')}`);
+}
+
+/** Accuracy per question shape when the episodes mix shapes (`; chain 0.31, comparison 0.22, ...`). */
+function byShape(a: AccuracyResult): string {
+  const parts = QUESTION_SHAPES.map((sh) => [sh, accuracyOn(a, [sh])] as const).filter(([, x]) => x !== null);
+  return parts.length < 2 ? '' : `; ${parts.map(([sh, x]) => `${sh} ${(x as number).toFixed(3)}`).join(', ')}`;
+}
+
+function extensionCard(c: Config, r: BuildFacts & { results: Record<string, AccuracyResult> }, measuredOn: number): string {
+  const e = c.train.sft.expert;
+  const s = c.data.synthetic;
+  const w = s.shapes;
+  const rows = Object.entries(r.results).map(([k, a]) => {
+    const shapes = QUESTION_SHAPES.map((sh) => accuracyOn(a, [sh])?.toFixed(3) ?? '-');
+    const planted = a.planted?.share === null || a.planted === undefined ? '-' : `${(100 * a.planted.share).toFixed(1)}% (${a.planted.planted}/${a.planted.calls})`;
+    return `| ${k} | ${formatRate(a.breakdown.accuracy)} | ${shapes.join(' | ')} | ${planted} | ${((a.breakdown.invalidCalls.rate ?? 0) * 100).toFixed(1)}% |`;
+  });
+  return `# ${c.run.name}
+
+The starting policy of the world with parallel workers (\`configs/ablation-parallel.yaml\`):
+\`${r.from?.dir ?? c.model.path}\` (${r.from?.steps.toLocaleString('en') ?? '?'} SFT steps, same architecture and tokenizer,
+${r.parameters.toLocaleString('en')} parameters) continued by ${r.steps.toLocaleString('en')} SFT steps (lr ${c.train.sft.lr}, ${c.train.sft.schedule}, warmup
+${c.train.sft.warmupSteps}, batch ${c.train.sft.batch}, copy turns weighted ${e.copyWeight}) on the scripted expert's transcripts of ${s.train} fresh
+episodes of that world (data seed ${s.seed}): question shapes chain : comparison : aggregation = ${w.chain} : ${w.comparison} : ${w.aggregation},
+a planted wrong claim in ${100 * s.misleading.rate}% of episodes, up to ${c.rollout.maxParallelDelegations} delegations per planner message.
+The expert keeps its mistakes: it trusts a rumour it is shown with probability ${e.trustPlanted}, answers without searching
+${e.noSearch}, from a distractor ${e.distractor}, delegates a hop twice ${e.redundant}, an irrelevant subtask ${e.irrelevant}.
+
+Built by \`npm run build:sft-model -- --config configs/${c.run.name}.yaml\` (copied here as sharp-build.yaml),
+${r.transcripts} transcripts, loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}; SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
+${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
+
+Accuracy on the validation half of the held-out episodes (${measuredOn} questions, names never seen in
+training; one trajectory each; 95% Wilson interval), by question shape, and the share of worker
+calls that repeat the planted claim (src/eval/planted.ts):
+
+| agents, decoding | accuracy | chain | comparison | aggregation | worker calls repeating the planted claim | invalid tool calls |
+| --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+
+The target for this starting policy, sampled at temperature 1: multi-agent accuracy 0.2-0.5 on the
+comparison and aggregation questions, and at least 5% of worker calls repeating the planted claim.
+`;
 }
 
 function modelCard(c: Config, r: BuildFacts & { results: Record<string, AccuracyResult> }): string {

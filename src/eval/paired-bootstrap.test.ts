@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MDE_FACTOR, pairedDifference } from './paired-bootstrap.ts';
+import { MDE_FACTOR, pairedDifference, pairedRatioDifference } from './paired-bootstrap.ts';
 
 const opts = { reps: 20_000, seed: 7 };
 
@@ -63,5 +63,36 @@ describe('pairedDifference (hand-built tables of outcomes)', () => {
     expect(() => pairedDifference(a, [], opts)).toThrow(/1 and 0 seeds do not pair/);
     expect(() => pairedDifference([[1, 0]], [[1]], opts)).toThrow(/seed 0 has 2 and 1 questions, not 2/);
     expect(() => pairedDifference([[]], [[]], opts)).toThrow(/no questions/);
+  });
+});
+
+describe('pairedRatioDifference (shares of worker calls, hand-built)', () => {
+  const c = (num: number, den: number) => ({ num, den });
+
+  it('is a ratio of sums, not a mean of ratios', () => {
+    // A: 1 of 1 calls on question 0, 0 of 3 on question 1: 1/4 of all calls (a mean of ratios would say 1/2).
+    const r = pairedRatioDifference([[c(1, 1), c(0, 3)]], [[c(0, 1), c(0, 3)]], opts);
+    expect(r.mean).toBe(0.25);
+    // Resampling 2 questions: draws {q0,q0} 1, {q0,q1} x2 1/4, {q1,q1} 0 -> 2.5% quantile 0, 97.5% quantile 1.
+    expect(r.low).toBe(0);
+    expect(r.high).toBe(1);
+    expect(r.resolved).toBe(false);
+  });
+
+  it('the same share in every cell is resolved exactly', () => {
+    const a = [
+      [c(1, 2), c(2, 4), c(3, 6)],
+      [c(2, 4), c(1, 2), c(1, 2)],
+    ];
+    const b = a.map((row) => row.map((x) => c(0, x.den)));
+    const r = pairedRatioDifference(a, b, opts);
+    expect(r).toMatchObject({ mean: 0.5, low: 0.5, high: 0.5, se: 0, mde: 0, seeds: 2, questions: 3, resolved: true });
+  });
+
+  it('a draw with no calls at all counts as a share of 0, and tables that do not pair are refused', () => {
+    const r = pairedRatioDifference([[c(0, 0), c(1, 1)]], [[c(0, 0), c(0, 1)]], opts);
+    expect(r.mean).toBe(1);
+    expect(r.low).toBe(0);
+    expect(() => pairedRatioDifference([[c(0, 1)]], [[c(0, 1)], [c(0, 1)]], opts)).toThrow('2 seeds do not pair');
   });
 });

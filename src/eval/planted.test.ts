@@ -8,7 +8,7 @@ import { expertPolicy, NO_FAILURES } from '../rollout/scripted/expert.ts';
 import type { AgentRecord, Trajectory } from '../rollout/types.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { rolloutConfig } from '../../test/rollout-fixtures.ts';
-import { plantedReports } from './planted.ts';
+import { plantedByEpisode, plantedReports } from './planted.ts';
 
 afterAll(async () => {
   await closeCodeSandbox();
@@ -47,6 +47,16 @@ describe('plantedReports', () => {
     // A second sample of a repeats it twice: 3 of 7 calls.
     expect(plantedReports([...trajs, trajectory('a', ['1967', '1962', '1967'])], eps)).toEqual({ calls: 7, planted: 3, share: 3 / 7 });
     expect(plantedReports([], eps)).toEqual({ calls: 0, planted: 0, share: null });
+  });
+
+  it('per episode: the same counts split by question, every episode listed', () => {
+    const eps = [episode('a', claim('1967', '1950')), episode('b'), episode('c')];
+    const trajs = [trajectory('a', ['1967', '1962']), trajectory('b', ['1967']), trajectory('a', ['1967', null])];
+    expect([...plantedByEpisode(trajs, eps)]).toEqual([
+      ['a', { calls: 4, planted: 2 }],
+      ['b', { calls: 1, planted: 0 }],
+      ['c', { calls: 0, planted: 0 }],
+    ]);
   });
 
   it('never counts a wrong value that is also a gold hop answer', () => {

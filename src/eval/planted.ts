@@ -21,10 +21,20 @@ export interface PlantedReports {
 }
 
 export function plantedReports(trajectories: readonly Trajectory[], episodes: readonly Episode[]): PlantedReports {
-  const byId = new Map(episodes.map((e) => [e.id, e]));
-  const wrongOf = new Map<string, string | null>();
   let calls = 0;
   let planted = 0;
+  for (const q of plantedByEpisode(trajectories, episodes).values()) {
+    calls += q.calls;
+    planted += q.planted;
+  }
+  return { calls, planted, share: calls === 0 ? null : planted / calls };
+}
+
+/** The same counts per episode (every episode of `episodes`, in their order; 0 calls where none ran). */
+export function plantedByEpisode(trajectories: readonly Trajectory[], episodes: readonly Episode[]): Map<string, { calls: number; planted: number }> {
+  const byId = new Map(episodes.map((e) => [e.id, e]));
+  const wrongOf = new Map<string, string | null>();
+  const out = new Map(episodes.map((e) => [e.id, { calls: 0, planted: 0 }]));
   for (const t of trajectories) {
     const ep = byId.get(t.episodeId);
     if (!ep) throw new Error(`plantedReports: trajectory ${t.id} is of episode ${t.episodeId}, which is not among the episodes`);
@@ -35,11 +45,12 @@ export function plantedReports(trajectories: readonly Trajectory[], episodes: re
       wrong = claim && !gold.has(normalizeAnswer(claim.wrong)) ? normalizeAnswer(claim.wrong) : null;
       wrongOf.set(ep.id, wrong);
     }
+    const q = out.get(ep.id) as { calls: number; planted: number };
     for (const a of t.agents) {
       if (a.role !== 'worker') continue;
-      calls++;
-      if (wrong !== null && a.answer !== null && normalizeAnswer(a.answer) === wrong) planted++;
+      q.calls++;
+      if (wrong !== null && a.answer !== null && normalizeAnswer(a.answer) === wrong) q.planted++;
     }
   }
-  return { calls, planted, share: calls === 0 ? null : planted / calls };
+  return out;
 }

@@ -5,7 +5,8 @@ import type { AblationMethod } from '../../config/sections/ablation.ts';
 import { readMetrics, type MetricsLine } from '../../train/metrics/jsonl.ts';
 import type { AccuracyResult } from './held-out-accuracy.ts';
 import { readSummary } from './train-summary.ts';
-import { pairedDifference, type PairedDifference } from '../../eval/paired-bootstrap.ts';
+import { pairedDifference, pairedRatioDifference, type PairedDifference, type RatioCell } from '../../eval/paired-bootstrap.ts';
+import { accuracyOn, QUESTION_SHAPES, questionShape, type QuestionShape } from '../../eval/shapes.ts';
 
 /**
  * The ablation's result from its run folders (docs/results.md): per run the held-out accuracy with
@@ -68,6 +69,10 @@ export interface MethodSummary {
   zeroGroupShare: number;
   rlSeconds: number;
   wallSeconds: number;
+  /** Test accuracy before and after RL per question shape (mean over seeds; null for a shape the split lacks); only when the split mixes shapes. */
+  shapes?: Record<QuestionShape, { before: number | null; after: number | null }>;
+  /** Share of worker calls repeating a planted claim before and after RL (mean over seeds); only with planted claims. */
+  planted?: { before: number | null; after: number | null };
 }
 
 /** Mean and sample standard deviation (n - 1): NaN for no values, std 0 for one. */
@@ -120,7 +125,7 @@ function questionAccuracy(r: RunOutcome): Map<string, number> | null {
  * Every pair of arms (in config order, A before B), paired over the seeds both finished and the
  * questions both measured; pairs with no common seed are left out.
  */
-export function pairwise(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }): PairRow[] {
+export function pairwise(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }, keep: (questionId: string) => boolean = () => true): PairRow[] {
   const out: PairRow[] = [];
   for (let i = 0; i < methods.length; i++) {
     for (let j = i + 1; j < methods.length; j++) {
@@ -133,12 +138,77 @@ export function pairwise(methods: readonly AblationMethod[], runs: readonly RunO
         const qa = questionAccuracy(ra);
         const qb = rb ? questionAccuracy(rb) : null;
         if (!qa || !qb) continue;
-        const ids = [...qa.keys()].filter((id) => qb.has(id));
+        const ids = [...qa.keys()].filter((id) => qb.has(id) && keep(id));
         ta.push(ids.map((id) => qa.get(id) as number));
         tb.push(ids.map((id) => qb.get(id) as number));
       }
       if (ta.length === 0 || (ta[0]?.length ?? 0) === 0) continue;
       out.push({ a, b, diff: pairedDifference(ta, tb, opts) });
+    }
+  }
+  return out;
+}
+
+/** The shapes among a run's test questions, in QUESTION_SHAPES order. */
+export function shapesOf(runs: readonly RunOutcome[]): QuestionShape[] {
+  const seen = new Set((runs[0]?.after.questions ?? []).map((q) => questionShape(q.id)));
+  return QUESTION_SHAPES.filter((s) => seen.has(s));
+}
+
+/** Test questions of each shape (of the first run; every run of an ablation shares the test split). */
+export function shapeCounts(runs: readonly RunOutcome[]): Record<QuestionShape, number> {
+  const out: Record<QuestionShape, number> = { chain: 0, comparison: 0, aggregation: 0 };
+  for (const q of runs[0]?.after.questions ?? []) out[questionShape(q.id)]++;
+  return out;
+}
+
+/** The question subsets the report pairs arms on when the test split mixes shapes: the new shapes together, and chains alone. */
+export const SHAPE_SUBSETS: readonly { name: string; shapes: readonly QuestionShape[] }[] = [
+  { name: 'comparison + aggregation', shapes: ['comparison', 'aggregation'] },
+  { name: 'chain', shapes: ['chain'] },
+];
+
+/** Per subset of question shapes, every pair of arms paired over the questions of that subset. */
+export function shapePairs(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }): { subset: string; pairs: PairRow[] }[] {
+  if (shapesOf(runs).length < 2) return [];
+  return SHAPE_SUBSETS.map((sub) => ({ subset: sub.name, pairs: pairwise(methods, runs, opts, (id) => sub.shapes.includes(questionShape(id))) }));
+}
+
+/** Share of worker calls that repeat the planted claim (ratio of sums) in a measurement; null without planted claims or calls. */
+export const plantedShare = (a: AccuracyResult): number | null => a.planted?.share ?? null;
+
+/** Per-question planted reports and worker calls of a run's test measurement; null when it has none. */
+function plantedCells(r: RunOutcome): Map<string, RatioCell> | null {
+  if (!r.after.planted) return null;
+  const qs = r.after.questions ?? [];
+  return new Map(qs.map((q) => [q.id, { num: q.planted ?? 0, den: q.calls ?? 0 }]));
+}
+
+/**
+ * Every pair of multi-agent arms compared on the share of worker calls that repeat a planted claim
+ * after RL (A - B; a negative difference: A repeats it less), paired over seeds and test questions
+ * like accuracy; arms without worker calls (single) are left out.
+ */
+export function plantedPairs(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }): PairRow[] {
+  const out: PairRow[] = [];
+  const multi = methods.filter((m) => runs.some((r) => r.method === m && (r.after.planted?.calls ?? 0) > 0));
+  for (let i = 0; i < multi.length; i++) {
+    for (let j = i + 1; j < multi.length; j++) {
+      const a = multi[i] as AblationMethod;
+      const b = multi[j] as AblationMethod;
+      const ta: RatioCell[][] = [];
+      const tb: RatioCell[][] = [];
+      for (const ra of runs.filter((r) => r.method === a)) {
+        const rb = runs.find((r) => r.method === b && r.seed === ra.seed);
+        const ca = plantedCells(ra);
+        const cb = rb ? plantedCells(rb) : null;
+        if (!ca || !cb) continue;
+        const ids = [...ca.keys()].filter((id) => cb.has(id));
+        ta.push(ids.map((id) => ca.get(id) as RatioCell));
+        tb.push(ids.map((id) => cb.get(id) as RatioCell));
+      }
+      if (ta.length === 0 || (ta[0]?.length ?? 0) === 0) continue;
+      out.push({ a, b, diff: pairedRatioDifference(ta, tb, opts) });
     }
   }
   return out;
@@ -176,6 +246,14 @@ export function summarise(method: AblationMethod, runs: readonly RunOutcome[]): 
     zeroGroupShare: meanOf(runs.map((r) => (r.groups > 0 ? r.zeroGroups / r.groups : 0))) ?? 0,
     rlSeconds: meanOf(runs.map((r) => r.rlSeconds)) ?? 0,
     wallSeconds: meanOf(runs.map((r) => r.wallSeconds)) ?? 0,
+    ...(shapesOf(runs).length > 1
+      ? {
+          shapes: Object.fromEntries(
+            QUESTION_SHAPES.map((sh) => [sh, { before: meanOf(runs.map((r) => accuracyOn(r.before, [sh]))), after: meanOf(runs.map((r) => accuracyOn(r.after, [sh]))) }]),
+          ) as NonNullable<MethodSummary['shapes']>,
+        }
+      : {}),
+    ...(runs.some((r) => r.after.planted) ? { planted: { before: meanOf(runs.map((r) => plantedShare(r.before))), after: meanOf(runs.map((r) => plantedShare(r.after))) } } : {}),
   };
 }
 
@@ -194,7 +272,60 @@ export function resolvedLine(pairs: readonly PairRow[]): string {
   return `Resolved at this budget: ${yes.length > 0 ? yes.join(', ') : 'none'}; not resolved (interval includes 0): ${no.length > 0 ? no.join(', ') : 'none'}.`;
 }
 
-export function ablationMarkdown(summaries: readonly MethodSummary[], runs: readonly RunOutcome[], context: { command: string; machine: string; date: string }, pairs: readonly PairRow[] = []): string {
+/** The report's sections for worlds with several question shapes and planted claims (absent in a chain-only world). */
+export interface WorldSections {
+  shapePairs: readonly { subset: string; pairs: readonly PairRow[] }[];
+  plantedPairs: readonly PairRow[];
+}
+
+function pairTable(pairs: readonly PairRow[], fmt: (x: number) => string): string[] {
+  const out = ['| A | B | A - B | 95% interval | MDE | seeds x questions | resolved |', '| --- | --- | --- | --- | --- | --- | --- |'];
+  for (const p of pairs) out.push(`| ${p.a} | ${p.b} | ${fmt(p.diff.mean)} | [${fmt(p.diff.low)}, ${fmt(p.diff.high)}] | ${Math.abs(p.diff.mde) < 5e-4 ? '0' : fmt(p.diff.mde).replace(/^\+/, '')} | ${p.diff.seeds} x ${p.diff.questions} | ${p.diff.resolved ? 'yes' : 'no'} |`);
+  return out;
+}
+
+const signedPct = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}%`;
+
+function worldMarkdown(summaries: readonly MethodSummary[], runs: readonly RunOutcome[], world: WorldSections): string[] {
+  const out: string[] = [];
+  const shapes = shapesOf(runs);
+  if (shapes.length > 1) {
+    const n = shapeCounts(runs);
+    out.push('', '## Test accuracy by question shape (mean over seeds, before -> after RL)', '');
+    out.push(`| method | ${shapes.map((sh) => `${sh} (${n[sh]} questions)`).join(' | ')} |`);
+    out.push(`| --- | ${shapes.map(() => '---').join(' | ')} |`);
+    for (const s of summaries) out.push(`| ${s.label} | ${shapes.map((sh) => `${f3(s.shapes?.[sh].before ?? null)} -> ${f3(s.shapes?.[sh].after ?? null)}`).join(' | ')} |`);
+    for (const sub of world.shapePairs) {
+      if (sub.pairs.length === 0) continue;
+      out.push('', `### Paired differences on ${sub.subset} questions (A - B)`, '');
+      out.push(...pairTable(sub.pairs, signed));
+    }
+  }
+  if (summaries.some((s) => (s.planted?.after ?? null) !== null)) {
+    out.push('', '## Worker calls that repeat the planted claim (share of all worker calls, mean over seeds)', '');
+    out.push('| method | before RL | after RL | change |');
+    out.push('| --- | --- | --- | --- |');
+    for (const s of summaries) {
+      const p = s.planted;
+      if (!p || p.after === null) continue;
+      const change = p.before === null ? '-' : signedPct(p.after - p.before);
+      out.push(`| ${s.label} | ${pct(p.before)} | ${pct(p.after)} | ${change} |`);
+    }
+    if (world.plantedPairs.length > 0) {
+      out.push('', 'Paired over (seed, test question) cells; the statistic is the ratio of sums (planted reports over worker calls) of the cells drawn; negative: A repeats the claim less than B.', '');
+      out.push(...pairTable(world.plantedPairs, signedPct));
+    }
+  }
+  return out;
+}
+
+export function ablationMarkdown(
+  summaries: readonly MethodSummary[],
+  runs: readonly RunOutcome[],
+  context: { command: string; machine: string; date: string },
+  pairs: readonly PairRow[] = [],
+  world: WorldSections = { shapePairs: [], plantedPairs: [] },
+): string {
   const out: string[] = [];
   out.push('# SHARP ablation', '');
   out.push(`Command: \`${context.command}\`  `, `Machine: ${context.machine}  `, `Date: ${context.date}`, '');
@@ -216,6 +347,7 @@ export function ablationMarkdown(summaries: readonly MethodSummary[], runs: read
     for (const p of pairs) out.push(`| ${p.a} | ${p.b} | ${signed(p.diff.mean)} | [${signed(p.diff.low)}, ${signed(p.diff.high)}] | ${p.diff.mde.toFixed(3)} | ${p.diff.seeds} x ${p.diff.questions} | ${p.diff.resolved ? 'yes' : 'no'} |`);
     out.push('', resolvedLine(pairs));
   }
+  out.push(...worldMarkdown(summaries, runs, world));
   out.push('', '## Per-stage breakdown after RL (mean over seeds)', '');
   out.push('| method | sub-question right | search retrieves support | report right | final right given right reports |');
   out.push('| --- | --- | --- | --- | --- |');

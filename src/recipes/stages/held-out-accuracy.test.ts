@@ -3,7 +3,9 @@ import { initBackend } from '../../backend/select.ts';
 import { configSchema } from '../../config/schema.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { hfConfigFor } from '../../model/config.ts';
-import { expertPolicy } from '../../rollout/scripted/expert.ts';
+import { expertPolicy, NO_FAILURES } from '../../rollout/scripted/expert.ts';
+import { plantedReports } from '../../eval/planted.ts';
+import { rollout } from '../../rollout/engine.ts';
 import { fitBpeTokenizer, writeTokenizerFiles } from '../../tokenizer/fit.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
@@ -41,6 +43,27 @@ describe('held-out accuracy', () => {
     const [lo, hi] = clusteredInterval([0.25, 0.75, 0.5, 0.5]);
     expect(lo).toBeCloseTo(0.29996, 4);
     expect(hi).toBeCloseTo(0.70004, 4);
+  });
+
+  it('with planted claims: the share of worker calls repeating them, overall and per question', async () => {
+    const w = configSchema.parse({
+      data: { synthetic: { seed: 5, train: 1, heldOut: 12, minHops: 3, maxHops: 3, shapes: { comparison: 1 }, compareItems: { min: 2, max: 2 }, misleading: { rate: 1 } } },
+      rollout: { maxNewTokens: 8, maxParallelDelegations: 2 },
+    });
+    const eps = loadTrainData(w.data).heldOut;
+    const trusting = expertPolicy({ failures: { ...NO_FAILURES, trustPlanted: 1 } });
+    const r = await policyAccuracy(trusting, eps, w, 2);
+    // The same counts as plantedReports over the same trajectories (the expert's failures are seeded per episode and sample).
+    const { trajectories } = await rollout(trusting, eps, { cfg: w.rollout, groupSize: 2 });
+    const want = plantedReports(trajectories, eps);
+    expect(want.planted).toBeGreaterThan(0);
+    expect(r.planted).toEqual(want);
+    expect((r.questions ?? []).reduce((a, q) => a + (q.planted ?? 0), 0)).toBe(want.planted);
+    expect((r.questions ?? []).reduce((a, q) => a + (q.calls ?? 0), 0)).toBe(want.calls);
+    // Chain-only episodes carry no planted counts at all.
+    const plain = await policyAccuracy(expertPolicy(), heldOut, cfg);
+    expect(plain.planted).toBeUndefined();
+    expect(plain.questions?.[0]).toEqual({ id: heldOut[0]?.id, correct: 1 });
   });
 
   it('splits the held-out episodes into validation (first share) and test (the rest)', () => {

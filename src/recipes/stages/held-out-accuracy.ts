@@ -6,6 +6,8 @@ import { engineReplayRunner } from '../../credit/engine-adapters.ts';
 import { creditReport, type TrajectoryCreditSummary } from '../../credit/report.ts';
 import { successFunction } from '../../credit/success.ts';
 import type { Episode } from '../../data/episode.ts';
+import { plantedByEpisode, plantedReports, type PlantedReports } from '../../eval/planted.ts';
+import { plantedOf } from '../../data/synth/record.ts';
 import { stageBreakdown, wilsonInterval, type StageBreakdown } from '../../eval/breakdown.ts';
 import { LmPolicy, samplingAt } from '../../rollout/lm-policy.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
@@ -35,8 +37,11 @@ export interface AccuracyResult {
   total: number;
   /** Sampled trajectories per question (k; 1 when absent, as written before k existed). */
   samples?: number;
-  /** Successes of each question out of its k samples, in episode order (the unit of paired comparisons). */
-  questions?: { id: string; correct: number }[];
+  /**
+   * Successes of each question out of its k samples, in episode order (the unit of paired
+   * comparisons); with planted claims, its worker calls and the reports among them that repeat the claim.
+   */
+  questions?: { id: string; correct: number; calls?: number; planted?: number }[];
   /**
    * 95% interval of the accuracy: Wilson's for k = 1; for k > 1 the normal interval of the mean over
    * questions of their per-question accuracy (samples of one question are not independent).
@@ -48,6 +53,8 @@ export interface AccuracyResult {
   breakdown: StageBreakdown;
   /** Worker calls by LOO Delta (> 0, = 0, < 0) as fractions; absent without workers or when off. */
   workerCalls?: { n: number; helpful: number; neutral: number; harmful: number; noiseFloor?: number };
+  /** Worker reports that repeat a planted wrong claim (src/eval/planted.ts); absent when no episode has one. */
+  planted?: PlantedReports;
   /** Generated tokens per trajectory. */
   tokensPerTrajectory: number;
   seconds: number;
@@ -99,7 +106,9 @@ export async function policyAccuracy(policy: Policy, episodes: readonly Episode[
   const correct = breakdown.accuracy.num;
   const perQuestion = new Map(episodes.map((e) => [e.id, 0]));
   for (const tr of trajectories) if (success(tr.finalAnswer, (byId.get(tr.episodeId) as Episode).answers) > 0) perQuestion.set(tr.episodeId, (perQuestion.get(tr.episodeId) ?? 0) + 1);
-  const questions = episodes.map((e) => ({ id: e.id, correct: perQuestion.get(e.id) ?? 0 }));
+  const withClaims = episodes.some((e) => plantedOf(e) !== null);
+  const planted = withClaims ? plantedByEpisode(trajectories, episodes) : undefined;
+  const questions = episodes.map((e) => ({ id: e.id, correct: perQuestion.get(e.id) ?? 0, ...planted?.get(e.id) }));
   const out: AccuracyResult = {
     accuracy: correct / total,
     correct,
@@ -110,6 +119,7 @@ export async function policyAccuracy(policy: Policy, episodes: readonly Episode[
     answered: answered / total,
     temperature: cfg.eval.temperature,
     breakdown,
+    ...(withClaims ? { planted: plantedReports(trajectories, episodes) } : {}),
     tokensPerTrajectory: trajectories.reduce((a, tr) => a + tr.messages.reduce((b, m) => b + m.tokenIds.length, 0), 0) / total,
     seconds: 0,
   };
@@ -157,6 +167,7 @@ export function heldOutMetrics(r: AccuracyResult): Record<string, number> {
   const b = r.breakdown;
   const stages = { sub_question: b.subQuestion, retrieval: b.retrieval, report: b.report, final_given_reports: b.finalGivenReports, invalid_calls: b.invalidCalls, off_plan: b.offPlan };
   for (const [k, v] of Object.entries(stages)) if (v.rate !== null) out[`heldout/stage/${k}`] = v.rate;
+  if (r.planted?.share !== null && r.planted?.share !== undefined) out['heldout/planted_reports'] = r.planted.share;
   if (r.workerCalls) {
     out['heldout/worker_calls/helpful'] = r.workerCalls.helpful;
     out['heldout/worker_calls/neutral'] = r.workerCalls.neutral;

@@ -11,7 +11,7 @@ import { CausalLM } from '../../model/causal-lm.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { renderPng } from '../../train/metrics/plot.ts';
 import { heldOutAccuracy, testSamples, type AccuracyResult } from './held-out-accuracy.ts';
-import { ablationMarkdown, ablationPlotSpec, pairwise, readRun, resolvedLine, summarise, type MethodSummary, type PairRow, type RunOutcome } from './ablation-report.ts';
+import { ablationMarkdown, ablationPlotSpec, pairwise, plantedPairs, readRun, resolvedLine, shapePairs, summarise, type MethodSummary, type PairRow, type RunOutcome } from './ablation-report.ts';
 import { heldOutSplits, loadTrainData } from './train-data.ts';
 import { readSummary, writeSummary } from './train-summary.ts';
 import { trainPipeline } from './train-pipeline.ts';
@@ -138,8 +138,11 @@ export async function ablate(o: AblateOptions): Promise<AblateResult> {
   const summaries = methods.map((m) => summarise(m, runs.filter((r) => r.method === m))).filter((s) => s.seeds.length > 0);
   const pairs = pairwise(methods, runs, { reps: cfg.ablation.bootstrap, seed: 0 });
   const context = { command: o.command, machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`, date: new Date().toISOString().slice(0, 10) };
-  writeFileAtomic(join(dir, 'ablation.json'), `${JSON.stringify({ context, complete, summaries, pairs, runs }, null, 2)}\n`);
-  writeFileAtomic(join(dir, 'ablation.md'), ablationMarkdown(summaries, runs, context, pairs));
+  const bootstrap = { reps: cfg.ablation.bootstrap, seed: 0 };
+  const world = { shapePairs: shapePairs(methods, runs, bootstrap), plantedPairs: plantedPairs(methods, runs, bootstrap) };
+  const extra = world.shapePairs.length > 0 || world.plantedPairs.length > 0 ? world : {};
+  writeFileAtomic(join(dir, 'ablation.json'), `${JSON.stringify({ context, complete, summaries, pairs, ...extra, runs }, null, 2)}\n`);
+  writeFileAtomic(join(dir, 'ablation.md'), ablationMarkdown(summaries, runs, context, pairs, world));
   if (runs.length > 0) writeFileAtomic(join(dir, 'ablation.png'), await renderPng(ablationPlotSpec(runs)));
   for (const s of summaries) print(`ablation: ${s.label}: ${s.mean.toFixed(3)} ± ${s.std.toFixed(3)} over ${s.seeds.length} seed(s) (before RL ${s.before.toFixed(3)}; ${Math.round(s.wallSeconds)} s per run)`);
   for (const p of pairs) {
