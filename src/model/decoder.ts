@@ -85,7 +85,7 @@ function checkpointedLayer(
       },
     };
   });
-  return op(x, ...weights) as tf.Tensor2D; // [N, D]
+  return tf.tidy('checkpointedLayer', () => op(x, ...weights)) as tf.Tensor2D; // [N, D]; named scope for tf.profile
 }
 
 /** One decoder block on x [B*T, D]: attention and SwiGLU with their residuals. */

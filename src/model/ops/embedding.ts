@@ -30,5 +30,5 @@ const embedOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
 
 /** table [V, D], ids [N] int32 -> [N, D]. */
 export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
-  return embedOp(table, ids) as tf.Tensor2D;
+  return tf.tidy('embed', () => embedOp(table, ids)) as tf.Tensor2D; // named scope for tf.profile
 }

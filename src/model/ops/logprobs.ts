@@ -30,7 +30,7 @@ const selectedOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
 
 /** logits [N, V], targets [N] int32 -> log p(target) [N]; differentiable in logits. */
 export function selectedLogprobs(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
-  return selectedOp(logits, targets) as tf.Tensor1D;
+  return tf.tidy('selectedLogprobs', () => selectedOp(logits, targets)) as tf.Tensor1D; // named scope for tf.profile
 }
 
 /** Entropy of softmax(logits) per row [N, V] -> [N] (a metric; not meant to be differentiated). */
@@ -147,7 +147,7 @@ export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targe
         },
       };
     });
-    return op(hidden, head.w, targets);
+    return tf.tidy('headLogprobs', () => op(hidden, head.w, targets)); // named scope for tf.profile
   }
   // A frozen head is not an input of the op: tfjs would otherwise want its [V, D] gradient.
   const w = head.w;
@@ -162,5 +162,5 @@ export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targe
       },
     };
   });
-  return op(hidden, targets);
+  return tf.tidy('headLogprobs', () => op(hidden, targets));
 }

@@ -225,5 +225,5 @@ const stopGradientOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) 
 
 /** x's values, cut off from the gradient tape. */
 export function stopGradient<T extends tf.Tensor>(x: T): T {
-  return stopGradientOp(x) as T;
+  return tf.tidy('stopGradient', () => stopGradientOp(x)) as T; // named scope for tf.profile
 }
