@@ -181,8 +181,9 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
         return s.req.forcedTokens ? (s.req.forcedTokens[s.tokens.length] as number) : -1;
       });
       const current: tf.Tensor2D = logits as tf.Tensor2D;
+      const anyForced = forced.some((t) => t >= 0);
       const picked = tf.tidy(() => {
-        const { ids, logprobs } = sampleNext(current, tf.tensor1d(uniforms, 'float32'), tf.tensor1d(forced, 'int32'), opts);
+        const { ids, logprobs } = sampleNext(current, tf.tensor1d(uniforms, 'float32'), anyForced ? tf.tensor1d(forced, 'int32') : undefined, opts); // forced [B] only when a row replays
         return tf.stack([tf.cast(ids, 'float32'), logprobs]); // [2, B] one read per step (ids < 2^24 are exact in float32)
       });
       current.dispose();

@@ -47,9 +47,9 @@ function pickRows(table: tf.Tensor2D, idx: tf.Tensor1D): tf.Tensor1D {
 /**
  * logits [B, V] -> chosen ids [B] int32 and their log-probability under the model (untempered
  * log softmax, the quantity the trainer recomputes with tokenLogprobs). forced [B] int32: >= 0
- * overrides the choice (replay of recorded tokens), -1 samples.
+ * overrides the choice (replay of recorded tokens), -1 samples; absent when no row is forced.
  */
-export function sampleNext(logits: tf.Tensor2D, uniforms: tf.Tensor1D, forced: tf.Tensor1D, s: SamplingParams): { ids: tf.Tensor1D; logprobs: tf.Tensor1D } {
+export function sampleNext(logits: tf.Tensor2D, uniforms: tf.Tensor1D, forced: tf.Tensor1D | undefined, s: SamplingParams): { ids: tf.Tensor1D; logprobs: tf.Tensor1D } {
   return tf.tidy(() => {
     const [, v] = logits.shape;
     let chosen: tf.Tensor1D;
@@ -70,7 +70,7 @@ export function sampleNext(logits: tf.Tensor2D, uniforms: tf.Tensor1D, forced: t
         chosen = inverseCdf(tf.softmax(scaled) as tf.Tensor2D, uniforms, false); // [B]
       }
     }
-    const ids = tf.where(tf.greaterEqual(forced, 0), forced, chosen) as tf.Tensor1D; // [B]
+    const ids = forced ? (tf.where(tf.greaterEqual(forced, 0), forced, chosen) as tf.Tensor1D) : chosen; // [B]
     const logZ = tf.logSumExp(logits, 1); // [B]
     const logprobs = tf.sub(pickRows(logits, ids), logZ) as tf.Tensor1D; // [B]
     return { ids: tf.cast(ids, 'int32') as tf.Tensor1D, logprobs };

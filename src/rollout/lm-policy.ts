@@ -4,11 +4,12 @@ import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { generate, type GenerateRequest } from '../generation/generate.ts';
 import { checkSampling, type SamplingParams } from '../generation/sampling.ts';
-import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
+import { cachedPromptIds } from './prompt-cache.ts';
 
 /**
  * The LM as a rollout Policy (src/rollout/policy.ts): each request's messages are rendered by
- * renderPromptIds (src/tokenizer/chat-prompt.ts, the rendering the trainer re-scores with), and
+ * renderPromptIds (src/tokenizer/chat-prompt.ts, the rendering the trainer re-scores with; through
+ * prompt-cache.ts, as the trainer's sequences), and
  * every request of the call is decoded in one batched generate(): every agent generating at a
  * step is served by one call.
  */
@@ -42,7 +43,7 @@ export class LmPolicy implements Policy {
   }
 
   async generate(requests: PolicyRequest[]): Promise<LmPolicyResponse[]> {
-    const prompts = requests.map((r) => renderPromptIds(this.tokenizer, r.messages));
+    const prompts = requests.map((r) => cachedPromptIds(this.tokenizer, r.messages));
     // The budget is cut to what the context leaves; a prompt that fills it gets no tokens. The prompt
     // itself is never truncated: dropping turns would change the conversation behind the agent's back,
     // so the engine sees contextOverflow and ends the agent (EndReason 'max_context').

@@ -1,5 +1,6 @@
 import type { ChatMessage, Trajectory } from '../../rollout/types.ts';
 import { agentContext } from '../../rollout/record.ts';
+import { cachedPromptIds } from '../../rollout/prompt-cache.ts';
 import type { Transcript } from '../../rollout/transcripts.ts';
 import type { PreferencePair } from '../../credit/first-error.ts';
 import { renderPromptIds, type ChatEncoder } from '../../tokenizer/chat-prompt.ts';
@@ -95,7 +96,7 @@ export function trajectorySequences(traj: Trajectory, adv: readonly number[], en
       throw new Error(`sequences: trajectory ${traj.id} message ${m.index} has ${m.logprobs.length} logprobs for ${m.tokenIds.length} tokens`);
     }
     // The engine's own reconstruction of what the agent saw (its messages before this one).
-    const prompt = renderPromptIds(enc, agentContext(traj, m.agent, m.index));
+    const prompt = cachedPromptIds(enc, agentContext(traj, m.agent, m.index)); // the policy rendered it this step
     const prev = pack ? open.get(m.agent) : undefined;
     if (prev && prev.ids.length <= prompt.length && prev.ids.every((t, i) => prompt[i] === t)) {
       const gap = prompt.slice(prev.ids.length); // tool result, template markers, new generation prompt
