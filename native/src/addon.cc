@@ -180,6 +180,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   typed.Set("adamw", Napi::Function::New(env, CallTyped<adamw>));
   typed.Set("select", Napi::Function::New(env, CallTyped<select>));
   typed.Set("cast", Napi::Function::New(env, CallTyped<cast>));
+  typed.Set("cumsum", Napi::Function::New(env, CallTyped<cumsum>));
   exports.Set("typed", typed);
   return exports;
 }

@@ -51,6 +51,7 @@ int oneHot();
 int addN();
 int reduce();
 int softmax();
+int cumsum();
 int adamw();
 int select();
 int cast();

@@ -12,7 +12,19 @@ namespace sharp {
 
 enum RedOp { kSum = 0, kMaxR, kMinR, kMean, kProd };
 
-// args: op xOff outOff outer red inner
+// int32 Sum: exact in int64, wrapped to int32 as tfjs stores it.
+static int sumInt32(const int32_t* x, int32_t* o, int64_t outer, int64_t red, int64_t inner) {
+  for (int64_t r = 0; r < outer; r++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t acc = 0;
+      const int32_t* p = x + r * red * inner + i;
+      for (int64_t k = 0; k < red; k++) acc += p[k * inner];
+      o[r * inner + i] = static_cast<int32_t>(static_cast<uint32_t>(acc));
+    }
+  return 0;
+}
+
+// args: op xOff outOff outer red inner isInt32 (int32: Sum only)
 int reduce() {
   const int op = static_cast<int>(A(0));
   const float* x = F(g_args[1]);
@@ -21,6 +33,13 @@ int reduce() {
   if (op < kSum || op > kProd) {
     std::snprintf(g_error, sizeof(g_error), "reduce: unknown op %d", op);
     return -2;
+  }
+  if (A(6) != 0) {
+    if (op != kSum) {
+      std::snprintf(g_error, sizeof(g_error), "reduce: op %d has no int32 form", op);
+      return -2;
+    }
+    return sumInt32(I(g_args[1]), I(g_args[2]), outer, red, inner);
   }
   const double init = op == kMaxR ? -std::numeric_limits<double>::infinity()
                       : op == kMinR ? std::numeric_limits<double>::infinity()
@@ -73,6 +92,32 @@ int reduce() {
     float* dst = o + r * inner;
     for (int64_t i = 0; i < inner; i++) dst[i] = static_cast<float>(acc[i] * scale);
   }
+  return 0;
+}
+
+// Cumulative sum over the middle dim of [outer, len, inner], in float32 in order (as tfjs: each
+// partial sum rounded), optionally exclusive and/or reversed. args: xOff outOff outer len inner exclusive reverse
+int cumsum() {
+  const float* x = F(g_args[0]);
+  float* o = F(g_args[1]);
+  const int64_t outer = A(2), len = A(3), inner = A(4);
+  const bool exclusive = A(5) != 0, reverse = A(6) != 0;
+  for (int64_t r = 0; r < outer; r++)
+    for (int64_t i = 0; i < inner; i++) {
+      const int64_t base = r * len * inner + i;
+      float acc = 0.f;
+      for (int64_t k = 0; k < len; k++) {
+        const int64_t at = base + (reverse ? len - 1 - k : k) * inner;
+        const float v = x[at];
+        if (exclusive) {
+          o[at] = acc;
+          acc += v;
+        } else {
+          acc += v;
+          o[at] = acc;
+        }
+      }
+    }
   return 0;
 }
 

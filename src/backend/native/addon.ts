@@ -45,17 +45,20 @@ export interface NativeAddon {
    * The same kernels on the TypedArrays passed in the call (a tensor's slot holds its argument
    * index). Absent from binaries built before this binding existed.
    */
-  readonly typed?: Record<NativeKernelFn, (...arrays: ArrayBufferView[]) => number>;
+  readonly typed?: Record<TypedKernelFn, (...arrays: ArrayBufferView[]) => number>;
 }
 
-/** The kernel entry points, one per native/src kernel. */
-export const NATIVE_KERNEL_FNS = ['matmul', 'binary', 'unary', 'transpose', 'slice', 'concat', 'gather', 'segmentSum', 'oneHot', 'addN', 'reduce', 'softmax', 'adamw', 'select', 'cast'] as const;
-export type NativeKernelFn = (typeof NATIVE_KERNEL_FNS)[number];
+/** The heap binding's kernels, one per native/src kernel. */
+type HeapKernelFn = 'matmul' | 'binary' | 'unary' | 'transpose' | 'slice' | 'concat' | 'gather' | 'segmentSum' | 'oneHot' | 'addN' | 'reduce' | 'softmax' | 'adamw' | 'select' | 'cast';
+/** The typed-array binding's: the same, and Cumsum (the wasm backend has its own). */
+const TYPED_KERNEL_FNS = ['matmul', 'binary', 'unary', 'transpose', 'slice', 'concat', 'gather', 'segmentSum', 'oneHot', 'addN', 'reduce', 'softmax', 'adamw', 'select', 'cast', 'cumsum'] as const;
+type TypedKernelFn = (typeof TYPED_KERNEL_FNS)[number];
+export type NativeKernelFn = HeapKernelFn | TypedKernelFn;
 
 /** Whether `addon` has the typed-array binding with every kernel (binaries built before it lack it). */
-export function hasTypedBinding(addon: NativeAddon): boolean {
+function hasTypedBinding(addon: NativeAddon): boolean {
   const typed = addon.typed;
-  return typed !== undefined && NATIVE_KERNEL_FNS.every((k) => typeof typed[k] === 'function');
+  return typed !== undefined && TYPED_KERNEL_FNS.every((k) => typeof typed[k] === 'function');
 }
 
 /** Where a loaded addon came from: the committed prebuilt binary, or `npm run build:native`. */

@@ -1,6 +1,7 @@
 import type { DataId, TensorInfo } from '@tensorflow/tfjs';
 import type { NativeKernelFn } from './addon.ts';
 import { NativeContext, type KernelBackend } from './context.ts';
+import { ArrayPool } from './pool.ts';
 
 /**
  * The parts of tfjs-backend-cpu 4.22's MathBackendCPU that the `native` backend uses (internals,
@@ -8,18 +9,13 @@ import { NativeContext, type KernelBackend } from './context.ts';
  * memory, `data.get(dataId).values` (Float32Array, Int32Array, or Uint8Array for bool).
  */
 export interface CpuBackend extends KernelBackend {
-  data: { get(dataId: DataId): { values?: unknown; dtype: string } };
+  data: { get(dataId: DataId): { values?: unknown; dtype: string }; has(dataId: DataId): boolean };
   makeTensorInfo(shape: number[], dtype: string, values?: ArrayBufferView): TensorInfo;
+  write(values: unknown, shape: number[], dtype: string): DataId;
+  move(dataId: DataId, values: unknown, shape: number[], dtype: string, refCount: number): void;
 }
 
 type Typed = Float32Array | Int32Array | Uint8Array;
-
-/** A zero-filled array for `n` elements of `dtype` (bool: one byte each, as tfjs stores it). */
-export function arrayFor(dtype: string, n: number): Typed {
-  if (dtype === 'int32') return new Int32Array(n);
-  if (dtype === 'bool') return new Uint8Array(n);
-  return new Float32Array(n);
-}
 
 const kindOf = (dtype: string): typeof Float32Array | typeof Int32Array | typeof Uint8Array => (dtype === 'int32' ? Int32Array : dtype === 'bool' ? Uint8Array : Float32Array);
 
@@ -27,21 +23,37 @@ const kindOf = (dtype: string): typeof Float32Array | typeof Int32Array | typeof
  * The typed-array binding: a tensor's reference is the index of its TypedArray among the arrays
  * handed to the call (native/src/kernels.h), so the kernels run on the tensors' own memory. Data
  * stored in another array type (tfjs keeps what it is given) is passed as a converted copy, which
- * only inputs can be: outputs are always made here.
+ * only inputs can be: outputs are always made here, on buffers from `pool`.
  */
 export class ArrayContext extends NativeContext {
+  readonly binding = 'typed';
   private arrays: ArrayBufferView[] = [];
+  readonly pool = new ArrayPool();
+  /** True while `output` stores its own fresh array (the backend's write hook must not pin it). */
+  storing = false;
 
   output(backend: KernelBackend, shape: number[], dtype: string): TensorInfo {
     let n = 1;
     for (const d of shape) n *= d;
-    return (backend as CpuBackend).makeTensorInfo(shape, dtype, arrayFor(dtype, n));
+    const Kind = kindOf(dtype);
+    const values = new Kind(this.pool.take(n * Kind.BYTES_PER_ELEMENT), 0, n); // contents undefined: the kernel writes all of it
+    this.storing = true;
+    try {
+      return (backend as CpuBackend).makeTensorInfo(shape, dtype, values);
+    } finally {
+      this.storing = false;
+    }
+  }
+
+  /** The TypedArray holding `t`'s data (kernels that work in TypeScript on the arrays). */
+  values(backend: KernelBackend, t: TensorInfo): Typed {
+    const values = (backend as CpuBackend).data.get(t.dataId).values;
+    const Kind = kindOf(t.dtype);
+    return values instanceof Kind ? values : Kind.from(values as ArrayLike<number>);
   }
 
   ref(backend: KernelBackend, t: TensorInfo): number {
-    const values = (backend as CpuBackend).data.get(t.dataId).values;
-    const Kind = kindOf(t.dtype);
-    this.arrays.push(values instanceof Kind ? values : Kind.from(values as ArrayLike<number>));
+    this.arrays.push(this.values(backend, t));
     return this.arrays.length - 1;
   }
 

@@ -11,8 +11,8 @@ import type { RlSequence } from '../../train/batches/sequences.ts';
 import { initBackend } from '../select.ts';
 import { loadTypedAddon } from './addon.ts';
 import { fusedAdamWReady } from './adamw.ts';
-import { NATIVE_BACKEND, nativeBackendStatus, registerNativeBackend } from './backend.ts';
-import { disableNativeKernels, NATIVE_KERNELS } from './register.ts';
+import { NATIVE_BACKEND, NATIVE_BACKEND_KERNELS, nativeBackendStatus, registerNativeBackend } from './backend.ts';
+import { disableNativeKernels } from './register.ts';
 
 /**
  * The `native` backend (tfjs-backend-cpu's arrays, the addon's typed-array kernels) against the wasm
@@ -90,7 +90,7 @@ describe.skipIf(!typedBuilt)('the native backend against wasm', () => {
   it('registers every hot kernel over the cpu ones and keeps the rest of tfjs-backend-cpu', () => {
     const s = nativeBackendStatus();
     expect(s).toMatchObject({ loaded: true, mode: 'native', reason: '' });
-    expect(s.kernels).toEqual(NATIVE_KERNELS.map((k) => k.name));
+    expect(s.kernels).toEqual(NATIVE_BACKEND_KERNELS.map((k) => k.name));
     for (const name of s.kernels) expect(tf.getKernel(name, NATIVE_BACKEND)?.kernelFunc, name).not.toBe(tf.getKernel(name, 'cpu')?.kernelFunc);
     expect(tf.getKernelsForBackend(NATIVE_BACKEND).length).toBeGreaterThanOrEqual(tf.getKernelsForBackend('cpu').length);
   });
@@ -106,6 +106,46 @@ describe.skipIf(!typedBuilt)('the native backend against wasm', () => {
     expect([...nat.weights.keys()]).toEqual([...wasm.weights.keys()]);
     for (const [name, w] of wasm.weights) expect(relDiff(nat.weights.get(name)!, w), name).toBeLessThanOrEqual(1e-5);
     expect(nat.leak).toBe(wasm.leak);
+  });
+
+  it('op by op: the kernels only the native backend replaces, and dtype/broadcast corners, equal wasm', async () => {
+    const rng = new Rng(3);
+    const vals = (n: number): number[] => Array.from({ length: n }, () => rng.float() * 4 - 2);
+    const x = vals(3 * 5 * 7);
+    const ints = Array.from({ length: 3 * 5 * 7 }, () => rng.int(-1000, 1000));
+    const row = vals(7);
+    const ops: [string, () => tf.Tensor][] = [
+      ['cumsum axis 1', () => tf.cumsum(tf.tensor3d(x, [3, 5, 7]), 1)],
+      ['cumsum exclusive reverse last', () => tf.cumsum(tf.tensor3d(x, [3, 5, 7]), 2, true, true)],
+      ['int32 sum', () => tf.sum(tf.tensor3d(ints, [3, 5, 7], 'int32'), [0, 2])],
+      ['int32 sum keepDims', () => tf.sum(tf.tensor3d(ints, [3, 5, 7], 'int32'), 1, true)],
+      ['pad', () => tf.pad(tf.tensor3d(x, [3, 5, 7]), [[1, 0], [0, 2], [0, 0]], 0.5)],
+      ['pad int32 last dim', () => tf.pad(tf.tensor3d(ints, [3, 5, 7], 'int32'), [[0, 0], [0, 0], [2, 1]])],
+      ['broadcast multiply', () => tf.mul(tf.tensor3d(x, [3, 5, 7]), tf.tensor2d(row, [1, 7]))],
+      ['compare int32', () => tf.cast(tf.less(tf.tensor1d(ints, 'int32'), tf.scalar(3, 'int32')), 'float32')],
+      ['where', () => tf.where(tf.greater(tf.tensor1d(x), 0), tf.tensor1d(x), tf.zeros([x.length]))],
+      ['gather + unsortedSegmentSum', () => tf.unsortedSegmentSum(tf.gather(tf.tensor2d(x, [15, 7]), tf.tensor1d([3, 1, 3, 14], 'int32')), tf.tensor1d([0, 2, 0, 1], 'int32'), 3)],
+      ['transpose + slice + concat', () => tf.concat([tf.slice(tf.transpose(tf.tensor3d(x, [3, 5, 7]), [2, 0, 1]), [1, 0, 2], [3, 3, 2]), tf.ones([3, 3, 1])], 2)],
+      ['softmax + logSoftmax', () => tf.add(tf.softmax(tf.tensor2d(x, [15, 7])), tf.logSoftmax(tf.tensor2d(x, [15, 7])))],
+      ['mean over two axes', () => tf.mean(tf.tensor3d(x, [3, 5, 7]), [0, 2])],
+    ];
+    const run = async (backend: string): Promise<Float32Array[]> => {
+      await tf.setBackend(backend);
+      return ops.map(([, f]) => tf.tidy(() => Float32Array.from(f().dataSync())));
+    };
+    const wasm = await run('wasm');
+    const nat = await run(NATIVE_BACKEND);
+    ops.forEach(([name], i) => expect(relDiff(nat[i]!, wasm[i]!), name).toBeLessThanOrEqual(1e-6));
+  });
+
+  it('a buffer a JS kernel shares (a simple slice keeps a view) is never recycled under it', async () => {
+    await tf.setBackend(NATIVE_BACKEND);
+    const big = tf.add(tf.range(0, 4096), 1).asType('bool'); // a pooled native output (bool: the JS Slice keeps a view)
+    const view = tf.slice(big, [0], [2048]);
+    big.dispose();
+    const other = tf.tidy(() => tf.greater(tf.zeros([4096]), 1)); // same size and dtype: would take the buffer if it were recycled
+    expect(Array.from(view.dataSync()).every((v) => v === 1)).toBe(true);
+    tf.dispose([view, other]);
   });
 
   it('a kept dataSync() does not change when AdamW updates the weight in place', async () => {

@@ -3,32 +3,59 @@ import type { KernelBackend as TfKernelBackend } from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
 import { loadTypedAddon } from './addon.ts';
 import { ArrayContext, type CpuBackend } from './arrays.ts';
+import { padV2Arrays } from './kernels/pad.ts';
+import { cumsumNative } from './kernels/reduce.ts';
+import type { KernelOverride } from './kernels/types.ts';
 import type { NativeStatus } from './register.ts';
 import { NATIVE_KERNELS } from './register.ts';
 
 /**
  * The `native` tfjs backend: tfjs-backend-cpu's MathBackendCPU (tensors as TypedArrays in ordinary
  * memory, so no 4 GiB wasm heap; docs/architecture.md) with the addon's kernels, through its
- * typed-array binding, in place of the JS kernels of the hot ops (NATIVE_KERNELS, the same set as
- * on wasm); every other op runs tfjs-backend-cpu's JS kernel (native/README.md lists them).
+ * typed-array binding, in place of the JS kernels of the hot ops (NATIVE_BACKEND_KERNELS); every
+ * other op runs tfjs-backend-cpu's JS kernel (native/README.md lists them).
  */
 export const NATIVE_BACKEND = 'native';
+
+/** The kernels replaced on it: the wasm overrides' set, and two that wasm runs natively itself. */
+export const NATIVE_BACKEND_KERNELS: readonly KernelOverride[] = [...NATIVE_KERNELS, cumsumNative, padV2Arrays];
 
 let status: NativeStatus | undefined;
 let ctx: ArrayContext | undefined;
 
 /**
- * Reads hand out copies: MathBackendCPU returns its own array, which nativeAdamW updates in place,
- * so a `dataSync()` kept across an optimizer step would change under its holder (on wasm a read is
- * always a copy).
+ * Hooks on one MathBackendCPU instance. Reads hand out copies: MathBackendCPU returns its own
+ * array, which nativeAdamW updates in place and the pool recycles, so a `dataSync()` kept would
+ * change under its holder (on wasm a read is always a copy). Every store of a pooled buffer other
+ * than the kernel output's own pins it; a deleted tensor's buffer goes back to the pool.
  */
-function copyingReads(b: CpuBackend & TfKernelBackend): void {
+function hook(b: CpuBackend & TfKernelBackend, c: ArrayContext): void {
   const readSync = b.readSync.bind(b);
   b.readSync = (dataId) => {
     const v = readSync(dataId);
     return ArrayBuffer.isView(v) ? (v as Float32Array).slice() : v;
   };
   b.read = (dataId) => Promise.resolve(b.readSync(dataId));
+  const pinShared = (values: unknown): void => {
+    if (!c.storing && ArrayBuffer.isView(values) && c.pool.owns(values.buffer)) c.pool.pin(values.buffer);
+  };
+  const write = b.write.bind(b);
+  b.write = (values, shape, dtype) => {
+    pinShared(values);
+    return write(values, shape, dtype);
+  };
+  const move = b.move.bind(b);
+  b.move = (dataId, values, shape, dtype, refCount) => {
+    pinShared(values);
+    move(dataId, values, shape, dtype, refCount);
+  };
+  const disposeData = b.disposeData.bind(b);
+  b.disposeData = (dataId, force) => {
+    const values = b.data.has(dataId) ? b.data.get(dataId).values : undefined;
+    const gone = disposeData(dataId, force);
+    if (gone && ArrayBuffer.isView(values) && !b.data.has(dataId)) c.pool.give(values.buffer);
+    return gone;
+  };
 }
 
 /**
@@ -42,26 +69,27 @@ export function registerNativeBackend(): NativeStatus {
   if (!addon || !cpuFactory) {
     return { loaded: false, mode: 'off', reason: addon ? 'the tfjs cpu backend is not registered' : reason, kernels: [], blasThreads: 0 };
   }
-  ctx = new ArrayContext(addon);
+  const c = new ArrayContext(addon);
+  ctx = c;
   tf.registerBackend(
     NATIVE_BACKEND,
     () => {
       const b = cpuFactory() as CpuBackend & TfKernelBackend & { firstUse: boolean };
       b.firstUse = false; // no "install tfjs-node" banner: this backend is the native one
-      copyingReads(b);
+      hook(b, c);
       return b;
     },
     0, // below cpu's priority: never tfjs's own default
   );
   for (const k of tf.getKernelsForBackend('cpu')) tf.registerKernel({ ...k, backendName: NATIVE_BACKEND });
-  for (const k of NATIVE_KERNELS) {
+  for (const k of NATIVE_BACKEND_KERNELS) {
     const stock = tf.getKernel(k.name, 'cpu')?.kernelFunc ?? missingStock(k.name);
     if (tf.getKernel(k.name, NATIVE_BACKEND)) tf.unregisterKernel(k.name, NATIVE_BACKEND);
     tf.registerKernel({ kernelName: k.name, backendName: NATIVE_BACKEND, kernelFunc: k.make(ctx, stock) });
   }
   addon.setThreads(availableParallelism());
   const threads = addon.setAutoThreads(availableParallelism());
-  status = { loaded: true, mode: 'native', reason: '', kernels: NATIVE_KERNELS.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: addon.blasConfig(), source };
+  status = { loaded: true, mode: 'native', reason: '', kernels: NATIVE_BACKEND_KERNELS.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: addon.blasConfig(), source };
   return status;
 }
 

@@ -29,6 +29,11 @@ function argsBlock(addon: NativeAddon): Float64Array {
  */
 export abstract class NativeContext {
   readonly args: Float64Array;
+  /**
+   * Which binding this context calls. Kernel forms newer than the binaries without the typed-array
+   * binding (int32 Sum) are used only with 'typed', which proves the binary has them.
+   */
+  abstract readonly binding: 'heap' | 'typed';
 
   constructor(readonly addon: NativeAddon) {
     this.args = argsBlock(addon);

@@ -38,6 +38,7 @@ export function off(backend: WasmBackend, t: TensorInfo): number {
 
 /** The heap binding: a tensor's reference is its byte offset in the wasm heap (native/src/kernels.h). */
 export class HeapContext extends NativeContext {
+  readonly binding = 'heap';
   private heap: ArrayBuffer | undefined;
 
   /** Re-points the addon at the wasm memory when it has grown (the buffer identity changes). */
@@ -60,6 +61,7 @@ export class HeapContext extends NativeContext {
   /** After the kernel's last allocation (which may have grown the memory), so the heap is synced here. */
   call(backend: KernelBackend, fn: NativeKernelFn): number {
     this.syncHeap(backend as WasmBackend);
+    if (fn === 'cumsum') throw new Error('native cumsum has no heap binding (the wasm backend has its own Cumsum)');
     return this.addon[fn]();
   }
 }

@@ -30,7 +30,8 @@ function reduceOverride(name: string, code: number, axisAttr: string): KernelOve
     make: (ctx, stock) =>
       asKernel((args: KernelArgs): TensorInfo | TensorInfo[] => {
         const { x } = args.inputs as { x: TensorInfo };
-        if (x.dtype !== 'float32' || x.shape.length > 8) return callStock(stock, args);
+        const int = x.dtype === 'int32' && code === 0 && ctx.binding === 'typed'; // int32 Sum (sampling's counts)
+        if ((x.dtype !== 'float32' && !int) || x.shape.length > 8) return callStock(stock, args);
         const backend = args.backend;
         const axes = [...util.parseAxisParam(args.attrs[axisAttr] as number | number[], x.shape)].sort((p, q) => p - q);
         const [outShape] = backend_util.computeOutAndReduceShapes(x.shape, axes);
@@ -44,13 +45,14 @@ function reduceOverride(name: string, code: number, axisAttr: string): KernelOve
           input = nativeTranspose(ctx, backend, x, perm); // x.shape permuted, reduced axes last
           view = [sizeOf(outShape), sizeOf(x.shape) / Math.max(1, sizeOf(outShape)), 1];
         }
-        const out = ctx.output(backend, finalShape, 'float32'); // x.shape without (or with 1 at) axes
+        const out = ctx.output(backend, finalShape, x.dtype); // x.shape without (or with 1 at) axes
         if (sizeOf(finalShape) > 0) {
           const A = ctx.args;
           A[0] = code;
           A[1] = ctx.ref(backend, input);
           A[2] = ctx.ref(backend, out);
           [A[3], A[4], A[5]] = view;
+          A[6] = int ? 1 : 0;
           ctx.run(backend, 'reduce', name);
         }
         if (input !== x) backend.disposeData(input.dataId);
@@ -84,3 +86,27 @@ const softmax: KernelOverride = {
 };
 
 export const reduceNative: KernelOverride[] = [...REDUCE.map((r) => reduceOverride(r.name, r.code, r.axisAttr)), softmax];
+
+/** Cumsum (sampling's cumulative probabilities, RoPE positions), float32; typed-array binding only (wasm has its own). */
+export const cumsumNative: KernelOverride = {
+  name: 'Cumsum',
+  make: (ctx, stock) =>
+    asKernel((args: KernelArgs): TensorInfo | TensorInfo[] => {
+      const { x } = args.inputs as { x: TensorInfo };
+      if (x.dtype !== 'float32' || x.shape.length === 0 || ctx.binding !== 'typed') return callStock(stock, args);
+      const axis = util.parseAxisParam(args.attrs['axis'] as number, x.shape)[0]!;
+      const backend = args.backend;
+      const out = ctx.output(backend, [...x.shape], 'float32'); // same shape as x
+      if (sizeOf(x.shape) === 0) return out;
+      const A = ctx.args;
+      A[0] = ctx.ref(backend, x);
+      A[1] = ctx.ref(backend, out);
+      A[2] = sizeOf(x.shape.slice(0, axis));
+      A[3] = x.shape[axis]!;
+      A[4] = sizeOf(x.shape.slice(axis + 1));
+      A[5] = args.attrs['exclusive'] ? 1 : 0;
+      A[6] = args.attrs['reverse'] ? 1 : 0;
+      ctx.run(backend, 'cumsum', 'Cumsum');
+      return out;
+    }),
+};
