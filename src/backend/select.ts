@@ -6,14 +6,28 @@ import { enableNativeKernels, NATIVE_BACKEND, registerNativeBackend, type Native
 import { UserError } from '../errors.ts';
 
 /**
- * Backend selection. `auto` tries tfjs-node-gpu, tfjs-node, wasm, cpu in that
- * order and records why each better one was skipped; an explicitly requested backend that cannot
- * load fails with a one-line BackendError.
+ * Backend selection. `auto` tries tfjs-node-gpu, tfjs-node, wasm, native, cpu in that order, with
+ * native ahead of wasm when the run's float32 state would not fit the wasm heap (`stateBytes`,
+ * see `trainingStateBytes`), and records why each better one was skipped; an explicitly requested
+ * backend that cannot load fails with a one-line BackendError. wasm stays ahead otherwise: on the
+ * bench model the two train at the same speed but native decodes ~35 % slower (more JS work per
+ * small op; native/README.md).
  */
 export type BackendName = 'auto' | 'tensorflow' | 'native' | 'wasm' | 'cpu';
 
 /** Every name `--backend` accepts. */
 export const BACKEND_NAMES: readonly BackendName[] = ['auto', 'tensorflow', 'native', 'wasm', 'cpu'];
+
+/** tfjs-backend-wasm's heap limit: one 32-bit heap of at most 4 GiB - 64 KiB (emscripten getHeapMax). */
+export const WASM_HEAP_BYTES = 4 * 2 ** 30 - 64 * 2 ** 10;
+
+/**
+ * The float32 state a run holds for a model of `parameters` weights: the weights, and when it trains
+ * their gradients and AdamW's two moments; activations and the KV cache come on top.
+ */
+export function trainingStateBytes(parameters: number, training: boolean): number {
+  return parameters * 4 * (training ? 4 : 1);
+}
 
 /** A backend that cannot be used; a UserError, so the CLI prints one line and exits 2. */
 export class BackendError extends UserError {
@@ -27,6 +41,8 @@ export interface BackendChoice {
   pkg: string;
   /** Why each better candidate was skipped, in the order tried. */
   skipped: { candidate: string; reason: string }[];
+  /** Why auto put native ahead of wasm (empty when it did not). */
+  why?: string;
   /** wasm only: SIMD and thread count in effect. */
   wasm?: { simd: boolean; threads: number; threadsRequested: number };
   /**
@@ -97,9 +113,10 @@ function firstLine(err: unknown): string {
 
 /**
  * Initialises the requested backend once per process; later calls return the first choice when
- * compatible (tests and commands may call it freely).
+ * compatible (tests and commands may call it freely). `stateBytes`: the run's float32 state when
+ * known (0: unknown); auto then prefers native over wasm above WASM_HEAP_BYTES.
  */
-export async function initBackend(name: BackendName = 'auto', threads = 0): Promise<BackendChoice> {
+export async function initBackend(name: BackendName = 'auto', threads = 0, stateBytes = 0): Promise<BackendChoice> {
   if (current && (name === 'auto' || name === current.backend)) return current;
   const skipped: BackendChoice['skipped'] = [];
   const attempt = async (candidate: string, run: () => Promise<BackendChoice | undefined>): Promise<BackendChoice | undefined> => {
@@ -124,15 +141,18 @@ export async function initBackend(name: BackendName = 'auto', threads = 0): Prom
       }
     }
   }
-  if (!choice && name === 'native') {
-    choice = await attempt('native', async () => ({ backend: 'native', pkg: '@tensorflow/tfjs-backend-cpu + sharp-rl native addon', skipped, native: await tryNative() }));
-  }
+  const native = async (why?: string): Promise<BackendChoice> => ({ backend: 'native', pkg: '@tensorflow/tfjs-backend-cpu + sharp-rl native addon', skipped, native: await tryNative(), ...(why ? { why } : {}) });
+  const tooBig = name === 'auto' && stateBytes > WASM_HEAP_BYTES;
+  const gib = (b: number): string => (b / 2 ** 30).toFixed(1);
+  const why = `the model's float32 state (${gib(stateBytes)} GiB before activations) exceeds the wasm heap (${gib(WASM_HEAP_BYTES)} GiB)`;
+  if (!choice && (name === 'native' || tooBig)) choice = await attempt('native', () => native(tooBig ? why : undefined));
   if (!choice && (name === 'auto' || name === 'wasm')) {
     choice = await attempt('wasm', async () => {
       const wasm = await tryWasm(threads);
       return { backend: 'wasm', pkg: '@tensorflow/tfjs-backend-wasm', skipped, wasm, native: installKernels() };
     });
   }
+  if (!choice && name === 'auto' && !tooBig) choice = await attempt('native', () => native());
   if (!choice && (name === 'auto' || name === 'cpu')) {
     choice = await attempt('cpu', async () => {
       await tryCpu();

@@ -95,7 +95,7 @@ const configFlags = {
 } as const;
 
 const backendFlag = {
-  backend: { value: 'name', description: 'tensor backend', choices: ['auto', 'tensorflow', 'wasm', 'cpu'] },
+  backend: { value: 'name', description: 'tensor backend', choices: ['auto', 'tensorflow', 'native', 'wasm', 'cpu'] },
 } as const;
 
 const trainFlags = {

@@ -36,6 +36,11 @@ describe('formatDoctor', () => {
     };
     const text = formatDoctor(r);
     expect(text).toContain('native kernels  loaded (local build, native/build/Release/sharp_native.node): 2 wasm kernels overridden\n  passed over   prebuilt x.node has sha256 0123, x.node.sha256 records 4567: not the committed build; skipped\n  kernels       BatchMatMul, Add');
+    expect(text).toContain("  memory        one wasm heap of at most 4 GiB for all tensors; auto picks native instead when a model's training state exceeds it (--backend native to force it)");
+    expect(formatDoctor({ ...r, nativeBackend: 'not built' })).toContain('(native unavailable here: not built)');
+    const nat = formatDoctor({ ...r, backend: { backend: 'native', pkg: 'p', skipped: [], native, why: 'the state exceeds the heap' } });
+    expect(nat).toContain('  memory        tensors in ordinary memory (no 4 GiB wasm heap): chosen because the state exceeds the heap');
+    expect(nat).toContain('native kernels  loaded (local build, native/build/Release/sharp_native.node): 2 tfjs-backend-cpu JS kernels replaced');
     const fallback = formatDoctor({ ...r, backend: { ...r.backend, native: { loaded: false, mode: 'fallback', reason: 'not built', kernels: ['BatchMatMul'], blasThreads: 0 } } });
     expect(fallback).toContain('native kernels  fallback (not built)');
     expect(fallback).not.toContain('passed over');

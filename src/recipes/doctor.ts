@@ -4,7 +4,7 @@ import { initBackend, type BackendChoice, type BackendName } from '../backend/se
 import { findDriver, probeCudaLibs, type LibProbe } from '../backend/cuda-libs.ts';
 import { matmulGflops } from '../backend/matmul-bench.ts';
 import { resolveBackendName } from '../backend/gpu-check.ts';
-import { loadAddon, repoRoot } from '../backend/native/addon.ts';
+import { loadAddon, loadTypedAddon, repoRoot } from '../backend/native/addon.ts';
 import { relative } from 'node:path';
 import type { DoctorFlags } from './commands.ts';
 
@@ -24,6 +24,8 @@ export interface DoctorReport {
   matmul: { gflops: number; warmupMs: number; medianMs: number };
   /** With the wasm backend: the native binary tried last (relative to the repo) and why others were passed over. */
   nativeBinary?: { path: string; skipped: string[] };
+  /** With the wasm backend: why the native backend could not run here ('' when it could). */
+  nativeBackend?: string;
 }
 
 const require = createRequire(import.meta.url);
@@ -46,13 +48,23 @@ export async function collectDoctor(backend: BackendName = 'auto', threads = 0):
     driver: findDriver(),
     cudaLibs: probeCudaLibs(),
     matmul: await matmulGflops(choice.backend === 'tensorflow' ? 1024 : 256),
-    ...(choice.native ? { nativeBinary: nativeBinary() } : {}),
+    ...(choice.native ? { nativeBinary: nativeBinary(choice.backend) } : {}),
+    ...(choice.backend === 'wasm' ? { nativeBackend: loadTypedAddon().reason } : {}),
   };
 }
 
-function nativeBinary(): { path: string; skipped: string[] } {
-  const load = loadAddon();
+function nativeBinary(backend: BackendChoice['backend']): { path: string; skipped: string[] } {
+  const load = backend === 'native' ? loadTypedAddon() : loadAddon();
   return { path: relative(repoRoot, load.path), skipped: load.skipped };
+}
+
+/** Why this backend and not the other CPU one (wasm or native), in one line. */
+function memoryLine(r: DoctorReport): string | undefined {
+  const b = r.backend;
+  if (b.backend === 'native') return `tensors in ordinary memory (no 4 GiB wasm heap)${b.why ? `: chosen because ${b.why}` : ''}`;
+  if (b.backend !== 'wasm') return undefined;
+  const why = r.nativeBackend ?? '';
+  return `one wasm heap of at most 4 GiB for all tensors; auto picks native instead when a model's training state exceeds it${why ? ` (native unavailable here: ${why})` : ' (--backend native to force it)'}`;
 }
 
 export function formatDoctor(r: DoctorReport): string {
@@ -62,6 +74,8 @@ export function formatDoctor(r: DoctorReport): string {
     `backend         ${r.backend.backend} (${r.backend.pkg})`,
   ];
   for (const s of r.backend.skipped) lines.push(`  skipped       ${s.candidate}: ${s.reason}`);
+  const memory = memoryLine(r);
+  if (memory) lines.push(`  memory        ${memory}`);
   if (r.backend.wasm) {
     lines.push(`wasm SIMD       ${r.backend.wasm.simd ? 'on' : 'off'}`);
     lines.push(`wasm threads    ${r.backend.wasm.threads} (requested ${r.backend.wasm.threadsRequested}; tfjs runs wasm single-threaded in Node)`);
@@ -69,7 +83,8 @@ export function formatDoctor(r: DoctorReport): string {
   const n = r.backend.native;
   if (n) {
     const from = n.source ? ` (${n.source}${r.nativeBinary ? `, ${r.nativeBinary.path}` : ''})` : '';
-    lines.push(`native kernels  ${n.mode === 'native' ? `loaded${from}: ${n.kernels.length} wasm kernels overridden` : `${n.mode} (${n.reason})`}`);
+    const over = r.backend.backend === 'native' ? 'tfjs-backend-cpu JS kernels replaced' : 'wasm kernels overridden';
+    lines.push(`native kernels  ${n.mode === 'native' ? `loaded${from}: ${n.kernels.length} ${over}` : `${n.mode} (${n.reason})`}`);
     if (n.mode === 'native') {
       for (const why of r.nativeBinary?.skipped ?? []) lines.push(`  passed over   ${why}`);
       lines.push(`  kernels       ${n.kernels.join(', ')}`);

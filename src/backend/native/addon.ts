@@ -174,7 +174,7 @@ export function loadTypedAddon(): AddonLoad {
 export function typedFrom(first: AddonLoad, choice: AddonChoice, local = addonPath): AddonLoad {
   if (!first.addon) return first;
   if (hasTypedBinding(first.addon)) return first;
-  const stale = `${first.source ?? 'binary'} ${first.path} lacks the typed-array kernels (built before them; rebuild it)`;
+  const stale = `${first.source ?? 'binary'} ${first.path} lacks the typed-array kernels (built before them: npm run build:prebuild)`;
   const skipped = [...first.skipped, stale];
   if (first.source === 'local build' || choice === 'prebuilt') return { addon: undefined, reason: skipped.join('; '), path: first.path, skipped };
   const second = loadAddonFrom('local', { prebuilt: '', local });

@@ -30,9 +30,9 @@ export const runSection = z
     dir: z.string().default('runs').describe('Parent folder of run folders.'),
     seed: z.number().int().nonnegative().default(0).describe('Seed of the only RNG (src/random/rng.ts); same seed, same run.'),
     backend: z
-      .enum(['auto', 'tensorflow', 'wasm', 'cpu'])
+      .enum(['auto', 'tensorflow', 'native', 'wasm', 'cpu'])
       .default('auto')
-      .describe('Tensor backend: auto tries tfjs-node-gpu, tfjs-node, wasm, cpu in that order.'),
+      .describe('Tensor backend: auto tries tfjs-node-gpu, tfjs-node, wasm, native, cpu in that order, with native (tensors in ordinary memory, no 4 GiB heap) ahead of wasm when the model would not fit the wasm heap.'),
     threads: z
       .number()
       .int()

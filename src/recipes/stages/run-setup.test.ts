@@ -51,7 +51,7 @@ describe('withRun', () => {
       const wasm = await withRun({ cfg, backendFlag: 'wasm' }, async (r) => r.backend);
       expect(wasm.backend).toBe('wasm');
       expect(wasm.native).toMatch(process.env.SHARP_NATIVE === '0' ? /^off$/ : /^(native|fallback .+|off .+)$/);
-      await expect(withRun({ cfg, backendFlag: 'gpu' }, async () => 1)).rejects.toThrow(new UserError("backend must be auto, tensorflow, wasm or cpu, got 'gpu'"));
+      await expect(withRun({ cfg, backendFlag: 'gpu' }, async () => 1)).rejects.toThrow(new UserError("backend must be auto, tensorflow, native, wasm or cpu, got 'gpu'"));
     } finally {
       if (saved === undefined) delete process.env.SHARP_BACKEND;
       else process.env.SHARP_BACKEND = saved;

@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import type { Level } from 'pino';
 import { probeCudaLibs } from '../../backend/cuda-libs.ts';
 import { gpuFallbackWarning, resolveBackendName } from '../../backend/gpu-check.ts';
-import { BackendError, initBackend, type BackendName } from '../../backend/select.ts';
+import { BackendError, initBackend, trainingStateBytes, type BackendName } from '../../backend/select.ts';
 import { enableNativeKernels } from '../../backend/native/index.ts';
 import { loadConfig } from '../../config/load.ts';
+import { numel } from '../../model/io/header.ts';
+import { readSafetensorsHeader } from '../../model/io/safetensors.ts';
 import type { Config } from '../../config/schema.ts';
 import { UserError } from '../../errors.ts';
 import { createLogger, type RunLogger } from '../../run/logger.ts';
@@ -46,7 +48,7 @@ export async function startBackend(flag: string | undefined, cfg: Config, warn: 
   }
   let choice;
   try {
-    choice = await initBackend(requested, cfg.run.threads);
+    choice = await initBackend(requested, cfg.run.threads, requested === 'auto' ? await modelStateBytes(cfg.model.path) : 0);
   } catch (err) {
     if (err instanceof BackendError) throw new UserError(err.message);
     throw err;
@@ -59,6 +61,9 @@ export async function startBackend(flag: string | undefined, cfg: Config, warn: 
     const s = enableNativeKernels();
     native = s.mode === 'native' ? 'native' : `${s.mode} (${s.reason})`;
     nativeSource = s.source;
+  } else if (choice.backend === 'native') {
+    native = 'native';
+    nativeSource = choice.native?.source;
   }
   return { backend: choice.backend, native, ...(nativeSource ? { nativeSource } : {}) };
 }
@@ -138,6 +143,21 @@ export async function inRunDir(opts: ResumeFlag, cfg: Config, resuming: boolean,
     // The command is over: the next one may write the run (a process exit releases it too).
     lock.release();
   }
+}
+
+/**
+ * The float32 training state of the checkpoint in `dir` (weights from its safetensors headers,
+ * gradients, AdamW moments), for auto's choice between wasm and native; 0 when there is none yet.
+ */
+async function modelStateBytes(dir: string): Promise<number> {
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.safetensors')) : [];
+  let parameters = 0;
+  try {
+    for (const f of files) for (const e of (await readSafetensorsHeader(join(dir, f))).entries) parameters += numel(e.shape);
+  } catch {
+    return 0; // an unreadable checkpoint: the model loader reports it
+  }
+  return trainingStateBytes(parameters, true);
 }
 
 /** What `startBackend` reports: the backend that runs and the state of the native kernels. */
