@@ -138,6 +138,28 @@ describe.skipIf(!typedBuilt)('the native backend against wasm', () => {
     ops.forEach(([name], i) => expect(relDiff(nat[i]!, wasm[i]!), name).toBeLessThanOrEqual(1e-6));
   });
 
+  it('decoding selections and fills equal tfjs-backend-cpu, ties and NaN included', async () => {
+    const rng = new Rng(5);
+    const x = Array.from({ length: 6 * 50 }, () => Math.round(rng.float() * 20) / 4); // many ties
+    x[7] = NaN;
+    x[60] = NaN;
+    const ops: [string, () => tf.Tensor | tf.Tensor[]][] = [
+      ['argMax', () => tf.argMax(tf.tensor2d(x, [6, 50]), 1)],
+      ['argMax rank 3', () => tf.argMax(tf.tensor3d(x, [2, 3, 50]), -1)],
+      ['topk 5', () => Object.values(tf.topk(tf.tensor2d(x, [6, 50]), 5))],
+      ['topk 50', () => Object.values(tf.topk(tf.tensor2d(x, [6, 50]), 50))],
+      ['topk 1 rank 1', () => Object.values(tf.topk(tf.tensor1d(x.slice(0, 50)), 1))],
+      ['zerosLike onesLike fill', () => [tf.zerosLike(tf.tensor1d(x)), tf.onesLike(tf.tensor2d(x, [6, 50], 'int32')), tf.fill([3, 4], 2.5), tf.fill([2], 7, 'int32')]],
+    ];
+    const run = async (backend: string): Promise<number[][][]> => {
+      await tf.setBackend(backend);
+      return ops.map(([, f]) => tf.tidy(() => [f()].flat().map((t) => Array.from(t.dataSync()))));
+    };
+    const cpu = await run('cpu');
+    const nat = await run(NATIVE_BACKEND);
+    ops.forEach(([name], i) => expect(nat[i], name).toEqual(cpu[i]));
+  });
+
   it('a buffer a JS kernel shares (a simple slice keeps a view) is never recycled under it', async () => {
     await tf.setBackend(NATIVE_BACKEND);
     const big = tf.add(tf.range(0, 4096), 1).asType('bool'); // a pooled native output (bool: the JS Slice keeps a view)

@@ -5,6 +5,7 @@ import { loadTypedAddon } from './addon.ts';
 import { ArrayContext, type CpuBackend } from './arrays.ts';
 import { padV2Arrays } from './kernels/pad.ts';
 import { cumsumNative } from './kernels/reduce.ts';
+import { selectionArrays } from './kernels/selection.ts';
 import type { KernelOverride } from './kernels/types.ts';
 import type { NativeStatus } from './register.ts';
 import { NATIVE_KERNELS } from './register.ts';
@@ -17,8 +18,11 @@ import { NATIVE_KERNELS } from './register.ts';
  */
 export const NATIVE_BACKEND = 'native';
 
-/** The kernels replaced on it: the wasm overrides' set, and two that wasm runs natively itself. */
-export const NATIVE_BACKEND_KERNELS: readonly KernelOverride[] = [...NATIVE_KERNELS, cumsumNative, padV2Arrays];
+/**
+ * The kernels replaced on it: the wasm overrides' set, and those the wasm backend runs in C++ itself
+ * while tfjs-backend-cpu runs them in JS (Cumsum, PadV2, decoding's ArgMax/TopK, the fills).
+ */
+export const NATIVE_BACKEND_KERNELS: readonly KernelOverride[] = [...NATIVE_KERNELS, cumsumNative, padV2Arrays, ...selectionArrays];
 
 let status: NativeStatus | undefined;
 let ctx: ArrayContext | undefined;
