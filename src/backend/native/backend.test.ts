@@ -149,6 +149,8 @@ describe.skipIf(!typedBuilt)('the native backend against wasm', () => {
       ['topk 5', () => Object.values(tf.topk(tf.tensor2d(x, [6, 50]), 5))],
       ['topk 50', () => Object.values(tf.topk(tf.tensor2d(x, [6, 50]), 50))],
       ['topk 1 rank 1', () => Object.values(tf.topk(tf.tensor1d(x.slice(0, 50)), 1))],
+      ['scatterND with a repeated index', () => tf.scatterND(tf.tensor2d([3, 0, 3, 5], [4, 1], 'int32'), tf.tensor2d(x.slice(0, 4 * 7).map((v) => v || 1), [4, 7]), [6, 7])],
+      ['scatterND 2-d index', () => tf.scatterND(tf.tensor2d([1, 2, 0, 0], [2, 2], 'int32'), tf.tensor2d(x.slice(10, 18), [2, 4]), [2, 3, 4])],
       ['zerosLike onesLike fill', () => [tf.zerosLike(tf.tensor1d(x)), tf.onesLike(tf.tensor2d(x, [6, 50], 'int32')), tf.fill([3, 4], 2.5), tf.fill([2], 7, 'int32')]],
     ];
     const run = async (backend: string): Promise<number[][][]> => {

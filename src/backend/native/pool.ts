@@ -22,7 +22,7 @@ export class ArrayPool {
   /** `maxBytes`: the most the free lists hold; above it a returned buffer is left to V8. */
   constructor(
     readonly maxBytes = Math.min(4 * 2 ** 30, totalmem() / 8),
-    readonly minBytes = 4096,
+    readonly minBytes = 64,
   ) {}
 
   /** A buffer of exactly `bytes` bytes, contents undefined. */

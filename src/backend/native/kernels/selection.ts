@@ -4,7 +4,7 @@ import type { ArrayContext } from '../arrays.ts';
 import { asKernel, callStock, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
 /**
- * Decoding's per-step selections and fills on the `native` backend's arrays, in TypeScript loops
+ * Decoding's per-step selections, the fills and the embedding gradient's scatter on the `native` backend's arrays, in TypeScript loops
  * over the TypedArrays (the wasm backend has C++ kernels for these; tfjs-backend-cpu's JS ones
  * sort whole rows or map every index, which costs ~1-2 ms per [8, 2000] row block and grows with
  * the vocabulary). Typed-array contexts only; other cases keep the stock kernel.
@@ -128,4 +128,46 @@ const fillArrays: KernelOverride = {
     }),
 };
 
-export const selectionArrays: KernelOverride[] = [argMaxArrays, topKArrays, likeArrays('ZerosLike', 0), likeArrays('OnesLike', 1), fillArrays];
+/**
+ * ScatterNd (the embedding's gradient: distinct rows into the [V, D] table), float32 updates, int32
+ * indices: zeros, then each update slice added at its index (duplicates sum, as tfjs). Any index out
+ * of range leaves it to the stock kernel, which reports it.
+ */
+const scatterNdArrays: KernelOverride = {
+  name: 'ScatterNd',
+  make: (ctx, stock) =>
+    asKernel((args: KernelArgs): TensorInfo | TensorInfo[] => {
+      const { indices, updates } = args.inputs as { indices: TensorInfo; updates: TensorInfo };
+      const shape = args.attrs['shape'] as number[];
+      const c = arraysOf(ctx);
+      const sliceRank = indices.shape[indices.shape.length - 1] ?? 0;
+      if (!c || updates.dtype !== 'float32' || indices.dtype !== 'int32' || indices.shape.length === 0 || sliceRank < 1 || sliceRank > shape.length) return callStock(stock, args);
+      const backend = args.backend;
+      const numUpdates = sizeOf(indices.shape) / sliceRank;
+      const sliceSize = sizeOf(shape.slice(sliceRank));
+      const strides = shape.slice(0, sliceRank).map((_, i) => sizeOf(shape.slice(i + 1, sliceRank)));
+      const idx = c.values(backend, indices);
+      const starts = new Float64Array(numUpdates);
+      for (let u = 0; u < numUpdates; u++) {
+        let flat = 0;
+        for (let j = 0; j < sliceRank; j++) {
+          const i = idx[u * sliceRank + j]!;
+          if (i < 0 || i >= shape[j]!) return callStock(stock, args);
+          flat += i * strides[j]!;
+        }
+        starts[u] = flat * sliceSize;
+      }
+      const out = c.output(backend, [...shape], 'float32'); // the shape asked for
+      const o = c.values(backend, out);
+      o.fill(0);
+      const upd = c.values(backend, updates);
+      for (let u = 0; u < numUpdates; u++) {
+        const dst = starts[u]!;
+        const src = u * sliceSize;
+        for (let i = 0; i < sliceSize; i++) o[dst + i]! += upd[src + i]!;
+      }
+      return out;
+    }),
+};
+
+export const selectionArrays: KernelOverride[] = [scatterNdArrays, argMaxArrays, topKArrays, likeArrays('ZerosLike', 0), likeArrays('OnesLike', 1), fillArrays];
