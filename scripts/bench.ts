@@ -8,13 +8,15 @@ import type { BenchRow, BenchSection } from './bench/types.ts';
 /**
  * `npm run bench`: prints backend, threads and a table, writes bench/results.json
  * atomically. Sections live in scripts/bench/<name>.ts; add one by appending to SECTIONS.
- * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,profile,rollout,native,prefix,optimizer,distributed,tools.
- * The profile section prints tf.profile's per-op table of one train step (kernel, calls, ms).
+ * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,profile,ops,rollout,native,prefix,optimizer,distributed,tools.
+ * The profile section prints tf.profile's per-op table of one train step (kernel, calls, ms); the ops
+ * section times each custom-gradient op's forward and backward alone at that step's shapes.
  */
 // Each section is imported lazily, so one that cannot load (say, a native addon not built) fails alone.
 const SECTIONS: BenchSection[] = [
   { name: 'model', run: async (quick) => (await import('./bench/model.ts')).benchModel(quick) },
   { name: 'profile', run: async (quick) => (await import('./bench/profile.ts')).benchProfile(quick) },
+  { name: 'ops', run: async (quick) => (await import('./bench/ops.ts')).benchOps(quick) },
   { name: 'rollout', run: async (quick) => (await import('./bench/rollout.ts')).benchRollout(quick) },
   { name: 'native', run: async (quick) => (await import('./bench/native.ts')).benchNative(quick) },
   { name: 'prefix', run: async (quick) => (await import('./bench/prefix.ts')).benchPrefix(quick) },

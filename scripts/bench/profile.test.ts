@@ -1,0 +1,28 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../src/backend/select.ts';
+import { benchOps } from './ops.ts';
+import { benchProfile } from './profile.ts';
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+describe('bench profile and ops sections (quick)', () => {
+  it('profiles one train step with the custom-gradient ops under their own names', async () => {
+    const rows = await benchProfile(true);
+    const metrics = rows.map((r) => r.metric);
+    expect(rows.every((r) => r.section === 'profile' && Number.isFinite(r.value) && r.value >= 0)).toBe(true);
+    for (const scope of ['matmul2d', 'matmulBT', 'bmm', 'embed', 'selectedLogprobs']) expect(metrics.some((m) => m.startsWith(`scope ${scope} (`))).toBe(true);
+    expect(metrics.some((m) => m.startsWith('kernel BatchMatMul ('))).toBe(true);
+    expect(metrics.some((m) => m.includes('unnamed scope'))).toBe(false);
+  });
+
+  it('times every op forward and backward', async () => {
+    const rows = await benchOps(true);
+    expect(rows.every((r) => r.section === 'ops' && Number.isFinite(r.value) && r.value >= 0)).toBe(true);
+    for (const op of ['linear', 'matmulBT', 'bmm', 'embed', 'selectedLogprobs', 'decoder block']) {
+      expect(rows.some((r) => r.metric.startsWith(op) && r.metric.includes('forward'))).toBe(true);
+      expect(rows.some((r) => r.metric.startsWith(op) && r.metric.includes('backward'))).toBe(true);
+    }
+  });
+});
