@@ -5,13 +5,24 @@ import { totalmem } from 'node:os';
  * zero-fill and a page fault per 4 KiB on first touch, and is freed only when V8 collects it; the
  * wasm heap reuses warm memory instead, which made every output of the native kernels 2-10x slower
  * than the same kernel on wasm (bench model: 4 MB logits-sized outputs, ~2 ms each). The kernels
- * write every element of their outputs, so a recycled buffer needs no clearing.
+ * write every element of their outputs, so a recycled buffer needs no clearing; an output views the
+ * first bytes of a buffer of its size class.
  *
  * A buffer is recycled only when nothing else can still see it: it was made here (`take`), its
  * tensor's data was deleted (refCount 0), and no other tensor was ever stored on it (a JS kernel
  * of tfjs-backend-cpu may store a view of an input, e.g. a simple Slice's `subarray`: `pin` then
  * takes the buffer out of the scheme and V8 frees it as usual).
  */
+/**
+ * Eight size classes per power of two (at most 12.5 % unused), so tensors whose sizes differ a
+ * little (sequence lengths that vary from micro-batch to micro-batch) share buffers.
+ */
+export function sizeClass(bytes: number): number {
+  if (bytes <= 64) return 64;
+  const step = 2 ** (Math.floor(Math.log2(bytes)) - 3);
+  return Math.ceil(bytes / step) * step;
+}
+
 export class ArrayPool {
   private readonly free = new Map<number, ArrayBuffer[]>();
   private readonly owned = new WeakSet<ArrayBuffer>();
@@ -25,18 +36,18 @@ export class ArrayPool {
     readonly minBytes = 64,
   ) {}
 
-  /** A buffer of exactly `bytes` bytes, contents undefined. */
+  /** A buffer of at least `bytes` bytes (its size class), contents undefined. */
   take(bytes: number): ArrayBuffer {
     if (bytes < this.minBytes) return new ArrayBuffer(bytes);
-    const list = this.free.get(bytes);
-    const buf = list?.pop();
+    const size = sizeClass(bytes);
+    const buf = this.free.get(size)?.pop();
     if (buf) {
-      this.pooledBytes -= bytes;
+      this.pooledBytes -= size;
       this.stats.hits++;
       return buf;
     }
     this.stats.misses++;
-    const b = Buffer.allocUnsafeSlow(bytes); // own ArrayBuffer, byteOffset 0, not zero-filled
+    const b = Buffer.allocUnsafeSlow(size); // own ArrayBuffer, byteOffset 0, not zero-filled
     const fresh = b.buffer as ArrayBuffer;
     this.owned.add(fresh);
     return fresh;
