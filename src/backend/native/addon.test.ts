@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addonChoice, addonPath, loadAddon, loadAddonFrom, prebuiltPath, verifyPrebuilt } from './addon.ts';
+import { addonChoice, addonPath, loadAddon, loadAddonFrom, prebuiltPath, typedFrom, verifyPrebuilt, type AddonLoad, type NativeAddon } from './addon.ts';
 
 /** DT_NEEDED entries of an ELF64 little-endian shared object (section headers: .dynamic and its string table). */
 function elfNeeded(file: string): string[] {
@@ -100,6 +100,22 @@ describe('native addon loader', () => {
     expect(info.sha256).toBe(recorded.split(' ')[0]);
     expect(info.bytes).toBe(readFileSync(prebuiltPath).length);
     expect(existsSync(join(prebuiltPath, '..', 'OpenBLAS-LICENSE.txt'))).toBe(true);
+  });
+
+  it('the native backend passes over a binary without the typed-array kernels, for the local build when that has them', () => {
+    const old = { blasConfig: () => 'old', matmul: () => 0 } as unknown as NativeAddon;
+    const first: AddonLoad = { addon: old, reason: '', path: '/p/x.node', source: 'prebuilt', skipped: [] };
+    const missing = join(dir, 'missing.node');
+    const r = typedFrom(first, 'auto', missing);
+    expect(r.addon).toBeUndefined();
+    expect(r.reason).toBe(`prebuilt /p/x.node lacks the typed-array kernels (built before them: npm run build:prebuild); local build: not built (${missing} missing; run npm run build:native)`);
+    expect(typedFrom(first, 'prebuilt', missing).reason).toBe('prebuilt /p/x.node lacks the typed-array kernels (built before them: npm run build:prebuild)');
+    expect(typedFrom({ ...first, addon: undefined, reason: 'off' }, 'auto', missing).reason).toBe('off');
+    if (existsSync(addonPath) && loadAddonFrom('local').addon?.typed) {
+      const local = typedFrom(first, 'auto', addonPath);
+      expect(local.source).toBe('local build');
+      expect(local.skipped.at(-1)).toMatch(/lacks the typed-array kernels/);
+    }
   });
 
   it('with SHARP_NATIVE=prebuilt or =local, the process runs on that binary or the run fails here', () => {
