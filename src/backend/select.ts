@@ -29,6 +29,14 @@ export function trainingStateBytes(parameters: number, training: boolean): numbe
   return parameters * 4 * (training ? 4 : 1);
 }
 
+/**
+ * The order auto tries the CPU backends in once tensorflow is out: native ahead of wasm when the
+ * run's float32 state (`stateBytes`) exceeds the wasm heap, behind it otherwise.
+ */
+export function cpuOrder(stateBytes: number): ('native' | 'wasm' | 'cpu')[] {
+  return stateBytes > WASM_HEAP_BYTES ? ['native', 'wasm', 'cpu'] : ['wasm', 'native', 'cpu'];
+}
+
 /** A backend that cannot be used; a UserError, so the CLI prints one line and exits 2. */
 export class BackendError extends UserError {
   override readonly name = 'BackendError';
@@ -141,23 +149,24 @@ export async function initBackend(name: BackendName = 'auto', threads = 0, state
       }
     }
   }
-  const native = async (why?: string): Promise<BackendChoice> => ({ backend: 'native', pkg: '@tensorflow/tfjs-backend-cpu + sharp-rl native addon', skipped, native: await tryNative(), ...(why ? { why } : {}) });
-  const tooBig = name === 'auto' && stateBytes > WASM_HEAP_BYTES;
   const gib = (b: number): string => (b / 2 ** 30).toFixed(1);
   const why = `the model's float32 state (${gib(stateBytes)} GiB before activations) exceeds the wasm heap (${gib(WASM_HEAP_BYTES)} GiB)`;
-  if (!choice && (name === 'native' || tooBig)) choice = await attempt('native', () => native(tooBig ? why : undefined));
-  if (!choice && (name === 'auto' || name === 'wasm')) {
-    choice = await attempt('wasm', async () => {
-      const wasm = await tryWasm(threads);
-      return { backend: 'wasm', pkg: '@tensorflow/tfjs-backend-wasm', skipped, wasm, native: installKernels() };
-    });
-  }
-  if (!choice && name === 'auto' && !tooBig) choice = await attempt('native', () => native());
-  if (!choice && (name === 'auto' || name === 'cpu')) {
-    choice = await attempt('cpu', async () => {
-      await tryCpu();
-      return { backend: 'cpu', pkg: '@tensorflow/tfjs-backend-cpu', skipped };
-    });
+  const order = name === 'auto' ? cpuOrder(stateBytes) : name === 'tensorflow' ? [] : [name];
+  for (const candidate of order) {
+    if (choice) break;
+    if (candidate === 'native') {
+      choice = await attempt('native', async () => ({ backend: 'native', pkg: '@tensorflow/tfjs-backend-cpu + sharp-rl native addon', skipped, native: await tryNative(), ...(name === 'auto' && order[0] === 'native' ? { why } : {}) }));
+    } else if (candidate === 'wasm') {
+      choice = await attempt('wasm', async () => {
+        const wasm = await tryWasm(threads);
+        return { backend: 'wasm', pkg: '@tensorflow/tfjs-backend-wasm', skipped, wasm, native: installKernels() };
+      });
+    } else {
+      choice = await attempt('cpu', async () => {
+        await tryCpu();
+        return { backend: 'cpu', pkg: '@tensorflow/tfjs-backend-cpu', skipped };
+      });
+    }
   }
   if (!choice) throw new BackendError(`no tfjs backend could be initialised: ${skipped.map((s) => `${s.candidate}: ${s.reason}`).join('; ')}`);
   current = choice;

@@ -12,7 +12,7 @@ describe('ArrayPool', () => {
   });
 
   it('hands a returned buffer out again, never a pinned or foreign one, and stops at its cap', () => {
-    const pool = new ArrayPool(16_384, 64);
+    const pool = new ArrayPool(16_384, 64, 32_768);
     const a = pool.take(5000);
     expect(a.byteLength).toBe(sizeClass(5000));
     pool.give(a);
@@ -28,6 +28,7 @@ describe('ArrayPool', () => {
     pool.give(big); // above the cap: left to V8
     expect(pool.heldBytes).toBe(0);
     expect(pool.take(10).byteLength).toBe(10); // small: not pooled
+    expect(pool.take(40_000).byteLength).toBe(40_000); // above the largest pooled: not pooled
     expect(pool.stats).toEqual({ hits: 1, misses: 3 });
   });
 });
