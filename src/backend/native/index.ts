@@ -1,5 +1,5 @@
 /** Native CPU kernels (the wasm overrides and the `native` backend): public API used by the backend selector. */
-export { enableNativeKernels, disableNativeKernels, nativeStatus } from './register.ts';
+export { enableNativeKernels, disableNativeKernels } from './register.ts';
 export type { NativeStatus } from './register.ts';
-export { NATIVE_BACKEND, nativeBackendStatus, registerNativeBackend } from './backend.ts';
+export { NATIVE_BACKEND, registerNativeBackend } from './backend.ts';
 export { fusedAdamWReady, nativeAdamW } from './adamw.ts';
