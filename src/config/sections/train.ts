@@ -125,6 +125,10 @@ export const trainSection = z
             redundant: z.number().min(0).max(1).default(0.2).describe('Rate at which the expert planner delegates one hop twice (the later report is trusted).'),
             irrelevant: z.number().min(0).max(1).default(0.15).describe('Rate at which the expert planner first delegates an irrelevant subtask.'),
             trustPlanted: z.number().min(0).max(1).default(0).describe('Rate at which an expert worker trusts sources titled as unreliable: it reports a planted wrong claim (data.synthetic.misleading) whenever the planted paragraph is among its search results.'),
+            comparisons: z
+              .enum(['planner', 'calculate'])
+              .default('planner')
+              .describe('Who decides a comparison hop (data.synthetic.shapes): planner: the planner answers it from the reports; calculate: it is delegated, and the worker (or the lone agent) calls calculate with min or max of the years and answers the item whose year came back.'),
             seed: z.number().int().nonnegative().default(0).describe('Seed of the failure decisions.'),
             copyWeight: z
               .number()

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { calculate } from '../../tools/calculate.ts';
 import { createSearch } from '../../tools/search.ts';
 import { generateSynth } from './generate.ts';
-import { arithmeticExpression, extractAnswer, parseHopQuestion, substituteRefs } from './reader.ts';
+import { arithmeticExpression, comparisonExpression, comparisonItemWith, extractAnswer, parseHopQuestion, substituteRefs } from './reader.ts';
 import { toEpisode } from './record.ts';
 
 describe('reader: hand cases', () => {
@@ -87,3 +87,19 @@ describe('reader + tools on 500 generated records', () => {
     expect(checked).toBeGreaterThan(200);
   });
 });
+
+describe('comparison hops decided by calculate', () => {
+  it('min for first / older, max for last / younger; the item whose year came back', () => {
+    const first = 'Who was born first, Ada Brin (born in 1950) or Bo Cade (born in 1962)?';
+    expect(comparisonExpression(first)).toBe('min(1950, 1962)');
+    expect(comparisonItemWith(first, '1950')).toBe('Ada Brin');
+    expect(comparisonItemWith(first, '1962')).toBe('Bo Cade');
+    expect(comparisonItemWith(first, '1970')).toBeNull();
+    const last = 'Who was born last, Ada Brin (born in 1950), Bo Cade (born in 1962) or Cy Dorn (born in 1955)?';
+    expect(comparisonExpression(last)).toBe('max(1950, 1962, 1955)');
+    expect(comparisonItemWith(last, '1962')).toBe('Bo Cade');
+    expect(comparisonExpression('Who was born first, Ada Brin (born in unknown) or Bo Cade (born in 1962)?')).toBeNull();
+    expect(comparisonExpression('In what year was Ada Brin born?')).toBeNull();
+  });
+});
+

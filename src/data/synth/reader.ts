@@ -132,6 +132,25 @@ export function comparisonAnswer(subQuestion: string): string | null {
   return (parsed.items[best] as { name: string }).name;
 }
 
+/**
+ * The `calculate` call that decides a comparison hop whose references are replaced by years:
+ * `min(1950, 1962)` for "first" / "older", `max(...)` for "last" / "younger"; null when the question
+ * is no comparison or a value is not a number.
+ */
+export function comparisonExpression(subQuestion: string): string | null {
+  const parsed = parseComparison(subQuestion);
+  if (!parsed) return null;
+  const values = parsed.items.map((it) => it.value.trim());
+  if (!values.every((v) => /^-?\d+$/.test(v))) return null;
+  return `${parsed.form.pick === 'first' ? 'min' : 'max'}(${values.join(', ')})`;
+}
+
+/** The item of a comparison hop whose value is `value` (the result of its `calculate` call), the earliest-named on a tie; null when none is. */
+export function comparisonItemWith(subQuestion: string, value: string): string | null {
+  const item = parseComparison(subQuestion)?.items.find((it) => it.value.trim() === value.trim());
+  return item ? item.name : null;
+}
+
 /** Replaces `#k` references (1-based, MuSiQue style) by the answers of earlier hops. */
 export function substituteRefs(question: string, answers: readonly string[]): string {
   return question.replace(/#(\d+)/g, (ref, k: string) => answers[Number(k) - 1] ?? ref);

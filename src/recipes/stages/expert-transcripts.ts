@@ -71,7 +71,7 @@ export async function expertTranscripts(episodes: readonly Episode[], cfg: Pick<
   for (const agents of e?.agents ?? (['multi'] as const)) {
     for (let i = 0; i < episodes.length; i += CHUNK) {
       const chunk = episodes.slice(i, i + CHUNK);
-      const { trajectories } = await rollout(expertPolicy({ failures, agents }), chunk, { cfg: cfg.rollout, groupSize: 1, agents });
+      const { trajectories } = await rollout(expertPolicy({ failures, agents, comparisons: e?.comparisons ?? 'planner' }), chunk, { cfg: cfg.rollout, groupSize: 1, agents });
       trajectories.forEach((t, j) => {
         runs++;
         const ok = success(t.finalAnswer, chunk[j]?.answers ?? []) === 1;

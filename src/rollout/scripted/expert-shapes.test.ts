@@ -88,6 +88,37 @@ describe('scripted expert on comparisons and aggregations', () => {
     expect(messageGroups([{ kind: 'irrelevant' }, { kind: 'hop', hop: 0 }, { kind: 'hop', hop: 0 }, { kind: 'hop', hop: 1 }], chain, 4)).toEqual([[0, 1, 2], [3]]);
   });
 
+  it('comparisons: calculate: the comparison hop is delegated last, decided by calculate (min for first, max for last), 200/200', async () => {
+    const { trajectories } = await rollout(expertPolicy({ comparisons: 'calculate' }), episodes, { cfg: rolloutConfig({ ...limits, maxParallelDelegations: 3 }), groupSize: 1 });
+    expect(trajectories.filter((t, i) => t.finalAnswer !== episodes[i]?.answers[0]).map((t) => t.episodeId)).toEqual([]);
+    let compared = 0;
+    trajectories.forEach((t, i) => {
+      const ep = episodes[i] as Episode;
+      const hops = ep.decomposition ?? [];
+      // Every hop is a worker's now, the comparison included, and its worker answers the item.
+      expect(workers(t).map((a) => a.answer).sort()).toEqual(hops.map((h) => h.answer).sort());
+      if (!/cmp$/.test(String(ep.meta?.['hopType']))) return;
+      compared++;
+      const last = workers(t).at(-1) as AgentRecord;
+      expect(last.answer).toBe(ep.answers[0]);
+      const calc = t.messages.filter((m) => m.agent === last.id).flatMap((m) => m.toolCalls);
+      expect(calc.map((c) => c.name)).toEqual(['calculate']);
+      const years = hops.slice(0, -1).map((h) => h.answer).filter((a) => /^\d+$/.test(a));
+      const fn = /first|older/.test(ep.question) ? 'min' : 'max';
+      expect(calc[0]?.args).toMatch(new RegExp(`^${fn}\\(`));
+      expect(calc[0]?.args.replace(/^\w+\(|\)$/g, '').split(', ').sort()).toEqual(years.sort());
+    });
+    expect(compared).toBeGreaterThan(50);
+    // The lone agent decides them the same way.
+    const single = (await rollout(expertPolicy({ agents: 'single', comparisons: 'calculate' }), episodes, { cfg: rolloutConfig(limits), groupSize: 1, agents: 'single' })).trajectories;
+    expect(single.filter((t, i) => t.finalAnswer !== episodes[i]?.answers[0]).map((t) => t.episodeId)).toEqual([]);
+    single.forEach((t, i) => {
+      const calcs = t.messages.flatMap((m) => m.toolCalls).filter((c) => c.name === 'calculate');
+      expect(calcs).toHaveLength(1);
+      if (/cmp$/.test(String(episodes[i]?.meta?.['hopType']))) expect(calcs[0]?.args).toMatch(/^(min|max)\([\d, ]+\)$/);
+    });
+  });
+
   it('single agent: looks every item up itself and compares without a tool (200/200)', async () => {
     const { trajectories } = await rollout(expertPolicy({ agents: 'single' }), misled, { cfg: rolloutConfig(limits), groupSize: 1, agents: 'single' });
     expect(trajectories.filter((t, i) => t.finalAnswer !== misled[i]?.answers[0]).map((t) => t.episodeId)).toEqual([]);

@@ -1,5 +1,5 @@
 import type { Episode } from '../../data/episode.ts';
-import { arithmeticExpression, comparisonAnswer, extractAnswer, parseComparison, parseHopQuestion, substituteRefs } from '../../data/synth/reader.ts';
+import { arithmeticExpression, comparisonAnswer, comparisonExpression, comparisonItemWith, extractAnswer, parseComparison, parseHopQuestion, substituteRefs } from '../../data/synth/reader.ts';
 import { fill, isUnreliableTitle, RELATIONS, type RelationId } from '../../data/synth/relations.ts';
 import { mixedHash32 } from '../../random/hash.ts';
 import { requestMeta, type RequestMeta } from '../engine.ts';
@@ -45,6 +45,13 @@ export interface ExpertOptions {
    * every hop itself with the worker tools (run the engine with agents = single).
    */
   agents?: 'multi' | 'single';
+  /**
+   * Who decides a comparison hop ("Who was born first, X (born in 1950) or Y (born in 1962)?"):
+   * planner (default): the planner answers it from the reports; calculate: it is delegated like any
+   * hop, and the worker (or the lone agent) calls `calculate` with min or max of the years and
+   * answers the item whose year came back.
+   */
+  comparisons?: 'planner' | 'calculate';
 }
 
 /**
@@ -91,14 +98,16 @@ export const DEFAULT_IRRELEVANT_SUBTASK = 'Which paragraph describes the weather
 /** What a worker with nothing to report answers. */
 export const EXPERT_UNKNOWN = 'unknown';
 
-/** Whether a hop is the planner's own (a comparison of reports), not delegated. */
-function plannerHop(question: string): boolean {
-  return parseComparison(question) !== null;
+type Comparisons = NonNullable<ExpertOptions['comparisons']>;
+
+/** Whether a hop is the planner's own (a comparison of reports, unless comparisons are delegated), not delegated. */
+function plannerHop(question: string, comparisons: Comparisons = 'planner'): boolean {
+  return comparisons === 'planner' && parseComparison(question) !== null;
 }
 
 /** Each hop once, in order, except the planner's own comparison hops. */
-export function hopSteps(episode: Episode): ExpertStep[] {
-  return decompositionOf(episode).flatMap((h, hop): ExpertStep[] => (plannerHop(h.question) ? [] : [{ kind: 'hop', hop }]));
+export function hopSteps(episode: Episode, comparisons: Comparisons = 'planner'): ExpertStep[] {
+  return decompositionOf(episode).flatMap((h, hop): ExpertStep[] => (plannerHop(h.question, comparisons) ? [] : [{ kind: 'hop', hop }]));
 }
 
 /**
@@ -117,8 +126,8 @@ export function irrelevantSubtask(episode: Episode): string | null {
 }
 
 /** The default delegations with the planner's failure modes applied. */
-function failureSteps(episode: Episode, f: ExpertFailures): ExpertStep[] {
-  const steps = hopSteps(episode);
+function failureSteps(episode: Episode, f: ExpertFailures, comparisons: Comparisons): ExpertStep[] {
+  const steps = hopSteps(episode, comparisons);
   if (failureHappens(f, 'redundant', episode.id, 0)) {
     const at = Math.floor(uniform(`${f.seed}\u0000redundant-hop\u0000${episode.id}`) * steps.length);
     steps.splice(at + 1, 0, { ...(steps[at] as ExpertStep) });
@@ -130,7 +139,8 @@ function failureSteps(episode: Episode, f: ExpertFailures): ExpertStep[] {
 
 function stepsOf(episode: Episode, opts: ExpertOptions): ExpertStep[] {
   if (opts.steps) return opts.steps(episode);
-  return opts.failures ? failureSteps(episode, opts.failures) : hopSteps(episode);
+  const comparisons = opts.comparisons ?? 'planner';
+  return opts.failures ? failureSteps(episode, opts.failures, comparisons) : hopSteps(episode, comparisons);
 }
 
 /** Default steps with `step` inserted before position `at` (at = number of hops: at the end). */
@@ -215,7 +225,7 @@ function plannerText(meta: RequestMeta, opts: ExpertOptions): string {
   if (k >= steps.length) {
     const last = decomposition[decomposition.length - 1] as NonNullable<Episode['decomposition']>[number];
     // A comparison is the planner's own; otherwise the last delegated hop's report is the answer.
-    const final = plannerHop(last.question) ? comparisonAnswer(substituteRefs(last.question, known)) : answers[decomposition.length - 1];
+    const final = plannerHop(last.question, opts.comparisons) ? comparisonAnswer(substituteRefs(last.question, known)) : answers[decomposition.length - 1];
     return p.formatAnswer(final ?? EXPERT_UNKNOWN);
   }
   // The message that starts at step k (k is always a group start unless a reply went missing).
@@ -285,14 +295,27 @@ function soloText(
   results: readonly ToolResult[],
   mistake: (k: number) => 'noSearch' | 'distractor' | null,
   trusting: (k: number) => boolean = () => false,
+  comparisons: Comparisons = 'planner',
 ): string {
   const answers: string[] = [];
   let next = 0;
   for (let k = 0; k < hops.length; k++) {
     const q = substituteRefs(hops[k] as string, answers);
-    if (plannerHop(q)) {
-      // A comparison needs no tool: the reports' years decide it.
-      answers.push(comparisonAnswer(q) ?? EXPERT_UNKNOWN);
+    if (parseComparison(q)) {
+      if (comparisons === 'planner') {
+        // A comparison needs no tool: the reports' years decide it.
+        answers.push(comparisonAnswer(q) ?? EXPERT_UNKNOWN);
+        continue;
+      }
+      // min or max of the years by `calculate`, then the item whose year came back.
+      const expr = comparisonExpression(q);
+      if (!expr) {
+        answers.push(EXPERT_UNKNOWN);
+        continue;
+      }
+      const r = results[next++];
+      if (!r) return p.formatCall('calculate', expr);
+      answers.push((r.name === 'calculate' && r.valid ? comparisonItemWith(q, r.output) : null) ?? EXPERT_UNKNOWN);
       continue;
     }
     const expr = arithmeticExpression(q);
@@ -345,13 +368,13 @@ function workerText(meta: RequestMeta, opts: ExpertOptions): string {
   const step = meta.delegation === null ? undefined : steps[meta.delegation];
   if (step?.kind === 'hop' && step.sabotage !== undefined) return p.formatAnswer(step.sabotage);
   const key = meta.delegation ?? 0;
-  return soloText(p, [subtask], meta.results, () => mistakeOf(opts.failures, meta.episode.id, key), () => trustsOf(opts.failures, meta.episode.id, key));
+  return soloText(p, [subtask], meta.results, () => mistakeOf(opts.failures, meta.episode.id, key), () => trustsOf(opts.failures, meta.episode.id, key), opts.comparisons);
 }
 
 /** The lone agent (agents = single): every hop itself, in order; hop k's mistakes keyed like delegation k. */
 function singleText(meta: RequestMeta, opts: ExpertOptions): string {
   const hops = decompositionOf(meta.episode).map((h) => h.question);
-  return soloText(PROTOCOLS[meta.protocol], hops, meta.results, (k) => mistakeOf(opts.failures, meta.episode.id, k), (k) => trustsOf(opts.failures, meta.episode.id, k));
+  return soloText(PROTOCOLS[meta.protocol], hops, meta.results, (k) => mistakeOf(opts.failures, meta.episode.id, k), (k) => trustsOf(opts.failures, meta.episode.id, k), opts.comparisons);
 }
 
 export function expertText(req: PolicyRequest, opts: ExpertOptions = {}): string {
