@@ -9,7 +9,8 @@ import { nativeContext } from './register.ts';
  *   w <- w (1 - lr wd);  m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2
  *   w <- w - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
  * A buffer shared with another tensor (a tf.variable built from a tensor still alive, a reshape of
- * the weight kept as a snapshot) is copied first, so nothing outside the optimizer sees the update.
+ * the weight kept as a snapshot, on the native backend a view of another tensor's array) is copied
+ * first, so nothing outside the optimizer sees the update.
  * Without the addon the same update runs as tfjs ops (assign), with identical results up to float
  * rounding.
  *
@@ -51,9 +52,9 @@ function validate(vars: readonly tf.Variable[], grads: readonly tf.Tensor[], m: 
 
 const wdOf = (hp: AdamWHyper, i: number): number => (typeof hp.weightDecay === 'number' ? hp.weightDecay : hp.weightDecay[i]!);
 
-/** Gives `x` a buffer of its own when another tensor shares it; returns whether it copied. */
-function unshare(backend: KernelBackend, x: tf.Variable): boolean {
-  if (backend.refCount(x.dataId) <= 1) return false;
+/** Gives `x` a buffer of its own when another tensor shares it (its data id or its memory); returns whether it copied. */
+function unshare(ctx: NativeContext, backend: KernelBackend, x: tf.Variable): boolean {
+  if (backend.refCount(x.dataId) <= 1 && !ctx.sharesMemory(backend, x)) return false;
   const fresh = tf.tidy(() => tf.add(x, tf.scalar(0))); // [same shape], a new buffer
   x.assign(fresh);
   fresh.dispose();
@@ -80,7 +81,7 @@ export function nativeAdamW(vars: readonly tf.Variable[], grads: readonly tf.Ten
   }
   const backend = tf.backend() as unknown as KernelBackend;
   let copied = 0;
-  for (const x of [...vars, ...m, ...v]) if (unshare(backend, x)) copied++;
+  for (const x of [...vars, ...m, ...v]) if (unshare(ctx, backend, x)) copied++;
   const A = ctx.args;
   const perCall = Math.floor((A.length - 6) / 6);
   for (let start = 0; start < vars.length; start += perCall) {

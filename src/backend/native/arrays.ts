@@ -52,6 +52,17 @@ export class ArrayContext extends NativeContext {
     return values instanceof Kind ? values : Kind.from(values as ArrayLike<number>);
   }
 
+  /**
+   * A pooled buffer that was never pinned is this tensor's alone; any other array that does not
+   * span its whole buffer may be a view another tensor also sees (tfjs-backend-cpu's simple Slice
+   * and StridedSlice return subarrays of their input).
+   */
+  override sharesMemory(backend: KernelBackend, t: TensorInfo): boolean {
+    const v = (backend as CpuBackend).data.get(t.dataId).values;
+    if (!ArrayBuffer.isView(v)) return false;
+    return !this.pool.owns(v.buffer) && (v.byteOffset !== 0 || v.byteLength !== v.buffer.byteLength);
+  }
+
   ref(backend: KernelBackend, t: TensorInfo): number {
     this.arrays.push(this.values(backend, t));
     return this.arrays.length - 1;

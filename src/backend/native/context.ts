@@ -46,6 +46,14 @@ export abstract class NativeContext {
   /** Runs addon kernel `fn` on the arguments written; returns its status (0 = ok). */
   abstract call(backend: KernelBackend, fn: NativeKernelFn): number;
 
+  /**
+   * Whether `t`'s memory may be seen by another tensor under another data id (an in-place update
+   * must copy it first). Reference counts cover shared data ids; this covers shared buffers.
+   */
+  sharesMemory(_backend: KernelBackend, _t: TensorInfo): boolean {
+    return false;
+  }
+
   /** `call`, throwing a one-line error naming tfjs kernel `kernel` on failure. */
   run(backend: KernelBackend, fn: NativeKernelFn, kernel: string): void {
     this.check(this.call(backend, fn), kernel);
