@@ -19,9 +19,10 @@ import { totalmem } from 'node:os';
  */
 export function sizeClass(bytes: number): number {
   if (bytes <= 64) return 64;
-  const step = 2 ** (Math.floor(Math.log2(bytes)) - 3);
+  const step = bytes < 2 ** 31 ? 1 << (28 - Math.clz32(bytes)) : 2 ** (Math.floor(Math.log2(bytes)) - 3); // 2^(floor(log2 bytes) - 3)
   return Math.ceil(bytes / step) * step;
 }
+
 
 export class ArrayPool {
   private readonly free = new Map<number, ArrayBuffer[]>();
