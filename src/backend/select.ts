@@ -10,8 +10,8 @@ import { UserError } from '../errors.ts';
  * native ahead of wasm when the run's float32 state would not fit the wasm heap (`stateBytes`,
  * see `trainingStateBytes`), and records why each better one was skipped; an explicitly requested
  * backend that cannot load fails with a one-line BackendError. wasm stays ahead otherwise: on the
- * bench model the two train at the same speed but native decodes ~35 % slower (more JS work per
- * small op; native/README.md).
+ * bench model native's median CPU time per step is up to ~25 % higher (more JS work per small op;
+ * the minima agree; native/README.md).
  */
 export type BackendName = 'auto' | 'tensorflow' | 'native' | 'wasm' | 'cpu';
 

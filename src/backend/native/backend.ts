@@ -12,9 +12,9 @@ import { NATIVE_KERNELS } from './register.ts';
 
 /**
  * The `native` tfjs backend: tfjs-backend-cpu's MathBackendCPU (tensors as TypedArrays in ordinary
- * memory, so no 4 GiB wasm heap) with the addon's kernels, through its
- * typed-array binding, in place of the JS kernels of the hot ops (NATIVE_BACKEND_KERNELS); every
- * other op runs tfjs-backend-cpu's JS kernel (native/README.md lists them).
+ * memory, so no 4 GiB wasm heap) with the addon's kernels, through its typed-array binding, in place
+ * of the JS kernels of the hot ops (NATIVE_BACKEND_KERNELS); every other op runs tfjs-backend-cpu's
+ * JS kernel (native/README.md lists them).
  */
 export const NATIVE_BACKEND = 'native';
 
