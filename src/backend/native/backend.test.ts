@@ -138,6 +138,58 @@ describe.skipIf(!typedBuilt)('the native backend against wasm', () => {
     ops.forEach(([name], i) => expect(relDiff(nat[i]!, wasm[i]!), name).toBeLessThanOrEqual(1e-6));
   });
 
+  it('random shapes through the shared kernels (matmul broadcasting, transposes, reductions, broadcasts, layout) equal wasm', async () => {
+    const rng = new Rng(9);
+    const shape = (rank: number, hi = 5): number[] => Array.from({ length: rank }, () => rng.int(1, hi));
+    const data = (s: number[]): Float32Array => Float32Array.from({ length: s.reduce((a, b) => a * b, 1) }, () => rng.float() * 2 - 1);
+    const perm = (rank: number): number[] => {
+      const p = Array.from({ length: rank }, (_, i) => i);
+      for (let i = rank - 1; i > 0; i--) {
+        const j = rng.int(0, i);
+        [p[i], p[j]] = [p[j]!, p[i]!];
+      }
+      return p;
+    };
+    // Each case draws its shapes and data now, so both backends see the same inputs.
+    const cases: (() => tf.Tensor)[] = [];
+    for (let k = 0; k < 12; k++) {
+      const [m, n, kk] = [rng.int(1, 9), rng.int(1, 9), rng.int(1, 9)];
+      const ba = shape(rng.int(0, 2), 3);
+      const bb = ba.map((d) => (rng.int(0, 1) ? d : 1));
+      const ta = rng.int(0, 1) === 1;
+      const tb = rng.int(0, 1) === 1;
+      const as = [...ba, ...(ta ? [kk, m] : [m, kk])];
+      const bs = [...bb, ...(tb ? [n, kk] : [kk, n])];
+      const [ad, bd] = [data(as), data(bs)];
+      cases.push(() => tf.matMul(tf.tensor(ad, as), tf.tensor(bd, bs), ta, tb));
+      const ts = shape(rng.int(2, 5));
+      const [td, tp] = [data(ts), perm(ts.length)];
+      cases.push(() => tf.transpose(tf.tensor(td, ts), tp));
+      const rs = shape(rng.int(1, 4));
+      const axes = perm(rs.length).slice(0, rng.int(1, rs.length));
+      const [rd, op, keep] = [data(rs), rng.int(0, 4), rng.int(0, 1) === 1];
+      cases.push(() => [tf.sum, tf.max, tf.min, tf.mean, tf.prod][op]!(tf.tensor(rd, rs), axes, keep));
+      const xs = shape(rng.int(1, 4));
+      const ys = xs.map((d) => (rng.int(0, 1) ? d : 1)).slice(rng.int(0, xs.length - 1));
+      const [xd, yd, bop] = [data(xs), data(ys), rng.int(0, 3)];
+      cases.push(() => [tf.add, tf.sub, tf.mul, tf.squaredDifference][bop]!(tf.tensor(xd, xs), tf.tensor(yd, ys)));
+      const cs = shape(3);
+      const axis = rng.int(0, 2);
+      const cs2 = cs.map((d, i) => (i === axis ? rng.int(1, 4) : d));
+      const [cd, cd2] = [data(cs), data(cs2)];
+      cases.push(() => tf.concat([tf.tensor(cd, cs), tf.tensor(cd2, cs2)], axis));
+      const ids = Array.from({ length: rng.int(1, 6) }, () => rng.int(0, cs[axis]! - 1));
+      cases.push(() => tf.gather(tf.tensor(cd, cs), tf.tensor1d(ids, 'int32'), axis));
+    }
+    const run = async (backend: string): Promise<Float32Array[]> => {
+      await tf.setBackend(backend);
+      return cases.map((f) => tf.tidy(() => Float32Array.from(f().dataSync())));
+    };
+    const wasm = await run('wasm');
+    const nat = await run(NATIVE_BACKEND);
+    cases.forEach((_, i) => expect(relDiff(nat[i]!, wasm[i]!), `case ${i}`).toBeLessThanOrEqual(1e-6));
+  });
+
   it('decoding selections and fills equal tfjs-backend-cpu, ties and NaN included', async () => {
     const rng = new Rng(5);
     const x = Array.from({ length: 6 * 50 }, () => Math.round(rng.float() * 20) / 4); // many ties
