@@ -57,6 +57,21 @@ describe('sampleNext', () => {
     expect(f.lp).toBeCloseTo(Math.log(0.1), 5);
   });
 
+  it('no forced tensor samples exactly as forced ids of -1 do', () => {
+    const logits = tf.tensor2d([0.3, -1.2, 2.5, 0.7, 1.9, -0.4], [2, 3]); // [B, V]
+    const u = tf.tensor1d([0.31, 0.87]); // [B]
+    const none = tf.tensor1d([-1, -1], 'int32'); // [B]
+    for (const s of [{ temperature: 1, topK: 0, topP: 1 }, { temperature: 0.7, topK: 2, topP: 0.9 }, { temperature: 0, topK: 0, topP: 1 }]) {
+      const a = sampleNext(logits, u, undefined, s);
+      const b = sampleNext(logits, u, none, s);
+      expect(a.ids.dtype).toBe('int32');
+      expect(Array.from(a.ids.dataSync())).toEqual(Array.from(b.ids.dataSync()));
+      expect(Array.from(a.logprobs.dataSync())).toEqual(Array.from(b.logprobs.dataSync())); // bit for bit
+      tf.dispose([a.ids, a.logprobs, b.ids, b.logprobs]);
+    }
+    tf.dispose([logits, u, none]);
+  });
+
   it('bad parameters are one-line errors', () => {
     expect(() => checkSampling({ temperature: -1, topK: 0, topP: 1 })).toThrow(/temperature/);
     expect(() => checkSampling({ temperature: 1, topK: 1.5, topP: 1 })).toThrow(/topK/);
