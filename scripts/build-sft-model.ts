@@ -225,41 +225,49 @@ async function publish(dir: string, facts: BuildFacts): Promise<void> {
 }
 
 /**
- * One SFT stage from the model at model.path on this world's expert transcripts. A killed build
- * resumes from the stage's last checkpoint under the work folder (same config hash).
+ * One SFT stage (train.sft) from the model at model.path on this world's expert transcripts; with
+ * --continue, one more stage from the model already at --out, on the transcripts of fresh training
+ * episodes (data seed + the stages it has had: the same training half of the name space, so the
+ * held-out names stay unseen). A killed build resumes from the stage's last checkpoint under the
+ * work folder (same config hash).
  */
 async function extend(t0: number): Promise<BuildFacts> {
-  const from = resolve(cfg.model.path);
+  const prior = values.continue ? (JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildFacts) : undefined;
+  const base = resolve(cfg.model.path);
+  const from = prior ? out : base;
+  const stage = (prior?.stages ?? 0) + 1;
   await mkdir(work, { recursive: true });
-  const data = loadTrainData(cfg.data);
-  const got = await ensureTranscripts(resolve(cfg.train.sft.data), data.train, { ...cfg, expert: cfg.train.sft.expert });
-  log(`continuing ${from}: ${data.train.length} training episodes, ${got.transcripts.length} transcripts (expert solved ${got.generated?.solved ?? '?'}/${got.generated?.episodes ?? '?'} runs)`);
-  const prior = JSON.parse(readFileSync(join(from, 'build.json'), 'utf8')) as BuildFacts;
+  const dataSeed = cfg.data.synthetic.seed + stage - 1;
+  const data = loadTrainData({ ...cfg.data, synthetic: { ...cfg.data.synthetic, seed: dataSeed } });
+  const file = stage === 1 ? cfg.train.sft.data : cfg.train.sft.data.replace(/\.jsonl$/, `-stage${stage}.jsonl`);
+  const got = await ensureTranscripts(resolve(file), data.train, { ...cfg, expert: cfg.train.sft.expert });
+  log(`stage ${stage} from ${from}: ${data.train.length} training episodes (data seed ${dataSeed}), ${got.transcripts.length} transcripts (expert solved ${got.generated?.solved ?? '?'}/${got.generated?.episodes ?? '?'} runs)`);
+  const baseFacts = JSON.parse(readFileSync(join(base, 'build.json'), 'utf8')) as BuildFacts;
   const tokenizer = await Tokenizer.load(from);
   const tSft = performance.now();
-  const sftDir = join(work, 'sft');
+  const sftDir = join(work, `sft-stage-${stage}`);
   const res = await sftStage({
     cfg,
     fromDir: from,
     toDir: sftDir,
-    runDir: work,
+    runDir: join(work, `stage-${stage}`),
     tokenizer,
     transcripts: got.transcripts,
-    onResume: (step) => log(`resuming the stage at step ${step}`),
+    onResume: (step) => log(`resuming stage ${stage} at step ${step}`),
     onStep: (step, st) => {
-      if (step === 1 || step % 100 === 0) log(`sft step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
+      if (step === 1 || step % 100 === 0) log(`sft stage ${stage} step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
     },
   });
   const facts: BuildFacts = {
-    transcripts: got.transcripts.length,
-    firstLoss: res.firstLoss,
+    transcripts: (prior?.transcripts ?? 0) + got.transcripts.length,
+    firstLoss: prior?.firstLoss ?? res.firstLoss,
     lastLoss: res.lastLoss,
-    steps: cfg.train.sft.steps,
-    stages: 1,
-    sftSeconds: (performance.now() - tSft) / 1000,
-    buildSeconds: (performance.now() - t0) / 1000,
-    parameters: prior.parameters,
-    from: { dir: cfg.model.path, steps: prior.steps },
+    steps: (prior?.steps ?? 0) + cfg.train.sft.steps,
+    stages: stage,
+    sftSeconds: (prior?.sftSeconds ?? 0) + (performance.now() - tSft) / 1000,
+    buildSeconds: (prior?.buildSeconds ?? 0) + (performance.now() - t0) / 1000,
+    parameters: baseFacts.parameters,
+    from: { dir: cfg.model.path, steps: baseFacts.steps },
   };
   await publish(sftDir, facts);
   return facts;
@@ -312,14 +320,14 @@ function extensionCard(c: Config, r: BuildFacts & { results: Record<string, Accu
 
 The starting policy of the world with parallel workers (\`configs/ablation-parallel.yaml\`):
 \`${r.from?.dir ?? c.model.path}\` (${r.from?.steps.toLocaleString('en') ?? '?'} SFT steps, same architecture and tokenizer,
-${r.parameters.toLocaleString('en')} parameters) continued by ${r.steps.toLocaleString('en')} SFT steps (lr ${c.train.sft.lr}, ${c.train.sft.schedule}, warmup
-${c.train.sft.warmupSteps}, batch ${c.train.sft.batch}, copy turns weighted ${e.copyWeight}) on the scripted expert's transcripts of ${s.train} fresh
-episodes of that world (data seed ${s.seed}): question shapes chain : comparison : aggregation = ${w.chain} : ${w.comparison} : ${w.aggregation},
+${r.parameters.toLocaleString('en')} parameters) continued by ${r.stages ?? 1} SFT stage${(r.stages ?? 1) > 1 ? 's' : ''} of ${c.train.sft.steps.toLocaleString('en')} steps each (lr ${c.train.sft.lr}, ${c.train.sft.schedule}, warmup
+${c.train.sft.warmupSteps}, batch ${c.train.sft.batch}, copy turns weighted ${e.copyWeight}), each from the previous weights with a fresh
+optimizer, stage k on the scripted expert's transcripts of ${s.train} fresh episodes of that world (data seed ${s.seed} + k - 1): question shapes chain : comparison : aggregation = ${w.chain} : ${w.comparison} : ${w.aggregation},
 a planted wrong claim in ${100 * s.misleading.rate}% of episodes, up to ${c.rollout.maxParallelDelegations} delegations per planner message.
 The expert keeps its mistakes: it trusts a rumour it is shown with probability ${e.trustPlanted}, answers without searching
 ${e.noSearch}, from a distractor ${e.distractor}, delegates a hop twice ${e.redundant}, an irrelevant subtask ${e.irrelevant}.
 
-Built by \`npm run build:sft-model -- --config configs/${c.run.name}.yaml\` (copied here as sharp-build.yaml),
+Built by \`npm run build:sft-model -- --config configs/${c.run.name}.yaml\`${(r.stages ?? 1) > 1 ? `, then the same with \`--continue\` ${(r.stages ?? 1) - 1} time${(r.stages ?? 1) > 2 ? 's' : ''}` : ''} (settings copied here as sharp-build.yaml),
 ${r.transcripts} transcripts, loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}; SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
 ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
 

@@ -24,7 +24,8 @@ import { closeCodeSandbox } from '../src/tools/code.ts';
  * - replay items and seconds per estimate (the cost).
  * Used to choose credit.replays (docs/results.md). Not a test: minutes of CPU.
  *
- * Flags: --config (configs/ablation.yaml), --questions Q (32), --replays 1,2,4, --temperatures 1,0.
+ * Flags: --config (configs/ablation.yaml), --questions Q (32), --replays 1,2,4, --temperatures 1,0,
+ * --set key=value (repeatable, as `sharp train --set`; e.g. credit.counterfactual=resample).
  */
 const { values } = parseArgs({
   options: {
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     replays: { type: 'string', default: '1,2,4' },
     temperatures: { type: 'string', default: '1,0' },
     seed: { type: 'string', default: '11' },
+    set: { type: 'string', multiple: true, default: [] },
   },
 });
 
@@ -52,7 +54,7 @@ function corr(x: readonly number[], y: readonly number[]): number {
 }
 
 async function main(): Promise<void> {
-  const cfg = loadConfig({ file: values.config, sets: ['credit.method=loo'] });
+  const cfg = loadConfig({ file: values.config, sets: ['credit.method=loo', ...values.set] });
   await initBackend(cfg.run.backend, cfg.run.threads);
   const native = enableNativeKernels();
   const data = loadTrainData(cfg.data);
@@ -66,7 +68,7 @@ async function main(): Promise<void> {
   const policy = new LmPolicy(model, tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng: new Rng(seed) });
   const run = await rollout(policy, episodes, engine);
   const rolloutS = (performance.now() - t0) / 1000;
-  console.log(`replay signal: ${episodes.length} questions x ${r.groupSize} trajectories (${run.trajectories.length}) in ${rolloutS.toFixed(1)} s; kernels ${native.mode}; replay mode ${cfg.credit.replayMode}`);
+  console.log(`replay signal: ${episodes.length} questions x ${r.groupSize} trajectories (${run.trajectories.length}) in ${rolloutS.toFixed(1)} s; kernels ${native.mode}; replay mode ${cfg.credit.replayMode}, counterfactual ${cfg.credit.counterfactual}`);
   console.log('| replays n | temperature | reliability (split-half r) | noise floor | non-zero Delta in successes | in failures | replay items | seconds per estimate |');
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const temperature of values.temperatures.split(',').map(Number)) {

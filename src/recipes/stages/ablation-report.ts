@@ -163,7 +163,7 @@ export function shapeCounts(runs: readonly RunOutcome[]): Record<QuestionShape, 
 }
 
 /** The question subsets the report pairs arms on when the test split mixes shapes: the new shapes together, and chains alone. */
-export const SHAPE_SUBSETS: readonly { name: string; shapes: readonly QuestionShape[] }[] = [
+const SHAPE_SUBSETS: readonly { name: string; shapes: readonly QuestionShape[] }[] = [
   { name: 'comparison + aggregation', shapes: ['comparison', 'aggregation'] },
   { name: 'chain', shapes: ['chain'] },
 ];
@@ -175,7 +175,7 @@ export function shapePairs(methods: readonly AblationMethod[], runs: readonly Ru
 }
 
 /** Share of worker calls that repeat the planted claim (ratio of sums) in a measurement; null without planted claims or calls. */
-export const plantedShare = (a: AccuracyResult): number | null => a.planted?.share ?? null;
+const plantedShare = (a: AccuracyResult): number | null => a.planted?.share ?? null;
 
 /** Per-question planted reports and worker calls of a run's test measurement; null when it has none. */
 function plantedCells(r: RunOutcome): Map<string, RatioCell> | null {
