@@ -4,12 +4,13 @@ import { initBackend } from '../backend/select.ts';
 import { CausalLM } from './causal-lm.ts';
 import { hfConfigFor, type BuildOptions } from './config.ts';
 import { tokenLogprobs, tokenStats } from './logprobs.ts';
+import { testBackend } from '../../test/backend.ts';
 
 const QWEN3: BuildOptions = { arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 61, tieEmbeddings: false };
 const QWEN2: BuildOptions = { arch: 'qwen2', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 61, tieEmbeddings: true };
 
 beforeAll(async () => {
-  await initBackend('wasm');
+  await initBackend(testBackend());
 });
 
 const IDS = [

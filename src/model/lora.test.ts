@@ -12,6 +12,7 @@ import { ADAPTER_CONFIG, ADAPTER_WEIGHTS, readPeftConfig } from './io/peft.ts';
 import { LORA_TARGETS, loraSites, peftName, type LoraSettings } from './lora.ts';
 import { INFER_OPS, TRAIN_OPS } from './ops/op-set.ts';
 import { project } from './project.ts';
+import { testBackend } from '../../test/backend.ts';
 
 const QWEN3: BuildOptions = { arch: 'qwen3', layers: 2, hidden: 32, heads: 4, kvHeads: 2, intermediate: 48, vocab: 53, tieEmbeddings: false };
 const QWEN2: BuildOptions = { arch: 'qwen2', layers: 2, hidden: 32, heads: 4, kvHeads: 2, intermediate: 40, vocab: 47, tieEmbeddings: true };
@@ -27,7 +28,7 @@ const MASK = [
 
 let dir: string;
 beforeAll(async () => {
-  await initBackend('wasm');
+  await initBackend(testBackend());
   dir = await mkdtemp(join(tmpdir(), 'sharp-lora-'));
 });
 afterAll(async () => {

@@ -18,6 +18,7 @@ import { sftUpdate } from '../supervised/sft.ts';
 import { GradientAccumulator } from './accumulate.ts';
 import { AdamW } from './adamw.ts';
 import { prepareForTraining, trainingSetup } from './trainable.ts';
+import { testBackend } from '../../../test/backend.ts';
 
 const HF = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 32, heads: 4, kvHeads: 2, intermediate: 48, vocab: 40 });
 const LORA = trainingSetup({ lora: { rank: 4, alpha: 8, dropout: 0, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] }, logprobChunk: 0, checkpointLayers: false });
@@ -39,7 +40,7 @@ const PAIRS: PairSequences[] = [
 
 let dir: string;
 beforeAll(async () => {
-  await initBackend('wasm');
+  await initBackend(testBackend());
   dir = await mkdtemp(join(tmpdir(), 'sharp-trainable-'));
 });
 afterAll(async () => {
