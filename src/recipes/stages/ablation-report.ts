@@ -122,31 +122,43 @@ function questionAccuracy(r: RunOutcome): Map<string, number> | null {
 }
 
 /**
- * Every pair of arms (in config order, A before B), paired over the seeds both finished and the
- * questions both measured; pairs with no common seed are left out.
+ * Every pair of `methods` (in order, A before B), paired over the seeds both finished and the
+ * questions both measured (and `keep` accepts): `cells` gives a run's per-question values (null when
+ * it has none), `diff` compares the two tables; pairs with no common seed are left out.
  */
-export function pairwise(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }, keep: (questionId: string) => boolean = () => true): PairRow[] {
+function pairArms<T>(
+  methods: readonly AblationMethod[],
+  runs: readonly RunOutcome[],
+  cells: (r: RunOutcome) => Map<string, T> | null,
+  diff: (a: T[][], b: T[][]) => PairedDifference,
+  keep: (questionId: string) => boolean = () => true,
+): PairRow[] {
   const out: PairRow[] = [];
   for (let i = 0; i < methods.length; i++) {
     for (let j = i + 1; j < methods.length; j++) {
       const a = methods[i] as AblationMethod;
       const b = methods[j] as AblationMethod;
-      const ta: number[][] = [];
-      const tb: number[][] = [];
+      const ta: T[][] = [];
+      const tb: T[][] = [];
       for (const ra of runs.filter((r) => r.method === a)) {
         const rb = runs.find((r) => r.method === b && r.seed === ra.seed);
-        const qa = questionAccuracy(ra);
-        const qb = rb ? questionAccuracy(rb) : null;
+        const qa = cells(ra);
+        const qb = rb ? cells(rb) : null;
         if (!qa || !qb) continue;
         const ids = [...qa.keys()].filter((id) => qb.has(id) && keep(id));
-        ta.push(ids.map((id) => qa.get(id) as number));
-        tb.push(ids.map((id) => qb.get(id) as number));
+        ta.push(ids.map((id) => qa.get(id) as T));
+        tb.push(ids.map((id) => qb.get(id) as T));
       }
       if (ta.length === 0 || (ta[0]?.length ?? 0) === 0) continue;
-      out.push({ a, b, diff: pairedDifference(ta, tb, opts) });
+      out.push({ a, b, diff: diff(ta, tb) });
     }
   }
   return out;
+}
+
+/** Every pair of arms on test accuracy (per question: the mean of its samples). */
+export function pairwise(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }, keep: (questionId: string) => boolean = () => true): PairRow[] {
+  return pairArms(methods, runs, questionAccuracy, (a, b) => pairedDifference(a, b, opts), keep);
 }
 
 /** The shapes among a run's test questions, in QUESTION_SHAPES order. */
@@ -190,28 +202,8 @@ function plantedCells(r: RunOutcome): Map<string, RatioCell> | null {
  * like accuracy; arms without worker calls (single) are left out.
  */
 export function plantedPairs(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }): PairRow[] {
-  const out: PairRow[] = [];
   const multi = methods.filter((m) => runs.some((r) => r.method === m && (r.after.planted?.calls ?? 0) > 0));
-  for (let i = 0; i < multi.length; i++) {
-    for (let j = i + 1; j < multi.length; j++) {
-      const a = multi[i] as AblationMethod;
-      const b = multi[j] as AblationMethod;
-      const ta: RatioCell[][] = [];
-      const tb: RatioCell[][] = [];
-      for (const ra of runs.filter((r) => r.method === a)) {
-        const rb = runs.find((r) => r.method === b && r.seed === ra.seed);
-        const ca = plantedCells(ra);
-        const cb = rb ? plantedCells(rb) : null;
-        if (!ca || !cb) continue;
-        const ids = [...ca.keys()].filter((id) => cb.has(id));
-        ta.push(ids.map((id) => ca.get(id) as RatioCell));
-        tb.push(ids.map((id) => cb.get(id) as RatioCell));
-      }
-      if (ta.length === 0 || (ta[0]?.length ?? 0) === 0) continue;
-      out.push({ a, b, diff: pairedRatioDifference(ta, tb, opts) });
-    }
-  }
-  return out;
+  return pairArms(multi, runs, plantedCells, (a, b) => pairedRatioDifference(a, b, opts));
 }
 
 /** Mean of the finite numbers among `xs`; null when there are none. */
