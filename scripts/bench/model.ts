@@ -7,6 +7,7 @@ import { tokenLogprobs } from '../../src/model/logprobs.ts';
 import { tidyObject } from '../../src/model/tidy.ts';
 import { Rng } from '../../src/random/rng.ts';
 import type { BenchRow } from './types.ts';
+import { median } from './median.ts';
 
 /**
  * Model section of `npm run bench`: the fixed tiny model
@@ -17,11 +18,6 @@ export const BENCH_MODEL: BuildOptions = { arch: 'llama', layers: 2, hidden: 128
 const BATCH = 8;
 const SEQ = 64;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 /**
  * CPU time of this process since c0, in ms. Reported beside wall time because the 2 cores here are

@@ -8,6 +8,7 @@ import { tokenLogprobs } from '../../src/model/logprobs.ts';
 import { Rng } from '../../src/random/rng.ts';
 import { BENCH_MODEL } from './model.ts';
 import type { BenchRow } from './types.ts';
+import { median } from './median.ts';
 
 /**
  * Native-kernel section of `npm run bench`: the bench model (2 layers, d=128, 4 heads,
@@ -30,11 +31,6 @@ export function useMode(mode: KernelMode): NativeStatus | undefined {
   return mode === 'native' && s.mode !== 'native' ? undefined : s;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /** A model with its AdamW moments and a fixed batch: one train step = fwd + bwd + AdamW. */
 export class TrainHarness {

@@ -9,6 +9,7 @@ import { selectedLogprobs } from '../../src/model/ops/logprobs.ts';
 import { Rng } from '../../src/random/rng.ts';
 import { BENCH_MODEL } from './model.ts';
 import type { BenchRow } from './types.ts';
+import { median } from './median.ts';
 
 /**
  * Ops section of `npm run bench`: each custom-gradient op of src/model/ops alone, at the shapes one
@@ -24,11 +25,6 @@ const N = 512;
 const B = 8;
 const T = 64;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
 

@@ -5,6 +5,7 @@ import { hfConfigFor } from '../../src/model/config.ts';
 import { AdamW } from '../../src/train/optim/adamw.ts';
 import { BENCH_MODEL } from './model.ts';
 import type { BenchRow } from './types.ts';
+import { median } from './median.ts';
 
 /**
  * Optimizer section of `npm run bench`: one step of the trainers' AdamW (train/optim/adamw.ts) over
@@ -12,11 +13,6 @@ import type { BenchRow } from './types.ts';
  * pass per variable, what createAdamW picks when the native kernels are loaded), interleaved so
  * machine load hits both alike; and how far apart the two leave the weights after the same steps.
  */
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 export async function benchOptimizer(quick = false): Promise<BenchRow[]> {
   if (enableNativeKernels().mode !== 'native') {

@@ -6,6 +6,7 @@ import { hfConfigFor } from '../../src/model/config.ts';
 import { Rng } from '../../src/random/rng.ts';
 import { BENCH_MODEL } from './model.ts';
 import type { BenchRow } from './types.ts';
+import { median } from './median.ts';
 
 /**
  * Prefix section of `npm run bench`: a credit-style replay batch, 8 counterfactual
@@ -17,11 +18,6 @@ export const REPLAYS = 8;
 export const CONTEXT = 300;
 export const TAIL = 20;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 export function replayBatch(vocab: number, newTokens: number): GenerateRequest[] {
   const rng = new Rng(3);

@@ -2,6 +2,7 @@ import { closeCalculateWorker, createCalculate } from '../../src/tools/calculate
 import { closeCodeSandbox, createCode } from '../../src/tools/code.ts';
 import type { Tool } from '../../src/tools/types.ts';
 import type { BenchRow } from './types.ts';
+import { median } from './median.ts';
 
 /**
  * Tools section of `npm run bench`: latency of the two worker-hosted tools (src/tools/worker-host.ts).
@@ -13,11 +14,6 @@ import type { BenchRow } from './types.ts';
  * The restart is what a rollout batch waits for after a model's runaway expression or program.
  */
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 async function timed(f: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
