@@ -130,13 +130,13 @@ function stagesDone(f: BuildFacts): number {
 
 async function train(): Promise<BuildFacts> {
   const t0 = performance.now();
+  if (extending) return extend(t0);
   const prior = values.continue ? (JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildFacts) : undefined;
   const done = prior ? stagesDone(prior) : 0;
   if (prior && done === CONTINUATION_STAGES.length) {
     log(`${out} has had every stage already`);
     return prior;
   }
-  if (extending) return extend(t0);
   if (!prior) await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
   const data = loadTrainData(cfg.data);
@@ -278,9 +278,9 @@ async function main(): Promise<void> {
   log(`backend ${be.backend}, native kernels: ${be.native}`);
   const facts = values['card-only'] ? (JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildFacts) : await train();
   const data = loadTrainData(cfg.data);
-  // An extension build is measured where its target is set: on the validation half of the held-out
-  // episodes (the split the ablation makes choices on; its test half stays unseen).
-  const measured = extending ? heldOutSplits(data.heldOut, 0.5).validation : data.heldOut;
+  // An extension build is measured where its target is set: on the validation split of the held-out
+  // episodes (eval.validationShare, the split the ablation makes choices on; the test split stays unseen).
+  const measured = extending ? heldOutSplits(data.heldOut, cfg.eval.validationShare).validation : data.heldOut;
   const tokenizer = await Tokenizer.load(out);
   const results: Record<string, AccuracyResult> = {};
   const model = await CausalLM.load(out);

@@ -21,9 +21,14 @@ export interface PlantedReports {
 }
 
 export function plantedReports(trajectories: readonly Trajectory[], episodes: readonly Episode[]): PlantedReports {
+  return plantedTotal(plantedByEpisode(trajectories, episodes));
+}
+
+/** The totals of per-episode counts (plantedByEpisode). */
+export function plantedTotal(byEpisode: ReadonlyMap<string, { calls: number; planted: number }>): PlantedReports {
   let calls = 0;
   let planted = 0;
-  for (const q of plantedByEpisode(trajectories, episodes).values()) {
+  for (const q of byEpisode.values()) {
     calls += q.calls;
     planted += q.planted;
   }

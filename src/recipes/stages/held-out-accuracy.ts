@@ -6,7 +6,7 @@ import { engineReplayRunner } from '../../credit/engine-adapters.ts';
 import { creditReport, type TrajectoryCreditSummary } from '../../credit/report.ts';
 import { successFunction } from '../../credit/success.ts';
 import type { Episode } from '../../data/episode.ts';
-import { plantedByEpisode, plantedReports, type PlantedReports } from '../../eval/planted.ts';
+import { plantedByEpisode, plantedTotal, type PlantedReports } from '../../eval/planted.ts';
 import { plantedOf } from '../../data/synth/record.ts';
 import { stageBreakdown, wilsonInterval, type StageBreakdown } from '../../eval/breakdown.ts';
 import { LmPolicy, samplingAt } from '../../rollout/lm-policy.ts';
@@ -119,7 +119,7 @@ export async function policyAccuracy(policy: Policy, episodes: readonly Episode[
     answered: answered / total,
     temperature: cfg.eval.temperature,
     breakdown,
-    ...(withClaims ? { planted: plantedReports(trajectories, episodes) } : {}),
+    ...(planted ? { planted: plantedTotal(planted) } : {}),
     tokensPerTrajectory: trajectories.reduce((a, tr) => a + tr.messages.reduce((b, m) => b + m.tokenIds.length, 0), 0) / total,
     seconds: 0,
   };

@@ -136,9 +136,9 @@ export async function ablate(o: AblateOptions): Promise<AblateResult> {
     else complete = false;
   }
   const summaries = methods.map((m) => summarise(m, runs.filter((r) => r.method === m))).filter((s) => s.seeds.length > 0);
-  const pairs = pairwise(methods, runs, { reps: cfg.ablation.bootstrap, seed: 0 });
-  const context = { command: o.command, machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`, date: new Date().toISOString().slice(0, 10) };
   const bootstrap = { reps: cfg.ablation.bootstrap, seed: 0 };
+  const pairs = pairwise(methods, runs, bootstrap);
+  const context = { command: o.command, machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`, date: new Date().toISOString().slice(0, 10) };
   const world = { shapePairs: shapePairs(methods, runs, bootstrap), plantedPairs: plantedPairs(methods, runs, bootstrap) };
   const extra = world.shapePairs.length > 0 || world.plantedPairs.length > 0 ? world : {};
   writeFileAtomic(join(dir, 'ablation.json'), `${JSON.stringify({ context, complete, summaries, pairs, ...extra, runs }, null, 2)}\n`);
