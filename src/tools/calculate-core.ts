@@ -211,6 +211,25 @@ function checkIndex(idx: unknown): void {
   if (!(product(extent) <= MAX_ELEMENTS)) throw new Error(`index: reaches past ${MAX_ELEMENTS} elements`);
 }
 
+/**
+ * `argmin('A', 1950, 'B', 1962)`: the label whose value is the smallest (`sign` -1) or the largest
+ * (+1), the earliest-named on a tie. Labels are strings, values plain numbers; the result is the
+ * label as written, so a comparison hop reads its answer off the tool result instead of finding
+ * the item whose year came back.
+ */
+function labelledExtreme(name: string, args: readonly unknown[], sign: 1 | -1): string {
+  if (args.length < 2 || args.length % 2 !== 0) throw new Error(`${name}: expects label, value pairs ('A', 1950, 'B', 1962)`);
+  let best: { label: string; value: number } | null = null;
+  for (let i = 0; i < args.length; i += 2) {
+    const label = args[i];
+    const value = args[i + 1];
+    if (typeof label !== 'string') throw new Error(`${name}: argument ${i + 1} is not a label in quotes`);
+    if (typeof value !== 'number' || Number.isNaN(value)) throw new Error(`${name}: argument ${i + 2} is not a number`);
+    if (best === null || sign * (value - best.value) > 0) best = { label, value };
+  }
+  return (best as { label: string }).label;
+}
+
 function lockedMath(): { math: MathJsInstance; evaluate: MathJsInstance['evaluate'] } {
   const math = create(all);
   const evaluate = math.evaluate;
@@ -243,6 +262,8 @@ function lockedMath(): { math: MathJsInstance; evaluate: MathJsInstance['evaluat
     });
   };
   for (const [name, elements] of Object.entries(RESULT_ELEMENTS)) guard(name, checker(name, elements));
+  put('argmin', (...args) => labelledExtreme('argmin', args, -1));
+  put('argmax', (...args) => labelledExtreme('argmax', args, 1));
   guard('index', () => undefined, checkIndex);
   return { math, evaluate };
 }
@@ -271,6 +292,8 @@ export function formatNumber(x: number): string {
 
 function formatResult(math: MathJsInstance, value: unknown): string {
   if (typeof value === 'number') return formatNumber(value);
+  // A string (an argmin / argmax label) as written, not as mathjs prints a string literal.
+  if (typeof value === 'string') return value;
   if (typeof value === 'function') throw new Error('result is a function, not a value');
   if (value === undefined || value === null) throw new Error('expression has no value');
   return math.format(value, { precision: PRECISION, lowerExp: -9, upperExp: 15 });

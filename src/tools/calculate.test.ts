@@ -37,6 +37,16 @@ describe('calculate tool', () => {
     expect(await calc('f(x) = x^2; f(3)')).toEqual({ ok: true, output: '9' });
   });
 
+  it('names the item with the smallest or largest value: argmin / argmax over label, value pairs', async () => {
+    expect(await calc("argmin('Sousax Drufailk', 1950, 'Ymir Velm', 1962)")).toEqual({ ok: true, output: 'Sousax Drufailk' });
+    expect(await calc("argmax('Sousax Drufailk', 1950, 'Ymir Velm', 1962, 'Ola', 1955)")).toEqual({ ok: true, output: 'Ymir Velm' });
+    expect(await calc("argmin('A', 1962, 'B', 1950, 'C', 1950)")).toEqual({ ok: true, output: 'B' }); // tie: the earlier-named
+    expect(await calc("argmax('A', 3 * 2, 'B', 5)")).toEqual({ ok: true, output: 'A' });
+    expect(await calc("argmin('A', 1950, 'B')")).toEqual({ ok: false, output: "calculate error: argmin: expects label, value pairs ('A', 1950, 'B', 1962)" });
+    expect(await calc("argmin(1950, 'A', 1962, 'B')")).toEqual({ ok: false, output: 'calculate error: argmin: argument 1 is not a label in quotes' });
+    expect(await calc("argmax('A', 'x', 'B', 2)")).toEqual({ ok: false, output: 'calculate error: argmax: argument 2 is not a number' });
+  });
+
   it('keeps no state between calls', async () => {
     expect((await calc('zz = 5')).ok).toBe(true);
     expect(await calc('zz + 1')).toEqual({ ok: false, output: 'calculate error: Undefined symbol zz' });

@@ -128,7 +128,7 @@ export const trainSection = z
             comparisons: z
               .enum(['planner', 'calculate'])
               .default('planner')
-              .describe('Who decides a comparison hop (data.synthetic.shapes): planner: the planner answers it from the reports; calculate: it is delegated, and the worker (or the lone agent) calls calculate with min or max of the years and answers the item whose year came back.'),
+              .describe('Who decides a comparison hop (data.synthetic.shapes): planner: the planner answers it from the reports; calculate: it is delegated, and the worker (or the lone agent) calls calculate with argmin or argmax over the items labelled with their years (`argmin(\'A\', 1950, \'B\', 1962)`) and answers the item the tool names.'),
             seed: z.number().int().nonnegative().default(0).describe('Seed of the failure decisions.'),
             copyWeight: z
               .number()

@@ -133,22 +133,23 @@ export function comparisonAnswer(subQuestion: string): string | null {
 }
 
 /**
- * The `calculate` call that decides a comparison hop whose references are replaced by years:
- * `min(1950, 1962)` for "first" / "older", `max(...)` for "last" / "younger"; null when the question
- * is no comparison or a value is not a number.
+ * The `calculate` call that decides a comparison hop whose references are replaced by years: each
+ * item as a label with its year, `argmin('A', 1950, 'B', 1962)` for "first" / "older", `argmax(...)`
+ * for "last" / "younger", so the tool result is the answer itself; null when the question is no
+ * comparison, a value is not a number or a name holds a quote.
  */
 export function comparisonExpression(subQuestion: string): string | null {
   const parsed = parseComparison(subQuestion);
   if (!parsed) return null;
-  const values = parsed.items.map((it) => it.value.trim());
-  if (!values.every((v) => /^-?\d+$/.test(v))) return null;
-  return `${parsed.form.pick === 'first' ? 'min' : 'max'}(${values.join(', ')})`;
+  const items = parsed.items.map((it) => ({ name: it.name.trim(), value: it.value.trim() }));
+  if (!items.every((it) => /^-?\d+$/.test(it.value) && !it.name.includes("'"))) return null;
+  return `${parsed.form.pick === 'first' ? 'argmin' : 'argmax'}(${items.map((it) => `'${it.name}', ${it.value}`).join(', ')})`;
 }
 
-/** The item of a comparison hop whose value is `value` (the result of its `calculate` call), the earliest-named on a tie; null when none is. */
-export function comparisonItemWith(subQuestion: string, value: string): string | null {
-  const item = parseComparison(subQuestion)?.items.find((it) => it.value.trim() === value.trim());
-  return item ? item.name : null;
+/** The item of a comparison hop that its `calculate` call named (the tool result); null when it names none of them. */
+export function comparisonItemWith(subQuestion: string, result: string): string | null {
+  const item = parseComparison(subQuestion)?.items.find((it) => it.name.trim() === result.trim());
+  return item ? item.name.trim() : null;
 }
 
 /** Replaces `#k` references (1-based, MuSiQue style) by the answers of earlier hops. */

@@ -104,9 +104,10 @@ describe('scripted expert on comparisons and aggregations', () => {
       const calc = t.messages.filter((m) => m.agent === last.id).flatMap((m) => m.toolCalls);
       expect(calc.map((c) => c.name)).toEqual(['calculate']);
       const years = hops.slice(0, -1).map((h) => h.answer).filter((a) => /^\d+$/.test(a));
-      const fn = /first|older/.test(ep.question) ? 'min' : 'max';
+      const fn = /first|older/.test(ep.question) ? 'argmin' : 'argmax';
       expect(calc[0]?.args).toMatch(new RegExp(`^${fn}\\(`));
-      expect(calc[0]?.args.replace(/^\w+\(|\)$/g, '').split(', ').sort()).toEqual(years.sort());
+      // Each item's name in quotes, then its year: the years in the question's order.
+      expect([...(calc[0]?.args ?? '').matchAll(/'[^']+', (\d+)/g)].map((m) => m[1]).sort()).toEqual(years.sort());
     });
     expect(compared).toBeGreaterThan(50);
     // The lone agent decides them the same way.
@@ -115,7 +116,7 @@ describe('scripted expert on comparisons and aggregations', () => {
     single.forEach((t, i) => {
       const calcs = t.messages.flatMap((m) => m.toolCalls).filter((c) => c.name === 'calculate');
       expect(calcs).toHaveLength(1);
-      if (/cmp$/.test(String(episodes[i]?.meta?.['hopType']))) expect(calcs[0]?.args).toMatch(/^(min|max)\([\d, ]+\)$/);
+      if (/cmp$/.test(String(episodes[i]?.meta?.['hopType']))) expect(calcs[0]?.args).toMatch(/^arg(min|max)\(('[^']+', \d+(, )?)+\)$/);
     });
   });
 

@@ -48,8 +48,8 @@ export interface ExpertOptions {
   /**
    * Who decides a comparison hop ("Who was born first, X (born in 1950) or Y (born in 1962)?"):
    * planner (default): the planner answers it from the reports; calculate: it is delegated like any
-   * hop, and the worker (or the lone agent) calls `calculate` with min or max of the years and
-   * answers the item whose year came back.
+   * hop, and the worker (or the lone agent) calls `calculate` with argmin or argmax over the
+   * items labelled with their years and answers the item the tool names.
    */
   comparisons?: 'planner' | 'calculate';
 }
@@ -307,7 +307,7 @@ function soloText(
         answers.push(comparisonAnswer(q) ?? EXPERT_UNKNOWN);
         continue;
       }
-      // min or max of the years by `calculate`, then the item whose year came back.
+      // argmin / argmax of the labelled years by `calculate`, then the item it names.
       const expr = comparisonExpression(q);
       if (!expr) {
         answers.push(EXPERT_UNKNOWN);
