@@ -3,7 +3,7 @@ import { CausalLM } from '../../src/model/causal-lm.ts';
 import { hfConfigFor } from '../../src/model/config.ts';
 import { tokenLogprobs } from '../../src/model/logprobs.ts';
 import { Rng } from '../../src/random/rng.ts';
-import { BENCH_MODEL } from './model.ts';
+import { BENCH_MODEL, benchAdam } from './model.ts';
 import type { BenchRow } from './types.ts';
 
 /**
@@ -53,7 +53,7 @@ function profileTable(lines: readonly ProfileLine[]): string {
 export async function benchProfile(quick = false): Promise<BenchRow[]> {
   const model = CausalLM.random(hfConfigFor(BENCH_MODEL), 0);
   const rng = new Rng(1);
-  const opt = tf.train.adam(1e-3);
+  const opt = benchAdam();
   const ids = tf.tensor2d(Array.from({ length: BATCH * SEQ }, () => rng.int(0, BENCH_MODEL.vocab - 1)), [BATCH, SEQ], 'int32'); // [B, T]
   const mask = tf.ones([BATCH, SEQ], 'int32') as tf.Tensor2D; // [B, T]
   const step = async (): Promise<void> => {
