@@ -8,7 +8,8 @@
         "src/elementwise.cc",
         "src/layout.cc",
         "src/reduce.cc",
-        "src/adamw.cc"
+        "src/adamw.cc",
+        "src/fused.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

@@ -164,6 +164,11 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("adamw", Napi::Function::New(env, Call<adamw>));
   exports.Set("select", Napi::Function::New(env, Call<select>));
   exports.Set("cast", Napi::Function::New(env, Call<cast>));
+  exports.Set("rmsNorm", Napi::Function::New(env, Call<rmsNorm>));
+  exports.Set("rmsNormGrad", Napi::Function::New(env, Call<rmsNormGrad>));
+  exports.Set("swiglu", Napi::Function::New(env, Call<swiglu>));
+  exports.Set("swigluGrad", Napi::Function::New(env, Call<swigluGrad>));
+  exports.Set("rope", Napi::Function::New(env, Call<rope>));
   Napi::Object typed = Napi::Object::New(env);
   typed.Set("matmul", Napi::Function::New(env, CallTyped<matmul>));
   typed.Set("binary", Napi::Function::New(env, CallTyped<binary>));
@@ -181,6 +186,11 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   typed.Set("select", Napi::Function::New(env, CallTyped<select>));
   typed.Set("cast", Napi::Function::New(env, CallTyped<cast>));
   typed.Set("cumsum", Napi::Function::New(env, CallTyped<cumsum>));
+  typed.Set("rmsNorm", Napi::Function::New(env, CallTyped<rmsNorm>));
+  typed.Set("rmsNormGrad", Napi::Function::New(env, CallTyped<rmsNormGrad>));
+  typed.Set("swiglu", Napi::Function::New(env, CallTyped<swiglu>));
+  typed.Set("swigluGrad", Napi::Function::New(env, CallTyped<swigluGrad>));
+  typed.Set("rope", Napi::Function::New(env, CallTyped<rope>));
   exports.Set("typed", typed);
   return exports;
 }

@@ -55,6 +55,11 @@ int cumsum();
 int adamw();
 int select();
 int cast();
+int rmsNorm();
+int rmsNormGrad();
+int swiglu();
+int swigluGrad();
+int rope();
 
 // Generic strided copy used by transpose (and reductions over non-inner axes).
 void transposeRaw(const float* x, float* out, int rank, const int64_t* shape, const int64_t* perm, bool isFloat);

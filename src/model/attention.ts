@@ -3,7 +3,7 @@ import type { ModelConfig } from './config.ts';
 import type { LayerNames } from './weight-map.ts';
 import type { OpSet } from './ops/op-set.ts';
 import { rmsNorm } from './ops/norm.ts';
-import { applyRope, type RopeTables } from './ops/rope.ts';
+import { applyRopeQK, type RopeTables } from './ops/rope.ts';
 import type { LoraLookup } from './lora.ts';
 import { project } from './project.ts';
 
@@ -80,9 +80,7 @@ export function attention(
     q = rmsNorm(q, w(n.qNorm) as tf.Tensor1D, c.rmsEps); // [B, T, H, hd]
     k = rmsNorm(k, w(n.kNorm) as tf.Tensor1D, c.rmsEps); // [B, T, KV, hd]
   }
-  // One RoPE over q and k together (fewer kernels: each is ~10 small ops).
-  const qk = applyRope(tf.concat([q, k], 2) as tf.Tensor4D, rope); // [B, T, H+KV, hd]
-  [q, k] = tf.split(qk, [H, KV], 2) as [tf.Tensor4D, tf.Tensor4D]; // [B, T, H, hd], [B, T, KV, hd]
+  [q, k] = applyRopeQK(q, k, rope); // [B, T, H, hd], [B, T, KV, hd]
   const qs = tf.mul(permute(q, [0, 2, 1, 3]), 1 / Math.sqrt(hd)); // [B, H, T, hd], scaled before the product (fewer values)
   const qg = tf.reshape(qs, [batch * KV, rep * seq, hd]) as tf.Tensor3D; // [B*KV, rep*T, hd]
   const vNew = tf.reshape(permute(v, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]

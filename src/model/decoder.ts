@@ -4,6 +4,7 @@ import { EMBED, FINAL_NORM, LM_HEAD, layerNames } from './weight-map.ts';
 import { attention, attentionBias, type LayerKv, type WeightGetter } from './attention.ts';
 import { TRAIN_OPS, type OpSet } from './ops/op-set.ts';
 import { rmsNorm } from './ops/norm.ts';
+import { siluGate } from './ops/swiglu.ts';
 import { ropeTables, type RopeTables } from './ops/rope.ts';
 import type { LoraLookup } from './lora.ts';
 import { project } from './project.ts';
@@ -24,7 +25,7 @@ function swiglu(x: tf.Tensor2D, c: ModelConfig, w: WeightGetter, i: number, ops:
   const opt = (name: string | undefined): tf.Tensor1D | undefined => (name === undefined ? undefined : (w(name) as tf.Tensor1D));
   const g = project(ops, x, w, n.gate, opt(n.gateBias), lora); // [N, I]
   const u = project(ops, x, w, n.up, opt(n.upBias), lora); // [N, I]
-  const act = tf.mul(tf.mul(g, tf.sigmoid(g)), u) as tf.Tensor2D; // [N, I] silu(g) * u
+  const act = siluGate(g, u); // [N, I] silu(g) * u
   return project(ops, act, w, n.down, opt(n.downBias), lora); // [N, D]
 }
 

@@ -41,11 +41,17 @@ export interface NativeAddon {
   adamw(): number;
   select(): number;
   cast(): number;
+  /** The fused decoder kernels (native/src/fused.cc); absent from binaries built before them. */
+  rmsNorm?(): number;
+  rmsNormGrad?(): number;
+  swiglu?(): number;
+  swigluGrad?(): number;
+  rope?(): number;
   /**
    * The same kernels on the TypedArrays passed in the call (a tensor's slot holds its argument
    * index). Absent from binaries built before this binding existed.
    */
-  readonly typed?: Record<TypedKernelFn, (...arrays: ArrayBufferView[]) => number>;
+  readonly typed?: Record<TypedKernelFn, (...arrays: ArrayBufferView[]) => number> & Partial<Record<FusedKernelFn, (...arrays: ArrayBufferView[]) => number>>;
 }
 
 /** The heap binding's kernels, one per native/src kernel. */
@@ -53,7 +59,9 @@ type HeapKernelFn = 'matmul' | 'binary' | 'unary' | 'transpose' | 'slice' | 'con
 /** The typed-array binding's: the same, and Cumsum (the wasm backend has its own). */
 const TYPED_KERNEL_FNS = ['matmul', 'binary', 'unary', 'transpose', 'slice', 'concat', 'gather', 'segmentSum', 'oneHot', 'addN', 'reduce', 'softmax', 'adamw', 'select', 'cast', 'cumsum'] as const;
 type TypedKernelFn = (typeof TYPED_KERNEL_FNS)[number];
-export type NativeKernelFn = HeapKernelFn | TypedKernelFn;
+/** Kernels of both bindings that older binaries lack: their overrides register only where present. */
+export type FusedKernelFn = 'rmsNorm' | 'rmsNormGrad' | 'swiglu' | 'swigluGrad' | 'rope';
+export type NativeKernelFn = HeapKernelFn | TypedKernelFn | FusedKernelFn;
 
 /** Whether `addon` has the typed-array binding with every kernel (binaries built before it lack it). */
 function hasTypedBinding(addon: NativeAddon): boolean {

@@ -71,6 +71,12 @@ export class ArrayContext extends NativeContext {
   call(_backend: KernelBackend, fn: NativeKernelFn): number {
     const arrays = this.arrays;
     this.arrays = [];
-    return this.addon.typed![fn](...arrays);
+    const kernel = this.addon.typed?.[fn];
+    if (kernel === undefined) throw new Error(`native ${fn}: this binary predates the kernel`);
+    return kernel(...arrays);
+  }
+
+  has(fn: NativeKernelFn): boolean {
+    return typeof this.addon.typed?.[fn] === 'function';
   }
 }

@@ -6,6 +6,7 @@ import { ArrayContext, type CpuBackend } from './arrays.ts';
 import { padV2Arrays } from './kernels/pad.ts';
 import { cumsumNative } from './kernels/reduce.ts';
 import { selectionArrays } from './kernels/selection.ts';
+import { registrable } from './kernels/fused.ts';
 import type { KernelOverride } from './kernels/types.ts';
 import type { NativeStatus } from './register.ts';
 import { NATIVE_KERNELS } from './register.ts';
@@ -86,14 +87,15 @@ export function registerNativeBackend(): NativeStatus {
     0, // below cpu's priority: never tfjs's own default
   );
   for (const k of tf.getKernelsForBackend('cpu')) tf.registerKernel({ ...k, backendName: NATIVE_BACKEND });
-  for (const k of NATIVE_BACKEND_KERNELS) {
+  const usable = NATIVE_BACKEND_KERNELS.filter((k) => registrable(k, c));
+  for (const k of usable) {
     const stock = tf.getKernel(k.name, 'cpu')?.kernelFunc ?? missingStock(k.name);
     if (tf.getKernel(k.name, NATIVE_BACKEND)) tf.unregisterKernel(k.name, NATIVE_BACKEND);
     tf.registerKernel({ kernelName: k.name, backendName: NATIVE_BACKEND, kernelFunc: k.make(ctx, stock) });
   }
   addon.setThreads(availableParallelism());
   const threads = addon.setAutoThreads(availableParallelism());
-  status = { loaded: true, mode: 'native', reason: '', kernels: NATIVE_BACKEND_KERNELS.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: addon.blasConfig(), source };
+  status = { loaded: true, mode: 'native', reason: '', kernels: usable.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: addon.blasConfig(), source };
   return status;
 }
 

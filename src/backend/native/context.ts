@@ -45,6 +45,8 @@ export abstract class NativeContext {
   abstract ref(backend: KernelBackend, t: TensorInfo): number;
   /** Runs addon kernel `fn` on the arguments written; returns its status (0 = ok). */
   abstract call(backend: KernelBackend, fn: NativeKernelFn): number;
+  /** Whether this binding of the loaded binary has kernel `fn` (older binaries lack the fused ones). */
+  abstract has(fn: NativeKernelFn): boolean;
 
   /**
    * Whether `t`'s memory may be seen by another tensor under another data id (an in-place update

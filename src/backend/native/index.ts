@@ -3,3 +3,4 @@ export { enableNativeKernels, disableNativeKernels } from './register.ts';
 export type { NativeStatus } from './register.ts';
 export { NATIVE_BACKEND, registerNativeBackend } from './backend.ts';
 export { fusedAdamWReady, nativeAdamW } from './adamw.ts';
+export { FUSED_KERNELS } from './kernels/fused.ts';

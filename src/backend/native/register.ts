@@ -7,6 +7,7 @@ import { HeapContext, type WasmBackend } from './heap.ts';
 import { elementwiseNative } from './kernels/elementwise.ts';
 import { layoutNative } from './kernels/layout.ts';
 import { batchMatMulNative } from './kernels/matmul.ts';
+import { fusedNative, registrable } from './kernels/fused.ts';
 import { reduceNative } from './kernels/reduce.ts';
 import type { KernelOverride } from './kernels/types.ts';
 
@@ -34,8 +35,11 @@ export interface NativeStatus {
   source?: AddonSource;
 }
 
-/** Every native override, in registration order. BatchMatMul first: it is the biggest win. */
-export const NATIVE_KERNELS: readonly KernelOverride[] = [batchMatMulNative, ...elementwiseNative, ...layoutNative, ...reduceNative];
+/**
+ * Every native override, in registration order. BatchMatMul first: it is the biggest win. The fused
+ * kernels last: they register only where the binary has them (KernelOverride.needs).
+ */
+export const NATIVE_KERNELS: readonly KernelOverride[] = [batchMatMulNative, ...elementwiseNative, ...layoutNative, ...reduceNative, ...fusedNative];
 
 interface State {
   status: NativeStatus;
@@ -94,7 +98,8 @@ export function enableNativeKernels(): NativeStatus {
     }
   }
   if (ctx) {
-    for (const k of NATIVE_KERNELS) {
+    const usable = NATIVE_KERNELS.filter((k) => registrable(k, ctx!));
+    for (const k of usable) {
       const stock = tf.getKernel(k.name, 'wasm')?.kernelFunc ?? missingStock(k.name);
       override(k.name, k.make(ctx, stock), replaced);
     }
@@ -103,7 +108,7 @@ export function enableNativeKernels(): NativeStatus {
     state = {
       ctx,
       replaced,
-      status: { loaded: true, mode: 'native', reason: '', kernels: NATIVE_KERNELS.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: ctx.addon.blasConfig(), source },
+      status: { loaded: true, mode: 'native', reason: '', kernels: usable.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: ctx.addon.blasConfig(), source },
     };
   } else {
     const stockMM = tf.getKernel('BatchMatMul', 'wasm')?.kernelFunc;

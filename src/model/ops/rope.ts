@@ -1,4 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
+import { FUSED_KERNELS } from '../../backend/native/index.ts';
+import { fusedHere, runFused } from './fused.ts';
 import { ropeFrequencies } from '../rope/frequencies.ts';
 import type { RopeSpec } from '../rope/spec.ts';
 
@@ -28,10 +30,30 @@ export function ropeTables(positions: tf.Tensor2D, headDim: number, spec: RopeSp
   return { cos: tf.mul(tf.cos(ang), attentionScaling) as tf.Tensor4D, sin: tf.mul(tf.sin(ang), attentionScaling) as tf.Tensor4D }; // [B, T, 1, hd/2] each
 }
 
-/** x [B, T, H, hd] -> rotated [B, T, H, hd]. */
+/**
+ * x [B, T, H, hd] -> rotated [B, T, H, hd]: one fused kernel each way where the native kernels
+ * serve the backend (the gradient is the rotation by the negative angle), else the tfjs composition.
+ */
 export function applyRope(x: tf.Tensor4D, r: RopeTables): tf.Tensor4D {
+  if (fusedHere(FUSED_KERNELS.rope)) return runFused<tf.Tensor4D>(FUSED_KERNELS.rope, { x, cos: r.cos, sin: r.sin }, { inverse: false }); // [B, T, H, hd]
+  return applyRopeComposed(x, r);
+}
+
+/** The same rotation as tfjs ops (backends without the fused kernel; the reference of its tests). */
+export function applyRopeComposed(x: tf.Tensor4D, r: RopeTables): tf.Tensor4D {
   const [x1, x2] = tf.split(x, 2, 3) as [tf.Tensor4D, tf.Tensor4D]; // [B, T, H, hd/2] each
   const o1 = tf.sub(tf.mul(x1, r.cos), tf.mul(x2, r.sin)); // [B, T, H, hd/2]
   const o2 = tf.add(tf.mul(x2, r.cos), tf.mul(x1, r.sin)); // [B, T, H, hd/2]
   return tf.concat([o1, o2], 3) as tf.Tensor4D; // [B, T, H, hd]
+}
+
+/**
+ * RoPE of a layer's queries [B, T, H, hd] and keys [B, T, KV, hd]: two fused kernels where they
+ * serve the backend; else one composition over both (concatenated on the head axis: each
+ * composition is ~10 small kernels).
+ */
+export function applyRopeQK(q: tf.Tensor4D, k: tf.Tensor4D, r: RopeTables): [tf.Tensor4D, tf.Tensor4D] {
+  if (fusedHere(FUSED_KERNELS.rope)) return [applyRope(q, r), applyRope(k, r)]; // [B, T, H, hd], [B, T, KV, hd]
+  const qk = applyRopeComposed(tf.concat([q, k], 2) as tf.Tensor4D, r); // [B, T, H+KV, hd]
+  return tf.split(qk, [q.shape[2], k.shape[2]], 2) as [tf.Tensor4D, tf.Tensor4D]; // [B, T, H, hd], [B, T, KV, hd]
 }

@@ -1,4 +1,5 @@
 import type { KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs';
+import type { NativeKernelFn } from '../addon.ts';
 import type { KernelBackend, NativeContext } from '../context.ts';
 
 /** Arguments tfjs passes to a kernel function. */
@@ -14,6 +15,8 @@ export interface KernelArgs {
  */
 export interface KernelOverride {
   name: string;
+  /** Addon kernels it calls that older binaries lack: without them it is not registered. */
+  needs?: readonly NativeKernelFn[];
   make(ctx: NativeContext, stock: KernelFunc): KernelFunc;
 }
 

@@ -1,0 +1,144 @@
+// Fused forward and backward kernels of the decoder's elementwise blocks, each one pass over its
+// rows instead of the 6-14 small kernels (and their temporaries) of the tfjs composition:
+//  - RMSNorm (HF LlamaRMSNorm) over the last axis: y = x * r * w, r = 1 / sqrt(mean(x^2) + eps);
+//    backward dx = r * (dy * w) - x * (r^3 / D) * sum(dy * w * x), dw = sum over rows of dy * x * r
+//    (r recomputed from x: one pass, cheaper than keeping a second output alive on the tape);
+//  - SwiGLU's gate: out = silu(g) * u = g * s * u, s = sigmoid(g); backward
+//    dg = dy * u * s * (1 + g * (1 - s)), du = dy * g * s;
+//  - RoPE (rotate-half, HF apply_rotary_pos_emb): o1 = x1 c - x2 s, o2 = x2 c + x1 s per head; its
+//    backward is the rotation by -angle, the same kernel with s negated.
+// Row sums accumulate in double, as the reductions do (reduce.cc).
+#include <cmath>
+#include <vector>
+
+#include "fastmath.h"
+#include "kernels.h"
+
+namespace sharp {
+
+namespace {
+
+float rowInvRms(const float* x, int64_t cols, float eps) {
+  double s = 0;
+  for (int64_t i = 0; i < cols; i++) {
+    const float sq = x[i] * x[i];
+    s += sq;
+  }
+  const float ms = static_cast<float>(s / static_cast<double>(cols));
+  return 1.f / std::sqrt(ms + eps);
+}
+
+}  // namespace
+
+// args: xOff wOff yOff rows cols eps
+int rmsNorm() {
+  const float* x = F(g_args[0]);
+  const float* w = F(g_args[1]);
+  float* y = F(g_args[2]);
+  const int64_t rows = A(3), cols = A(4);
+  const float eps = static_cast<float>(g_args[5]);
+  for (int64_t r = 0; r < rows; r++) {
+    const float* xr = x + r * cols;
+    float* yr = y + r * cols;
+    const float inv = rowInvRms(xr, cols, eps);
+    for (int64_t i = 0; i < cols; i++) yr[i] = (xr[i] * inv) * w[i];
+  }
+  return 0;
+}
+
+// One part of the gradient per call: part 0 writes dx [rows, cols], part 1 dw [cols].
+// args: dyOff xOff wOff outOff rows cols eps part
+int rmsNormGrad() {
+  const float* dy = F(g_args[0]);
+  const float* x = F(g_args[1]);
+  const float* w = F(g_args[2]);
+  float* out = F(g_args[3]);
+  const int64_t rows = A(4), cols = A(5);
+  const float eps = static_cast<float>(g_args[6]);
+  if (A(7) == 0) {
+    for (int64_t r = 0; r < rows; r++) {
+      const float* xr = x + r * cols;
+      const float* dyr = dy + r * cols;
+      float* dxr = out + r * cols;
+      const float inv = rowInvRms(xr, cols, eps);
+      double dot = 0;
+      for (int64_t i = 0; i < cols; i++) dot += static_cast<double>(dyr[i] * w[i]) * xr[i];
+      const float k = static_cast<float>(dot * inv * inv * inv / static_cast<double>(cols));
+      for (int64_t i = 0; i < cols; i++) dxr[i] = inv * (dyr[i] * w[i]) - xr[i] * k;
+    }
+    return 0;
+  }
+  std::vector<double> acc(static_cast<size_t>(cols), 0.0);
+  for (int64_t r = 0; r < rows; r++) {
+    const float* xr = x + r * cols;
+    const float* dyr = dy + r * cols;
+    const float inv = rowInvRms(xr, cols, eps);
+    for (int64_t i = 0; i < cols; i++) acc[i] += static_cast<double>(dyr[i]) * (xr[i] * inv);
+  }
+  for (int64_t i = 0; i < cols; i++) out[i] = static_cast<float>(acc[i]);
+  return 0;
+}
+
+// args: gOff uOff outOff n
+int swiglu() {
+  const float* g = F(g_args[0]);
+  const float* u = F(g_args[1]);
+  float* o = F(g_args[2]);
+  const int64_t n = A(3);
+  for (int64_t i = 0; i < n; i++) {
+    const float s = 1.f / (1.f + fastExp(-g[i]));
+    o[i] = (g[i] * s) * u[i];
+  }
+  return 0;
+}
+
+// One part per call: part 0 writes d gate, part 1 d up. args: dyOff gOff uOff outOff n part
+int swigluGrad() {
+  const float* dy = F(g_args[0]);
+  const float* g = F(g_args[1]);
+  const float* u = F(g_args[2]);
+  float* o = F(g_args[3]);
+  const int64_t n = A(4);
+  if (A(5) == 0) {
+    for (int64_t i = 0; i < n; i++) {
+      const float s = 1.f / (1.f + fastExp(-g[i]));
+      o[i] = dy[i] * u[i] * (s * (1.f + g[i] * (1.f - s)));
+    }
+  } else {
+    for (int64_t i = 0; i < n; i++) {
+      const float s = 1.f / (1.f + fastExp(-g[i]));
+      o[i] = dy[i] * (g[i] * s);
+    }
+  }
+  return 0;
+}
+
+// x [rows, heads, hd] rotated by tables cos, sin [rows, hd/2] (shared by the heads of a row).
+// args: xOff cosOff sinOff outOff rows heads hd inverse
+int rope() {
+  const float* x = F(g_args[0]);
+  const float* c = F(g_args[1]);
+  const float* s = F(g_args[2]);
+  float* o = F(g_args[3]);
+  const int64_t rows = A(4), heads = A(5), hd = A(6);
+  const float sign = A(7) != 0 ? -1.f : 1.f;
+  const int64_t half = hd / 2;
+  for (int64_t r = 0; r < rows; r++) {
+    const float* cr = c + r * half;
+    const float* sr = s + r * half;
+    for (int64_t h = 0; h < heads; h++) {
+      const float* x1 = x + (r * heads + h) * hd;
+      const float* x2 = x1 + half;
+      float* o1 = o + (r * heads + h) * hd;
+      float* o2 = o1 + half;
+      for (int64_t i = 0; i < half; i++) {
+        const float si = sign * sr[i];
+        o1[i] = x1[i] * cr[i] - x2[i] * si;
+        o2[i] = x2[i] * cr[i] + x1[i] * si;
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace sharp

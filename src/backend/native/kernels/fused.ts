@@ -1,0 +1,148 @@
+import type { TensorInfo } from '@tensorflow/tfjs';
+import type { KernelBackend, NativeContext } from '../context.ts';
+import { asKernel, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
+
+/**
+ * Kernels with no tfjs counterpart: the decoder's RMSNorm, SwiGLU gate and RoPE, forward and
+ * backward, each one native pass (native/src/fused.cc). They exist only where the addon serves the
+ * backend and has them; src/model/ops/fused.ts registers their gradients and falls back to the tfjs
+ * composition elsewhere. Names are the contract between the two.
+ */
+export const FUSED_KERNELS = {
+  rmsNorm: 'SharpRmsNorm',
+  rmsNormGrad: 'SharpRmsNormGrad',
+  swiglu: 'SharpSwiGlu',
+  swigluGrad: 'SharpSwiGluGrad',
+  rope: 'SharpRope',
+} as const;
+
+function float32(name: string, ...ts: TensorInfo[]): void {
+  for (const t of ts) if (t.dtype !== 'float32') throw new Error(`${name}: expects float32 tensors, got ${t.dtype}`);
+}
+
+function sameShape(name: string, a: TensorInfo, b: TensorInfo): void {
+  if (a.shape.join() !== b.shape.join()) throw new Error(`${name}: shapes [${a.shape.join(', ')}] and [${b.shape.join(', ')}] differ`);
+}
+
+/** x [..., D] and weight [D]: rows and columns of the norm. */
+function normDims(name: string, x: TensorInfo, weight: TensorInfo): { rows: number; cols: number } {
+  const cols = x.shape[x.shape.length - 1];
+  if (cols === undefined || weight.shape.length !== 1 || weight.shape[0] !== cols) {
+    throw new Error(`${name}: weight [${weight.shape.join(', ')}] does not match the last axis of x [${x.shape.join(', ')}]`);
+  }
+  return { rows: cols === 0 ? 0 : sizeOf(x.shape) / cols, cols };
+}
+
+function run(ctx: NativeContext, backend: KernelBackend, refs: TensorInfo[], scalars: number[], fn: Parameters<NativeContext['run']>[1], name: string): void {
+  const A = ctx.args;
+  let i = 0;
+  for (const t of refs) A[i++] = ctx.ref(backend, t);
+  for (const v of scalars) A[i++] = v;
+  ctx.run(backend, fn, name);
+}
+
+/** y = x * rsqrt(mean(x^2, -1) + eps) * weight. inputs {x [..., D], weight [D]}, attrs {eps}. */
+const rmsNorm: KernelOverride = {
+  name: FUSED_KERNELS.rmsNorm,
+  needs: ['rmsNorm'],
+  make: (ctx) =>
+    asKernel(({ inputs, backend, attrs }: KernelArgs): TensorInfo => {
+      const { x, weight } = inputs as { x: TensorInfo; weight: TensorInfo };
+      float32(FUSED_KERNELS.rmsNorm, x, weight);
+      const { rows, cols } = normDims(FUSED_KERNELS.rmsNorm, x, weight);
+      const y = ctx.output(backend, [...x.shape], 'float32'); // [..., D]
+      if (rows > 0) run(ctx, backend, [x, weight, y], [rows, cols, attrs['eps'] as number], 'rmsNorm', FUSED_KERNELS.rmsNorm);
+      return y;
+    }),
+};
+
+/**
+ * RMSNorm's gradient with respect to x (attrs.part 'x': [..., D]) or the weight ('weight': [D]),
+ * one part per call so a gradient nobody asks for is never made. inputs {dy, x, weight}, attrs {eps, part}.
+ */
+const rmsNormGrad: KernelOverride = {
+  name: FUSED_KERNELS.rmsNormGrad,
+  needs: ['rmsNormGrad'],
+  make: (ctx) =>
+    asKernel(({ inputs, backend, attrs }: KernelArgs): TensorInfo => {
+      const { dy, x, weight } = inputs as { dy: TensorInfo; x: TensorInfo; weight: TensorInfo };
+      float32(FUSED_KERNELS.rmsNormGrad, dy, x, weight);
+      sameShape(FUSED_KERNELS.rmsNormGrad, dy, x);
+      const { rows, cols } = normDims(FUSED_KERNELS.rmsNormGrad, x, weight);
+      const wantX = attrs['part'] === 'x';
+      const out = ctx.output(backend, wantX ? [...x.shape] : [cols], 'float32'); // [..., D] or [D]
+      if (rows === 0) {
+        if (!wantX && cols > 0) throw new Error(`${FUSED_KERNELS.rmsNormGrad}: the weight's gradient of an empty input`);
+        return out;
+      }
+      run(ctx, backend, [dy, x, weight, out], [rows, cols, attrs['eps'] as number, wantX ? 0 : 1], 'rmsNormGrad', FUSED_KERNELS.rmsNormGrad);
+      return out;
+    }),
+};
+
+/** silu(gate) * up. inputs {gate, up} of one shape. */
+const swiglu: KernelOverride = {
+  name: FUSED_KERNELS.swiglu,
+  needs: ['swiglu'],
+  make: (ctx) =>
+    asKernel(({ inputs, backend }: KernelArgs): TensorInfo => {
+      const { gate, up } = inputs as { gate: TensorInfo; up: TensorInfo };
+      float32(FUSED_KERNELS.swiglu, gate, up);
+      sameShape(FUSED_KERNELS.swiglu, gate, up);
+      const out = ctx.output(backend, [...gate.shape], 'float32'); // same shape as gate
+      const n = sizeOf(gate.shape);
+      if (n > 0) run(ctx, backend, [gate, up, out], [n], 'swiglu', FUSED_KERNELS.swiglu);
+      return out;
+    }),
+};
+
+/** The gradient of silu(gate) * up with respect to gate (attrs.part 'gate') or up ('up'). inputs {dy, gate, up}. */
+const swigluGrad: KernelOverride = {
+  name: FUSED_KERNELS.swigluGrad,
+  needs: ['swigluGrad'],
+  make: (ctx) =>
+    asKernel(({ inputs, backend, attrs }: KernelArgs): TensorInfo => {
+      const { dy, gate, up } = inputs as { dy: TensorInfo; gate: TensorInfo; up: TensorInfo };
+      float32(FUSED_KERNELS.swigluGrad, dy, gate, up);
+      sameShape(FUSED_KERNELS.swigluGrad, gate, up);
+      sameShape(FUSED_KERNELS.swigluGrad, dy, gate);
+      const out = ctx.output(backend, [...gate.shape], 'float32'); // same shape as gate
+      const n = sizeOf(gate.shape);
+      if (n > 0) run(ctx, backend, [dy, gate, up, out], [n, attrs['part'] === 'gate' ? 0 : 1], 'swigluGrad', FUSED_KERNELS.swigluGrad);
+      return out;
+    }),
+};
+
+/**
+ * Rotate-half RoPE of x [B, T, H, hd] by the tables cos, sin [B, T, 1, hd/2]; attrs.inverse
+ * rotates by the negative angle (the gradient). inputs {x, cos, sin}.
+ */
+const rope: KernelOverride = {
+  name: FUSED_KERNELS.rope,
+  needs: ['rope'],
+  make: (ctx) =>
+    asKernel(({ inputs, backend, attrs }: KernelArgs): TensorInfo => {
+      const { x, cos, sin } = inputs as { x: TensorInfo; cos: TensorInfo; sin: TensorInfo };
+      float32(FUSED_KERNELS.rope, x, cos, sin);
+      sameShape(FUSED_KERNELS.rope, cos, sin);
+      const [b, t, h, hd] = x.shape as [number, number, number, number];
+      if (x.shape.length !== 4 || hd % 2 !== 0 || cos.shape.join() !== [b, t, 1, hd / 2].join()) {
+        throw new Error(`${FUSED_KERNELS.rope}: x [${x.shape.join(', ')}] needs tables [B, T, 1, hd/2], got [${cos.shape.join(', ')}]`);
+      }
+      const out = ctx.output(backend, [...x.shape], 'float32'); // [B, T, H, hd]
+      if (sizeOf(x.shape) > 0) run(ctx, backend, [x, cos, sin, out], [b * t, h, hd, attrs['inverse'] ? 1 : 0], 'rope', FUSED_KERNELS.rope);
+      return out;
+    }),
+};
+
+export const fusedNative: KernelOverride[] = [rmsNorm, rmsNormGrad, swiglu, swigluGrad, rope];
+
+/**
+ * Whether override `k` can be registered with `ctx`: the binary has every kernel it needs, and for
+ * the fused ones SHARP_NATIVE_FUSED is not 0 (which keeps the compositions, to measure the fusion).
+ */
+export function registrable(k: KernelOverride, ctx: NativeContext): boolean {
+  if (k.needs === undefined) return true;
+  if (process.env['SHARP_NATIVE_FUSED'] === '0') return false;
+  return k.needs.every((fn) => ctx.has(fn));
+}

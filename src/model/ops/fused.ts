@@ -1,0 +1,53 @@
+import * as tf from '@tensorflow/tfjs';
+import { FUSED_KERNELS } from '../../backend/native/index.ts';
+
+/**
+ * The gradients of the fused decoder kernels (native/src/fused.cc, registered by the native
+ * backends where the addon has them) and the test of whether they serve the active backend. Each
+ * gradient part is its own kernel call, made only when the tape asks for it (a frozen norm weight
+ * under LoRA never has its gradient computed).
+ */
+
+/** Whether fused kernel `name` serves the active backend (else the ops use the tfjs composition). */
+export function fusedHere(name: string): boolean {
+  return tf.getKernel(name, tf.getBackend()) !== undefined;
+}
+
+const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap): tf.Tensor => tf.engine().runKernel(name, inputs, attrs) as tf.Tensor;
+
+tf.registerGradient({
+  kernelName: FUSED_KERNELS.rmsNorm,
+  inputsToSave: ['x', 'weight'],
+  gradFunc: (dy, saved, attrs) => {
+    const [x, weight] = saved as [tf.Tensor, tf.Tensor];
+    const part = (p: 'x' | 'weight') => (): tf.Tensor => run(FUSED_KERNELS.rmsNormGrad, { dy: dy as tf.Tensor, x, weight }, { eps: attrs['eps'] as number, part: p }); // [..., D] or [D]
+    return { x: part('x'), weight: part('weight') };
+  },
+});
+
+tf.registerGradient({
+  kernelName: FUSED_KERNELS.swiglu,
+  inputsToSave: ['gate', 'up'],
+  gradFunc: (dy, saved) => {
+    const [gate, up] = saved as [tf.Tensor, tf.Tensor];
+    const part = (p: 'gate' | 'up') => (): tf.Tensor => run(FUSED_KERNELS.swigluGrad, { dy: dy as tf.Tensor, gate, up }, { part: p }); // same shape as gate
+    return { gate: part('gate'), up: part('up') };
+  },
+});
+
+tf.registerGradient({
+  kernelName: FUSED_KERNELS.rope,
+  inputsToSave: ['cos', 'sin'],
+  gradFunc: (dy, saved, attrs) => {
+    const [cos, sin] = saved as [tf.Tensor, tf.Tensor];
+    const table = (): tf.Tensor => {
+      throw new Error(`${FUSED_KERNELS.rope}: the RoPE tables take no gradient (positions are not trained)`);
+    };
+    return { x: () => run(FUSED_KERNELS.rope, { x: dy as tf.Tensor, cos, sin }, { inverse: !attrs['inverse'] }), cos: table, sin: table }; // [B, T, H, hd]
+  },
+});
+
+/** Runs fused kernel `name` (the caller checked fusedHere). */
+export function runFused<T extends tf.Tensor>(name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}): T {
+  return run(name, inputs, attrs) as T;
+}
