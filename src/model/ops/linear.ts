@@ -1,10 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
 
 /**
- * Matmuls with hand-written gradients that use explicit `tf.transpose` and never the transposeA/B
- * flags of tf.matMul: on the wasm backend a flagged (or batched-with-flags) matmul runs at 0.7-1.7
- * GFLOP/s against 15-18 for a plain 2-D one (technique 2). Inputs the gradient
- * needs go through `save()` (technique 5) so tfjs keeps them alive for the backward pass.
+ * Matmuls with hand-written gradients whose products carry the transposes as tf.matMul's
+ * transposeA/B flags, so no transposed copy is made: the native kernels hand the flags to sgemm,
+ * and the pure-wasm fallback (the stock wasm kernel is slow with flags) transposes inside its own
+ * BatchMatMul (src/backend/native/fallback.ts). Inputs the gradient needs go through `save()` so
+ * tfjs keeps them alive for the backward pass.
  */
 
 type Saver = tf.GradSaveFunc;
@@ -17,8 +18,8 @@ const matmul2dOp = tf.customGrad((...args: (tf.Tensor | Saver)[]) => {
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sa, sb] = saved as [tf.Tensor2D, tf.Tensor2D];
       return [
-        tf.matMul(dy as tf.Tensor2D, tf.transpose(sb)), // [M, N] @ [N, K] -> [M, K]
-        tf.matMul(tf.transpose(sa), dy as tf.Tensor2D), // [K, M] @ [M, N] -> [K, N]
+        tf.matMul(dy as tf.Tensor2D, sb, false, true), // [M, N] @ [K, N]^T -> [M, K]
+        tf.matMul(sa, dy as tf.Tensor2D, true, false), // [M, K]^T @ [M, N] -> [K, N]
       ];
     },
   };
@@ -33,13 +34,12 @@ const matmulBTOp = tf.customGrad((...args: (tf.Tensor | Saver)[]) => {
   const [a, b, save] = args as [tf.Tensor2D, tf.Tensor2D, Saver];
   save([a, b]);
   return {
-    value: tf.matMul(a, tf.transpose(b)), // [M, K] @ [K, N] -> [M, N]
+    value: tf.matMul(a, b, false, true), // [M, K] @ [N, K]^T -> [M, N]
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sa, sb] = saved as [tf.Tensor2D, tf.Tensor2D];
       return [
         tf.matMul(dy as tf.Tensor2D, sb), // [M, N] @ [N, K] -> [M, K]
-        // (a^T @ dy)^T transposes K*N values instead of dy's M*N (M = tokens >> K = hidden).
-        tf.transpose(tf.matMul(tf.transpose(sa), dy as tf.Tensor2D)), // [K, N] -> [N, K]
+        tf.matMul(dy as tf.Tensor2D, sa, true, false), // [M, N]^T @ [M, K] -> [N, K]
       ];
     },
   };
@@ -58,8 +58,8 @@ const bmmOp = tf.customGrad((...args: (tf.Tensor | Saver)[]) => {
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sa, sb] = saved as [tf.Tensor3D, tf.Tensor3D];
       return [
-        tf.matMul(dy as tf.Tensor3D, tf.transpose(sb, [0, 2, 1])), // [G, M, N] @ [G, N, K] -> [G, M, K]
-        tf.matMul(tf.transpose(sa, [0, 2, 1]), dy as tf.Tensor3D), // [G, K, M] @ [G, M, N] -> [G, K, N]
+        tf.matMul(dy as tf.Tensor3D, sb, false, true), // [G, M, N] @ [G, K, N]^T -> [G, M, K]
+        tf.matMul(sa, dy as tf.Tensor3D, true, false), // [G, M, K]^T @ [G, M, N] -> [G, K, N]
       ];
     },
   };
