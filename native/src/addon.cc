@@ -169,6 +169,8 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("swiglu", Napi::Function::New(env, Call<swiglu>));
   exports.Set("swigluGrad", Napi::Function::New(env, Call<swigluGrad>));
   exports.Set("rope", Napi::Function::New(env, Call<rope>));
+  exports.Set("selectedLogprobs", Napi::Function::New(env, Call<selectedLogprobs>));
+  exports.Set("selectedLogprobsGrad", Napi::Function::New(env, Call<selectedLogprobsGrad>));
   Napi::Object typed = Napi::Object::New(env);
   typed.Set("matmul", Napi::Function::New(env, CallTyped<matmul>));
   typed.Set("binary", Napi::Function::New(env, CallTyped<binary>));
@@ -191,6 +193,8 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   typed.Set("swiglu", Napi::Function::New(env, CallTyped<swiglu>));
   typed.Set("swigluGrad", Napi::Function::New(env, CallTyped<swigluGrad>));
   typed.Set("rope", Napi::Function::New(env, CallTyped<rope>));
+  typed.Set("selectedLogprobs", Napi::Function::New(env, CallTyped<selectedLogprobs>));
+  typed.Set("selectedLogprobsGrad", Napi::Function::New(env, CallTyped<selectedLogprobsGrad>));
   exports.Set("typed", typed);
   return exports;
 }

@@ -5,10 +5,14 @@
 //    (r recomputed from x: one pass, cheaper than keeping a second output alive on the tape);
 //  - SwiGLU's gate: out = silu(g) * u = g * s * u, s = sigmoid(g); backward
 //    dg = dy * u * s * (1 + g * (1 - s)), du = dy * g * s;
+//  - log softmax(logits)[target] per row; its backward dy * (onehot(target) - softmax(logits)),
+//    the softmax recomputed from the logits (one exp pass, instead of an [N, V] tensor kept);
 //  - RoPE (rotate-half, HF apply_rotary_pos_emb): o1 = x1 c - x2 s, o2 = x2 c + x1 s per head; its
 //    backward is the rotation by -angle, the same kernel with s negated.
 // Row sums accumulate in double, as the reductions do (reduce.cc).
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "fastmath.h"
@@ -137,6 +141,74 @@ int rope() {
         o2[i] = x2[i] * cr[i] + x1[i] * si;
       }
     }
+  }
+  return 0;
+}
+
+namespace {
+
+// Row max and sum of exp(x - max) (double accumulation); e gets exp(x - max) when given.
+void rowExpSum(const float* x, int64_t cols, float* e, float& max, double& sum) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < cols; i++) m = x[i] > m ? x[i] : m;
+  double s = 0;
+  for (int64_t i = 0; i < cols; i++) {
+    const float v = fastExp(x[i] - m);
+    if (e != nullptr) e[i] = v;
+    s += v;
+  }
+  max = m;
+  sum = s;
+}
+
+bool targetsOk(const int32_t* t, int64_t rows, int64_t cols, const char* name) {
+  for (int64_t r = 0; r < rows; r++) {
+    if (t[r] < 0 || t[r] >= cols) {
+      std::snprintf(g_error, sizeof(g_error), "%s: target %d of row %lld is outside [0, %lld)", name, t[r], static_cast<long long>(r), static_cast<long long>(cols));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// args: logitsOff targetsOff outOff rows cols
+int selectedLogprobs() {
+  const float* x = F(g_args[0]);
+  const int32_t* t = I(g_args[1]);
+  float* o = F(g_args[2]);
+  const int64_t rows = A(3), cols = A(4);
+  if (!targetsOk(t, rows, cols, "selectedLogprobs")) return -1;
+  for (int64_t r = 0; r < rows; r++) {
+    const float* xr = x + r * cols;
+    float m;
+    double s;
+    rowExpSum(xr, cols, nullptr, m, s);
+    const float logZ = std::log(static_cast<float>(s)) + m;
+    o[r] = xr[t[r]] - logZ;
+  }
+  return 0;
+}
+
+// args: dyOff logitsOff targetsOff outOff rows cols
+int selectedLogprobsGrad() {
+  const float* dy = F(g_args[0]);
+  const float* x = F(g_args[1]);
+  const int32_t* t = I(g_args[2]);
+  float* g = F(g_args[3]);
+  const int64_t rows = A(4), cols = A(5);
+  if (!targetsOk(t, rows, cols, "selectedLogprobsGrad")) return -1;
+  for (int64_t r = 0; r < rows; r++) {
+    float* gr = g + r * cols;
+    float m;
+    double s;
+    rowExpSum(x + r * cols, cols, gr, m, s);
+    const float sf = static_cast<float>(s);
+    const float d = dy[r];
+    const float et = gr[t[r]];
+    for (int64_t i = 0; i < cols; i++) gr[i] = (0.f - gr[i] / sf) * d;
+    gr[t[r]] = (1.f - et / sf) * d;
   }
   return 0;
 }

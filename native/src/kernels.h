@@ -60,6 +60,8 @@ int rmsNormGrad();
 int swiglu();
 int swigluGrad();
 int rope();
+int selectedLogprobs();
+int selectedLogprobsGrad();
 
 // Generic strided copy used by transpose (and reductions over non-inner axes).
 void transposeRaw(const float* x, float* out, int rank, const int64_t* shape, const int64_t* perm, bool isFloat);

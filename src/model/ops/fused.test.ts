@@ -11,15 +11,16 @@ import { fusedHere } from './fused.ts';
 import { rmsNorm, rmsNormComposed } from './norm.ts';
 import { applyRope, applyRopeComposed, applyRopeQK, ropeTables } from './rope.ts';
 import { siluGate, siluGateComposed } from './swiglu.ts';
+import { selectedLogprobs, selectedLogprobsComposed } from './logprobs.ts';
 
 /**
- * The fused RMSNorm, SwiGLU gate and RoPE kernels against their tfjs compositions: values and the
+ * The fused RMSNorm, SwiGLU gate, RoPE and selected log-prob kernels against their tfjs compositions: values and the
  * gradients of every input (under a random upstream gradient) to 1e-5 normwise relative error, on
  * the wasm backend with the heap kernels and on the `native` backend (typed-array kernels). The
  * compositions run on the same backend with the fused kernels bypassed, so only the fusion differs.
  */
 
-const hasFused = (): boolean => fusedHere(FUSED_KERNELS.rmsNorm) && fusedHere(FUSED_KERNELS.swiglu) && fusedHere(FUSED_KERNELS.rope);
+const hasFused = (): boolean => Object.values(FUSED_KERNELS).every((name) => fusedHere(name));
 
 /** Values and gradients (w.r.t. every input) of f and g at the same inputs, upstream gradient dy. */
 function compare(f: (...xs: tf.Tensor[]) => tf.Tensor, g: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[], rng: Rng): number[] {
@@ -70,6 +71,19 @@ function suite(): void {
     expect(relErr(q2.dataSync(), applyRopeComposed(x, r).dataSync())).toBeLessThanOrEqual(1e-5);
     expect(relErr(k2.dataSync(), applyRopeComposed(k, r).dataSync())).toBeLessThanOrEqual(1e-5);
     tf.dispose([positions, r.cos, r.sin, x, k, q2, k2]);
+  });
+
+  it('log-prob of the target under a softmax: values and the gradient of the logits; a bad target fails clearly', () => {
+    const rng = new Rng(7);
+    const logits = toTensor(randArr(rng, [24, 300], 8)) as tf.Tensor2D; // [N, V], large spread
+    const targets = tf.tensor1d(Array.from({ length: 24 }, (_, i) => (i * 37) % 300), 'int32'); // [N]
+    const errs = compare((a) => selectedLogprobs(a as tf.Tensor2D, targets), (a) => selectedLogprobsComposed(a as tf.Tensor2D, targets), [logits], rng);
+    for (const e of errs) expect(e).toBeLessThanOrEqual(1e-5);
+    // Hand-computed: logits [0, ln 3] -> log p(1) = ln(3/4).
+    const two = tf.tensor2d([0, Math.log(3)], [1, 2]); // [1, 2]
+    expect(selectedLogprobs(two, tf.tensor1d([1], 'int32')).dataSync()[0]).toBeCloseTo(Math.log(0.75), 6);
+    if (hasFused()) expect(() => selectedLogprobs(two, tf.tensor1d([2], 'int32')).dataSync()).toThrow(/target 2 of row 0 is outside \[0, 2\)/);
+    tf.dispose([logits, targets, two]);
   });
 
   it('a weight outside the gradient gets no gradient kernel call, and nothing leaks', async () => {

@@ -47,6 +47,18 @@ tf.registerGradient({
   },
 });
 
+tf.registerGradient({
+  kernelName: FUSED_KERNELS.selectedLogprobs,
+  inputsToSave: ['logits', 'targets'],
+  gradFunc: (dy, saved) => {
+    const [logits, targets] = saved as [tf.Tensor, tf.Tensor];
+    return {
+      logits: () => run(FUSED_KERNELS.selectedLogprobsGrad, { dy: dy as tf.Tensor, logits, targets }, {}), // [N, V]
+      targets: () => tf.zeros(targets.shape), // [N] (token ids take no gradient)
+    };
+  },
+});
+
 /** Runs fused kernel `name` (the caller checked fusedHere). */
 export function runFused<T extends tf.Tensor>(name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}): T {
   return run(name, inputs, attrs) as T;

@@ -1,4 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
+import { FUSED_KERNELS } from '../../backend/native/index.ts';
+import { fusedHere, runFused } from './fused.ts';
 
 /**
  * log softmax(logits)[target] per row, with the fused gradient dy * (onehot(target) - softmax)
@@ -28,8 +30,20 @@ const selectedOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   };
 });
 
-/** logits [N, V], targets [N] int32 -> log p(target) [N]; differentiable in logits. */
+/**
+ * logits [N, V], targets [N] int32 -> log p(target) [N]; differentiable in logits. One fused kernel
+ * each way where the native kernels serve the backend (the backward recomputes the softmax from the
+ * saved logits), else the custom-gradient composition above.
+ */
 export function selectedLogprobs(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
+  if (fusedHere(FUSED_KERNELS.selectedLogprobs)) {
+    return tf.tidy('selectedLogprobs', () => runFused<tf.Tensor1D>(FUSED_KERNELS.selectedLogprobs, { logits, targets })); // [N]
+  }
+  return selectedLogprobsComposed(logits, targets);
+}
+
+/** The composition (backends without the fused kernel; the reference of its tests). */
+export function selectedLogprobsComposed(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
   return tf.tidy('selectedLogprobs', () => selectedOp(logits, targets)) as tf.Tensor1D; // named scope for tf.profile
 }
 

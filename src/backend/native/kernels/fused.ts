@@ -3,8 +3,8 @@ import type { KernelBackend, NativeContext } from '../context.ts';
 import { asKernel, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
 /**
- * Kernels with no tfjs counterpart: the decoder's RMSNorm, SwiGLU gate and RoPE, forward and
- * backward, each one native pass (native/src/fused.cc). They exist only where the addon serves the
+ * Kernels with no tfjs counterpart: the decoder's RMSNorm, SwiGLU gate and RoPE, and the log-prob
+ * of the sampled token under a softmax, forward and backward, each one native pass (native/src/fused.cc). They exist only where the addon serves the
  * backend and has them; src/model/ops/fused.ts registers their gradients and falls back to the tfjs
  * composition elsewhere. Names are the contract between the two.
  */
@@ -14,6 +14,8 @@ export const FUSED_KERNELS = {
   swiglu: 'SharpSwiGlu',
   swigluGrad: 'SharpSwiGluGrad',
   rope: 'SharpRope',
+  selectedLogprobs: 'SharpSelectedLogprobs',
+  selectedLogprobsGrad: 'SharpSelectedLogprobsGrad',
 } as const;
 
 function float32(name: string, ...ts: TensorInfo[]): void {
@@ -135,7 +137,46 @@ const rope: KernelOverride = {
     }),
 };
 
-export const fusedNative: KernelOverride[] = [rmsNorm, rmsNormGrad, swiglu, swigluGrad, rope];
+/** logits [N, V] float32, targets [N] int32 -> the float32 rows of the pair. */
+function logitsDims(name: string, logits: TensorInfo, targets: TensorInfo): { rows: number; cols: number } {
+  float32(name, logits);
+  if (logits.shape.length !== 2 || targets.shape.length !== 1 || targets.shape[0] !== logits.shape[0] || targets.dtype !== 'int32') {
+    throw new Error(`${name}: expects logits [N, V] and int32 targets [N], got [${logits.shape.join(', ')}] and ${targets.dtype} [${targets.shape.join(', ')}]`);
+  }
+  return { rows: logits.shape[0]!, cols: logits.shape[1]! };
+}
+
+/** log softmax(logits)[target] per row. inputs {logits [N, V], targets [N] int32} -> [N]. */
+const selectedLogprobs: KernelOverride = {
+  name: FUSED_KERNELS.selectedLogprobs,
+  needs: ['selectedLogprobs'],
+  make: (ctx) =>
+    asKernel(({ inputs, backend }: KernelArgs): TensorInfo => {
+      const { logits, targets } = inputs as { logits: TensorInfo; targets: TensorInfo };
+      const { rows, cols } = logitsDims(FUSED_KERNELS.selectedLogprobs, logits, targets);
+      const out = ctx.output(backend, [rows], 'float32'); // [N]
+      if (rows > 0) run(ctx, backend, [logits, targets, out], [rows, cols], 'selectedLogprobs', FUSED_KERNELS.selectedLogprobs);
+      return out;
+    }),
+};
+
+/** Its gradient in the logits: dy * (onehot(target) - softmax(logits)). inputs {dy [N], logits, targets} -> [N, V]. */
+const selectedLogprobsGrad: KernelOverride = {
+  name: FUSED_KERNELS.selectedLogprobsGrad,
+  needs: ['selectedLogprobsGrad'],
+  make: (ctx) =>
+    asKernel(({ inputs, backend }: KernelArgs): TensorInfo => {
+      const { dy, logits, targets } = inputs as { dy: TensorInfo; logits: TensorInfo; targets: TensorInfo };
+      const { rows, cols } = logitsDims(FUSED_KERNELS.selectedLogprobsGrad, logits, targets);
+      float32(FUSED_KERNELS.selectedLogprobsGrad, dy);
+      if (dy.shape.join() !== String(rows)) throw new Error(`${FUSED_KERNELS.selectedLogprobsGrad}: dy [${dy.shape.join(', ')}] is not [${rows}]`);
+      const out = ctx.output(backend, [rows, cols], 'float32'); // [N, V]
+      if (rows * cols > 0) run(ctx, backend, [dy, logits, targets, out], [rows, cols], 'selectedLogprobsGrad', FUSED_KERNELS.selectedLogprobsGrad);
+      return out;
+    }),
+};
+
+export const fusedNative: KernelOverride[] = [rmsNorm, rmsNormGrad, swiglu, swigluGrad, rope, selectedLogprobs, selectedLogprobsGrad];
 
 /**
  * Whether override `k` can be registered with `ctx`: the binary has every kernel it needs, and for
