@@ -22,13 +22,50 @@ namespace sharp {
 
 namespace {
 
-float rowInvRms(const float* x, int64_t cols, float eps) {
-  double s = 0;
-  for (int64_t i = 0; i < cols; i++) {
-    const float sq = x[i] * x[i];
-    s += sq;
+// Sum in double over eight interleaved partial sums: no chain of dependent adds (a sequential
+// double sum of a 2,000-column row is latency-bound), the same order on every call.
+double sum8(const float* x, int64_t n) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; k++) acc[k] += x[i + k];
+  for (int k = 0; i < n; i++, k++) acc[k] += x[i];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+double sumSquares8(const float* x, int64_t n) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; k++) acc[k] += x[i + k] * x[i + k];
+  for (int k = 0; i < n; i++, k++) acc[k] += x[i] * x[i];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// o = exp(x - shift) and o = sigmoid(x): the AVX2+FMA loops in the prebuilt binary where the CPU
+// has them (as Exp, Sigmoid and Softmax do), else the ones compiled here.
+void expShift(const float* x, float shift, float* o, int64_t n) {
+#ifdef SHARP_PORTABLE
+  if (g_avx2) {
+    expShiftAvx2(x, shift, o, n);
+    return;
   }
-  const float ms = static_cast<float>(s / static_cast<double>(cols));
+#endif
+  for (int64_t i = 0; i < n; i++) o[i] = fastExp(x[i] - shift);
+}
+
+void sigmoid(const float* x, float* o, int64_t n) {
+#ifdef SHARP_PORTABLE
+  if (g_avx2) {
+    sigmoidAvx2(x, o, n);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; i++) o[i] = 1.f / (1.f + fastExp(-x[i]));
+}
+
+float rowInvRms(const float* x, int64_t cols, float eps) {
+  const float ms = static_cast<float>(sumSquares8(x, cols) / static_cast<double>(cols));
   return 1.f / std::sqrt(ms + eps);
 }
 
@@ -89,10 +126,8 @@ int swiglu() {
   const float* u = F(g_args[1]);
   float* o = F(g_args[2]);
   const int64_t n = A(3);
-  for (int64_t i = 0; i < n; i++) {
-    const float s = 1.f / (1.f + fastExp(-g[i]));
-    o[i] = (g[i] * s) * u[i];
-  }
+  sigmoid(g, o, n);
+  for (int64_t i = 0; i < n; i++) o[i] = (g[i] * o[i]) * u[i];
   return 0;
 }
 
@@ -103,16 +138,11 @@ int swigluGrad() {
   const float* u = F(g_args[2]);
   float* o = F(g_args[3]);
   const int64_t n = A(4);
+  sigmoid(g, o, n);
   if (A(5) == 0) {
-    for (int64_t i = 0; i < n; i++) {
-      const float s = 1.f / (1.f + fastExp(-g[i]));
-      o[i] = dy[i] * u[i] * (s * (1.f + g[i] * (1.f - s)));
-    }
+    for (int64_t i = 0; i < n; i++) o[i] = dy[i] * u[i] * (o[i] * (1.f + g[i] * (1.f - o[i])));
   } else {
-    for (int64_t i = 0; i < n; i++) {
-      const float s = 1.f / (1.f + fastExp(-g[i]));
-      o[i] = dy[i] * (g[i] * s);
-    }
+    for (int64_t i = 0; i < n; i++) o[i] = dy[i] * (g[i] * o[i]);
   }
   return 0;
 }
@@ -147,18 +177,10 @@ int rope() {
 
 namespace {
 
-// Row max and sum of exp(x - max) (double accumulation); e gets exp(x - max) when given.
-void rowExpSum(const float* x, int64_t cols, float* e, float& max, double& sum) {
+float rowMax(const float* x, int64_t cols) {
   float m = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < cols; i++) m = x[i] > m ? x[i] : m;
-  double s = 0;
-  for (int64_t i = 0; i < cols; i++) {
-    const float v = fastExp(x[i] - m);
-    if (e != nullptr) e[i] = v;
-    s += v;
-  }
-  max = m;
-  sum = s;
+  return m;
 }
 
 bool targetsOk(const int32_t* t, int64_t rows, int64_t cols, const char* name) {
@@ -180,12 +202,12 @@ int selectedLogprobs() {
   float* o = F(g_args[2]);
   const int64_t rows = A(3), cols = A(4);
   if (!targetsOk(t, rows, cols, "selectedLogprobs")) return -1;
+  std::vector<float> e(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; r++) {
     const float* xr = x + r * cols;
-    float m;
-    double s;
-    rowExpSum(xr, cols, nullptr, m, s);
-    const float logZ = std::log(static_cast<float>(s)) + m;
+    const float m = rowMax(xr, cols);
+    expShift(xr, m, e.data(), cols);
+    const float logZ = std::log(static_cast<float>(sum8(e.data(), cols))) + m;
     o[r] = xr[t[r]] - logZ;
   }
   return 0;
@@ -200,11 +222,10 @@ int selectedLogprobsGrad() {
   const int64_t rows = A(4), cols = A(5);
   if (!targetsOk(t, rows, cols, "selectedLogprobsGrad")) return -1;
   for (int64_t r = 0; r < rows; r++) {
+    const float* xr = x + r * cols;
     float* gr = g + r * cols;
-    float m;
-    double s;
-    rowExpSum(x + r * cols, cols, gr, m, s);
-    const float sf = static_cast<float>(s);
+    expShift(xr, rowMax(xr, cols), gr, cols);
+    const float sf = static_cast<float>(sum8(gr, cols));
     const float d = dy[r];
     const float et = gr[t[r]];
     for (int64_t i = 0; i < cols; i++) gr[i] = (0.f - gr[i] / sf) * d;
