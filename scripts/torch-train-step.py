@@ -75,8 +75,8 @@ class Llama(torch.nn.Module):
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument('--threads', type=int, default=os.cpu_count())
-    p.add_argument('--steps', type=int, default=20)
-    p.add_argument('--warmup', type=int, default=3)
+    p.add_argument('--steps', type=int, default=40)
+    p.add_argument('--warmup', type=int, default=20)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)

@@ -121,7 +121,7 @@ async function decode(model: CausalLM, newTokens: number): Promise<BenchRow[]> {
 export async function benchModel(quick = false): Promise<BenchRow[]> {
   const model = CausalLM.random(hfConfigFor(BENCH_MODEL), 0);
   try {
-    return [...(await trainStep(model, quick ? 2 : 20, quick ? 1 : 3)), ...(await prefill(model, quick ? 1 : 5)), ...(await decode(model, quick ? 4 : 64))];
+    return [...(await trainStep(model, quick ? 2 : 40, quick ? 1 : 20)), ...(await prefill(model, quick ? 1 : 5)), ...(await decode(model, quick ? 4 : 64))];
   } finally {
     model.dispose();
   }

@@ -62,4 +62,16 @@ describe.skipIf(!addonBuilt)('native BatchMatMul vs float64', () => {
     expect(Array.from(z.dataSync()).every((v) => v === 0)).toBe(true);
     tf.dispose([ta, tbt, got, z]);
   });
+
+  it('matches on a batch of attention-sized products: broadcast, flags, odd batch', () => {
+    const rng = new Rng(9);
+    // 3 x 5 = 15 output batches of 64 x 48 x 40 multiply-adds each, b broadcast over the first batch dim.
+    for (const [ta, tb] of [[false, false], [true, true], [false, true]] as const) {
+      const a = randArr(rng, [3, 5, ...(ta ? [40, 64] : [64, 40])]);
+      const b = randArr(rng, [1, 5, ...(tb ? [48, 40] : [40, 48])]);
+      const got = tf.tidy(() => tf.matMul(toTensor(a), toTensor(b), ta, tb));
+      expectClose(got, matmulRef(a, b, ta, tb));
+      got.dispose();
+    }
+  });
 });
