@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "fastmath.h"
@@ -195,6 +196,25 @@ bool targetsOk(const int32_t* t, int64_t rows, int64_t cols, const char* name) {
 
 }  // namespace
 
+// Runs body(from, to) over [0, rows) split across the training threads (g_autoThreadsMax, as the
+// GEMMs use) when the rows hold at least kParallelElements values; else on this thread. Threads are
+// started and joined per call: ~50 us, against ~1 ms of work on a [512, 2000] tensor.
+constexpr int64_t kParallelElements = 1 << 18;
+
+template <typename Body>
+void parallelRows(int64_t rows, int64_t cols, Body body) {
+  const int64_t threads = g_autoThreadsMax > 1 ? g_autoThreadsMax : 1;
+  const int64_t parts = rows * cols >= kParallelElements ? (threads < rows ? threads : rows) : 1;
+  if (parts <= 1) {
+    body(0, rows);
+    return;
+  }
+  std::vector<std::thread> helpers;
+  for (int64_t k = 1; k < parts; k++) helpers.emplace_back(body, rows * k / parts, rows * (k + 1) / parts);
+  body(0, rows / parts);
+  for (auto& t : helpers) t.join();
+}
+
 // args: logitsOff targetsOff outOff rows cols
 int selectedLogprobs() {
   const float* x = F(g_args[0]);
@@ -202,14 +222,16 @@ int selectedLogprobs() {
   float* o = F(g_args[2]);
   const int64_t rows = A(3), cols = A(4);
   if (!targetsOk(t, rows, cols, "selectedLogprobs")) return -1;
-  std::vector<float> e(static_cast<size_t>(cols));
-  for (int64_t r = 0; r < rows; r++) {
-    const float* xr = x + r * cols;
-    const float m = rowMax(xr, cols);
-    expShift(xr, m, e.data(), cols);
-    const float logZ = std::log(static_cast<float>(sum8(e.data(), cols))) + m;
-    o[r] = xr[t[r]] - logZ;
-  }
+  parallelRows(rows, cols, [=](int64_t from, int64_t to) {
+    std::vector<float> e(static_cast<size_t>(cols));
+    for (int64_t r = from; r < to; r++) {
+      const float* xr = x + r * cols;
+      const float m = rowMax(xr, cols);
+      expShift(xr, m, e.data(), cols);
+      const float logZ = std::log(static_cast<float>(sum8(e.data(), cols))) + m;
+      o[r] = xr[t[r]] - logZ;
+    }
+  });
   return 0;
 }
 
@@ -221,16 +243,18 @@ int selectedLogprobsGrad() {
   float* g = F(g_args[3]);
   const int64_t rows = A(4), cols = A(5);
   if (!targetsOk(t, rows, cols, "selectedLogprobsGrad")) return -1;
-  for (int64_t r = 0; r < rows; r++) {
-    const float* xr = x + r * cols;
-    float* gr = g + r * cols;
-    expShift(xr, rowMax(xr, cols), gr, cols);
-    const float sf = static_cast<float>(sum8(gr, cols));
-    const float d = dy[r];
-    const float et = gr[t[r]];
-    for (int64_t i = 0; i < cols; i++) gr[i] = (0.f - gr[i] / sf) * d;
-    gr[t[r]] = (1.f - et / sf) * d;
-  }
+  parallelRows(rows, cols, [=](int64_t from, int64_t to) {
+    for (int64_t r = from; r < to; r++) {
+      const float* xr = x + r * cols;
+      float* gr = g + r * cols;
+      expShift(xr, rowMax(xr, cols), gr, cols);
+      const float sf = static_cast<float>(sum8(gr, cols));
+      const float d = dy[r];
+      const float et = gr[t[r]];
+      for (int64_t i = 0; i < cols; i++) gr[i] = (0.f - gr[i] / sf) * d;
+      gr[t[r]] = (1.f - et / sf) * d;
+    }
+  });
   return 0;
 }
 
