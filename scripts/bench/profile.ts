@@ -12,7 +12,8 @@ import type { BenchRow } from './types.ts';
  * named scopes (src/model/ops: linear, matmulBT, bmm, embed, selectedLogprobs, headLogprobs,
  * checkpointedLayer); a scope's time includes the kernels it runs, which also appear under their own
  * names, so the scopes are listed apart and left out of the kernel total. Their backward kernels run
- * under the kernel names (MatMul, Transpose, ...).
+ * under the kernel names (MatMul, Transpose, ...). Where the native kernels have the fused ones
+ * (native/src/fused.cc), those appear as kernels (SharpRmsNorm, SharpSelectedLogprobs, ...).
  */
 const BATCH = 8;
 const SEQ = 64;
