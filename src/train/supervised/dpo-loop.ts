@@ -64,6 +64,7 @@ export async function runDpo(o: DpoRunOptions): Promise<DpoRunResult> {
   let base: CausalLM | undefined; // the adapters-disabled view, made once adapters are attached
   await supervisedLoop({
     ...o,
+    phase: 'dpo',
     items: pairs,
     metricsFile: 'dpo-metrics.jsonl',
     extra: () => ({ first }),

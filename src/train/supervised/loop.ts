@@ -3,6 +3,7 @@ import type { CausalLM } from '../../model/causal-lm.ts';
 import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
 import { JsonlMetrics } from '../metrics/jsonl.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
+import { assertFiniteWeights } from '../optim/diverged.ts';
 import type { AdamW } from '../optim/adamw.ts';
 import { createAdamW, learningRateAt, type OptimizerSettings } from '../optim/optimizer.ts';
 import { EpochOrder } from './epoch-order.ts';
@@ -15,8 +16,12 @@ import { prepareForTraining, type TrainingSetup } from '../optim/trainable.ts';
  * metrics to `<runDir>/<metricsFile>`, a checkpoint every `checkpoints.every` steps. With
  * `checkpoints.resume` (whose weights, or adapters, the caller loaded into `model`) it continues after that step
  * with the items an uninterrupted run would draw, and the metrics file is cut back to that step.
+ * Before a checkpoint and after the last step (the caller then saves the model) every weight must
+ * be finite: a finite gradient can still push weights to Inf.
  */
 export interface SupervisedLoopOptions<T> {
+  /** What the one-line errors call the phase. */
+  phase: 'sft' | 'dpo';
   model: CausalLM;
   items: readonly T[];
   steps: number;
@@ -50,6 +55,9 @@ export async function supervisedLoop<T>(o: SupervisedLoopOptions<T>): Promise<vo
       const record = o.update({ optimizer, accumulator, lr, step }, pick);
       metrics?.write(step + 1, record);
       o.onStep?.(step + 1, record);
+      if (step + 1 === o.steps || (o.checkpoints !== undefined && (step + 1) % o.checkpoints.every === 0)) {
+        assertFiniteWeights(step + 1, o.phase, o.model.trainableVariables());
+      }
       await maybeSavePhase(o.checkpoints, step + 1, o.steps, { model: o.model, optimizer, order, extra: o.extra() });
     }
   } finally {

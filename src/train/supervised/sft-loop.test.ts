@@ -51,6 +51,19 @@ describe('runSft', () => {
     model.dispose();
   });
 
+  it('weights pushed to Inf by a finite gradient stop the run at its last step in one line, before the caller saves them', async () => {
+    const file = join(root, 'inf.jsonl');
+    const conv = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q, train: false }, { role: 'assistant', content: a, train: true }] });
+    await writeFile(file, conv('Who founded Zorvex?', '<answer>Alin Marek</answer>') + '\n');
+    const model = CausalLM.random(hfConfigFor({ arch: 'qwen3', layers: 1, hidden: 32, heads: 2, kvHeads: 1, intermediate: 48, vocab: tok.vocabSize }), 5);
+    // Decoupled decay: each step multiplies every matrix by (1 - lr x decay) = 1 - 1e30, so two steps overflow float32.
+    const optimizer = sftOptimizer({ weightDecay: 1e30, sft: { lr: 1, steps: 2, warmupSteps: 0, schedule: 'constant' } });
+    await expect(runSft({ model, enc: tok, padId: tok.padId, transcripts: readTranscripts(file), steps: 2, batch: 1, optimizer, microBatch: 1, gradClip: 0, seed: 0 })).rejects.toThrow(
+      /^sft step 2: weight '.*' became NaN or Inf; not saved/,
+    );
+    model.dispose();
+  });
+
   it('honours the optimizer settings: the schedule reaches the metrics, the betas the weights', async () => {
     const file = join(root, 'opt.jsonl');
     const conv = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q, train: false }, { role: 'assistant', content: a, train: true }] });

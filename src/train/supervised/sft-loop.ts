@@ -62,6 +62,7 @@ export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
   let lastLoss = Number.NaN;
   await supervisedLoop({
     ...o,
+    phase: 'sft',
     items: seqs,
     metricsFile: 'sft-metrics.jsonl',
     extra: () => ({ firstLoss }),
