@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include "fastmath.h"
+#include "exp-loops.h"
 #include "kernels.h"
 
 namespace sharp {
@@ -157,29 +157,13 @@ int unary() {
   float* o = F(g_args[2]);
   const int64_t n = A(3);
   switch (op) {
-    case kExp:
-#ifdef SHARP_PORTABLE
-      if (g_avx2) {
-        expShiftAvx2(x, 0.f, o, n);
-        break;
-      }
-#endif
-      for (int64_t i = 0; i < n; i++) o[i] = fastExp(x[i]);
-      break;
+    case kExp: expShift(x, 0.f, o, n); break;
     case kLog: for (int64_t i = 0; i < n; i++) o[i] = std::log(x[i]); break;
     case kNeg: for (int64_t i = 0; i < n; i++) o[i] = -x[i]; break;
     case kSqrt: for (int64_t i = 0; i < n; i++) o[i] = std::sqrt(x[i]); break;
     case kRsqrt: for (int64_t i = 0; i < n; i++) o[i] = 1.f / std::sqrt(x[i]); break;
     case kSquare: for (int64_t i = 0; i < n; i++) o[i] = x[i] * x[i]; break;
-    case kSigmoid:
-#ifdef SHARP_PORTABLE
-      if (g_avx2) {
-        sigmoidAvx2(x, o, n);
-        break;
-      }
-#endif
-      for (int64_t i = 0; i < n; i++) o[i] = 1.f / (1.f + fastExp(-x[i]));
-      break;
+    case kSigmoid: sigmoidInto(x, o, n); break;
     case kTanh: for (int64_t i = 0; i < n; i++) o[i] = std::tanh(x[i]); break;
     case kAbs: for (int64_t i = 0; i < n; i++) o[i] = std::fabs(x[i]); break;
     case kRelu: for (int64_t i = 0; i < n; i++) o[i] = x[i] > 0.f ? x[i] : (std::isnan(x[i]) ? x[i] : 0.f); break;

@@ -12,61 +12,34 @@
 // Row sums accumulate in double, as the reductions do (reduce.cc).
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <thread>
 #include <vector>
 
-#include "fastmath.h"
+#include "exp-loops.h"
 #include "kernels.h"
 
 namespace sharp {
 
 namespace {
 
-// Sum in double over eight interleaved partial sums: no chain of dependent adds (a sequential
-// double sum of a 2,000-column row is latency-bound), the same order on every call.
+// Sum of f(x[i]) in double over eight interleaved partial sums: no chain of dependent adds (a
+// sequential double sum of a 2,000-column row is latency-bound), the same order on every call.
+template <typename Term>
+double sum8(const float* x, int64_t n, Term f) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; k++) acc[k] += f(x[i + k]);
+  for (int k = 0; i < n; i++, k++) acc[k] += f(x[i]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
 double sum8(const float* x, int64_t n) {
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; k++) acc[k] += x[i + k];
-  for (int k = 0; i < n; i++, k++) acc[k] += x[i];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
-double sumSquares8(const float* x, int64_t n) {
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; k++) acc[k] += x[i + k] * x[i + k];
-  for (int k = 0; i < n; i++, k++) acc[k] += x[i] * x[i];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
-// o = exp(x - shift) and o = sigmoid(x): the AVX2+FMA loops in the prebuilt binary where the CPU
-// has them (as Exp, Sigmoid and Softmax do), else the ones compiled here.
-void expShift(const float* x, float shift, float* o, int64_t n) {
-#ifdef SHARP_PORTABLE
-  if (g_avx2) {
-    expShiftAvx2(x, shift, o, n);
-    return;
-  }
-#endif
-  for (int64_t i = 0; i < n; i++) o[i] = fastExp(x[i] - shift);
-}
-
-void sigmoid(const float* x, float* o, int64_t n) {
-#ifdef SHARP_PORTABLE
-  if (g_avx2) {
-    sigmoidAvx2(x, o, n);
-    return;
-  }
-#endif
-  for (int64_t i = 0; i < n; i++) o[i] = 1.f / (1.f + fastExp(-x[i]));
+  return sum8(x, n, [](float v) { return v; });
 }
 
 float rowInvRms(const float* x, int64_t cols, float eps) {
-  const float ms = static_cast<float>(sumSquares8(x, cols) / static_cast<double>(cols));
+  const float ms = static_cast<float>(sum8(x, cols, [](float v) { return v * v; }) / static_cast<double>(cols));
   return 1.f / std::sqrt(ms + eps);
 }
 
@@ -127,7 +100,7 @@ int swiglu() {
   const float* u = F(g_args[1]);
   float* o = F(g_args[2]);
   const int64_t n = A(3);
-  sigmoid(g, o, n);
+  sigmoidInto(g, o, n);
   for (int64_t i = 0; i < n; i++) o[i] = (g[i] * o[i]) * u[i];
   return 0;
 }
@@ -139,7 +112,7 @@ int swigluGrad() {
   const float* u = F(g_args[2]);
   float* o = F(g_args[3]);
   const int64_t n = A(4);
-  sigmoid(g, o, n);
+  sigmoidInto(g, o, n);
   if (A(5) == 0) {
     for (int64_t i = 0; i < n; i++) o[i] = dy[i] * u[i] * (o[i] * (1.f + g[i] * (1.f - o[i])));
   } else {
@@ -177,12 +150,6 @@ int rope() {
 }
 
 namespace {
-
-float rowMax(const float* x, int64_t cols) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < cols; i++) m = x[i] > m ? x[i] : m;
-  return m;
-}
 
 bool targetsOk(const int32_t* t, int64_t rows, int64_t cols, const char* name) {
   for (int64_t r = 0; r < rows; r++) {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <vector>
-#include "fastmath.h"
+#include "exp-loops.h"
 #include "kernels.h"
 
 namespace sharp {
@@ -129,13 +129,7 @@ int softmax() {
   for (int64_t r = 0; r < rows; r++) {
     const float* xr = x + r * cols;
     float* orow = o + r * cols;
-    float m = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < cols; i++) m = xr[i] > m ? xr[i] : m;
-#ifdef SHARP_PORTABLE
-    if (g_avx2) expShiftAvx2(xr, m, orow, cols);
-    else
-#endif
-      for (int64_t i = 0; i < cols; i++) orow[i] = fastExp(xr[i] - m);
+    expShift(xr, rowMax(xr, cols), orow, cols);
     double s = 0;
     for (int64_t i = 0; i < cols; i++) s += orow[i];
     const float inv = static_cast<float>(1.0 / s);

@@ -62,7 +62,7 @@ type HeapKernelFn = 'matmul' | 'binary' | 'unary' | 'transpose' | 'slice' | 'con
 const TYPED_KERNEL_FNS = ['matmul', 'binary', 'unary', 'transpose', 'slice', 'concat', 'gather', 'segmentSum', 'oneHot', 'addN', 'reduce', 'softmax', 'adamw', 'select', 'cast', 'cumsum'] as const;
 type TypedKernelFn = (typeof TYPED_KERNEL_FNS)[number];
 /** Kernels of both bindings that older binaries lack: their overrides register only where present. */
-type FusedKernelFn = 'rmsNorm' | 'rmsNormGrad' | 'swiglu' | 'swigluGrad' | 'rope' | 'selectedLogprobs' | 'selectedLogprobsGrad';
+export type FusedKernelFn = 'rmsNorm' | 'rmsNormGrad' | 'swiglu' | 'swigluGrad' | 'rope' | 'selectedLogprobs' | 'selectedLogprobsGrad';
 export type NativeKernelFn = HeapKernelFn | TypedKernelFn | FusedKernelFn;
 
 /** Whether `addon` has the typed-array binding with every kernel (binaries built before it lack it). */

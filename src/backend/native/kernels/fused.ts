@@ -1,12 +1,14 @@
 import type { TensorInfo } from '@tensorflow/tfjs';
-import type { KernelBackend, NativeContext } from '../context.ts';
+import type { FusedKernelFn } from '../addon.ts';
+import type { NativeContext } from '../context.ts';
 import { asKernel, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
 /**
  * Kernels with no tfjs counterpart: the decoder's RMSNorm, SwiGLU gate and RoPE, and the log-prob
- * of the sampled token under a softmax, forward and backward, each one native pass (native/src/fused.cc). They exist only where the addon serves the
- * backend and has them; src/model/ops/fused.ts registers their gradients and falls back to the tfjs
- * composition elsewhere. Names are the contract between the two.
+ * of the sampled token under a softmax, forward and backward, each one native pass
+ * (native/src/fused.cc). They exist only where the addon serves the backend and has them;
+ * src/model/ops/fused.ts registers their gradients and falls back to the tfjs composition
+ * elsewhere. Names are the contract between the two.
  */
 export const FUSED_KERNELS = {
   rmsNorm: 'SharpRmsNorm',
@@ -16,7 +18,7 @@ export const FUSED_KERNELS = {
   rope: 'SharpRope',
   selectedLogprobs: 'SharpSelectedLogprobs',
   selectedLogprobsGrad: 'SharpSelectedLogprobsGrad',
-} as const;
+} as const satisfies Record<FusedKernelFn, string>;
 
 function float32(name: string, ...ts: TensorInfo[]): void {
   for (const t of ts) if (t.dtype !== 'float32') throw new Error(`${name}: expects float32 tensors, got ${t.dtype}`);
@@ -35,107 +37,96 @@ function normDims(name: string, x: TensorInfo, weight: TensorInfo): { rows: numb
   return { rows: cols === 0 ? 0 : sizeOf(x.shape) / cols, cols };
 }
 
-function run(ctx: NativeContext, backend: KernelBackend, refs: TensorInfo[], scalars: number[], fn: Parameters<NativeContext['run']>[1], name: string): void {
-  const A = ctx.args;
-  let i = 0;
-  for (const t of refs) A[i++] = ctx.ref(backend, t);
-  for (const v of scalars) A[i++] = v;
-  ctx.run(backend, fn, name);
+/** Runs the override's addon kernel: the tensors' references, then the scalars, in its argument slots. */
+type Call = (refs: TensorInfo[], scalars: number[]) => void;
+
+/** The override of fused kernel `fn`: registered under FUSED_KERNELS[fn], only where the binary has `fn`. */
+function fused(fn: FusedKernelFn, body: (args: KernelArgs, ctx: NativeContext, call: Call) => TensorInfo): KernelOverride {
+  const name = FUSED_KERNELS[fn];
+  return {
+    name,
+    needs: [fn],
+    make: (ctx) =>
+      asKernel((args: KernelArgs): TensorInfo =>
+        body(args, ctx, (refs, scalars) => {
+          const A = ctx.args;
+          let i = 0;
+          for (const t of refs) A[i++] = ctx.ref(args.backend, t);
+          for (const v of scalars) A[i++] = v;
+          ctx.run(args.backend, fn, name);
+        }),
+      ),
+  };
 }
 
 /** y = x * rsqrt(mean(x^2, -1) + eps) * weight. inputs {x [..., D], weight [D]}, attrs {eps}. */
-const rmsNorm: KernelOverride = {
-  name: FUSED_KERNELS.rmsNorm,
-  needs: ['rmsNorm'],
-  make: (ctx) =>
-    asKernel(({ inputs, backend, attrs }: KernelArgs): TensorInfo => {
-      const { x, weight } = inputs as { x: TensorInfo; weight: TensorInfo };
-      float32(FUSED_KERNELS.rmsNorm, x, weight);
-      const { rows, cols } = normDims(FUSED_KERNELS.rmsNorm, x, weight);
-      const y = ctx.output(backend, [...x.shape], 'float32'); // [..., D]
-      if (rows > 0) run(ctx, backend, [x, weight, y], [rows, cols, attrs['eps'] as number], 'rmsNorm', FUSED_KERNELS.rmsNorm);
-      return y;
-    }),
-};
+const rmsNorm = fused('rmsNorm', ({ inputs, backend, attrs }, ctx, call) => {
+  const { x, weight } = inputs as { x: TensorInfo; weight: TensorInfo };
+  float32(FUSED_KERNELS.rmsNorm, x, weight);
+  const { rows, cols } = normDims(FUSED_KERNELS.rmsNorm, x, weight);
+  const y = ctx.output(backend, [...x.shape], 'float32'); // [..., D]
+  if (rows > 0) call([x, weight, y], [rows, cols, attrs['eps'] as number]);
+  return y;
+});
 
 /**
  * RMSNorm's gradient with respect to x (attrs.part 'x': [..., D]) or the weight ('weight': [D]),
  * one part per call so a gradient nobody asks for is never made. inputs {dy, x, weight}, attrs {eps, part}.
  */
-const rmsNormGrad: KernelOverride = {
-  name: FUSED_KERNELS.rmsNormGrad,
-  needs: ['rmsNormGrad'],
-  make: (ctx) =>
-    asKernel(({ inputs, backend, attrs }: KernelArgs): TensorInfo => {
-      const { dy, x, weight } = inputs as { dy: TensorInfo; x: TensorInfo; weight: TensorInfo };
-      float32(FUSED_KERNELS.rmsNormGrad, dy, x, weight);
-      sameShape(FUSED_KERNELS.rmsNormGrad, dy, x);
-      const { rows, cols } = normDims(FUSED_KERNELS.rmsNormGrad, x, weight);
-      const wantX = attrs['part'] === 'x';
-      const out = ctx.output(backend, wantX ? [...x.shape] : [cols], 'float32'); // [..., D] or [D]
-      if (rows === 0) {
-        if (!wantX && cols > 0) throw new Error(`${FUSED_KERNELS.rmsNormGrad}: the weight's gradient of an empty input`);
-        return out;
-      }
-      run(ctx, backend, [dy, x, weight, out], [rows, cols, attrs['eps'] as number, wantX ? 0 : 1], 'rmsNormGrad', FUSED_KERNELS.rmsNormGrad);
-      return out;
-    }),
-};
+const rmsNormGrad = fused('rmsNormGrad', ({ inputs, backend, attrs }, ctx, call) => {
+  const { dy, x, weight } = inputs as { dy: TensorInfo; x: TensorInfo; weight: TensorInfo };
+  float32(FUSED_KERNELS.rmsNormGrad, dy, x, weight);
+  sameShape(FUSED_KERNELS.rmsNormGrad, dy, x);
+  const { rows, cols } = normDims(FUSED_KERNELS.rmsNormGrad, x, weight);
+  const wantX = attrs['part'] === 'x';
+  const out = ctx.output(backend, wantX ? [...x.shape] : [cols], 'float32'); // [..., D] or [D]
+  if (rows === 0) {
+    if (!wantX && cols > 0) throw new Error(`${FUSED_KERNELS.rmsNormGrad}: the weight's gradient of an empty input`);
+    return out;
+  }
+  call([dy, x, weight, out], [rows, cols, attrs['eps'] as number, wantX ? 0 : 1]);
+  return out;
+});
 
 /** silu(gate) * up. inputs {gate, up} of one shape. */
-const swiglu: KernelOverride = {
-  name: FUSED_KERNELS.swiglu,
-  needs: ['swiglu'],
-  make: (ctx) =>
-    asKernel(({ inputs, backend }: KernelArgs): TensorInfo => {
-      const { gate, up } = inputs as { gate: TensorInfo; up: TensorInfo };
-      float32(FUSED_KERNELS.swiglu, gate, up);
-      sameShape(FUSED_KERNELS.swiglu, gate, up);
-      const out = ctx.output(backend, [...gate.shape], 'float32'); // same shape as gate
-      const n = sizeOf(gate.shape);
-      if (n > 0) run(ctx, backend, [gate, up, out], [n], 'swiglu', FUSED_KERNELS.swiglu);
-      return out;
-    }),
-};
+const swiglu = fused('swiglu', ({ inputs, backend }, ctx, call) => {
+  const { gate, up } = inputs as { gate: TensorInfo; up: TensorInfo };
+  float32(FUSED_KERNELS.swiglu, gate, up);
+  sameShape(FUSED_KERNELS.swiglu, gate, up);
+  const out = ctx.output(backend, [...gate.shape], 'float32'); // same shape as gate
+  const n = sizeOf(gate.shape);
+  if (n > 0) call([gate, up, out], [n]);
+  return out;
+});
 
 /** The gradient of silu(gate) * up with respect to gate (attrs.part 'gate') or up ('up'). inputs {dy, gate, up}. */
-const swigluGrad: KernelOverride = {
-  name: FUSED_KERNELS.swigluGrad,
-  needs: ['swigluGrad'],
-  make: (ctx) =>
-    asKernel(({ inputs, backend, attrs }: KernelArgs): TensorInfo => {
-      const { dy, gate, up } = inputs as { dy: TensorInfo; gate: TensorInfo; up: TensorInfo };
-      float32(FUSED_KERNELS.swigluGrad, dy, gate, up);
-      sameShape(FUSED_KERNELS.swigluGrad, gate, up);
-      sameShape(FUSED_KERNELS.swigluGrad, dy, gate);
-      const out = ctx.output(backend, [...gate.shape], 'float32'); // same shape as gate
-      const n = sizeOf(gate.shape);
-      if (n > 0) run(ctx, backend, [dy, gate, up, out], [n, attrs['part'] === 'gate' ? 0 : 1], 'swigluGrad', FUSED_KERNELS.swigluGrad);
-      return out;
-    }),
-};
+const swigluGrad = fused('swigluGrad', ({ inputs, backend, attrs }, ctx, call) => {
+  const { dy, gate, up } = inputs as { dy: TensorInfo; gate: TensorInfo; up: TensorInfo };
+  float32(FUSED_KERNELS.swigluGrad, dy, gate, up);
+  sameShape(FUSED_KERNELS.swigluGrad, gate, up);
+  sameShape(FUSED_KERNELS.swigluGrad, dy, gate);
+  const out = ctx.output(backend, [...gate.shape], 'float32'); // same shape as gate
+  const n = sizeOf(gate.shape);
+  if (n > 0) call([dy, gate, up, out], [n, attrs['part'] === 'gate' ? 0 : 1]);
+  return out;
+});
 
 /**
  * Rotate-half RoPE of x [B, T, H, hd] by the tables cos, sin [B, T, 1, hd/2]; attrs.inverse
  * rotates by the negative angle (the gradient). inputs {x, cos, sin}.
  */
-const rope: KernelOverride = {
-  name: FUSED_KERNELS.rope,
-  needs: ['rope'],
-  make: (ctx) =>
-    asKernel(({ inputs, backend, attrs }: KernelArgs): TensorInfo => {
-      const { x, cos, sin } = inputs as { x: TensorInfo; cos: TensorInfo; sin: TensorInfo };
-      float32(FUSED_KERNELS.rope, x, cos, sin);
-      sameShape(FUSED_KERNELS.rope, cos, sin);
-      const [b, t, h, hd] = x.shape as [number, number, number, number];
-      if (x.shape.length !== 4 || hd % 2 !== 0 || cos.shape.join() !== [b, t, 1, hd / 2].join()) {
-        throw new Error(`${FUSED_KERNELS.rope}: x [${x.shape.join(', ')}] needs tables [B, T, 1, hd/2], got [${cos.shape.join(', ')}]`);
-      }
-      const out = ctx.output(backend, [...x.shape], 'float32'); // [B, T, H, hd]
-      if (sizeOf(x.shape) > 0) run(ctx, backend, [x, cos, sin, out], [b * t, h, hd, attrs['inverse'] ? 1 : 0], 'rope', FUSED_KERNELS.rope);
-      return out;
-    }),
-};
+const rope = fused('rope', ({ inputs, backend, attrs }, ctx, call) => {
+  const { x, cos, sin } = inputs as { x: TensorInfo; cos: TensorInfo; sin: TensorInfo };
+  float32(FUSED_KERNELS.rope, x, cos, sin);
+  sameShape(FUSED_KERNELS.rope, cos, sin);
+  const [b, t, h, hd] = x.shape as [number, number, number, number];
+  if (x.shape.length !== 4 || hd % 2 !== 0 || cos.shape.join() !== [b, t, 1, hd / 2].join()) {
+    throw new Error(`${FUSED_KERNELS.rope}: x [${x.shape.join(', ')}] needs tables [B, T, 1, hd/2], got [${cos.shape.join(', ')}]`);
+  }
+  const out = ctx.output(backend, [...x.shape], 'float32'); // [B, T, H, hd]
+  if (sizeOf(x.shape) > 0) call([x, cos, sin, out], [b * t, h, hd, attrs['inverse'] ? 1 : 0]);
+  return out;
+});
 
 /** logits [N, V] float32, targets [N] int32 -> the float32 rows of the pair. */
 function logitsDims(name: string, logits: TensorInfo, targets: TensorInfo): { rows: number; cols: number } {
@@ -147,34 +138,24 @@ function logitsDims(name: string, logits: TensorInfo, targets: TensorInfo): { ro
 }
 
 /** log softmax(logits)[target] per row. inputs {logits [N, V], targets [N] int32} -> [N]. */
-const selectedLogprobs: KernelOverride = {
-  name: FUSED_KERNELS.selectedLogprobs,
-  needs: ['selectedLogprobs'],
-  make: (ctx) =>
-    asKernel(({ inputs, backend }: KernelArgs): TensorInfo => {
-      const { logits, targets } = inputs as { logits: TensorInfo; targets: TensorInfo };
-      const { rows, cols } = logitsDims(FUSED_KERNELS.selectedLogprobs, logits, targets);
-      const out = ctx.output(backend, [rows], 'float32'); // [N]
-      if (rows > 0) run(ctx, backend, [logits, targets, out], [rows, cols], 'selectedLogprobs', FUSED_KERNELS.selectedLogprobs);
-      return out;
-    }),
-};
+const selectedLogprobs = fused('selectedLogprobs', ({ inputs, backend }, ctx, call) => {
+  const { logits, targets } = inputs as { logits: TensorInfo; targets: TensorInfo };
+  const { rows, cols } = logitsDims(FUSED_KERNELS.selectedLogprobs, logits, targets);
+  const out = ctx.output(backend, [rows], 'float32'); // [N]
+  if (rows > 0) call([logits, targets, out], [rows, cols]);
+  return out;
+});
 
 /** Its gradient in the logits: dy * (onehot(target) - softmax(logits)). inputs {dy [N], logits, targets} -> [N, V]. */
-const selectedLogprobsGrad: KernelOverride = {
-  name: FUSED_KERNELS.selectedLogprobsGrad,
-  needs: ['selectedLogprobsGrad'],
-  make: (ctx) =>
-    asKernel(({ inputs, backend }: KernelArgs): TensorInfo => {
-      const { dy, logits, targets } = inputs as { dy: TensorInfo; logits: TensorInfo; targets: TensorInfo };
-      const { rows, cols } = logitsDims(FUSED_KERNELS.selectedLogprobsGrad, logits, targets);
-      float32(FUSED_KERNELS.selectedLogprobsGrad, dy);
-      if (dy.shape.join() !== String(rows)) throw new Error(`${FUSED_KERNELS.selectedLogprobsGrad}: dy [${dy.shape.join(', ')}] is not [${rows}]`);
-      const out = ctx.output(backend, [rows, cols], 'float32'); // [N, V]
-      if (rows * cols > 0) run(ctx, backend, [dy, logits, targets, out], [rows, cols], 'selectedLogprobsGrad', FUSED_KERNELS.selectedLogprobsGrad);
-      return out;
-    }),
-};
+const selectedLogprobsGrad = fused('selectedLogprobsGrad', ({ inputs, backend }, ctx, call) => {
+  const { dy, logits, targets } = inputs as { dy: TensorInfo; logits: TensorInfo; targets: TensorInfo };
+  const { rows, cols } = logitsDims(FUSED_KERNELS.selectedLogprobsGrad, logits, targets);
+  float32(FUSED_KERNELS.selectedLogprobsGrad, dy);
+  if (dy.shape.join() !== String(rows)) throw new Error(`${FUSED_KERNELS.selectedLogprobsGrad}: dy [${dy.shape.join(', ')}] is not [${rows}]`);
+  const out = ctx.output(backend, [rows, cols], 'float32'); // [N, V]
+  if (rows * cols > 0) call([dy, logits, targets, out], [rows, cols]);
+  return out;
+});
 
 export const fusedNative: KernelOverride[] = [rmsNorm, rmsNormGrad, swiglu, swigluGrad, rope, selectedLogprobs, selectedLogprobsGrad];
 
