@@ -11,6 +11,7 @@ import { expertTranscripts } from './stages/expert-transcripts.ts';
 import { ensureModel, tokenizerCorpus } from './stages/ensure-model.ts';
 import { meanSampleStd } from './stages/ablation-report.ts';
 import { methodConfig } from './stages/run-ablation.ts';
+import { configHash } from '../train/checkpoints/checkpoint.ts';
 
 /** `sharp ablate` end to end through the real binary, on a 2-step budget with a micro model. */
 const REPO = resolve(import.meta.dirname, '../..');
@@ -55,7 +56,15 @@ describe('methodConfig', () => {
     expect(methodConfig(base, 'loo', 0).credit.counterfactual).toBe('mask');
     expect(methodConfig(base, 'single', 1)).toMatchObject({ credit: { method: 'broadcast' }, rollout: { agents: 'single' } });
     const c = methodConfig(base, 'shapley', 2);
-    expect({ ...c, run: base.run }).toEqual(base);
+    expect(c.ablation).toEqual({ methods: ['shapley'], seeds: [2], bootstrap: 4000, out: '' });
+    expect({ ...c, run: base.run, ablation: base.ablation }).toEqual(base);
+  });
+
+  it('a run\'s config does not depend on the other arms, seeds or folder of the command', () => {
+    const a = configSchema.parse({ run: { name: 'x' }, ablation: { seeds: [0, 2, 4], out: '/a' } });
+    const b = configSchema.parse({ run: { name: 'x' }, ablation: { seeds: [4], methods: ['loo', 'shapley'], out: '/c', bootstrap: 500 } });
+    expect(configHash(methodConfig(a, 'loo', 4))).toBe(configHash(methodConfig(b, 'loo', 4)));
+    expect(configHash(methodConfig(a, 'loo', 2))).not.toBe(configHash(methodConfig(b, 'loo', 4)));
   });
 
   it('meanSampleStd is the sample mean and (n - 1) standard deviation', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import type { Config } from '../../config/schema.ts';
-import type { AblationMethod } from '../../config/sections/ablation.ts';
+import { ablationSection, type AblationMethod } from '../../config/sections/ablation.ts';
 import { UserError } from '../../errors.ts';
 import { writeFileAtomic } from '../../fs/atomic.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
@@ -41,11 +41,17 @@ export interface AblateResult {
   complete: boolean;
 }
 
-/** The config of one run: the base config with the method and the seed applied. */
+/**
+ * The config of one run: the base config with the method and the seed applied. Its ablation
+ * section names that one arm and seed, nothing of the command that runs it (the other arms and
+ * seeds, the folder, the bootstrap), so a run resumes under another split of the same ablation
+ * across processes.
+ */
 export function methodConfig(base: Config, method: AblationMethod, seed: number): Config {
   const cfg = structuredClone(base);
   cfg.run.seed = seed;
   cfg.run.name = `${base.run.name}-${method}-s${seed}`;
+  cfg.ablation = ablationSection.parse({ methods: [method], seeds: [seed] });
   if (method === 'single') {
     cfg.rollout.agents = 'single';
     cfg.credit.method = 'broadcast'; // one agent: its reward is the accuracy
