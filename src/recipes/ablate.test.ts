@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,6 +148,21 @@ describe('sharp ablate (CLI, 2-step budget)', () => {
     // The before-RL accuracy is measured once per agent system and shared by the runs.
     expect(existsSync(join(out, 'before-multi.json'))).toBe(true);
     expect(existsSync(join(out, 'before-single.json'))).toBe(true);
+
+    // --report on a folder holding two finished runs: the report of those two, nothing trained.
+    const partial = join(root, 'partial');
+    for (const arm of ['broadcast-s0', 'loo-s0']) cpSync(join(out, arm), join(partial, arm), { recursive: true });
+    const rep = await sharp(['ablate', '--config', file, '--out', partial, '--report']);
+    expect(rep.code).toBe(0);
+    expect(rep.stdout).toContain(`ablation: partial; ${join(partial, 'ablation.md')}`);
+    expect(readdirSync(partial).sort()).toEqual(['ablation.json', 'ablation.md', 'ablation.png', 'broadcast-s0', 'log.jsonl', 'loo-s0']);
+    const part = JSON.parse(readFileSync(join(partial, 'ablation.json'), 'utf8')) as typeof report;
+    expect(part.complete).toBe(false);
+    expect(part.runs.map((x) => `${x.method}-s${x.seed}`)).toEqual(['broadcast-s0', 'loo-s0']);
+    expect(part.summaries.map((x) => [x.method, x.mean])).toEqual([
+      ['broadcast', report.runs.find((x) => x.method === 'broadcast' && x.seed === 0)?.after.accuracy],
+      ['loo', report.runs.find((x) => x.method === 'loo' && x.seed === 0)?.after.accuracy],
+    ]);
 
     // Again: every run is finished, so nothing is trained; the report is the same.
     const again = await sharp(['ablate', '--config', file]);

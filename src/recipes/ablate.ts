@@ -10,16 +10,17 @@ import { configFrom, withRun } from './stages/run-setup.ts';
  * <run.dir>/<run.name>). Running the same command again resumes: finished runs are skipped, an
  * unfinished one continues from its checkpoint. Ctrl-C finishes the current RL step, saves, writes
  * the partial report and exits 0. One process per ablation folder: a second one is refused (run.lock).
+ * `--report` writes the report from the finished runs alone, trains nothing and takes no lock.
  */
 export async function run(opts: AblateFlags): Promise<void> {
   const cfg = configFrom(opts);
   checkAblationConfig(cfg);
   const dir = resolve(opts.out || cfg.ablation.out || join(cfg.run.dir, cfg.run.name));
   mkdirSync(dir, { recursive: true });
-  acquireRunLock(dir);
+  if (!opts.report) acquireRunLock(dir);
   await withRun({ cfg, backendFlag: opts.backend, logDir: dir, sigint: true }, async ({ log, backend, stop }) => {
-    log.info({ dir, backend: backend.backend, native: backend.native, methods: cfg.ablation.methods, seeds: cfg.ablation.seeds }, 'ablation');
+    log.info({ dir, backend: backend.backend, native: backend.native, methods: cfg.ablation.methods, seeds: cfg.ablation.seeds, reportOnly: opts.report === true }, 'ablation');
     const command = ['sharp ablate', ...process.argv.slice(3)].join(' ');
-    await ablate({ cfg, dir, log, stop, command });
+    await ablate({ cfg, dir, log, stop, command, reportOnly: opts.report === true });
   });
 }

@@ -109,6 +109,7 @@ const ablateFlags = {
   ...configFlags,
   ...backendFlag,
   out: { value: 'dir', description: 'ablation folder (default ablation.out, else <run.dir>/<run.name>); runs inside are resumed' },
+  report: { description: 'write the report from the runs already finished in the folder and train nothing (say, while other processes train the rest)' },
 } as const;
 export type AblateFlags = OptionsOf<typeof ablateFlags>;
 

@@ -32,6 +32,8 @@ export interface AblateOptions {
   stop: { requested: boolean };
   command: string;
   print?: (line: string) => void;
+  /** Write the report from the runs already finished; train nothing. */
+  reportOnly?: boolean;
 }
 
 export interface AblateResult {
@@ -108,7 +110,7 @@ export async function ablate(o: AblateOptions): Promise<AblateResult> {
   const { methods, seeds } = cfg.ablation;
   const before = new Map<string, AccuracyResult>();
   let complete = true;
-  outer: for (const seed of seeds) {
+  outer: for (const seed of o.reportOnly ? [] : seeds) {
     for (const method of methods) {
       const runCfg = methodConfig(cfg, method, seed);
       const runDir = join(dir, `${method}-s${seed}`);
