@@ -35,6 +35,21 @@ export function plantedTotal(byEpisode: ReadonlyMap<string, { calls: number; pla
   return { calls, planted, share: calls === 0 ? null : planted / calls };
 }
 
+/**
+ * The episode's planted wrong value, SQuAD-normalised, or null when it has none or the value is also
+ * a gold hop answer (a worker could be reporting it rightly for another hop).
+ */
+export function plantedWrong(ep: Episode): string | null {
+  const claim = plantedOf(ep);
+  const gold = new Set((ep.decomposition ?? []).map((h) => normalizeAnswer(h.answer)));
+  return claim && !gold.has(normalizeAnswer(claim.wrong)) ? normalizeAnswer(claim.wrong) : null;
+}
+
+/** Whether a worker's report repeats the planted wrong value (`wrong` from plantedWrong). */
+export function repeatsPlanted(answer: string | null, wrong: string | null): boolean {
+  return wrong !== null && answer !== null && normalizeAnswer(answer) === wrong;
+}
+
 /** The same counts per episode (every episode of `episodes`, in their order; 0 calls where none ran). */
 export function plantedByEpisode(trajectories: readonly Trajectory[], episodes: readonly Episode[]): Map<string, { calls: number; planted: number }> {
   const byId = new Map(episodes.map((e) => [e.id, e]));
@@ -45,16 +60,14 @@ export function plantedByEpisode(trajectories: readonly Trajectory[], episodes: 
     if (!ep) throw new Error(`plantedReports: trajectory ${t.id} is of episode ${t.episodeId}, which is not among the episodes`);
     let wrong = wrongOf.get(ep.id);
     if (wrong === undefined) {
-      const claim = plantedOf(ep);
-      const gold = new Set((ep.decomposition ?? []).map((h) => normalizeAnswer(h.answer)));
-      wrong = claim && !gold.has(normalizeAnswer(claim.wrong)) ? normalizeAnswer(claim.wrong) : null;
+      wrong = plantedWrong(ep);
       wrongOf.set(ep.id, wrong);
     }
     const q = out.get(ep.id) as { calls: number; planted: number };
     for (const a of t.agents) {
       if (a.role !== 'worker') continue;
       q.calls++;
-      if (wrong !== null && a.answer !== null && normalizeAnswer(a.answer) === wrong) q.planted++;
+      if (repeatsPlanted(a.answer, wrong)) q.planted++;
     }
   }
   return out;
