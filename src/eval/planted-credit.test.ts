@@ -17,8 +17,9 @@ const episode = (id: string, planted: boolean): Episode => ({
   meta: planted ? { planted: claim } : {},
 });
 const worker = (d: number, answer: string): AgentRecord => ({ id: d + 1, role: 'worker', delegation: d, answer, endReason: 'answer' });
+let n = 0;
 const traj = (success: number, reports: string[], deltas: number[], phi?: number[]): TrajectoryRecord => ({
-  id: `t${Math.random()}`,
+  id: `t${n++}`,
   sample: 0,
   finalAnswer: null,
   success,
