@@ -1,21 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { StepRecord, TrajectoryRecord } from '../credit/record.ts';
-import type { Episode } from '../data/episode.ts';
 import type { AgentRecord } from '../rollout/types.ts';
+import { comparisonEpisode, plantedClaim } from '../../test/planted-fixtures.ts';
 import { plantedCredit } from './planted-credit.ts';
 
-const claim = JSON.stringify({ hop: 0, subject: 'Ada Brin', relation: 'birthYear', wrong: '1967', right: '1950', paragraph_idx: 3 });
-const episode = (id: string, planted: boolean): Episode => ({
-  id,
-  question: 'Who was born first, Ada Brin or Bo Cade?',
-  answers: ['Ada Brin'],
-  paragraphs: [],
-  decomposition: [
-    { id: 1, question: 'In what year was Ada Brin born?', answer: '1950', paragraphSupportIdx: 0 },
-    { id: 2, question: 'In what year was Bo Cade born?', answer: '1962', paragraphSupportIdx: 1 },
-  ],
-  meta: planted ? { planted: claim } : {},
-});
+const episode = (id: string, planted: boolean) => comparisonEpisode(id, planted ? plantedClaim('1967', '1950') : undefined);
 const worker = (d: number, answer: string): AgentRecord => ({ id: d + 1, role: 'worker', delegation: d, answer, endReason: 'answer' });
 let n = 0;
 const traj = (success: number, reports: string[], deltas: number[], phi?: number[]): TrajectoryRecord => ({

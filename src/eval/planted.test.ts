@@ -7,6 +7,7 @@ import { rollout } from '../rollout/engine.ts';
 import { expertPolicy, NO_FAILURES } from '../rollout/scripted/expert.ts';
 import type { AgentRecord, Trajectory } from '../rollout/types.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
+import { comparisonEpisode, plantedClaim } from '../../test/planted-fixtures.ts';
 import { rolloutConfig } from '../../test/rollout-fixtures.ts';
 import { plantedByEpisode, plantedReports } from './planted.ts';
 
@@ -14,19 +15,8 @@ afterAll(async () => {
   await closeCodeSandbox();
 });
 
-const claim = (wrong: string, right: string) => JSON.stringify({ hop: 0, subject: 'Ada Brin', relation: 'birthYear', wrong, right, paragraph_idx: 3 });
-const episode = (id: string, planted?: string): Episode => ({
-  id,
-  question: 'Who was born first, Ada Brin or Bo Cade?',
-  answers: ['Ada Brin'],
-  paragraphs: [],
-  decomposition: [
-    { id: 1, question: 'In what year was Ada Brin born?', answer: '1950', paragraphSupportIdx: 0 },
-    { id: 2, question: 'In what year was Bo Cade born?', answer: '1962', paragraphSupportIdx: 1 },
-    { id: 3, question: 'Who was born first, Ada Brin (born in #1) or Bo Cade (born in #2)?', answer: 'Ada Brin', paragraphSupportIdx: null },
-  ],
-  meta: planted ? { planted } : {},
-});
+const claim = plantedClaim;
+const episode = comparisonEpisode;
 const worker = (id: number, answer: string | null): AgentRecord => ({ id, role: 'worker', delegation: id - 1, answer, endReason: answer === null ? 'max_turns' : 'answer' });
 const trajectory = (episodeId: string, reports: (string | null)[]): Trajectory => ({
   id: `${episodeId}#0`,
