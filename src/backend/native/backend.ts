@@ -9,7 +9,7 @@ import { selectionArrays } from './kernels/selection.ts';
 import { registrable } from './kernels/fused.ts';
 import type { KernelOverride } from './kernels/types.ts';
 import type { NativeStatus } from './register.ts';
-import { NATIVE_KERNELS } from './register.ts';
+import { NATIVE_KERNELS, nativeStatus } from './register.ts';
 
 /**
  * The `native` tfjs backend: tfjs-backend-cpu's MathBackendCPU (tensors as TypedArrays in ordinary
@@ -113,4 +113,11 @@ export function arrayContext(): ArrayContext | undefined {
 /** Status of the `native` backend ('off' until registered). */
 export function nativeBackendStatus(): NativeStatus {
   return status ?? { loaded: false, mode: 'off', reason: 'not registered', kernels: [], blasThreads: 0 };
+}
+
+/** Whether the addon's kernel `name` serves the active backend (the wasm overrides or the `native` backend). */
+export function nativeKernelHere(name: string): boolean {
+  const backend = tf.getBackend();
+  const s = backend === NATIVE_BACKEND ? nativeBackendStatus() : backend === 'wasm' ? nativeStatus() : undefined;
+  return s !== undefined && s.mode === 'native' && s.kernels.includes(name);
 }

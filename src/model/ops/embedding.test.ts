@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { nativeKernelHere } from '../../backend/native/index.ts';
 import { initBackend } from '../../backend/select.ts';
 import { embed } from './embedding.ts';
 
@@ -16,6 +17,16 @@ describe('embed', () => {
     const up = tf.tensor2d([1, 2, 3, 4, 5, 6], [3, 2]);
     const g = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(embed(t as tf.Tensor2D, ids), up)))(table);
     expect(Array.from(g.dataSync())).toEqual([3, 4, 0, 0, 6, 8, 0, 0]);
+  });
+
+  it('takes the native segment sum where it serves the backend, else the one-hot path', async () => {
+    const table = tf.randomNormal([50, 8], 0, 1, 'float32', 1) as tf.Tensor2D;
+    const ids = tf.tensor1d([3, 7, 3, 49], 'int32');
+    const info = await tf.profile(() => tf.grad((t: tf.Tensor) => tf.sum(embed(t as tf.Tensor2D, ids)))(table));
+    const names = new Set(info.kernelNames);
+    const native = nativeKernelHere('UnsortedSegmentSum');
+    expect([names.has('UnsortedSegmentSum'), names.has('Unique')]).toEqual(native ? [true, false] : [false, true]);
+    tf.dispose([table, ids, ...info.result instanceof tf.Tensor ? [info.result] : []]);
   });
 
   it('equals autodiff of a one-hot matmul on a random batch', () => {

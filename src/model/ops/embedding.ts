@@ -1,11 +1,13 @@
 import * as tf from '@tensorflow/tfjs';
+import { nativeKernelHere } from '../../backend/native/index.ts';
 
 /**
  * Token embedding lookup with a custom gradient (technique 1). tf.gather's own
  * gradient is UnsortedSegmentSum, which the wasm backend does not register and which took 35 s of a
- * 45 s step on cpu. Here the gradient is a one-hot matmul over the *distinct* ids of the batch,
- * scattered into the table: onehot [U, N] @ dy [N, D] -> rows [U, D] -> scatterND into [V, D]. Using
- * distinct ids keeps it small for 150k-token vocabularies (a dense [V, N] one-hot would not be).
+ * 45 s step on cpu. Where the native kernels serve it (one pass over dy), the gradient is that
+ * kernel; elsewhere a one-hot matmul over the *distinct* ids of the batch, scattered into the
+ * table: onehot [U, N] @ dy [N, D] -> rows [U, D] -> scatterND into [V, D]. Using distinct ids
+ * keeps it small for 150k-token vocabularies (a dense [V, N] one-hot would not be).
  */
 const embedOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const [table, ids, save] = args as [tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
@@ -15,6 +17,8 @@ const embedOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     value: tf.gather(table, ids), // [N, D]
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sids] = saved as [tf.Tensor1D];
+      // ids are integer inputs: their "gradient" is zeros of their shape (tfjs requires one per input).
+      if (nativeKernelHere('UnsortedSegmentSum')) return [tf.unsortedSegmentSum(dy, sids, vocab), tf.zerosLike(sids)]; // [V, D]
       const { values, indices } = tf.unique(sids); // values [U] distinct ids, indices [N] position of each id in values
       const u = values.shape[0];
       // oneHot + explicit transpose: a broadcasting Equal [U,1] vs [1,N] takes ~400 ms on wasm; oneHot is
@@ -22,7 +26,6 @@ const embedOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
       const oneHotT = tf.transpose(tf.cast(tf.oneHot(indices, u), 'float32')); // [N, U] -> [U, N]
       const rows = tf.matMul(oneHotT, dy as tf.Tensor2D); // [U, N] @ [N, D] -> [U, D]
       const dTable = tf.scatterND(tf.expandDims(values, 1), rows, [vocab, rows.shape[1] as number]); // [V, D]
-      // ids are integer inputs: their "gradient" is zeros of their shape (tfjs requires one per input).
       return [dTable, tf.zerosLike(sids)];
     },
   };
