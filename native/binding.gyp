@@ -9,7 +9,8 @@
         "src/layout.cc",
         "src/reduce.cc",
         "src/adamw.cc",
-        "src/fused.cc"
+        "src/fused.cc",
+        "src/pool.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

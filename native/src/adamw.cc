@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include "kernels.h"
+#include "pool.h"
 
 namespace sharp {
 
@@ -31,14 +32,16 @@ int adamw() {
     float* v = F(p[3]);
     const int64_t n = static_cast<int64_t>(p[4]);
     const float decay = static_cast<float>(1.0 - lr * p[5]);
-    for (int64_t i = 0; i < n; i++) {
-      const float gi = g[i];
-      const float mi = fb1 * m[i] + (1.f - fb1) * gi;
-      const float vi = fb2 * v[i] + (1.f - fb2) * gi * gi;
-      m[i] = mi;
-      v[i] = vi;
-      w[i] = w[i] * decay - stepSize * mi / (std::sqrt(vi) * invBc2Sqrt + feps);
-    }
+    parallelFor(n, kGrainValues, [=](int64_t from, int64_t to) {
+      for (int64_t i = from; i < to; i++) {
+        const float gi = g[i];
+        const float mi = fb1 * m[i] + (1.f - fb1) * gi;
+        const float vi = fb2 * v[i] + (1.f - fb2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        w[i] = w[i] * decay - stepSize * mi / (std::sqrt(vi) * invBc2Sqrt + feps);
+      }
+    });
   }
   return 0;
 }

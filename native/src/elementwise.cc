@@ -2,8 +2,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 #include "exp-loops.h"
 #include "kernels.h"
+#include "pool.h"
 
 namespace sharp {
 
@@ -93,20 +95,34 @@ static void binRun(const T* a, const T* b, O* o, int rank, const int64_t* outS, 
   const int64_t inner = shp[n - 1];
   int64_t outer = 1;
   for (int i = 0; i < n - 1; i++) outer *= shp[i];
-  int64_t idx[kMaxRank] = {0};
-  int64_t ia = 0, ib = 0;
-  for (int64_t k = 0; k < outer; k++) {
-    binInner<OP, T, O>(a + ia, sa[n - 1], b + ib, sb[n - 1], o + k * inner, inner);
-    for (int d = n - 2; d >= 0; d--) {
-      idx[d]++;
-      ia += sa[d];
-      ib += sb[d];
-      if (idx[d] < shp[d]) break;
-      ia -= sa[d] * shp[d];
-      ib -= sb[d] * shp[d];
-      idx[d] = 0;
-    }
+  if (outer == 1) {
+    const int64_t ia = sa[0], ib = sb[0];
+    parallelFor(inner, kGrainValues, [=](int64_t from, int64_t to) { binInner<OP, T, O>(a + from * ia, ia, b + from * ib, ib, o + from, to - from); });
+    return;
   }
+  parallelFor(outer, grainFor(inner), [&](int64_t from, int64_t to) {
+    // The odometer at row `from`: its index per collapsed dim and the matching offsets of a and b.
+    int64_t idx[kMaxRank] = {0};
+    int64_t ia = 0, ib = 0;
+    for (int64_t d = n - 2, rest = from; d >= 0; d--) {
+      idx[d] = rest % shp[d];
+      rest /= shp[d];
+      ia += idx[d] * sa[d];
+      ib += idx[d] * sb[d];
+    }
+    for (int64_t k = from; k < to; k++) {
+      binInner<OP, T, O>(a + ia, sa[n - 1], b + ib, sb[n - 1], o + k * inner, inner);
+      for (int d = n - 2; d >= 0; d--) {
+        idx[d]++;
+        ia += sa[d];
+        ib += sb[d];
+        if (idx[d] < shp[d]) break;
+        ia -= sa[d] * shp[d];
+        ib -= sb[d] * shp[d];
+        idx[d] = 0;
+      }
+    }
+  });
 }
 
 // args: op aOff bOff outOff rank outShape[rank] aShape[rank] bShape[rank] isInt32
@@ -150,12 +166,8 @@ int binary() {
   return 0;
 }
 
-// args: op xOff outOff size
-int unary() {
-  const int op = static_cast<int>(A(0));
-  const float* x = F(g_args[1]);
-  float* o = F(g_args[2]);
-  const int64_t n = A(3);
+// Unary op `op` over n values (unary() has checked it).
+static void unaryRange(int op, const float* x, float* o, int64_t n) {
   switch (op) {
     case kExp: expShift(x, 0.f, o, n); break;
     case kLog: for (int64_t i = 0; i < n; i++) o[i] = std::log(x[i]); break;
@@ -176,9 +188,20 @@ int unary() {
       for (int64_t i = 0; i < n; i++) o[i] = (x[i] > 0.f ? x[i] : 0.f) + std::log1p(std::exp(-std::fabs(x[i])));
       break;
     default:
-      std::snprintf(g_error, sizeof(g_error), "unary: unknown op %d", op);
-      return -2;
+      break;
   }
+}
+
+// args: op xOff outOff size
+int unary() {
+  const int op = static_cast<int>(A(0));
+  const float* x = F(g_args[1]);
+  float* o = F(g_args[2]);
+  if (op < kExp || op > kSoftplus) {
+    std::snprintf(g_error, sizeof(g_error), "unary: unknown op %d", op);
+    return -2;
+  }
+  parallelFor(A(3), kGrainValues, [=](int64_t from, int64_t to) { unaryRange(op, x + from, o + from, to - from); });
   return 0;
 }
 
@@ -187,12 +210,16 @@ int addN() {
   float* o = F(g_args[0]);
   const int64_t n = A(1);
   const int count = static_cast<int>(A(2));
-  const float* first = F(g_args[3]);
-  if (o != first) std::memmove(o, first, static_cast<size_t>(n) * sizeof(float));
-  for (int k = 1; k < count; k++) {
-    const float* x = F(g_args[3 + k]);
-    for (int64_t i = 0; i < n; i++) o[i] += x[i];
-  }
+  std::vector<const float*> xs(static_cast<size_t>(count));
+  for (int k = 0; k < count; k++) xs[static_cast<size_t>(k)] = F(g_args[3 + k]);
+  const float* const* in = xs.data();
+  parallelFor(n, kGrainValues, [=](int64_t from, int64_t to) {
+    if (o != in[0]) std::memmove(o + from, in[0] + from, static_cast<size_t>(to - from) * sizeof(float));
+    for (int k = 1; k < count; k++) {
+      const float* x = in[k];
+      for (int64_t i = from; i < to; i++) o[i] += x[i];
+    }
+  });
   return 0;
 }
 
@@ -203,8 +230,9 @@ int select() {
   const float* t = F(g_args[1]);
   const float* e = F(g_args[2]);
   float* o = F(g_args[3]);
-  const int64_t n = A(4);
-  for (int64_t i = 0; i < n; i++) o[i] = cond[i] ? t[i] : e[i];
+  parallelFor(A(4), kGrainValues, [=](int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; i++) o[i] = cond[i] ? t[i] : e[i];
+  });
   return 0;
 }
 

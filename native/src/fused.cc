@@ -12,11 +12,11 @@
 // Row sums accumulate in double, as the reductions do (reduce.cc).
 #include <cmath>
 #include <cstdio>
-#include <thread>
 #include <vector>
 
 #include "exp-loops.h"
 #include "kernels.h"
+#include "pool.h"
 
 namespace sharp {
 
@@ -45,6 +45,13 @@ float rowInvRms(const float* x, int64_t cols, float eps) {
 
 }  // namespace
 
+// Runs body(from, to) over [0, rows) split across the training threads (pool.h), in parts of at
+// least kGrainValues values.
+template <typename Body>
+void parallelRows(int64_t rows, int64_t cols, Body body) {
+  parallelFor(rows, grainFor(cols), body);
+}
+
 // args: xOff wOff yOff rows cols eps
 int rmsNorm() {
   const float* x = F(g_args[0]);
@@ -52,16 +59,19 @@ int rmsNorm() {
   float* y = F(g_args[2]);
   const int64_t rows = A(3), cols = A(4);
   const float eps = static_cast<float>(g_args[5]);
-  for (int64_t r = 0; r < rows; r++) {
-    const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    const float inv = rowInvRms(xr, cols, eps);
-    for (int64_t i = 0; i < cols; i++) yr[i] = (xr[i] * inv) * w[i];
-  }
+  parallelRows(rows, cols, [=](int64_t from, int64_t to) {
+    for (int64_t r = from; r < to; r++) {
+      const float* xr = x + r * cols;
+      float* yr = y + r * cols;
+      const float inv = rowInvRms(xr, cols, eps);
+      for (int64_t i = 0; i < cols; i++) yr[i] = (xr[i] * inv) * w[i];
+    }
+  });
   return 0;
 }
 
-// One part of the gradient per call: part 0 writes dx [rows, cols], part 1 dw [cols].
+// One part of the gradient per call: part 0 writes dx [rows, cols], part 1 dw [cols] (split by
+// columns, each summed over the rows in order, so the sum does not depend on the thread count).
 // args: dyOff xOff wOff outOff rows cols eps part
 int rmsNormGrad() {
   const float* dy = F(g_args[0]);
@@ -71,26 +81,34 @@ int rmsNormGrad() {
   const int64_t rows = A(4), cols = A(5);
   const float eps = static_cast<float>(g_args[6]);
   if (A(7) == 0) {
+    parallelRows(rows, cols, [=](int64_t from, int64_t to) {
+      for (int64_t r = from; r < to; r++) {
+        const float* xr = x + r * cols;
+        const float* dyr = dy + r * cols;
+        float* dxr = out + r * cols;
+        const float inv = rowInvRms(xr, cols, eps);
+        double dot = 0;
+        for (int64_t i = 0; i < cols; i++) dot += static_cast<double>(dyr[i] * w[i]) * xr[i];
+        const float k = static_cast<float>(dot * inv * inv * inv / static_cast<double>(cols));
+        for (int64_t i = 0; i < cols; i++) dxr[i] = inv * (dyr[i] * w[i]) - xr[i] * k;
+      }
+    });
+    return 0;
+  }
+  std::vector<float> invs(static_cast<size_t>(rows));
+  float* inv = invs.data();
+  parallelRows(rows, cols, [=](int64_t from, int64_t to) {
+    for (int64_t r = from; r < to; r++) inv[r] = rowInvRms(x + r * cols, cols, eps);
+  });
+  parallelFor(cols, grainFor(rows), [=](int64_t from, int64_t to) {
+    std::vector<double> acc(static_cast<size_t>(to - from), 0.0);
     for (int64_t r = 0; r < rows; r++) {
       const float* xr = x + r * cols;
       const float* dyr = dy + r * cols;
-      float* dxr = out + r * cols;
-      const float inv = rowInvRms(xr, cols, eps);
-      double dot = 0;
-      for (int64_t i = 0; i < cols; i++) dot += static_cast<double>(dyr[i] * w[i]) * xr[i];
-      const float k = static_cast<float>(dot * inv * inv * inv / static_cast<double>(cols));
-      for (int64_t i = 0; i < cols; i++) dxr[i] = inv * (dyr[i] * w[i]) - xr[i] * k;
+      for (int64_t i = from; i < to; i++) acc[static_cast<size_t>(i - from)] += static_cast<double>(dyr[i]) * (xr[i] * inv[r]);
     }
-    return 0;
-  }
-  std::vector<double> acc(static_cast<size_t>(cols), 0.0);
-  for (int64_t r = 0; r < rows; r++) {
-    const float* xr = x + r * cols;
-    const float* dyr = dy + r * cols;
-    const float inv = rowInvRms(xr, cols, eps);
-    for (int64_t i = 0; i < cols; i++) acc[i] += static_cast<double>(dyr[i]) * (xr[i] * inv);
-  }
-  for (int64_t i = 0; i < cols; i++) out[i] = static_cast<float>(acc[i]);
+    for (int64_t i = from; i < to; i++) out[i] = static_cast<float>(acc[static_cast<size_t>(i - from)]);
+  });
   return 0;
 }
 
@@ -99,9 +117,10 @@ int swiglu() {
   const float* g = F(g_args[0]);
   const float* u = F(g_args[1]);
   float* o = F(g_args[2]);
-  const int64_t n = A(3);
-  sigmoidInto(g, o, n);
-  for (int64_t i = 0; i < n; i++) o[i] = (g[i] * o[i]) * u[i];
+  parallelFor(A(3), kGrainValues, [=](int64_t from, int64_t to) {
+    sigmoidInto(g + from, o + from, to - from);
+    for (int64_t i = from; i < to; i++) o[i] = (g[i] * o[i]) * u[i];
+  });
   return 0;
 }
 
@@ -111,13 +130,15 @@ int swigluGrad() {
   const float* g = F(g_args[1]);
   const float* u = F(g_args[2]);
   float* o = F(g_args[3]);
-  const int64_t n = A(4);
-  sigmoidInto(g, o, n);
-  if (A(5) == 0) {
-    for (int64_t i = 0; i < n; i++) o[i] = dy[i] * u[i] * (o[i] * (1.f + g[i] * (1.f - o[i])));
-  } else {
-    for (int64_t i = 0; i < n; i++) o[i] = dy[i] * (g[i] * o[i]);
-  }
+  const bool gate = A(5) == 0;
+  parallelFor(A(4), kGrainValues, [=](int64_t from, int64_t to) {
+    sigmoidInto(g + from, o + from, to - from);
+    if (gate) {
+      for (int64_t i = from; i < to; i++) o[i] = dy[i] * u[i] * (o[i] * (1.f + g[i] * (1.f - o[i])));
+    } else {
+      for (int64_t i = from; i < to; i++) o[i] = dy[i] * (g[i] * o[i]);
+    }
+  });
   return 0;
 }
 
@@ -131,21 +152,23 @@ int rope() {
   const int64_t rows = A(4), heads = A(5), hd = A(6);
   const float sign = A(7) != 0 ? -1.f : 1.f;
   const int64_t half = hd / 2;
-  for (int64_t r = 0; r < rows; r++) {
-    const float* cr = c + r * half;
-    const float* sr = s + r * half;
-    for (int64_t h = 0; h < heads; h++) {
-      const float* x1 = x + (r * heads + h) * hd;
-      const float* x2 = x1 + half;
-      float* o1 = o + (r * heads + h) * hd;
-      float* o2 = o1 + half;
-      for (int64_t i = 0; i < half; i++) {
-        const float si = sign * sr[i];
-        o1[i] = x1[i] * cr[i] - x2[i] * si;
-        o2[i] = x2[i] * cr[i] + x1[i] * si;
+  parallelRows(rows, heads * hd, [=](int64_t from, int64_t to) {
+    for (int64_t r = from; r < to; r++) {
+      const float* cr = c + r * half;
+      const float* sr = s + r * half;
+      for (int64_t h = 0; h < heads; h++) {
+        const float* x1 = x + (r * heads + h) * hd;
+        const float* x2 = x1 + half;
+        float* o1 = o + (r * heads + h) * hd;
+        float* o2 = o1 + half;
+        for (int64_t i = 0; i < half; i++) {
+          const float si = sign * sr[i];
+          o1[i] = x1[i] * cr[i] - x2[i] * si;
+          o2[i] = x2[i] * cr[i] + x1[i] * si;
+        }
       }
     }
-  }
+  });
   return 0;
 }
 
@@ -162,25 +185,6 @@ bool targetsOk(const int32_t* t, int64_t rows, int64_t cols, const char* name) {
 }
 
 }  // namespace
-
-// Runs body(from, to) over [0, rows) split across the training threads (g_autoThreadsMax, as the
-// GEMMs use) when the rows hold at least kParallelElements values; else on this thread. Threads are
-// started and joined per call: ~50 us, against ~1 ms of work on a [512, 2000] tensor.
-constexpr int64_t kParallelElements = 1 << 18;
-
-template <typename Body>
-void parallelRows(int64_t rows, int64_t cols, Body body) {
-  const int64_t threads = g_autoThreadsMax > 1 ? g_autoThreadsMax : 1;
-  const int64_t parts = rows * cols >= kParallelElements ? (threads < rows ? threads : rows) : 1;
-  if (parts <= 1) {
-    body(0, rows);
-    return;
-  }
-  std::vector<std::thread> helpers;
-  for (int64_t k = 1; k < parts; k++) helpers.emplace_back(body, rows * k / parts, rows * (k + 1) / parts);
-  body(0, rows / parts);
-  for (auto& t : helpers) t.join();
-}
 
 // args: logitsOff targetsOff outOff rows cols
 int selectedLogprobs() {

@@ -7,6 +7,7 @@
 #include <vector>
 #include "exp-loops.h"
 #include "kernels.h"
+#include "pool.h"
 
 namespace sharp {
 
@@ -126,15 +127,17 @@ int softmax() {
   const float* x = F(g_args[0]);
   float* o = F(g_args[1]);
   const int64_t rows = A(2), cols = A(3);
-  for (int64_t r = 0; r < rows; r++) {
-    const float* xr = x + r * cols;
-    float* orow = o + r * cols;
-    expShift(xr, rowMax(xr, cols), orow, cols);
-    double s = 0;
-    for (int64_t i = 0; i < cols; i++) s += orow[i];
-    const float inv = static_cast<float>(1.0 / s);
-    for (int64_t i = 0; i < cols; i++) orow[i] *= inv;
-  }
+  parallelFor(rows, grainFor(cols), [=](int64_t from, int64_t to) {
+    for (int64_t r = from; r < to; r++) {
+      const float* xr = x + r * cols;
+      float* orow = o + r * cols;
+      expShift(xr, rowMax(xr, cols), orow, cols);
+      double s = 0;
+      for (int64_t i = 0; i < cols; i++) s += orow[i];
+      const float inv = static_cast<float>(1.0 / s);
+      for (int64_t i = 0; i < cols; i++) orow[i] *= inv;
+    }
+  });
   return 0;
 }
 
