@@ -100,7 +100,7 @@ static void binRun(const T* a, const T* b, O* o, int rank, const int64_t* outS, 
     parallelFor(inner, kGrainValues, [=](int64_t from, int64_t to) { binInner<OP, T, O>(a + from * ia, ia, b + from * ib, ib, o + from, to - from); });
     return;
   }
-  parallelFor(outer, grainFor(inner), [&](int64_t from, int64_t to) {
+  parallelRows(outer, inner, [&](int64_t from, int64_t to) {
     // The odometer at row `from`: its index per collapsed dim and the matching offsets of a and b.
     int64_t idx[kMaxRank] = {0};
     int64_t ia = 0, ib = 0;

@@ -45,13 +45,6 @@ float rowInvRms(const float* x, int64_t cols, float eps) {
 
 }  // namespace
 
-// Runs body(from, to) over [0, rows) split across the training threads (pool.h), in parts of at
-// least kGrainValues values.
-template <typename Body>
-void parallelRows(int64_t rows, int64_t cols, Body body) {
-  parallelFor(rows, grainFor(cols), body);
-}
-
 // args: xOff wOff yOff rows cols eps
 int rmsNorm() {
   const float* x = F(g_args[0]);

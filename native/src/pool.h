@@ -24,4 +24,10 @@ void parallelFor(int64_t n, int64_t minPerPart, Body body) {
   parallelRange(n, minPerPart, [](void* c, int64_t from, int64_t to) { (*static_cast<Body*>(c))(from, to); }, &body);
 }
 
+// body(from, to) over rows [0, rows) of `cols` values each, in parts of at least kGrainValues values.
+template <typename Body>
+void parallelRows(int64_t rows, int64_t cols, Body body) {
+  parallelFor(rows, grainFor(cols), body);
+}
+
 }  // namespace sharp

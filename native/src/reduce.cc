@@ -127,7 +127,7 @@ int softmax() {
   const float* x = F(g_args[0]);
   float* o = F(g_args[1]);
   const int64_t rows = A(2), cols = A(3);
-  parallelFor(rows, grainFor(cols), [=](int64_t from, int64_t to) {
+  parallelRows(rows, cols, [=](int64_t from, int64_t to) {
     for (int64_t r = from; r < to; r++) {
       const float* xr = x + r * cols;
       float* orow = o + r * cols;
