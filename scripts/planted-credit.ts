@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load.ts';
 import { listStepRecords, readStepRecord } from '../src/credit/record.ts';
-import { plantedCredit, type CallCredit } from '../src/eval/planted-credit.ts';
+import { plantedCredit, type CallCredit, type PlantedCredit, type RecordedRun } from '../src/eval/planted-credit.ts';
 import { loadTrainData } from '../src/recipes/stages/train-data.ts';
 
 /**
@@ -24,32 +24,24 @@ function pct(n: number, d: number): string {
   return d === 0 ? '   -  ' : `${((100 * n) / d).toFixed(1).padStart(5)}%`;
 }
 
-const pooled = new Map<string, CallCredit[][]>();
-for (const run of positionals) {
-  const cfg = loadConfig({ file: join(run, 'config.yaml') });
-  const records = listStepRecords(run).map(readStepRecord).filter((r) => r.kind === 'train');
-  const setting = records[0] ? `${records[0].credit.method}${records[0].credit.counterfactual === 'resample' ? '-resample' : ''}` : 'none';
-  const r = plantedCredit(records, loadTrainData(cfg.data).train);
+const CELLS = ['planted, failures', 'planted, successes', 'other, failures', 'other, successes'] as const;
+const print = (r: PlantedCredit): void => {
   const cells = [r.planted.failure, r.planted.success, r.other.failure, r.other.success];
-  pooled.set(setting, [...(pooled.get(setting) ?? []), cells]);
-  console.log(`${run} (${setting}, ${records.length} steps)`);
-  ['planted, failures', 'planted, successes', 'other, failures', 'other, successes'].forEach((name, i) => console.log(`  ${name.padEnd(20)} ${fmt(cells[i] as CallCredit)}`));
+  CELLS.forEach((name, i) => console.log(`  ${name.padEnd(20)} ${fmt(cells[i] as CallCredit)}`));
+};
+
+const pooled = new Map<string, RecordedRun[]>();
+for (const dir of positionals) {
+  const cfg = loadConfig({ file: join(dir, 'config.yaml') });
+  const run: RecordedRun = { records: listStepRecords(dir).map(readStepRecord).filter((r) => r.kind === 'train'), episodes: loadTrainData(cfg.data).train };
+  const first = run.records[0];
+  const setting = first ? `${first.credit.method}${first.credit.counterfactual === 'resample' ? '-resample' : ''}` : 'none';
+  pooled.set(setting, [...(pooled.get(setting) ?? []), run]);
+  console.log(`${dir} (${setting}, ${run.records.length} steps)`);
+  print(plantedCredit([run]));
 }
 console.log('\npooled over runs');
 for (const [setting, runs] of pooled) {
   console.log(`${setting} (${runs.length} runs)`);
-  ['planted, failures', 'planted, successes', 'other, failures', 'other, successes'].forEach((name, i) => {
-    const cs = runs.map((cells) => cells[i] as CallCredit);
-    const calls = cs.reduce((a, c) => a + c.calls, 0);
-    const phis = cs.filter((c) => c.meanPhi !== null);
-    const phiCalls = phis.reduce((a, c) => a + c.calls, 0);
-    const sum: CallCredit = {
-      calls,
-      meanDelta: calls ? cs.reduce((a, c) => a + c.meanDelta * c.calls, 0) / calls : 0,
-      negative: cs.reduce((a, c) => a + c.negative, 0),
-      positive: cs.reduce((a, c) => a + c.positive, 0),
-      meanPhi: phiCalls ? phis.reduce((a, c) => a + (c.meanPhi as number) * c.calls, 0) / phiCalls : null,
-    };
-    console.log(`  ${name.padEnd(20)} ${fmt(sum)}`);
-  });
+  print(plantedCredit(runs));
 }

@@ -47,15 +47,19 @@ describe('plantedCredit', () => {
       // b has no claim: its '1967' is no planted report
       { episodeId: 'b', question: '', answers: [], trajectories: [traj(0, ['1967'], [0])] },
     ]);
-    const r = plantedCredit([rec], eps);
+    const r = plantedCredit([{ records: [rec], episodes: eps }]);
     expect(r.planted.failure).toEqual({ calls: 1, meanDelta: -1, negative: 1, positive: 0, meanPhi: -0.5 });
     expect(r.planted.success).toEqual({ calls: 0, meanDelta: 0, negative: 0, positive: 0, meanPhi: null });
     expect(r.other.failure).toEqual({ calls: 2, meanDelta: 0, negative: 0, positive: 0, meanPhi: 0.5 });
     expect(r.other.success).toEqual({ calls: 2, meanDelta: 0.75, negative: 0, positive: 2, meanPhi: 0.5 });
+    // Two runs pool their calls: the same record twice doubles every count and keeps every mean.
+    const two = plantedCredit([{ records: [rec], episodes: eps }, { records: [rec], episodes: eps }]);
+    expect(two.planted.failure).toEqual({ calls: 2, meanDelta: -1, negative: 2, positive: 0, meanPhi: -0.5 });
+    expect(two.other.success).toEqual({ calls: 4, meanDelta: 0.75, negative: 0, positive: 4, meanPhi: 0.5 });
   });
 
   it('names a recorded episode that is missing', () => {
-    expect(() => plantedCredit([step([{ episodeId: 'zz', question: '', answers: [], trajectories: [] }])], [episode('a', true)])).toThrow(
+    expect(() => plantedCredit([{ records: [step([{ episodeId: 'zz', question: '', answers: [], trajectories: [] }])], episodes: [episode('a', true)] }])).toThrow(
       'plantedCredit: step 1 records episode zz, which is not among the episodes',
     );
   });

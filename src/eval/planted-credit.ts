@@ -37,9 +37,24 @@ interface Acc {
 const empty = (): Acc => ({ calls: 0, delta: 0, negative: 0, positive: 0, phi: 0, phis: 0 });
 const done = (a: Acc): CallCredit => ({ calls: a.calls, meanDelta: a.calls ? a.delta / a.calls : 0, negative: a.negative, positive: a.positive, meanPhi: a.phis ? a.phi / a.phis : null });
 
-export function plantedCredit(records: readonly StepRecord[], episodes: readonly Episode[]): PlantedCredit {
-  const byId = new Map(episodes.map((e) => [e.id, e]));
+/** The recorded steps of one run and the episodes they were sampled from. */
+export interface RecordedRun {
+  records: readonly StepRecord[];
+  episodes: readonly Episode[];
+}
+
+/** The counts over every worker call of the runs' recorded steps (one run, or several pooled). */
+export function plantedCredit(runs: readonly RecordedRun[]): PlantedCredit {
   const acc = { planted: { success: empty(), failure: empty() }, other: { success: empty(), failure: empty() } };
+  for (const run of runs) addRun(acc, run);
+  return {
+    planted: { success: done(acc.planted.success), failure: done(acc.planted.failure) },
+    other: { success: done(acc.other.success), failure: done(acc.other.failure) },
+  };
+}
+
+function addRun(acc: Record<'planted' | 'other', Record<'success' | 'failure', Acc>>, { records, episodes }: RecordedRun): void {
+  const byId = new Map(episodes.map((e) => [e.id, e]));
   for (const rec of records) {
     for (const g of rec.groups) {
       const ep = byId.get(g.episodeId);
@@ -63,8 +78,4 @@ export function plantedCredit(records: readonly StepRecord[], episodes: readonly
       }
     }
   }
-  return {
-    planted: { success: done(acc.planted.success), failure: done(acc.planted.failure) },
-    other: { success: done(acc.other.success), failure: done(acc.other.failure) },
-  };
 }

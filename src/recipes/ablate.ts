@@ -17,10 +17,11 @@ export async function run(opts: AblateFlags): Promise<void> {
   checkAblationConfig(cfg);
   const dir = resolve(opts.out || cfg.ablation.out || join(cfg.run.dir, cfg.run.name));
   mkdirSync(dir, { recursive: true });
-  if (!opts.report) acquireRunLock(dir);
+  const reportOnly = opts.report === true;
+  if (!reportOnly) acquireRunLock(dir);
   await withRun({ cfg, backendFlag: opts.backend, logDir: dir, sigint: true }, async ({ log, backend, stop }) => {
-    log.info({ dir, backend: backend.backend, native: backend.native, methods: cfg.ablation.methods, seeds: cfg.ablation.seeds, reportOnly: opts.report === true }, 'ablation');
+    log.info({ dir, backend: backend.backend, native: backend.native, methods: cfg.ablation.methods, seeds: cfg.ablation.seeds, reportOnly }, 'ablation');
     const command = ['sharp ablate', ...process.argv.slice(3)].join(' ');
-    await ablate({ cfg, dir, log, stop, command, reportOnly: opts.report === true });
+    await ablate({ cfg, dir, log, stop, command, reportOnly });
   });
 }
