@@ -10,6 +10,7 @@
         "src/reduce.cc",
         "src/adamw.cc",
         "src/fused.cc",
+        "src/attention.cc",
         "src/pool.cc"
       ],
       "include_dirs": [

@@ -28,13 +28,13 @@ fi
 mapfile -t libs < <(ldconfig -p | awk '/openblas|libblas|liblapack|gfortran/ {print $NF}' | xargs -r readlink -f | sort -u)
 if [ "${#libs[@]}" -eq 0 ]; then
   say "no OpenBLAS on this machine: the tests run as they are"
-  env SHARP_NATIVE=prebuilt npx vitest run src/backend/native src/model/ops/fused.test.ts src/model/ops/threads.test.ts
-  exec env SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels src/model/ops/fused.test.ts src/model/ops/threads.test.ts
+  env SHARP_NATIVE=prebuilt npx vitest run src/backend/native src/model/ops/fused.test.ts src/model/ops/sdpa.test.ts src/model/ops/threads.test.ts
+  exec env SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels src/model/ops/fused.test.ts src/model/ops/sdpa.test.ts src/model/ops/threads.test.ts
 fi
 if ! unshare --mount true 2>/dev/null; then
   say "OpenBLAS is installed and no mount namespace is allowed here, so it cannot be hidden; the tests run with it present"
-  env SHARP_NATIVE=prebuilt npx vitest run src/backend/native src/model/ops/fused.test.ts src/model/ops/threads.test.ts
-  exec env SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels src/model/ops/fused.test.ts src/model/ops/threads.test.ts
+  env SHARP_NATIVE=prebuilt npx vitest run src/backend/native src/model/ops/fused.test.ts src/model/ops/sdpa.test.ts src/model/ops/threads.test.ts
+  exec env SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels src/model/ops/fused.test.ts src/model/ops/sdpa.test.ts src/model/ops/threads.test.ts
 fi
 # shellcheck disable=SC2016
 exec unshare --mount bash -c '
@@ -45,7 +45,7 @@ exec unshare --mount bash -c '
     # The proof that OpenBLAS is gone: the local build, linked against it, no longer loads.
     node -e "try { require(\"./native/build/Release/sharp_native.node\"); console.error(\"test:prebuilt: FAIL: the local build still loads\"); process.exit(1) } catch (e) { console.log(\"test:prebuilt: the local build no longer loads: \" + e.message.split(\"\\n\")[0]) }"
   fi
-  SHARP_NATIVE=prebuilt npx vitest run src/backend/native src/model/ops/fused.test.ts src/model/ops/threads.test.ts
+  SHARP_NATIVE=prebuilt npx vitest run src/backend/native src/model/ops/fused.test.ts src/model/ops/sdpa.test.ts src/model/ops/threads.test.ts
   # The baseline (SSE2) exp loops too, which an AVX2 machine would otherwise never run.
-  SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels src/model/ops/fused.test.ts src/model/ops/threads.test.ts
+  SHARP_NATIVE=prebuilt SHARP_NATIVE_AVX2=0 npx vitest run src/backend/native/addon.test.ts src/backend/native/kernels src/model/ops/fused.test.ts src/model/ops/sdpa.test.ts src/model/ops/threads.test.ts
 ' test-prebuilt "${libs[@]}"

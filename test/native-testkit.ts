@@ -45,3 +45,18 @@ export function expectClose(got: tf.Tensor, want: Arr, tol = 1e-5): number {
 
 /** Random dims in [lo, hi]. */
 export const dims = (rng: Rng, n: number, lo: number, hi: number): number[] => Array.from({ length: n }, () => rng.int(lo, hi));
+
+/** Values and gradients (w.r.t. every input) of f and g at the same inputs, upstream gradient dy. */
+export function compareFused(f: (...xs: tf.Tensor[]) => tf.Tensor, g: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[], rng: Rng): number[] {
+  const out = f(...inputs);
+  const dy = toTensor(randArr(rng, out.shape)); // same shape as out
+  const errs: number[] = [];
+  const gotV = out.dataSync();
+  const wantV = g(...inputs).dataSync();
+  errs.push(relErr(gotV, wantV));
+  const gotG = tf.grads((...xs: tf.Tensor[]) => f(...xs))(inputs, dy);
+  const wantG = tf.grads((...xs: tf.Tensor[]) => g(...xs))(inputs, dy);
+  gotG.forEach((t, i) => errs.push(relErr(t.dataSync(), wantG[i]!.dataSync())));
+  tf.dispose([out, dy, ...gotG, ...wantG]);
+  return errs;
+}

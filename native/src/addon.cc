@@ -171,6 +171,10 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("rope", Napi::Function::New(env, Call<rope>));
   exports.Set("selectedLogprobs", Napi::Function::New(env, Call<selectedLogprobs>));
   exports.Set("selectedLogprobsGrad", Napi::Function::New(env, Call<selectedLogprobsGrad>));
+  exports.Set("attnProbs", Napi::Function::New(env, Call<attnProbs>));
+  exports.Set("attnProbsGrad", Napi::Function::New(env, Call<attnProbsGrad>));
+  exports.Set("attnApply", Napi::Function::New(env, Call<attnApply>));
+  exports.Set("attnApplyGrad", Napi::Function::New(env, Call<attnApplyGrad>));
   Napi::Object typed = Napi::Object::New(env);
   typed.Set("matmul", Napi::Function::New(env, CallTyped<matmul>));
   typed.Set("binary", Napi::Function::New(env, CallTyped<binary>));
@@ -195,6 +199,10 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   typed.Set("rope", Napi::Function::New(env, CallTyped<rope>));
   typed.Set("selectedLogprobs", Napi::Function::New(env, CallTyped<selectedLogprobs>));
   typed.Set("selectedLogprobsGrad", Napi::Function::New(env, CallTyped<selectedLogprobsGrad>));
+  typed.Set("attnProbs", Napi::Function::New(env, CallTyped<attnProbs>));
+  typed.Set("attnProbsGrad", Napi::Function::New(env, CallTyped<attnProbsGrad>));
+  typed.Set("attnApply", Napi::Function::New(env, CallTyped<attnApply>));
+  typed.Set("attnApplyGrad", Napi::Function::New(env, CallTyped<attnApplyGrad>));
   exports.Set("typed", typed);
   return exports;
 }

@@ -31,6 +31,9 @@ extern char g_error[256];
 // rows (decoding: batch x 1 token) then run on 1 thread.
 extern int g_autoThreadsMax;
 extern int g_threadsNow;
+// Under the automatic policy, the BLAS threads for a GEMM of `rows` output rows (1 at or below a
+// decode step's rows; 0 asks for 1, as the kernels that run GEMMs on pool threads do).
+void pickBlasThreads(int64_t rows);
 #ifdef SHARP_PORTABLE
 // The prebuilt binary (x86-64 baseline) also carries the exp loops built for AVX2+FMA
 // (native/prebuild/exp-avx2.cc), used when the CPU has both (g_avx2, set at load).
@@ -62,6 +65,10 @@ int swigluGrad();
 int rope();
 int selectedLogprobs();
 int selectedLogprobsGrad();
+int attnProbs();
+int attnProbsGrad();
+int attnApply();
+int attnApplyGrad();
 
 // Generic strided copy used by transpose (and reductions over non-inner axes).
 void transposeRaw(const float* x, float* out, int rank, const int64_t* shape, const int64_t* perm, bool isFloat);

@@ -11,7 +11,7 @@ namespace sharp {
 // Rows at or below which a GEMM is a decode-step product: thread wake-ups cost more than they give.
 constexpr int64_t kDecodeRows = 32;
 
-static void pickThreads(int64_t rows) {
+void pickBlasThreads(int64_t rows) {
   if (g_autoThreadsMax == 0) return;
   const int want = rows <= kDecodeRows ? 1 : g_autoThreadsMax;
   if (want != g_threadsNow) {
@@ -54,7 +54,7 @@ int matmul() {
   }
   // x[B, T, D] @ W[D, N]: one GEMM over all B*T rows (the weight is shared by every batch).
   const bool fold = batchB == 1 && !ta && batchA == batch;
-  pickThreads(fold ? batch * M : M);
+  pickBlasThreads(fold ? batch * M : M);
   if (fold) {
     cblas_sgemm(CblasRowMajor, opA, opB, static_cast<int>(batch * M), static_cast<int>(N), static_cast<int>(K), 1.f, a,
                 lda, b, ldb, 0.f, c, static_cast<int>(N));

@@ -6,6 +6,7 @@ import { rmsNorm } from './ops/norm.ts';
 import { applyRopeQK, type RopeTables } from './ops/rope.ts';
 import type { LoraLookup } from './lora.ts';
 import { project } from './project.ts';
+import { permute, sdpa } from './ops/sdpa.ts';
 
 /** Looks a weight up by HF name (linear weights come back stored [in, out]). */
 export type WeightGetter = (name: string) => tf.Tensor;
@@ -40,20 +41,10 @@ export function attentionBias(keyMask: tf.Tensor2D, queries: number, past: numbe
 }
 
 /**
- * tf.transpose that becomes a free reshape when every moved axis but one has size 1 (a decode
- * step has T = 1, so its head swaps are pure relabelings): saves a copy kernel per call.
- */
-function permute<T extends tf.Tensor>(x: T, perm: number[]): T {
-  const moved = perm.filter((p, i) => p !== i).map((p) => x.shape[p] as number);
-  if (moved.filter((d) => d !== 1).length <= 1) return tf.reshape(x, perm.map((p) => x.shape[p] as number)) as T;
-  return tf.transpose(x, perm) as T;
-}
-
-/**
  * Grouped-query self-attention of one layer (HF LlamaAttention / Qwen2Attention / Qwen3Attention).
- * GQA without repeat_kv: query heads are grouped by the kv head they share, so q reshapes to
- * [B*KV, rep*T, hd] and multiplies the un-repeated keys directly (a reshape, not a copy). Heads
- * are separated with 4-D transposes only (technique 3).
+ * A whole sequence goes through sdpa (ops/sdpa.ts: fused kernels where the native ones serve the
+ * backend). A decode step groups query heads by the kv head they share, so q reshapes to
+ * [B*KV, rep*T, hd] and multiplies the un-repeated cached keys directly (a reshape, not a copy).
  */
 export function attention(
   x: tf.Tensor2D, // [B*T, D] normed input
@@ -81,27 +72,28 @@ export function attention(
     k = rmsNorm(k, w(n.kNorm) as tf.Tensor1D, c.rmsEps); // [B, T, KV, hd]
   }
   [q, k] = applyRopeQK(q, k, rope); // [B, T, H, hd], [B, T, KV, hd]
-  const qs = tf.mul(permute(q, [0, 2, 1, 3]), 1 / Math.sqrt(hd)); // [B, H, T, hd], scaled before the product (fewer values)
-  const qg = tf.reshape(qs, [batch * KV, rep * seq, hd]) as tf.Tensor3D; // [B*KV, rep*T, hd]
-  const vNew = tf.reshape(permute(v, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
-  const vAll = past ? (tf.concat([past.v, vNew], 1) as tf.Tensor3D) : vNew; // [B*KV, Tk, hd]
-  let scores: tf.Tensor3D; // [B*KV, rep*T, Tk]
-  let kAll: tf.Tensor3D | undefined; // [B*KV, Tk, hd], only when the caller keeps the cache
-  if (past) {
-    kAll = tf.concat([past.k, tf.reshape(permute(k, [0, 2, 1, 3]), [batch * KV, seq, hd])], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
-    // Decode: (K @ q^T)^T transposes only the small [rep*T, Tk] result, never the cache.
-    const qgT = permute(qg, [0, 2, 1]); // [B*KV, hd, rep*T]
-    scores = permute(ops.bmm(kAll, qgT), [0, 2, 1]); // [B*KV, Tk, rep*T] -> [B*KV, rep*T, Tk]
-  } else {
-    const kT = tf.reshape(tf.transpose(k, [0, 2, 3, 1]), [batch * KV, hd, seq]) as tf.Tensor3D; // [B*KV, hd, T]
-    if (keepKv) kAll = tf.reshape(tf.transpose(k, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
-    scores = ops.bmm(qg, kT); // [B*KV, rep*T, T]
+  const scale = 1 / Math.sqrt(hd);
+  if (!past) {
+    // A whole sequence (training, scoring, prefill): the cache, when kept, is [B*KV, T, hd].
+    const ctx = sdpa(q, k, v, bias, scale, ops); // [B, T, H, hd]
+    const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora); // [B*T, D]
+    if (!keepKv) return { out, kv: undefined };
+    const cache = (x: tf.Tensor4D): tf.Tensor3D => tf.reshape(permute(x, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
+    return { out, kv: { k: cache(k), v: cache(v) } };
   }
+  // Decode (and any pass after cached keys): (K @ q^T)^T transposes only the small [rep*T, Tk]
+  // result, never the cache.
+  const qs = tf.mul(permute(q, [0, 2, 1, 3]), scale); // [B, H, T, hd], scaled before the product (fewer values)
+  const qg = tf.reshape(qs, [batch * KV, rep * seq, hd]) as tf.Tensor3D; // [B*KV, rep*T, hd]
+  const vAll = tf.concat([past.v, tf.reshape(permute(v, [0, 2, 1, 3]), [batch * KV, seq, hd])], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
+  const kAll = tf.concat([past.k, tf.reshape(permute(k, [0, 2, 1, 3]), [batch * KV, seq, hd])], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
+  const qgT = permute(qg, [0, 2, 1]); // [B*KV, hd, rep*T]
+  const scores = permute(ops.bmm(kAll, qgT), [0, 2, 1]); // [B*KV, Tk, rep*T] -> [B*KV, rep*T, Tk]
   const tk = vAll.shape[1];
   const biased = tf.add(tf.reshape(scores, [batch, H, seq, tk]), bias); // [B, H, T, Tk]
   const probs = tf.reshape(tf.softmax(biased), [batch * KV, rep * seq, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
   const ctx = tf.reshape(ops.bmm(probs, vAll), [batch, H, seq, hd]); // [B, H, T, hd]
   const merged = tf.reshape(permute(ctx, [0, 2, 1, 3]), [batch * seq, H * hd]) as tf.Tensor2D; // [B*T, H*hd]
   const out = project(ops, merged, w, n.o, opt(n.oBias), lora); // [B*T, D]
-  return { out, kv: kAll ? { k: kAll, v: vAll } : undefined };
+  return { out, kv: { k: kAll, v: vAll } };
 }

@@ -49,6 +49,11 @@ export interface NativeAddon {
   rope?(): number;
   selectedLogprobs?(): number;
   selectedLogprobsGrad?(): number;
+  /** The sequence attention kernels (native/src/attention.cc). */
+  attnProbs?(): number;
+  attnProbsGrad?(): number;
+  attnApply?(): number;
+  attnApplyGrad?(): number;
   /**
    * The same kernels on the TypedArrays passed in the call (a tensor's slot holds its argument
    * index). Absent from binaries built before this binding existed.
@@ -62,7 +67,7 @@ type HeapKernelFn = 'matmul' | 'binary' | 'unary' | 'transpose' | 'slice' | 'con
 const TYPED_KERNEL_FNS = ['matmul', 'binary', 'unary', 'transpose', 'slice', 'concat', 'gather', 'segmentSum', 'oneHot', 'addN', 'reduce', 'softmax', 'adamw', 'select', 'cast', 'cumsum'] as const;
 type TypedKernelFn = (typeof TYPED_KERNEL_FNS)[number];
 /** Kernels of both bindings that older binaries lack: their overrides register only where present. */
-export type FusedKernelFn = 'rmsNorm' | 'rmsNormGrad' | 'swiglu' | 'swigluGrad' | 'rope' | 'selectedLogprobs' | 'selectedLogprobsGrad';
+export type FusedKernelFn = 'rmsNorm' | 'rmsNormGrad' | 'swiglu' | 'swigluGrad' | 'rope' | 'selectedLogprobs' | 'selectedLogprobsGrad' | 'attnProbs' | 'attnProbsGrad' | 'attnApply' | 'attnApplyGrad';
 export type NativeKernelFn = HeapKernelFn | TypedKernelFn | FusedKernelFn;
 
 /** Whether `addon` has the typed-array binding with every kernel (binaries built before it lack it). */

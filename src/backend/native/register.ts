@@ -7,6 +7,7 @@ import { HeapContext, type WasmBackend } from './heap.ts';
 import { elementwiseNative } from './kernels/elementwise.ts';
 import { layoutNative } from './kernels/layout.ts';
 import { batchMatMulNative } from './kernels/matmul.ts';
+import { attentionNative } from './kernels/attention.ts';
 import { fusedNative, registrable } from './kernels/fused.ts';
 import { reduceNative } from './kernels/reduce.ts';
 import type { KernelOverride } from './kernels/types.ts';
@@ -39,7 +40,7 @@ export interface NativeStatus {
  * Every native override, in registration order. BatchMatMul first: it is the biggest win. The fused
  * kernels last: they register only where the binary has them (KernelOverride.needs).
  */
-export const NATIVE_KERNELS: readonly KernelOverride[] = [batchMatMulNative, ...elementwiseNative, ...layoutNative, ...reduceNative, ...fusedNative];
+export const NATIVE_KERNELS: readonly KernelOverride[] = [batchMatMulNative, ...elementwiseNative, ...layoutNative, ...reduceNative, ...fusedNative, ...attentionNative];
 
 interface State {
   status: NativeStatus;

@@ -5,7 +5,7 @@ import { loadTypedAddon } from '../../backend/native/addon.ts';
 import { FUSED_KERNELS } from '../../backend/native/index.ts';
 import { disableNativeKernels, enableNativeKernels } from '../../backend/native/register.ts';
 import { Rng } from '../../random/rng.ts';
-import { addonBuilt, randArr, toTensor } from '../../../test/native-testkit.ts';
+import { addonBuilt, compareFused, randArr, toTensor } from '../../../test/native-testkit.ts';
 import { relErr } from '../../../test/reference/kernels.ts';
 import { fusedHere } from './fused.ts';
 import { rmsNorm, rmsNormComposed } from './norm.ts';
@@ -22,21 +22,6 @@ import { selectedLogprobs, selectedLogprobsComposed } from './logprobs.ts';
 
 const hasFused = (): boolean => Object.values(FUSED_KERNELS).every((name) => fusedHere(name));
 
-/** Values and gradients (w.r.t. every input) of f and g at the same inputs, upstream gradient dy. */
-function compare(f: (...xs: tf.Tensor[]) => tf.Tensor, g: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[], rng: Rng): number[] {
-  const out = f(...inputs);
-  const dy = toTensor(randArr(rng, out.shape)); // same shape as out
-  const errs: number[] = [];
-  const gotV = out.dataSync();
-  const wantV = g(...inputs).dataSync();
-  errs.push(relErr(gotV, wantV));
-  const gotG = tf.grads((...xs: tf.Tensor[]) => f(...xs))(inputs, dy);
-  const wantG = tf.grads((...xs: tf.Tensor[]) => g(...xs))(inputs, dy);
-  gotG.forEach((t, i) => errs.push(relErr(t.dataSync(), wantG[i]!.dataSync())));
-  tf.dispose([out, dy, ...gotG, ...wantG]);
-  return errs;
-}
-
 function suite(): void {
   it('RMSNorm: values and gradients of x and the weight, 2-D and per-head 4-D', () => {
     const rng = new Rng(3);
@@ -44,7 +29,7 @@ function suite(): void {
       const d = shape[shape.length - 1]!;
       const x = toTensor(randArr(rng, shape, 3)); // shape
       const w = toTensor(randArr(rng, [d])) as tf.Tensor1D; // [D]
-      const errs = compare((a, b) => rmsNorm(a!, b as tf.Tensor1D, 1e-6), (a, b) => rmsNormComposed(a!, b as tf.Tensor1D, 1e-6), [x, w], rng);
+      const errs = compareFused((a, b) => rmsNorm(a!, b as tf.Tensor1D, 1e-6), (a, b) => rmsNormComposed(a!, b as tf.Tensor1D, 1e-6), [x, w], rng);
       for (const e of errs) expect(e).toBeLessThanOrEqual(1e-5);
       tf.dispose([x, w]);
     }
@@ -54,7 +39,7 @@ function suite(): void {
     const rng = new Rng(4);
     const g = toTensor(randArr(rng, [48, 86], 6)); // [N, I]
     const u = toTensor(randArr(rng, [48, 86])); // [N, I]
-    const errs = compare((a, b) => siluGate(a!, b!), (a, b) => siluGateComposed(a!, b!), [g, u], rng);
+    const errs = compareFused((a, b) => siluGate(a!, b!), (a, b) => siluGateComposed(a!, b!), [g, u], rng);
     for (const e of errs) expect(e).toBeLessThanOrEqual(1e-5);
     tf.dispose([g, u]);
   });
@@ -64,7 +49,7 @@ function suite(): void {
     const positions = tf.tensor2d([0, 1, 2, 3, 4, 0, 0, 1, 2, 3], [2, 5]); // [B, T]
     const r = ropeTables(positions, 16, { type: 'default', theta: 10000 }); // [B, T, 1, 8] x2
     const x = toTensor(randArr(rng, [2, 5, 3, 16])) as tf.Tensor4D; // [B, T, H, hd]
-    const errs = compare((a) => applyRope(a as tf.Tensor4D, r), (a) => applyRopeComposed(a as tf.Tensor4D, r), [x], rng);
+    const errs = compareFused((a) => applyRope(a as tf.Tensor4D, r), (a) => applyRopeComposed(a as tf.Tensor4D, r), [x], rng);
     for (const e of errs) expect(e).toBeLessThanOrEqual(1e-5);
     const k = toTensor(randArr(rng, [2, 5, 1, 16])) as tf.Tensor4D; // [B, T, KV, hd]
     const [q2, k2] = applyRopeQK(x, k, r);
@@ -79,7 +64,7 @@ function suite(): void {
     for (const [n, v] of [[24, 300], [301, 1000]] as const) {
       const logits = toTensor(randArr(rng, [n, v], 8)) as tf.Tensor2D; // [N, V], large spread
       const targets = tf.tensor1d(Array.from({ length: n }, (_, i) => (i * 37) % v), 'int32'); // [N]
-      const errs = compare((a) => selectedLogprobs(a as tf.Tensor2D, targets), (a) => selectedLogprobsComposed(a as tf.Tensor2D, targets), [logits], rng);
+      const errs = compareFused((a) => selectedLogprobs(a as tf.Tensor2D, targets), (a) => selectedLogprobsComposed(a as tf.Tensor2D, targets), [logits], rng);
       for (const e of errs) expect(e).toBeLessThanOrEqual(1e-5);
       tf.dispose([logits, targets]);
     }

@@ -15,6 +15,10 @@ export function fusedHere(name: string): boolean {
 
 const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap): tf.Tensor => tf.engine().runKernel(name, inputs, attrs) as tf.Tensor;
 
+const noGradient = (kernel: string, input: string) => (): tf.Tensor => {
+  throw new Error(`${kernel}: ${input} takes no gradient`);
+};
+
 tf.registerGradient({
   kernelName: FUSED_KERNELS.rmsNorm,
   inputsToSave: ['x', 'weight'],
@@ -40,9 +44,7 @@ tf.registerGradient({
   inputsToSave: ['cos', 'sin'],
   gradFunc: (dy, saved, attrs) => {
     const [cos, sin] = saved as [tf.Tensor, tf.Tensor];
-    const table = (): tf.Tensor => {
-      throw new Error(`${FUSED_KERNELS.rope}: the RoPE tables take no gradient (positions are not trained)`);
-    };
+    const table = noGradient(FUSED_KERNELS.rope, 'the RoPE tables (positions are not trained)');
     return { x: () => run(FUSED_KERNELS.rope, { x: dy as tf.Tensor, cos, sin }, { inverse: !attrs['inverse'] }), cos: table, sin: table }; // [B, T, H, hd]
   },
 });
@@ -63,3 +65,24 @@ tf.registerGradient({
 export function runFused<T extends tf.Tensor>(name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}): T {
   return run(name, inputs, attrs) as T;
 }
+
+tf.registerGradient({
+  kernelName: FUSED_KERNELS.attnProbs,
+  inputsToSave: ['q', 'k'],
+  outputsToSave: [true],
+  gradFunc: (dy, saved, attrs) => {
+    const [q, k, probs] = saved as [tf.Tensor, tf.Tensor, tf.Tensor];
+    const part = (p: 'q' | 'k') => (): tf.Tensor => run(FUSED_KERNELS.attnProbsGrad, { dy: dy as tf.Tensor, probs, q, k }, { scale: attrs['scale'] as number, part: p }); // like q or k
+    return { q: part('q'), k: part('k'), bias: noGradient(FUSED_KERNELS.attnProbs, 'the attention bias (a mask)') };
+  },
+});
+
+tf.registerGradient({
+  kernelName: FUSED_KERNELS.attnApply,
+  inputsToSave: ['probs', 'v'],
+  gradFunc: (dy, saved) => {
+    const [probs, v] = saved as [tf.Tensor, tf.Tensor];
+    const part = (p: 'probs' | 'v') => (): tf.Tensor => run(FUSED_KERNELS.attnApplyGrad, { dy: dy as tf.Tensor, probs, v }, { part: p }); // like probs or v
+    return { probs: part('probs'), v: part('v') };
+  },
+});

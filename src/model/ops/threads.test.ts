@@ -5,6 +5,8 @@ import { rmsNorm } from './norm.ts';
 import { applyRope, ropeTables, type RopeTables } from './rope.ts';
 import { siluGate } from './swiglu.ts';
 import { selectedLogprobs } from './logprobs.ts';
+import { TRAIN_OPS } from './op-set.ts';
+import { sdpa } from './sdpa.ts';
 import { Rng } from '../../random/rng.ts';
 import { addonBuilt, randArr, setupNative, toTensor } from '../../../test/native-testkit.ts';
 import { nativeAdamW } from '../../backend/native/adamw.ts';
@@ -32,7 +34,7 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
   afterAll(() => setThreads(availableParallelism()));
 
   // Inputs made once the wasm backend is up (beforeAll).
-  let a: tf.Tensor, b: tf.Tensor, c: tf.Tensor, x: tf.Tensor, w: tf.Tensor1D, logits: tf.Tensor2D, targets: tf.Tensor1D, q: tf.Tensor4D, rope: RopeTables;
+  let a: tf.Tensor, b: tf.Tensor, c: tf.Tensor, x: tf.Tensor, w: tf.Tensor1D, logits: tf.Tensor2D, targets: tf.Tensor1D, q: tf.Tensor4D, rope: RopeTables, kv: tf.Tensor4D, bias: tf.Tensor4D;
   beforeAll(() => {
     const rng = new Rng(21);
     a = toTensor(randArr(rng, [7, 50, 300])); // [7, 50, 300]
@@ -43,6 +45,9 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
     logits = toTensor(randArr(rng, [40, 2000], 4)) as tf.Tensor2D; // [N, V]
     targets = tf.tensor1d(Array.from({ length: 40 }, (_, i) => (i * 37) % 2000), 'int32'); // [N]
     q = toTensor(randArr(rng, [4, 64, 4, 32])) as tf.Tensor4D; // [B, T, H, hd]
+    kv = toTensor(randArr(rng, [4, 64, 2, 32])) as tf.Tensor4D; // [B, T, KV, hd]
+    const causal = tf.linalg.bandPart(tf.ones([64, 64]), -1, 0); // [T, T] lower triangle of ones
+    bias = tf.tile(tf.reshape(tf.mul(tf.sub(causal, 1), 1e9), [1, 1, 64, 64]), [4, 1, 1, 1]) as tf.Tensor4D; // [B, 1, T, T]
     rope = ropeTables(tf.tensor2d(Array.from({ length: 256 }, (_, i) => i % 64), [4, 64], 'int32'), 32, { type: 'default', theta: 10000 }); // [B, T, 1, 16] x2
   });
 
@@ -59,6 +64,10 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
     }],
     ['SwiGLU gate and its gradients', () => [siluGate(a, c), ...tf.grads((g: tf.Tensor, u: tf.Tensor) => siluGate(g, u))([a, c], tf.sin(a))]],
     ['RoPE', () => [applyRope(q, rope)]],
+    ['sequence attention (GQA) and the gradients of q, k and v', () => {
+      const f = (a1: tf.Tensor, k1: tf.Tensor, v1: tf.Tensor): tf.Tensor => sdpa(a1 as tf.Tensor4D, k1 as tf.Tensor4D, v1 as tf.Tensor4D, bias, 0.2, TRAIN_OPS); // [B, T, H, hd]
+      return [f(q, kv, tf.cos(kv)), ...tf.grads(f)([q, kv, tf.cos(kv)], tf.sin(q))];
+    }],
     ['selected log-probs and their gradient', () => [selectedLogprobs(logits, targets), tf.grad((l: tf.Tensor) => tf.sum(selectedLogprobs(l as tf.Tensor2D, targets)))(logits)]],
   ];
 

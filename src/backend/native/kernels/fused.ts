@@ -6,7 +6,8 @@ import { asKernel, sizeOf, type KernelArgs, type KernelOverride } from './types.
 /**
  * Kernels with no tfjs counterpart: the decoder's RMSNorm, SwiGLU gate and RoPE, and the log-prob
  * of the sampled token under a softmax, forward and backward, each one native pass
- * (native/src/fused.cc). They exist only where the addon serves the backend and has them;
+ * (native/src/fused.cc), and the sequence attention's two halves (native/src/attention.cc,
+ * kernels/attention.ts). They exist only where the addon serves the backend and has them;
  * src/model/ops/fused.ts registers their gradients and falls back to the tfjs composition
  * elsewhere. Names are the contract between the two.
  */
@@ -18,9 +19,13 @@ export const FUSED_KERNELS = {
   rope: 'SharpRope',
   selectedLogprobs: 'SharpSelectedLogprobs',
   selectedLogprobsGrad: 'SharpSelectedLogprobsGrad',
+  attnProbs: 'SharpAttnProbs',
+  attnProbsGrad: 'SharpAttnProbsGrad',
+  attnApply: 'SharpAttnApply',
+  attnApplyGrad: 'SharpAttnApplyGrad',
 } as const satisfies Record<FusedKernelFn, string>;
 
-function float32(name: string, ...ts: TensorInfo[]): void {
+export function float32(name: string, ...ts: TensorInfo[]): void {
   for (const t of ts) if (t.dtype !== 'float32') throw new Error(`${name}: expects float32 tensors, got ${t.dtype}`);
 }
 
@@ -38,10 +43,10 @@ function normDims(name: string, x: TensorInfo, weight: TensorInfo): { rows: numb
 }
 
 /** Runs the override's addon kernel: the tensors' references, then the scalars, in its argument slots. */
-type Call = (refs: TensorInfo[], scalars: number[]) => void;
+export type Call = (refs: TensorInfo[], scalars: number[]) => void;
 
 /** The override of fused kernel `fn`: registered under FUSED_KERNELS[fn], only where the binary has `fn`. */
-function fused(fn: FusedKernelFn, body: (args: KernelArgs, ctx: NativeContext, call: Call) => TensorInfo): KernelOverride {
+export function fused(fn: FusedKernelFn, body: (args: KernelArgs, ctx: NativeContext, call: Call) => TensorInfo): KernelOverride {
   const name = FUSED_KERNELS[fn];
   return {
     name,

@@ -1,0 +1,201 @@
+// The decoder's self-attention over a whole sequence (training, scoring, prefill) as two kernels
+// and their gradients, reading q [B, T, H, hd] and k, v [B, Tk, KV, hd] where the projections left
+// them and writing the context as [B, T, H, hd]: each head's products are strided GEMMs (leading
+// dimension H*hd or KV*hd), so no head is ever transposed into place. Grouped-query heads share
+// their kv head (h / (H / KV)) without a repeated copy.
+//  - probs: P = softmax(scale * Q K^T + bias) per (b, h), bias [B, T, Tk] (0 or -1e9: causality and
+//    padding, src/model/attention.ts); its backward dS = P * (dP - rowsum(dP * P)),
+//    dQ = scale * dS K, dK = scale * sum over the group's heads of dS^T Q;
+//  - apply: ctx = P V per (b, h); its backward dP = dctx V^T, dV = sum over the group of P^T dctx.
+// Heads run in parallel on the pool (pool.h) with single-threaded GEMMs; a gradient summed over a
+// group of heads is made by one thread in head order, so values do not depend on the thread count.
+#include <cblas.h>
+#include <cstdio>
+#include <vector>
+
+#include "exp-loops.h"
+#include "kernels.h"
+#include "pool.h"
+
+namespace sharp {
+
+namespace {
+
+struct Dims {
+  int64_t B, T, Tk, H, KV, hd;
+  int64_t rep() const { return H / KV; }
+};
+
+// Dims from argument slots [at, at + 6): B T Tk H KV hd; false (and g_error) when inconsistent.
+bool readDims(int at, const char* name, Dims* d) {
+  *d = Dims{A(at), A(at + 1), A(at + 2), A(at + 3), A(at + 4), A(at + 5)};
+  if (d->B < 0 || d->T < 0 || d->Tk < 0 || d->H < 1 || d->KV < 1 || d->hd < 0 || d->H % d->KV != 0) {
+    std::snprintf(g_error, sizeof(g_error), "%s: bad dims B=%lld T=%lld Tk=%lld H=%lld KV=%lld hd=%lld", name, static_cast<long long>(d->B),
+                  static_cast<long long>(d->T), static_cast<long long>(d->Tk), static_cast<long long>(d->H), static_cast<long long>(d->KV),
+                  static_cast<long long>(d->hd));
+    return false;
+  }
+  return true;
+}
+
+// Row-major C[m, n] = alpha * op(A) op(B) + beta * C with explicit leading dimensions.
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+          int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+              alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// Head (b, h)'s [T, hd] block of a [B, T, H, hd] tensor (row stride H*hd) and kv head (b, kv)'s
+// [Tk, hd] block of a [B, Tk, KV, hd] one (row stride KV*hd).
+inline int64_t qAt(const Dims& d, int64_t b, int64_t h) { return (b * d.T * d.H + h) * d.hd; }
+inline int64_t kvAt(const Dims& d, int64_t b, int64_t kv) { return (b * d.Tk * d.KV + kv) * d.hd; }
+
+// Heads (or kv heads) per part: a part is worth handing over from about kGrainValues multiply-adds.
+int64_t headGrain(const Dims& d) { return grainFor(d.T * d.Tk * (d.hd > 0 ? d.hd : 1)); }
+
+// dS = P * (dP - rowsum(dP * P)) of one head's [T, Tk] block (row sums in double).
+void softmaxBackward(const float* dp, const float* p, float* ds, int64_t rows, int64_t cols) {
+  for (int64_t t = 0; t < rows; t++) {
+    const float* dpr = dp + t * cols;
+    const float* pr = p + t * cols;
+    double dot = 0;
+    for (int64_t i = 0; i < cols; i++) dot += static_cast<double>(dpr[i]) * pr[i];
+    const float s = static_cast<float>(dot);
+    float* o = ds + t * cols;
+    for (int64_t i = 0; i < cols; i++) o[i] = pr[i] * (dpr[i] - s);
+  }
+}
+
+}  // namespace
+
+// args: qRef kRef biasRef pRef B T Tk H KV hd scale -> P [B, H, T, Tk]
+int attnProbs() {
+  const float* q = F(g_args[0]);
+  const float* k = F(g_args[1]);
+  const float* bias = F(g_args[2]);
+  float* p = F(g_args[3]);
+  Dims d;
+  if (!readDims(4, "attnProbs", &d)) return -2;
+  const float scale = static_cast<float>(g_args[10]);
+  pickBlasThreads(0);
+  parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
+    for (int64_t bh = from; bh < to; bh++) {
+      const int64_t b = bh / d.H, h = bh % d.H;
+      float* pb = p + bh * d.T * d.Tk;
+      gemm(false, true, d.T, d.Tk, d.hd, scale, q + qAt(d, b, h), d.H * d.hd, k + kvAt(d, b, h / d.rep()), d.KV * d.hd, 0.f, pb, d.Tk);
+      const float* bb = bias + b * d.T * d.Tk;
+      for (int64_t t = 0; t < d.T; t++) {
+        float* row = pb + t * d.Tk;
+        const float* br = bb + t * d.Tk;
+        for (int64_t i = 0; i < d.Tk; i++) row[i] += br[i];
+        expShift(row, rowMax(row, d.Tk), row, d.Tk);
+        double s = 0;
+        for (int64_t i = 0; i < d.Tk; i++) s += row[i];
+        const float inv = static_cast<float>(1.0 / s);
+        for (int64_t i = 0; i < d.Tk; i++) row[i] *= inv;
+      }
+    }
+  });
+  return 0;
+}
+
+// part 0: dQ [B, T, H, hd]; part 1: dK [B, Tk, KV, hd].
+// args: dpRef pRef qRef kRef outRef B T Tk H KV hd scale part
+int attnProbsGrad() {
+  const float* dp = F(g_args[0]);
+  const float* p = F(g_args[1]);
+  const float* q = F(g_args[2]);
+  const float* k = F(g_args[3]);
+  float* out = F(g_args[4]);
+  Dims d;
+  if (!readDims(5, "attnProbsGrad", &d)) return -2;
+  const float scale = static_cast<float>(g_args[11]);
+  const int64_t block = d.T * d.Tk;
+  pickBlasThreads(0);
+  if (A(12) == 0) {
+    parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
+      std::vector<float> ds(static_cast<size_t>(block));
+      for (int64_t bh = from; bh < to; bh++) {
+        const int64_t b = bh / d.H, h = bh % d.H;
+        softmaxBackward(dp + bh * block, p + bh * block, ds.data(), d.T, d.Tk);
+        gemm(false, false, d.T, d.hd, d.Tk, scale, ds.data(), d.Tk, k + kvAt(d, b, h / d.rep()), d.KV * d.hd, 0.f, out + qAt(d, b, h), d.H * d.hd);
+      }
+    });
+    return 0;
+  }
+  parallelFor(d.B * d.KV, headGrain(d), [=](int64_t from, int64_t to) {
+    std::vector<float> ds(static_cast<size_t>(block));
+    for (int64_t bkv = from; bkv < to; bkv++) {
+      const int64_t b = bkv / d.KV, kv = bkv % d.KV;
+      float* o = out + kvAt(d, b, kv);
+      if (d.T == 0) {
+        for (int64_t j = 0; j < d.Tk; j++)
+          for (int64_t i = 0; i < d.hd; i++) o[j * d.KV * d.hd + i] = 0.f;
+        continue;
+      }
+      for (int64_t r = 0; r < d.rep(); r++) {
+        const int64_t h = kv * d.rep() + r, bh = b * d.H + h;
+        softmaxBackward(dp + bh * block, p + bh * block, ds.data(), d.T, d.Tk);
+        gemm(true, false, d.Tk, d.hd, d.T, scale, ds.data(), d.Tk, q + qAt(d, b, h), d.H * d.hd, r == 0 ? 0.f : 1.f, o, d.KV * d.hd);
+      }
+    }
+  });
+  return 0;
+}
+
+// args: pRef vRef outRef B T Tk H KV hd -> ctx [B, T, H, hd]
+int attnApply() {
+  const float* p = F(g_args[0]);
+  const float* v = F(g_args[1]);
+  float* out = F(g_args[2]);
+  Dims d;
+  if (!readDims(3, "attnApply", &d)) return -2;
+  pickBlasThreads(0);
+  parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
+    for (int64_t bh = from; bh < to; bh++) {
+      const int64_t b = bh / d.H, h = bh % d.H;
+      gemm(false, false, d.T, d.hd, d.Tk, 1.f, p + bh * d.T * d.Tk, d.Tk, v + kvAt(d, b, h / d.rep()), d.KV * d.hd, 0.f, out + qAt(d, b, h), d.H * d.hd);
+    }
+  });
+  return 0;
+}
+
+// part 0: dP [B, H, T, Tk]; part 1: dV [B, Tk, KV, hd].
+// args: dyRef pRef vRef outRef B T Tk H KV hd part
+int attnApplyGrad() {
+  const float* dy = F(g_args[0]);
+  const float* p = F(g_args[1]);
+  const float* v = F(g_args[2]);
+  float* out = F(g_args[3]);
+  Dims d;
+  if (!readDims(4, "attnApplyGrad", &d)) return -2;
+  const int64_t block = d.T * d.Tk;
+  pickBlasThreads(0);
+  if (A(10) == 0) {
+    parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
+      for (int64_t bh = from; bh < to; bh++) {
+        const int64_t b = bh / d.H, h = bh % d.H;
+        gemm(false, true, d.T, d.Tk, d.hd, 1.f, dy + qAt(d, b, h), d.H * d.hd, v + kvAt(d, b, h / d.rep()), d.KV * d.hd, 0.f, out + bh * block, d.Tk);
+      }
+    });
+    return 0;
+  }
+  parallelFor(d.B * d.KV, headGrain(d), [=](int64_t from, int64_t to) {
+    for (int64_t bkv = from; bkv < to; bkv++) {
+      const int64_t b = bkv / d.KV, kv = bkv % d.KV;
+      float* o = out + kvAt(d, b, kv);
+      if (d.T == 0) {
+        for (int64_t j = 0; j < d.Tk; j++)
+          for (int64_t i = 0; i < d.hd; i++) o[j * d.KV * d.hd + i] = 0.f;
+        continue;
+      }
+      for (int64_t r = 0; r < d.rep(); r++) {
+        const int64_t h = kv * d.rep() + r, bh = b * d.H + h;
+        gemm(true, false, d.Tk, d.hd, d.T, 1.f, p + bh * block, d.Tk, dy + qAt(d, b, h), d.H * d.hd, r == 0 ? 0.f : 1.f, o, d.KV * d.hd);
+      }
+    }
+  });
+  return 0;
+}
+
+}  // namespace sharp

@@ -1,0 +1,56 @@
+import * as tf from '@tensorflow/tfjs';
+import { FUSED_KERNELS } from '../../backend/native/index.ts';
+import { fusedHere, runFused } from './fused.ts';
+import type { OpSet } from './op-set.ts';
+
+/**
+ * tf.transpose that becomes a free reshape when every moved axis but one has size 1 (a decode
+ * step has T = 1, so its head swaps are pure relabelings): saves a copy kernel per call.
+ */
+export function permute<T extends tf.Tensor>(x: T, perm: number[]): T {
+  const moved = perm.filter((p, i) => p !== i).map((p) => x.shape[p] as number);
+  if (moved.filter((d) => d !== 1).length <= 1) return tf.reshape(x, perm.map((p) => x.shape[p] as number)) as T;
+  return tf.transpose(x, perm) as T;
+}
+
+/**
+ * Scaled dot-product attention over a whole sequence (training, scoring, prefill): per head,
+ * softmax(scale * q k^T + bias) v, with grouped-query heads sharing their kv head (query head h reads
+ * kv head h / (H / KV), as HF's repeat_kv). Where the native kernels serve the backend: two fused
+ * kernels (probabilities, then their product with v), each with a fused gradient, reading the heads
+ * in place; else the tfjs composition.
+ */
+export function sdpa(
+  q: tf.Tensor4D, // [B, T, H, hd]
+  k: tf.Tensor4D, // [B, Tk, KV, hd]
+  v: tf.Tensor4D, // [B, Tk, KV, hd]
+  bias: tf.Tensor4D, // [B, 1, T, Tk] additive (0 or -1e9)
+  scale: number,
+  ops: OpSet,
+): tf.Tensor4D {
+  if (fusedHere(FUSED_KERNELS.attnProbs) && fusedHere(FUSED_KERNELS.attnApply)) {
+    const probs = runFused<tf.Tensor4D>(FUSED_KERNELS.attnProbs, { q, k, bias }, { scale }); // [B, H, T, Tk]
+    return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }); // [B, T, H, hd]
+  }
+  return sdpaComposed(q, k, v, bias, scale, ops);
+}
+
+/**
+ * The same as tfjs ops (backends without the fused kernels; the reference of their tests): heads
+ * transposed out and grouped by the kv head they share, so q reshapes to [B*KV, rep*T, hd] and
+ * multiplies the un-repeated keys directly (a reshape, not a copy).
+ */
+export function sdpaComposed(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor4D, scale: number, ops: OpSet): tf.Tensor4D {
+  const [batch, seq, H, hd] = q.shape;
+  const [, tk, KV] = k.shape;
+  const rep = H / KV;
+  const qs = tf.mul(permute(q, [0, 2, 1, 3]), scale); // [B, H, T, hd], scaled before the product (fewer values)
+  const qg = tf.reshape(qs, [batch * KV, rep * seq, hd]) as tf.Tensor3D; // [B*KV, rep*T, hd]
+  const kT = tf.reshape(tf.transpose(k, [0, 2, 3, 1]), [batch * KV, hd, tk]) as tf.Tensor3D; // [B*KV, hd, Tk]
+  const vg = tf.reshape(permute(v, [0, 2, 1, 3]), [batch * KV, tk, hd]) as tf.Tensor3D; // [B*KV, Tk, hd]
+  const scores = ops.bmm(qg, kT); // [B*KV, rep*T, Tk]
+  const biased = tf.add(tf.reshape(scores, [batch, H, seq, tk]), bias); // [B, H, T, Tk]
+  const probs = tf.reshape(tf.softmax(biased), [batch * KV, rep * seq, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
+  const ctx = tf.reshape(ops.bmm(probs, vg), [batch, H, seq, hd]); // [B, H, T, hd]
+  return permute(ctx, [0, 2, 1, 3]) as tf.Tensor4D; // [B, T, H, hd]
+}
