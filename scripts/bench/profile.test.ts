@@ -12,7 +12,7 @@ describe('bench profile and ops sections (quick)', () => {
     const rows = await benchProfile(true);
     const metrics = rows.map((r) => r.metric);
     expect(rows.every((r) => r.section === 'profile' && Number.isFinite(r.value) && r.value >= 0)).toBe(true);
-    for (const scope of ['matmul2d', 'matmulBT', 'bmm', 'embed']) expect(metrics.some((m) => m.startsWith(`scope ${scope} (`))).toBe(true);
+    expect(metrics.some((m) => m.startsWith('scope embed ('))).toBe(true);
     // The log-prob is a custom-gradient scope, or one fused kernel where the native kernels have it.
     expect(metrics.some((m) => m.startsWith('scope selectedLogprobs (') || m.startsWith('kernel SharpSelectedLogprobs ('))).toBe(true);
     expect(metrics.some((m) => m.startsWith('kernel BatchMatMul ('))).toBe(true);

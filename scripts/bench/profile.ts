@@ -9,10 +9,10 @@ import type { BenchRow } from './types.ts';
 /**
  * Profile section of `npm run bench`: tf.profile of one train step (forward + backward + Adam) of
  * the model section's model and batch, summed per kernel name. The custom-gradient ops run as
- * named scopes (src/model/ops: linear, matmulBT, bmm, embed, selectedLogprobs, headLogprobs,
- * checkpointedLayer); a scope's time includes the kernels it runs, which also appear under their own
- * names, so the scopes are listed apart and left out of the kernel total. Their backward kernels run
- * under the kernel names (MatMul, Transpose, ...). Where the native kernels have the fused ones
+ * named scopes (src/model/ops: embed, selectedLogprobs, headLogprobs, checkpointedLayer); a scope's
+ * time includes the kernels it runs, which also appear under their own names, so the scopes are
+ * listed apart and left out of the kernel total. Their backward kernels run under the kernel names
+ * (BatchMatMul, ...). Where the native kernels have the fused ones
  * (native/src/fused.cc), those appear as kernels (SharpRmsNorm, SharpSelectedLogprobs, ...).
  */
 const BATCH = 8;

@@ -3,10 +3,10 @@ import { embed } from './embedding.ts';
 import { bmm, linear, matmulBT } from './linear.ts';
 
 /**
- * The decoder's matmul-like ops, chosen once per forward. Training uses the
- * custom-gradient versions; inference (prefill, decode) uses the plain tfjs
- * ops, which compute the same values without customGrad's scope and identity kernels: a decode
- * step is ~200 small kernels, so per-kernel overhead is most of its time on wasm.
+ * The decoder's matmul-like ops, chosen once per forward. Training uses the embedding lookup with
+ * the native segment-sum gradient (embedding.ts); inference uses a plain gather (no gradient, no
+ * custom-gradient scope: a decode step is ~200 small kernels, so per-kernel overhead is most of its
+ * time on wasm). The matmuls are the same in both.
  */
 export interface OpSet {
   linear(x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D): tf.Tensor2D; // [N, in] @ [in, out] (+ b)
@@ -18,11 +18,8 @@ export interface OpSet {
 export const TRAIN_OPS: OpSet = { linear, bmm, embed, matmulBT };
 
 export const INFER_OPS: OpSet = {
-  linear: (x, w, bias) => {
-    const y = tf.matMul(x, w) as tf.Tensor2D; // [N, out]
-    return bias ? (tf.add(y, bias) as tf.Tensor2D) : y;
-  },
-  bmm: (a, b) => tf.matMul(a, b) as tf.Tensor3D,
-  embed: (table, ids) => tf.gather(table, ids) as tf.Tensor2D,
-  matmulBT: (a, b) => tf.matMul(a, tf.transpose(b)) as tf.Tensor2D,
+  linear,
+  bmm,
+  embed: (table, ids) => tf.gather(table, ids) as tf.Tensor2D, // [N, D]
+  matmulBT,
 };
