@@ -77,7 +77,7 @@ int attnProbs() {
   Dims d;
   if (!readDims(4, "attnProbs", &d)) return -2;
   const float scale = static_cast<float>(g_args[10]);
-  pickBlasThreads(0);
+  blasOnCaller();
   parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
     for (int64_t bh = from; bh < to; bh++) {
       const int64_t b = bh / d.H, h = bh % d.H;
@@ -111,7 +111,7 @@ int attnProbsGrad() {
   if (!readDims(5, "attnProbsGrad", &d)) return -2;
   const float scale = static_cast<float>(g_args[11]);
   const int64_t block = d.T * d.Tk;
-  pickBlasThreads(0);
+  blasOnCaller();
   if (A(12) == 0) {
     parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
       std::vector<float> ds(static_cast<size_t>(block));
@@ -150,7 +150,7 @@ int attnApply() {
   float* out = F(g_args[2]);
   Dims d;
   if (!readDims(3, "attnApply", &d)) return -2;
-  pickBlasThreads(0);
+  blasOnCaller();
   parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
     for (int64_t bh = from; bh < to; bh++) {
       const int64_t b = bh / d.H, h = bh % d.H;
@@ -170,7 +170,7 @@ int attnApplyGrad() {
   Dims d;
   if (!readDims(4, "attnApplyGrad", &d)) return -2;
   const int64_t block = d.T * d.Tk;
-  pickBlasThreads(0);
+  blasOnCaller();
   if (A(10) == 0) {
     parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
       for (int64_t bh = from; bh < to; bh++) {

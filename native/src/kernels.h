@@ -27,13 +27,14 @@ inline int64_t A(int i) { return static_cast<int64_t>(g_args[i]); }
 
 // Each returns 0 on success, or a negative code; an error message (one line) is left in g_error.
 extern char g_error[256];
-// BLAS thread policy: 0 = fixed (setThreads), else the most threads a GEMM may use; GEMMs with few
-// rows (decoding: batch x 1 token) then run on 1 thread.
+// Thread policy: 0 = fixed (setThreads: OpenBLAS threads each GEMM), else the most threads of the
+// pool (pool.h), which every kernel, GEMMs included (matmul.cc), splits its work across.
 extern int g_autoThreadsMax;
 extern int g_threadsNow;
-// Under the automatic policy, the BLAS threads for a GEMM of `rows` output rows (1 at or below a
-// decode step's rows; 0 asks for 1, as the kernels that run GEMMs on pool threads do).
-void pickBlasThreads(int64_t rows);
+// Under the automatic policy: makes OpenBLAS run each GEMM on the calling thread (the kernels split
+// their GEMMs across the pool themselves) and returns true. Under a fixed count: returns false and
+// leaves OpenBLAS's threads as they are.
+bool blasOnCaller();
 #ifdef SHARP_PORTABLE
 // The prebuilt binary (x86-64 baseline) also carries the exp loops built for AVX2+FMA
 // (native/prebuild/exp-avx2.cc), used when the CPU has both (g_avx2, set at load).

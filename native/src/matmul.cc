@@ -1,23 +1,69 @@
 // BatchMatMul on OpenBLAS sgemm with both transpose flags and general batch broadcasting
 // (numpy rules on the batch dims, as tf.matMul). Row-major throughout.
+//
+// Threads: under the automatic policy (setAutoThreads) OpenBLAS runs every GEMM on the calling
+// thread, and this kernel splits a GEMM across the pool (pool.h) itself, by blocks of output rows or
+// by batch entries, each part one single-threaded sgemm. Every kernel of a step then runs on the same
+// threads, with no second set of workers (OpenBLAS's, which busy-wait after each GEMM) competing for
+// the cores with the pool's. Under a fixed count (setThreads) OpenBLAS threads each GEMM as it does.
 #include <cblas.h>
 #include <cstdio>
 #include "kernels.h"
+#include "pool.h"
 
 extern "C" void openblas_set_num_threads(int);
 
 namespace sharp {
 
-// Rows at or below which a GEMM is a decode-step product: thread wake-ups cost more than they give.
-constexpr int64_t kDecodeRows = 32;
+namespace {
 
-void pickBlasThreads(int64_t rows) {
-  if (g_autoThreadsMax == 0) return;
-  const int want = rows <= kDecodeRows ? 1 : g_autoThreadsMax;
-  if (want != g_threadsNow) {
-    openblas_set_num_threads(want);
-    g_threadsNow = want;
+// Rows at or below which a GEMM is a decode-step product: handing parts over costs more than it gives.
+constexpr int64_t kDecodeRows = 32;
+// Output rows per block of a split GEMM (a multiple of sgemm's register block on x86-64).
+constexpr int64_t kRowBlock = 16;
+// Multiply-adds that make a part worth handing to another thread (OpenBLAS's own threshold for
+// threading a GEMM is 4 * 65536).
+constexpr int64_t kGemmGrain = int64_t{1} << 18;
+
+struct Gemm {
+  bool ta, tb;
+  int64_t M, N, K;
+  const float* a;
+  int64_t lda;
+  const float* b;
+  int64_t ldb;
+  float* c;  // [M, N], ldc = N
+};
+
+// Rows [from, to) of C = op(A) op(B), one sgemm on this thread's share.
+void gemmRows(const Gemm& g, int64_t from, int64_t to) {
+  const float* a = g.ta ? g.a + from : g.a + from * g.lda;  // op(A)'s row i is A's column i when transposed
+  cblas_sgemm(CblasRowMajor, g.ta ? CblasTrans : CblasNoTrans, g.tb ? CblasTrans : CblasNoTrans, static_cast<int>(to - from), static_cast<int>(g.N),
+              static_cast<int>(g.K), 1.f, a, static_cast<int>(g.lda), g.b, static_cast<int>(g.ldb), 0.f, g.c + from * g.N, static_cast<int>(g.N));
+}
+
+// One GEMM, split by blocks of output rows across the pool when it is big enough.
+void gemmSplit(const Gemm& g) {
+  if (!blasOnCaller() || g.M <= kDecodeRows) {
+    gemmRows(g, 0, g.M);
+    return;
   }
+  const int64_t blocks = (g.M + kRowBlock - 1) / kRowBlock;
+  const int64_t perBlock = kRowBlock * g.N * g.K;
+  parallelFor(blocks, perBlock >= kGemmGrain ? 1 : kGemmGrain / perBlock, [&g](int64_t from, int64_t to) {
+    gemmRows(g, from * kRowBlock, to * kRowBlock < g.M ? to * kRowBlock : g.M);
+  });
+}
+
+}  // namespace
+
+bool blasOnCaller() {
+  if (g_autoThreadsMax == 0) return false;
+  if (g_threadsNow != 1) {
+    openblas_set_num_threads(1);
+    g_threadsNow = 1;
+  }
+  return true;
 }
 
 // args: aOff bOff outOff M N K transA transB r outBatch[r] aBatch[r] bBatch[r]
@@ -43,21 +89,16 @@ int matmul() {
     batchA *= aB[i];
     batchB *= bB[i];
   }
-  const int lda = ta ? static_cast<int>(M) : static_cast<int>(K);
-  const int ldb = tb ? static_cast<int>(K) : static_cast<int>(N);
-  const CBLAS_TRANSPOSE opA = ta ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE opB = tb ? CblasTrans : CblasNoTrans;
+  const int64_t lda = ta ? M : K;
+  const int64_t ldb = tb ? K : N;
   if (batch == 0 || M == 0 || N == 0) return 0;
   if (K == 0) {
     for (int64_t i = 0; i < batch * M * N; i++) c[i] = 0.f;
     return 0;
   }
   // x[B, T, D] @ W[D, N]: one GEMM over all B*T rows (the weight is shared by every batch).
-  const bool fold = batchB == 1 && !ta && batchA == batch;
-  pickBlasThreads(fold ? batch * M : M);
-  if (fold) {
-    cblas_sgemm(CblasRowMajor, opA, opB, static_cast<int>(batch * M), static_cast<int>(N), static_cast<int>(K), 1.f, a,
-                lda, b, ldb, 0.f, c, static_cast<int>(N));
+  if (batchB == 1 && !ta && batchA == batch) {
+    gemmSplit(Gemm{ta, tb, batch * M, N, K, a, lda, b, ldb, c});
     return 0;
   }
   // Strides (in matrices) of a and b per output batch dim; 0 where that input broadcasts.
@@ -69,23 +110,35 @@ int matmul() {
     accA *= aB[i];
     accB *= bB[i];
   }
-  int64_t idx[kMaxRank] = {0};
-  int64_t ia = 0, ib = 0;
   const int64_t szA = M * K, szB = K * N, szC = M * N;
-  for (int64_t o = 0; o < batch; o++) {
-    cblas_sgemm(CblasRowMajor, opA, opB, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.f, a + ia * szA,
-                lda, b + ib * szB, ldb, 0.f, c + o * szC, static_cast<int>(N));
-    // Odometer increment over the output batch index, keeping ia/ib in step.
-    for (int d = r - 1; d >= 0; d--) {
-      idx[d]++;
-      ia += sa[d];
-      ib += sb[d];
-      if (idx[d] < outB[d]) break;
-      ia -= sa[d] * outB[d];
-      ib -= sb[d] * outB[d];
-      idx[d] = 0;
+  // Output batch entry o's GEMM (its a and b matrices from o's multi-index).
+  auto entry = [&](int64_t o) {
+    int64_t ia = 0, ib = 0;
+    for (int64_t d = r - 1, rest = o; d >= 0; d--) {
+      const int64_t i = rest % outB[d];
+      rest /= outB[d];
+      ia += i * sa[d];
+      ib += i * sb[d];
     }
+    return Gemm{ta, tb, M, N, K, a + ia * szA, lda, b + ib * szB, ldb, c + o * szC};
+  };
+  if (batch == 1) {
+    gemmSplit(entry(0));
+    return 0;
   }
+  if (!blasOnCaller() || M * N * K >= kGemmGrain * 4) {
+    // A fixed thread count (OpenBLAS threads each GEMM), or entries big enough to split by rows.
+    for (int64_t o = 0; o < batch; o++) gemmSplit(entry(o));
+    return 0;
+  }
+  // Small entries (attention heads, decode steps): whole entries per part.
+  const int64_t per = M * N * K;
+  parallelFor(batch, per >= kGemmGrain ? 1 : kGemmGrain / (per < 1 ? 1 : per), [&entry](int64_t from, int64_t to) {
+    for (int64_t o = from; o < to; o++) {
+      const Gemm g = entry(o);
+      gemmRows(g, 0, g.M);
+    }
+  });
   return 0;
 }
 

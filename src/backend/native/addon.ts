@@ -16,7 +16,7 @@ export interface NativeAddon {
   setHeap(buffer: ArrayBuffer): number;
   /** Fixed BLAS thread count; returns the count in effect. */
   setThreads(n: number): number;
-  /** Automatic: 1 thread for GEMMs of <= 32 rows (decode), up to `max` otherwise; returns max. */
+  /** Automatic: every kernel splits its work across up to `max` pool threads (GEMMs of <= 32 rows: one); returns max. */
   setAutoThreads(max: number): number;
   getThreads(): number;
   blasConfig(): string;

@@ -26,9 +26,13 @@ export interface NativeStatus {
   reason: string;
   /** Kernel names overridden on the wasm backend. */
   kernels: string[];
-  /** OpenBLAS threads: the fixed count, or in 'auto' the most a GEMM may use (0 without the addon). */
+  /** Threads: the fixed OpenBLAS count, or in 'auto' the most the kernels split their work across (0 without the addon). */
   blasThreads: number;
-  /** 'auto': 1 thread for decode-size GEMMs (<= 32 rows), all cores otherwise; 'fixed': setBlasThreads. */
+  /**
+   * 'auto': every kernel, GEMMs included, splits its work across the addon's thread pool (OpenBLAS
+   * runs each part on the calling thread; decode-size GEMMs of <= 32 rows stay on one thread);
+   * 'fixed': setBlasThreads (OpenBLAS threads each GEMM, the other kernels run on one thread).
+   */
   blasPolicy?: 'auto' | 'fixed';
   /** OpenBLAS build description (core, threading), when loaded. */
   blasConfig?: string;
@@ -161,8 +165,8 @@ export function nativeContext(): HeapContext | undefined {
 }
 
 /**
- * Sets the OpenBLAS thread count; returns the count in effect (0 without the addon). One thread
- * while decoding (tiny GEMMs: thread wake-ups cost more than they give), all cores while training.
+ * Sets a fixed OpenBLAS thread count (and leaves the other kernels on one thread); returns the count
+ * in effect (0 without the addon). For measuring: the default is the 'auto' policy.
  */
 export function setBlasThreads(n: number): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`setBlasThreads: thread count must be a positive integer, got ${n}`);
@@ -174,9 +178,10 @@ export function setBlasThreads(n: number): number {
 }
 
 /**
- * Thread policy: 'decode' -> 1 BLAS thread, 'train' -> all cores, 'auto' (the default
- * after enableNativeKernels) -> chosen per GEMM: 1 thread for <= 32 rows (a decode step's batch x 1
- * token), all cores for more, so callers need not switch by hand. Returns the thread count.
+ * Thread policy: 'decode' -> 1 fixed BLAS thread, 'train' -> all cores to OpenBLAS, 'auto' (the
+ * default after enableNativeKernels) -> the addon's pool on all cores for every kernel, GEMMs split
+ * by the kernel itself, one thread for GEMMs of <= 32 rows (a decode step's batch x 1 token), so
+ * callers need not switch by hand. Returns the thread count.
  */
 export function useBlasThreadsFor(phase: 'decode' | 'train' | 'auto'): number {
   if (phase !== 'auto') return setBlasThreads(phase === 'decode' ? 1 : availableParallelism());

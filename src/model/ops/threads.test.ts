@@ -9,6 +9,7 @@ import { TRAIN_OPS } from './op-set.ts';
 import { sdpa } from './sdpa.ts';
 import { Rng } from '../../random/rng.ts';
 import { addonBuilt, randArr, setupNative, toTensor } from '../../../test/native-testkit.ts';
+import { relErr } from '../../../test/reference/kernels.ts';
 import { nativeAdamW } from '../../backend/native/adamw.ts';
 import { nativeContext } from '../../backend/native/register.ts';
 
@@ -79,6 +80,30 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
         setThreads(n);
         const got = outputs(f);
         got.forEach((arr, i) => expect(Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).equals(Buffer.from(one[i]!.buffer, one[i]!.byteOffset, one[i]!.byteLength))).toBe(true));
+      }
+    });
+  }
+
+  // sgemm may round a block of rows differently from the whole product (OpenBLAS picks its kernels
+  // and blocking by size), so a split GEMM is checked to float32 rounding, not bit for bit: a wrong
+  // offset or a lost block is an O(1) error.
+  const gemms: [string, () => tf.Tensor[]][] = [
+    ['MatMul split by row blocks, every transpose flag (one GEMM; 200 rows are not a whole number of blocks)', () => {
+      const m = tf.reshape(a, [350, 300]); // [350, 300]
+      const n = tf.reshape(c, [300, 350]); // [300, 350]
+      const sq = tf.slice(m, [0, 0], [300, 300]); // [300, 300]
+      return [tf.matMul(tf.slice(m, [0, 0], [200, 300]), n), tf.matMul(m, sq, false, true), tf.matMul(sq, n, true, false), tf.matMul(sq, sq, true, true)];
+    }],
+    ['BatchMatMul split by entries and by rows, with a broadcast batch', () => [tf.matMul(a, tf.reshape(c, [7, 300, 50])), tf.matMul(tf.reshape(a, [7, 1, 50, 300]), tf.reshape(tf.slice(c, [0, 0, 0], [2, 50, 300]), [1, 2, 300, 50]))]],
+  ];
+
+  for (const [name, f] of gemms) {
+    it(`${name}: 2 and 3 threads give 1 thread's values to float32 rounding`, () => {
+      setThreads(1);
+      const one = outputs(f);
+      for (const n of [2, 3]) {
+        setThreads(n);
+        outputs(f).forEach((arr, i) => expect(relErr(arr, one[i]!)).toBeLessThan(1e-6));
       }
     });
   }
