@@ -26,11 +26,21 @@ function done(ok, msg) {
 
 if (process.env.SHARP_NATIVE === '0') done(true, 'skipped (SHARP_NATIVE=0)');
 
-// The same checks as src/backend/native/addon.ts: the recorded sha256, then a load.
-function prebuilt() {
-  const file = join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'sharp_native.napi.glibc.node');
+// The same checks as src/backend/native/addon.ts: the AVX2+FMA build where /proc/cpuinfo lists both
+// flags (unless SHARP_NATIVE_AVX2=0), then the baseline one; each its recorded sha256, then a load.
+function avx2Here() {
+  if (process.env.SHARP_NATIVE_AVX2 === '0') return false;
+  try {
+    const flags = (/^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '').trim().split(/\s+/);
+    return flags.includes('avx2') && flags.includes('fma');
+  } catch {
+    return false;
+  }
+}
+
+function prebuiltOne(file) {
   const rel = file.slice(root.length + 1);
-  if (!existsSync(file)) return { why: `no prebuilt binary for ${process.platform}-${process.arch}` };
+  if (!existsSync(file)) return { why: `no prebuilt binary ${rel} for ${process.platform}-${process.arch}` };
   if (!existsSync(`${file}.sha256`)) return { why: `${rel}.sha256 missing` };
   const want = readFileSync(`${file}.sha256`, 'utf8').trim().split(/\s+/)[0];
   const got = createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -40,6 +50,18 @@ function prebuilt() {
   } catch (err) {
     return { why: `${rel} failed to load: ${String(err?.message ?? err).split('\n')[0]}` };
   }
+}
+
+function prebuilt() {
+  const dir = join(root, 'prebuilds', `${process.platform}-${process.arch}`);
+  const names = [...(avx2Here() ? ['sharp_native.avx2.napi.glibc.node'] : []), 'sharp_native.napi.glibc.node'];
+  const why = [];
+  for (const name of names) {
+    const p = prebuiltOne(join(dir, name));
+    if (p.config) return p;
+    why.push(p.why);
+  }
+  return { why: why.join('; ') };
 }
 if (!strict && process.env.SHARP_NATIVE !== 'local') {
   const p = prebuilt();

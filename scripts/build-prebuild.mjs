@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 /* global process, console */
-// Builds the prebuilt native kernels for linux-x64: prebuilds/linux-x64/sharp_native.napi.glibc.node,
-// the addon of native/src with OpenBLAS linked in statically, so that a machine without OpenBLAS or
-// a compiler runs the native kernels (src/backend/native/addon.ts loads it first, after checking the
-// sha256 recorded beside it). `npm run build:prebuild` writes the binary, its .sha256, build-info.json
-// (every input) and OpenBLAS's license; `npm run build:prebuild -- --check` rebuilds and compares with
-// the committed binary instead of writing (exit 1 on a difference). prebuilds/README.md describes the
-// inputs.
+// Builds the prebuilt native kernels for linux-x64, the addon of native/src with OpenBLAS linked in
+// statically, so that a machine without OpenBLAS or a compiler runs the native kernels
+// (src/backend/native/addon.ts loads one first, after checking the sha256 recorded beside it). Two
+// binaries of the same sources: prebuilds/linux-x64/sharp_native.avx2.napi.glibc.node compiled for
+// AVX2+FMA (loaded where the CPU has both) and sharp_native.napi.glibc.node for the x86-64 baseline
+// (every other x86-64 CPU). `npm run build:prebuild` writes the binaries, their .sha256 files,
+// build-info.json (every input) and OpenBLAS's license; `npm run build:prebuild -- --check` rebuilds
+// and compares with the committed binaries instead of writing (exit 1 on a difference).
+// prebuilds/README.md describes the inputs.
 //
 // Inputs, all fixed here: OpenBLAS from Debian's source package (the orig tarball, sha256 pinned),
 // built with DYNAMIC_ARCH for a list of x86-64 cores (OpenBLAS picks the kernels of the CPU it runs
-// on), single precision only, no LAPACK, no Fortran; the addon compiled for the x86-64 baseline with
-// N-API version 8 (one binary for Node 20 and 22); OpenBLAS's symbols kept local; glibc >= 2.27 and
+// on), single precision only, no LAPACK, no Fortran; the addon compiled for the x86-64 baseline and
+// for AVX2+FMA with N-API version 8 (one binary for Node 20 and 22); OpenBLAS's symbols kept local; glibc >= 2.27 and
 // the C++ runtime Node itself links (libstdc++, libgcc_s) are all it needs. The two tarballs
 // of the source package come from --source-dir=DIR, else from `apt-get source` (Debian's deb-src,
 // into the work folder: this script is the one step that downloads, and it runs only when the
@@ -51,14 +53,17 @@ const OPENBLAS = {
 // it (driver/others/dynamic.c), PRESCOTT (SSE3) at the bottom. Debian's full list made a 25 MB binary.
 const DYNAMIC_LIST = 'CORE2 NEHALEM SANDYBRIDGE HASWELL ZEN SKYLAKEX COOPERLAKE';
 const NAPI_VERSION = 8;
-// The addon's own loops: the x86-64 baseline (SSE2), as Node itself requires nothing more, with the
-// exp loops also built for AVX2+FMA and chosen at load (SHARP_PORTABLE, native/prebuild/exp-avx2.cc).
-// The GEMMs run OpenBLAS's kernels for the CPU found at run time.
+// The addon's own loops: the x86-64 baseline (SSE2), as Node itself requires nothing more, and the
+// same with AVX2+FMA (x86-64 CPUs since 2013-2015; the loader picks it where /proc/cpuinfo lists
+// both). The GEMMs run OpenBLAS's kernels for the CPU found at run time in both.
 const MARCH = '-march=x86-64 -mtune=generic';
+const VARIANTS = [
+  { name: 'sharp_native.avx2.napi.glibc.node', flags: ['-mavx2', '-mfma'], kernels: 'AVX2+FMA' },
+  { name: 'sharp_native.napi.glibc.node', flags: [], kernels: 'x86-64 baseline' },
+];
 
 const work = resolve(opt('work') ?? process.env.SHARP_PREBUILD_WORK ?? join(tmpdir(), 'sharp-rl-prebuild'));
 const outDir = join(root, 'prebuilds', 'linux-x64');
-const name = 'sharp_native.napi.glibc.node';
 
 function run(cmd, argv, options = {}) {
   const r = spawnSync(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 28, ...options });
@@ -136,90 +141,89 @@ const sources = readdirSync(join(root, 'native', 'src'))
   .filter((f) => f.endsWith('.cc'))
   .sort()
   .map((f) => `native/src/${f}`);
-const cxxflags = ['-O3', ...MARCH.split(' '), '-std=c++17', '-fno-math-errno', '-fno-trapping-math', '-fPIC', '-fvisibility=hidden', `-DNAPI_VERSION=${NAPI_VERSION}`, '-DNAPI_DISABLE_CPP_EXCEPTIONS', '-DSHARP_PORTABLE', `-ffile-prefix-map=${root}=.`];
+const cxxflags = ['-O3', ...MARCH.split(' '), '-std=c++17', '-fno-math-errno', '-fno-trapping-math', '-fPIC', '-fvisibility=hidden', `-DNAPI_VERSION=${NAPI_VERSION}`, '-DNAPI_DISABLE_CPP_EXCEPTIONS', `-ffile-prefix-map=${root}=.`];
 // native/prebuild/glibc-compat.cc binds these to their glibc 2.27 versions (see there).
 const wrapped = ['pthread_create', 'pthread_join', 'pthread_getaffinity_np', 'pthread_setaffinity_np', 'pow'];
 const ldflags = ['-shared', '-s', '-Wl,--exclude-libs,ALL', ...wrapped.map((f) => `-Wl,--wrap=${f}`), '-Wl,--as-needed', '-Wl,-z,noexecstack', '-Wl,-z,relro', '-Wl,-z,now'];
 const libs = [lib, '-Wl,--no-as-needed', '-l:libpthread.so.0', '-Wl,--as-needed', '-lm'];
-const built = join(work, name);
-// Each file on its own: native/prebuild/exp-avx2.cc alone gets -mavx2 -mfma (used only where the CPU
-// has them, see there).
 const objDir = join(work, 'obj');
-rmSync(objDir, { recursive: true, force: true });
-mkdirSync(objDir, { recursive: true });
-const extraFlags = { 'native/prebuild/exp-avx2.cc': ['-mavx2', '-mfma'] };
-const allSources = [...sources, 'native/prebuild/exp-avx2.cc', 'native/prebuild/glibc-compat.cc'];
-const objects = allSources.map((src) => {
-  const obj = join(objDir, `${src.replace(/[/.]/g, '_')}.o`);
-  run(cxx, ['-c', ...cxxflags, ...(extraFlags[src] ?? []), `-I${nodeInclude}`, `-I${naaDir}`, `-I${srcDir}`, src, '-o', obj], { cwd: root });
-  return obj;
-});
-run(cxx, [...objects, ...ldflags, '-o', built, ...libs], { cwd: root });
+const allSources = [...sources, 'native/prebuild/glibc-compat.cc'];
 
-// 4. What it needs from the system: glibc, and the C++ runtime that Node itself links (libstdc++,
-// libgcc_s); no BLAS, no Fortran. Then the newest symbol versions it asks for.
-const needed = [...run('readelf', ['-d', built]).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
-const allowed = new Set(['libc.so.6', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6', 'libgcc_s.so.1']);
-const extra = needed.filter((n) => !allowed.has(n));
-if (extra.length > 0) fail(`${built} needs ${extra.join(', ')} (only glibc and the C++ runtime are allowed)`);
-const newest = (prefix) =>
-  [...run('objdump', ['-T', built]).matchAll(new RegExp(`${prefix}_(\\d+)\\.(\\d+)(?:\\.(\\d+))?`, 'g'))]
-    .map((m) => [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)])
-    .sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2])
-    .pop()
-    ?.filter((v, i) => i < 2 || v > 0)
-    .join('.') ?? 'none';
-const glibcMin = newest('GLIBC');
-const cxxabiMin = newest('CXXABI');
-const older = (a, b) => a.split('.').map(Number).reduce((d, x, i) => d || x - (b.split('.').map(Number)[i] ?? 0), 0) <= 0;
-if (!older(glibcMin, '2.27')) fail(`${built} asks for glibc ${glibcMin}; the binary is meant to load on glibc >= 2.27 (native/prebuild/glibc-compat.cc)`);
+/** Compiles and links one variant into the work folder and checks what it needs; returns its facts. */
+function buildVariant(v) {
+  const built = join(work, v.name);
+  const dir = join(objDir, v.name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const objects = allSources.map((src) => {
+    const obj = join(dir, `${src.replace(/[/.]/g, '_')}.o`);
+    run(cxx, ['-c', ...cxxflags, ...v.flags, `-I${nodeInclude}`, `-I${naaDir}`, `-I${srcDir}`, src, '-o', obj], { cwd: root });
+    return obj;
+  });
+  run(cxx, [...objects, ...ldflags, '-o', built, ...libs], { cwd: root });
 
-// 5. It loads, and it is the OpenBLAS built above.
-const probe = spawnSync(process.execPath, ['-e', `const a = require(${JSON.stringify(built)}); console.log(a.blasConfig()); a.setThreads(2); console.log(a.getThreads());`], { encoding: 'utf8' });
-if (probe.status !== 0) fail(`${built} does not load: ${probe.stderr.trim().split('\n')[0]}`);
-const [blasConfig] = probe.stdout.trim().split('\n');
-if (!blasConfig.includes(`OpenBLAS ${OPENBLAS.version}`) || !blasConfig.includes('DYNAMIC_ARCH')) fail(`unexpected blasConfig: ${blasConfig}`);
+  // What it needs from the system: glibc, and the C++ runtime that Node itself links (libstdc++,
+  // libgcc_s); no BLAS, no Fortran. Then the newest symbol versions it asks for.
+  const needed = [...run('readelf', ['-d', built]).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
+  const allowed = new Set(['libc.so.6', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6', 'libgcc_s.so.1']);
+  const extra = needed.filter((n) => !allowed.has(n));
+  if (extra.length > 0) fail(`${built} needs ${extra.join(', ')} (only glibc and the C++ runtime are allowed)`);
+  const newest = (prefix) =>
+    [...run('objdump', ['-T', built]).matchAll(new RegExp(`${prefix}_(\\d+)\\.(\\d+)(?:\\.(\\d+))?`, 'g'))]
+      .map((m) => [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)])
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2])
+      .pop()
+      ?.filter((x, i) => i < 2 || x > 0)
+      .join('.') ?? 'none';
+  const glibcMin = newest('GLIBC');
+  const cxxabiMin = newest('CXXABI');
+  const older = (a, b) => a.split('.').map(Number).reduce((d, x, i) => d || x - (b.split('.').map(Number)[i] ?? 0), 0) <= 0;
+  if (!older(glibcMin, '2.27')) fail(`${built} asks for glibc ${glibcMin}; the binary is meant to load on glibc >= 2.27 (native/prebuild/glibc-compat.cc)`);
 
-const digest = sha256(built);
-const bytes = readFileSync(built).length;
-const target = join(outDir, name);
+  // It loads, it is the OpenBLAS built above, and its loops are the ones asked for.
+  const probe = spawnSync(process.execPath, ['-e', `const a = require(${JSON.stringify(built)}); console.log(a.blasConfig()); a.setThreads(2); console.log(a.getThreads());`], { encoding: 'utf8' });
+  if (probe.status !== 0) fail(`${built} does not load: ${probe.stderr.trim().split('\n')[0]}`);
+  const [blasConfig] = probe.stdout.trim().split('\n');
+  if (!blasConfig.includes(`OpenBLAS ${OPENBLAS.version}`) || !blasConfig.includes('DYNAMIC_ARCH') || !blasConfig.endsWith(`; kernels ${v.kernels}`)) fail(`unexpected blasConfig of ${v.name}: ${blasConfig}`);
+  const flags = [...cxxflags.filter((f) => !f.startsWith('-ffile-prefix-map')), ...v.flags];
+  return { file: v.name, built, sha256: sha256(built), bytes: readFileSync(built).length, needs: needed, glibcMin, cxxabiMin, blasConfig, cxxflags: flags };
+}
+
+const builds = VARIANTS.map(buildVariant);
 if (check) {
-  const committed = existsSync(target) ? sha256(target) : 'missing';
-  if (committed !== digest) fail(`rebuilt sha256 ${digest} differs from the committed ${relative(root, target)} (${committed})`);
-  say(`rebuilt ${name}: ${bytes} bytes, sha256 ${digest}, identical to the committed binary`);
+  for (const b of builds) {
+    const target = join(outDir, b.file);
+    const committed = existsSync(target) ? sha256(target) : 'missing';
+    if (committed !== b.sha256) fail(`rebuilt sha256 ${b.sha256} differs from the committed ${relative(root, target)} (${committed})`);
+    say(`rebuilt ${b.file}: ${b.bytes} bytes, sha256 ${b.sha256}, identical to the committed binary`);
+  }
   process.exit(0);
 }
 
-// 6. The binary, its sha256 (sha256sum's format: `sha256sum -c` checks it), its inputs and the license.
+// The binaries, their sha256 (sha256sum's format: `sha256sum -c` checks it), their inputs and the license.
 mkdirSync(outDir, { recursive: true });
-copyFileSync(built, target);
-writeFileSync(`${target}.sha256`, `${digest}  ${name}\n`);
+for (const b of builds) {
+  copyFileSync(b.built, join(outDir, b.file));
+  writeFileSync(join(outDir, `${b.file}.sha256`), `${b.sha256}  ${b.file}\n`);
+}
 const info = {
-  file: name,
-  sha256: digest,
-  bytes,
   platform: 'linux-x64',
   napiVersion: NAPI_VERSION,
-  needs: needed,
-  glibcMin,
-  cxxabiMin,
-  blasConfig,
+  binaries: builds.map((b) => ({ ...b, built: undefined })),
   compiler: firstLine(cxx, ['--version']),
   nodeHeaders: `${process.version} (${nodeInclude})`,
   nodeAddonApi: naaVersion,
-  cxxflags: cxxflags.filter((f) => !f.startsWith('-ffile-prefix-map')),
   ldflags,
   openblas: { ...OPENBLAS, make: openblasMake.filter((f) => !f.startsWith('COMMON_OPT')).concat('COMMON_OPT=-O2') },
   sources: allSources,
-  extraFlags,
 };
 writeFileSync(join(outDir, 'build-info.json'), `${JSON.stringify(info, null, 2)}\n`);
 const license = readFileSync(join(srcDir, 'LICENSE'), 'utf8');
 const copyright = run('tar', ['-xOf', debianTarball, 'debian/copyright']);
 writeFileSync(
   join(outDir, 'OpenBLAS-LICENSE.txt'),
-  `${name} contains OpenBLAS ${OPENBLAS.version} (https://www.openblas.net/), linked statically,\n` +
+  `${VARIANTS.map((v) => v.name).join(' and ')} contain OpenBLAS ${OPENBLAS.version} (https://www.openblas.net/), linked statically,\n` +
     `built from ${OPENBLAS.tarball} of ${OPENBLAS.debianSource}.\n\n` +
     `== OpenBLAS LICENSE ==\n\n${license.trim()}\n\n== Debian's copyright file for the package (all copyright holders) ==\n\n${copyright.trim()}\n`,
 );
-say(`wrote ${relative(root, target)}: ${bytes} bytes, sha256 ${digest}; needs ${needed.join(', ')} (glibc >= ${glibcMin}, CXXABI ${cxxabiMin}); ${blasConfig}`);
+for (const b of builds) say(`wrote ${relative(root, join(outDir, b.file))}: ${b.bytes} bytes, sha256 ${b.sha256}; needs ${b.needs.join(', ')} (glibc >= ${b.glibcMin}, CXXABI ${b.cxxabiMin}); ${b.blasConfig}`);

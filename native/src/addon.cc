@@ -24,9 +24,6 @@ double* g_args = nullptr;
 char g_error[256] = {0};
 int g_autoThreadsMax = 0;
 int g_threadsNow = 1;
-#ifdef SHARP_PORTABLE
-bool g_avx2 = false;
-#endif
 static Napi::Reference<Napi::Float64Array> g_argsRef;
 static Napi::Reference<Napi::ArrayBuffer> g_heapRef;
 }  // namespace sharp
@@ -81,12 +78,20 @@ static Napi::Value GetThreads(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), openblas_get_num_threads());
 }
 
-static Napi::Value BlasConfig(const Napi::CallbackInfo& info) {
-#ifdef SHARP_PORTABLE
-  return Napi::String::New(info.Env(), std::string(openblas_get_config()) + (g_avx2 ? "; exp loops AVX2+FMA" : "; exp loops SSE2"));
+// What the kernels' own loops were compiled for (the prebuilt binaries: the x86-64 baseline, or
+// AVX2+FMA; a local build: this machine's -march=native).
+#if defined(__AVX512F__)
+static const char kKernelIsa[] = "AVX-512";
+#elif defined(__AVX2__) && defined(__FMA__)
+static const char kKernelIsa[] = "AVX2+FMA";
+#elif defined(__x86_64__)
+static const char kKernelIsa[] = "x86-64 baseline";
 #else
-  return Napi::String::New(info.Env(), openblas_get_config());
+static const char kKernelIsa[] = "generic";
 #endif
+
+static Napi::Value BlasConfig(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), std::string(openblas_get_config()) + "; kernels " + kKernelIsa);
 }
 
 static Napi::Value LastError(const Napi::CallbackInfo& info) {
@@ -135,12 +140,6 @@ static Napi::Value CallTyped(const Napi::CallbackInfo& info) {
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
-#ifdef SHARP_PORTABLE
-  __builtin_cpu_init();
-  // SHARP_NATIVE_AVX2=0 keeps the baseline loops (scripts/test-prebuilt.sh tests both).
-  const char* avx2 = std::getenv("SHARP_NATIVE_AVX2");
-  g_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !(avx2 && std::strcmp(avx2, "0") == 0);
-#endif
   exports.Set("setArgs", Napi::Function::New(env, SetArgs));
   exports.Set("setHeap", Napi::Function::New(env, SetHeap));
   exports.Set("setThreads", Napi::Function::New(env, SetThreads));

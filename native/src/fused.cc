@@ -212,11 +212,12 @@ int selectedLogprobsGrad() {
       const float* xr = x + r * cols;
       float* gr = g + r * cols;
       expShift(xr, rowMax(xr, cols), gr, cols);
-      const float sf = static_cast<float>(sum8(gr, cols));
+      const float inv = static_cast<float>(1.0 / sum8(gr, cols));  // one division per row, not per value
       const float d = dy[r];
       const float et = gr[t[r]];
-      for (int64_t i = 0; i < cols; i++) gr[i] = (0.f - gr[i] / sf) * d;
-      gr[t[r]] = (1.f - et / sf) * d;
+      const float scale = -inv * d;
+      for (int64_t i = 0; i < cols; i++) gr[i] *= scale;
+      gr[t[r]] = (1.f - et * inv) * d;
     }
   });
   return 0;

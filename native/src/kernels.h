@@ -35,13 +35,6 @@ extern int g_threadsNow;
 // their GEMMs across the pool themselves) and returns true. Under a fixed count: returns false and
 // leaves OpenBLAS's threads as they are.
 bool blasOnCaller();
-#ifdef SHARP_PORTABLE
-// The prebuilt binary (x86-64 baseline) also carries the exp loops built for AVX2+FMA
-// (native/prebuild/exp-avx2.cc), used when the CPU has both (g_avx2, set at load).
-extern bool g_avx2;
-void expShiftAvx2(const float* x, float shift, float* o, int64_t n);  // o = exp(x - shift)
-void sigmoidAvx2(const float* x, float* o, int64_t n);
-#endif
 
 int matmul();
 int binary();

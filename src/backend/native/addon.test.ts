@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addonChoice, addonPath, loadAddon, loadAddonFrom, prebuiltPath, typedFrom, verifyPrebuilt, type AddonLoad, type NativeAddon } from './addon.ts';
+import { addonChoice, addonPath, avx2Here, loadAddon, loadAddonFrom, prebuiltAvx2Path, prebuiltCandidates, prebuiltPath, typedFrom, verifyPrebuilt, type AddonLoad, type NativeAddon } from './addon.ts';
 
 /** DT_NEEDED entries of an ELF64 little-endian shared object (section headers: .dynamic and its string table). */
 function elfNeeded(file: string): string[] {
@@ -81,25 +81,38 @@ describe('native addon loader', () => {
     }
   });
 
-  it.skipIf(!hasPrebuilt)('the committed prebuilt binary matches its sha256, needs only glibc and the C++ runtime, and loads with OpenBLAS inside', () => {
-    expect(verifyPrebuilt(prebuiltPath)).toBe('');
-    const recorded = readFileSync(`${prebuiltPath}.sha256`, 'utf8');
-    expect(recorded).toBe(`${createHash('sha256').update(readFileSync(prebuiltPath)).digest('hex')}  sharp_native.napi.glibc.node\n`);
-    const needed = elfNeeded(prebuiltPath).sort();
-    // No libopenblas, libgfortran or libblas: OpenBLAS is inside. libstdc++ and libgcc_s are Node's own dependencies.
-    expect(needed).toEqual(['libc.so.6', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6']);
+  it.skipIf(!hasPrebuilt)('both committed prebuilt binaries match their sha256, need only glibc and the C++ runtime, and carry OpenBLAS', () => {
+    const info = JSON.parse(readFileSync(join(prebuiltPath, '..', 'build-info.json'), 'utf8')) as { binaries: { file: string; sha256: string; bytes: number; needs: string[]; blasConfig: string }[] };
+    expect(info.binaries.map((b) => b.file)).toEqual(['sharp_native.avx2.napi.glibc.node', 'sharp_native.napi.glibc.node']);
+    for (const [file, kernels] of [[prebuiltAvx2Path, 'AVX2+FMA'], [prebuiltPath, 'x86-64 baseline']] as const) {
+      expect(verifyPrebuilt(file)).toBe('');
+      const recorded = readFileSync(`${file}.sha256`, 'utf8');
+      expect(recorded).toBe(`${createHash('sha256').update(readFileSync(file)).digest('hex')}  ${basename(file)}\n`);
+      // No libopenblas, libgfortran or libblas: OpenBLAS is inside. libstdc++ and libgcc_s are Node's own dependencies.
+      expect(elfNeeded(file).sort()).toEqual(['libc.so.6', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6']);
+      const entry = info.binaries.find((b) => b.file === basename(file))!;
+      expect(entry.sha256).toBe(recorded.split(' ')[0]);
+      expect(entry.bytes).toBe(readFileSync(file).length);
+      expect(entry.blasConfig).toMatch(new RegExp(`^OpenBLAS 0\\.3\\.21 .*DYNAMIC_ARCH.*; kernels ${kernels.replace('+', '\\+')}$`));
+    }
+    expect(existsSync(join(prebuiltPath, '..', 'OpenBLAS-LICENSE.txt'))).toBe(true);
+  });
+
+  it.skipIf(!hasPrebuilt)('loads the AVX2+FMA build exactly where /proc/cpuinfo lists both flags, unless SHARP_NATIVE_AVX2=0', () => {
+    const cpu = join(dir, 'cpuinfo');
+    writeFileSync(cpu, 'processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma bmi2\n');
+    expect(avx2Here('', cpu)).toBe(true);
+    expect(avx2Here('0', cpu)).toBe(false);
+    writeFileSync(cpu, 'processor\t: 0\nflags\t\t: fpu sse2 avx\n');
+    expect(avx2Here('', cpu)).toBe(false);
+    expect(avx2Here('', join(dir, 'no-cpuinfo'))).toBe(false);
+    expect(prebuiltCandidates(true)).toEqual([prebuiltAvx2Path, prebuiltPath]);
+    expect(prebuiltCandidates(false)).toEqual([prebuiltPath]);
     const r = loadAddonFrom('prebuilt');
     expect(r.source).toBe('prebuilt');
-    expect(r.path).toBe(prebuiltPath);
-    expect(r.addon!.blasConfig()).toMatch(/^OpenBLAS 0\.3\.21 .*DYNAMIC_ARCH/);
-    // The exp loops run the AVX2+FMA copy exactly where the CPU has both, unless SHARP_NATIVE_AVX2=0.
-    const flags = existsSync('/proc/cpuinfo') ? (/^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '').split(/\s+/) : [];
-    const avx2 = flags.includes('avx2') && flags.includes('fma') && process.env['SHARP_NATIVE_AVX2'] !== '0';
-    expect(r.addon!.blasConfig()).toMatch(avx2 ? /; exp loops AVX2\+FMA$/ : /; exp loops SSE2$/);
-    const info = JSON.parse(readFileSync(join(prebuiltPath, '..', 'build-info.json'), 'utf8')) as { sha256: string; bytes: number; needs: string[] };
-    expect(info.sha256).toBe(recorded.split(' ')[0]);
-    expect(info.bytes).toBe(readFileSync(prebuiltPath).length);
-    expect(existsSync(join(prebuiltPath, '..', 'OpenBLAS-LICENSE.txt'))).toBe(true);
+    const avx2 = avx2Here();
+    expect(r.path).toBe(avx2 ? prebuiltAvx2Path : prebuiltPath);
+    expect(r.addon!.blasConfig()).toMatch(avx2 ? /; kernels AVX2\+FMA$/ : /; kernels x86-64 baseline$/);
   });
 
   it('the native backend passes over a binary without the typed-array kernels, for the local build when that has them', () => {

@@ -97,12 +97,33 @@ export const repoRoot = resolve(here, '..', '..', '..');
 /** The local build of `npm run build:native` (node-gyp, against the installed OpenBLAS). */
 export const addonPath = join(repoRoot, 'native', 'build', 'Release', 'sharp_native.node');
 /**
- * The prebuilt binary for this platform, node-gyp-build's layout (prebuilds/<platform>-<arch>/,
+ * The prebuilt binaries for this platform, node-gyp-build's layout (prebuilds/<platform>-<arch>/,
  * tags napi and glibc in the name): N-API, so one file serves every supported Node version; OpenBLAS
- * linked in statically (scripts/build-prebuild.mjs, prebuilds/README.md).
+ * linked in statically (scripts/build-prebuild.mjs, prebuilds/README.md). Two builds of the same
+ * sources: for AVX2+FMA, and for the x86-64 baseline (every other x86-64 CPU).
  */
-const prebuiltName = 'sharp_native.napi.glibc.node';
-export const prebuiltPath = join(repoRoot, 'prebuilds', `${process.platform}-${process.arch}`, prebuiltName);
+const prebuiltDir = join(repoRoot, 'prebuilds', `${process.platform}-${process.arch}`);
+export const prebuiltPath = join(prebuiltDir, 'sharp_native.napi.glibc.node');
+export const prebuiltAvx2Path = join(prebuiltDir, 'sharp_native.avx2.napi.glibc.node');
+
+/**
+ * Whether the AVX2+FMA build may run here: /proc/cpuinfo lists both flags (false where it cannot be
+ * read) and SHARP_NATIVE_AVX2 is not 0 (which keeps the baseline build, to test it on any machine).
+ */
+export function avx2Here(env: string | undefined = process.env['SHARP_NATIVE_AVX2'], cpuinfo = '/proc/cpuinfo'): boolean {
+  if (env === '0') return false;
+  try {
+    const flags = (/^flags\s*:(.*)$/m.exec(readFileSync(cpuinfo, 'utf8'))?.[1] ?? '').trim().split(/\s+/);
+    return flags.includes('avx2') && flags.includes('fma');
+  } catch {
+    return false;
+  }
+}
+
+/** The prebuilt binaries to try, best first: the AVX2+FMA build where it may run, then the baseline one. */
+export function prebuiltCandidates(avx2 = avx2Here()): string[] {
+  return avx2 ? [prebuiltAvx2Path, prebuiltPath] : [prebuiltPath];
+}
 
 /** Which candidates `SHARP_NATIVE` allows: unset = prebuilt then local build; 0 = none. */
 export type AddonChoice = 'auto' | 'prebuilt' | 'local' | 'off';
@@ -138,22 +159,25 @@ function requireAddon(file: string): { addon?: NativeAddon; error?: string } {
 }
 
 /**
- * Tries the candidates in order: the prebuilt binary (sha256 checked), then the local build, and
- * says why each one passed over was. Never throws.
+ * Tries the candidates in order: the prebuilt binaries (sha256 checked; the AVX2+FMA one first where
+ * the CPU has both), then the local build, and says why each one passed over was. Never throws.
  */
-export function loadAddonFrom(choice: AddonChoice, files: { prebuilt: string; local: string } = { prebuilt: prebuiltPath, local: addonPath }): AddonLoad {
+export function loadAddonFrom(choice: AddonChoice, files: { prebuilt: string | readonly string[]; local: string } = { prebuilt: prebuiltCandidates(), local: addonPath }): AddonLoad {
   if (choice === 'off') return { addon: undefined, reason: 'disabled by SHARP_NATIVE=0', path: files.local, skipped: [] };
   const skipped: string[] = [];
   if (choice !== 'local') {
-    const bad = verifyPrebuilt(files.prebuilt);
-    if (!bad) {
-      const r = requireAddon(files.prebuilt);
-      if (r.addon) return { addon: r.addon, reason: '', path: files.prebuilt, source: 'prebuilt', skipped };
-      skipped.push(`prebuilt ${files.prebuilt} failed to load: ${r.error}`);
-    } else {
-      skipped.push(bad);
+    const prebuilt = typeof files.prebuilt === 'string' ? [files.prebuilt] : files.prebuilt;
+    for (const file of prebuilt) {
+      const bad = verifyPrebuilt(file);
+      if (!bad) {
+        const r = requireAddon(file);
+        if (r.addon) return { addon: r.addon, reason: '', path: file, source: 'prebuilt', skipped };
+        skipped.push(`prebuilt ${file} failed to load: ${r.error}`);
+      } else {
+        skipped.push(bad);
+      }
     }
-    if (choice === 'prebuilt') return { addon: undefined, reason: `${skipped.join('; ')} (SHARP_NATIVE=prebuilt)`, path: files.prebuilt, skipped };
+    if (choice === 'prebuilt') return { addon: undefined, reason: `${skipped.join('; ')} (SHARP_NATIVE=prebuilt)`, path: prebuilt[prebuilt.length - 1] ?? '', skipped };
   }
   if (!existsSync(files.local)) {
     const why = `not built (${files.local} missing; run npm run build:native)`;
