@@ -15,7 +15,7 @@ import { median } from './median.ts';
  * vocab 2000, batch 8 x 64) timed with the native kernels, the pure-wasm fallback and plain wasm
  * side by side in one process, interleaved round by round so that machine load hits all three
  * alike. Train step = forward + backward + AdamW (fused native kernel when the addon is loaded, tfjs
- * ops otherwise); BLAS threads 'auto' (all cores for training GEMMs, 1 for decode-size ones). Targets on the 2-core bench machine: native train <= 90 ms, decode <= 3.5 ms/step.
+ * ops otherwise); threads 'auto' (every kernel, GEMMs included, split across the addon's pool; decode-size GEMMs on one thread). Targets on the 2-core bench machine: native train <= 90 ms, decode <= 3.5 ms/step.
  */
 export type KernelMode = 'native' | 'wasm-fallback' | 'plain wasm';
 export const MODES: readonly KernelMode[] = ['native', 'wasm-fallback', 'plain wasm'];
@@ -97,7 +97,7 @@ export async function benchNative(quick = false): Promise<BenchRow[]> {
     for (let r = 0; r < rounds + 1; r++) {
       for (const mode of modes) {
         useMode(mode);
-        useBlasThreadsFor('auto'); // all cores for training GEMMs, 1 thread for decode-size ones
+        useBlasThreadsFor('auto'); // the addon's pool for every kernel, decode-size GEMMs on one thread
         await h.step(); // warm-up in this mode (first-use kernel set-up, memory growth)
         const before = tf.memory().numTensors;
         const steps = quick ? 2 : 3;
