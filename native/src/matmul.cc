@@ -2,8 +2,9 @@
 // (numpy rules on the batch dims, as tf.matMul). Row-major throughout.
 //
 // Threads: under the automatic policy (setAutoThreads) OpenBLAS runs every GEMM on the calling
-// thread, and this kernel splits a GEMM across the pool (pool.h) itself, by blocks of output rows or
-// by batch entries, each part one single-threaded sgemm. Every kernel of a step then runs on the same
+// thread, and this kernel splits a GEMM across the pool (pool.h) itself, by blocks of output rows
+// (of columns for a large product of a decode step's few rows) or by batch entries, each part one
+// single-threaded sgemm. Every kernel of a step then runs on the same
 // threads, with no second set of workers (OpenBLAS's, which busy-wait after each GEMM) competing for
 // the cores with the pool's. Under a fixed count (setThreads) OpenBLAS threads each GEMM as it does.
 #include <cblas.h>
@@ -17,8 +18,12 @@ namespace sharp {
 
 namespace {
 
-// Rows at or below which a GEMM is a decode-step product: handing parts over costs more than it gives.
+// Rows at or below which a GEMM is a decode-step product, split (by columns) only from
+// kDecodeSplit multiply-adds: between decode steps the pool's helpers are often asleep.
 constexpr int64_t kDecodeRows = 32;
+constexpr int64_t kDecodeSplit = int64_t{1} << 22;
+// Output columns per block of a decode-step split.
+constexpr int64_t kColBlock = 64;
 // Output rows per block of a split GEMM (a multiple of sgemm's register block on x86-64).
 constexpr int64_t kRowBlock = 16;
 // Multiply-adds that make a part worth handing to another thread (OpenBLAS's own threshold for
@@ -32,26 +37,41 @@ struct Gemm {
   int64_t lda;
   const float* b;
   int64_t ldb;
-  float* c;  // [M, N], ldc = N
+  float* c;  // [M, N] with row stride N
 };
 
-// Rows [from, to) of C = op(A) op(B), one sgemm on this thread's share.
-void gemmRows(const Gemm& g, int64_t from, int64_t to) {
-  const float* a = g.ta ? g.a + from : g.a + from * g.lda;  // op(A)'s row i is A's column i when transposed
-  cblas_sgemm(CblasRowMajor, g.ta ? CblasTrans : CblasNoTrans, g.tb ? CblasTrans : CblasNoTrans, static_cast<int>(to - from), static_cast<int>(g.N),
-              static_cast<int>(g.K), 1.f, a, static_cast<int>(g.lda), g.b, static_cast<int>(g.ldb), 0.f, g.c + from * g.N, static_cast<int>(g.N));
+// C[m0:m1, n0:n1] = op(A)[m0:m1, :] op(B)[:, n0:n1], one sgemm on this thread.
+void gemmBlock(const Gemm& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const float* a = g.ta ? g.a + m0 : g.a + m0 * g.lda;  // op(A)'s row i is A's column i when transposed
+  const float* b = g.tb ? g.b + n0 * g.ldb : g.b + n0;  // op(B)'s column j is B's row j when transposed
+  cblas_sgemm(CblasRowMajor, g.ta ? CblasTrans : CblasNoTrans, g.tb ? CblasTrans : CblasNoTrans, static_cast<int>(m1 - m0), static_cast<int>(n1 - n0),
+              static_cast<int>(g.K), 1.f, a, static_cast<int>(g.lda), b, static_cast<int>(g.ldb), 0.f, g.c + m0 * g.N + n0, static_cast<int>(g.N));
 }
 
-// One GEMM, split by blocks of output rows across the pool when it is big enough.
+// One GEMM, split across the pool when it is big enough: by blocks of output rows, or, for a
+// decode step's few rows, by blocks of output columns once the product is large (an LM head over a
+// big vocabulary), since waking a sleeping helper costs more than a small product takes.
 void gemmSplit(const Gemm& g) {
-  if (!blasOnCaller() || g.M <= kDecodeRows) {
-    gemmRows(g, 0, g.M);
+  if (!blasOnCaller()) {
+    gemmBlock(g, 0, g.M, 0, g.N);
     return;
   }
-  const int64_t blocks = (g.M + kRowBlock - 1) / kRowBlock;
-  const int64_t perBlock = kRowBlock * g.N * g.K;
+  if (g.M > kDecodeRows) {
+    const int64_t blocks = (g.M + kRowBlock - 1) / kRowBlock;
+    const int64_t perBlock = kRowBlock * g.N * g.K;
+    parallelFor(blocks, perBlock >= kGemmGrain ? 1 : kGemmGrain / perBlock, [&g](int64_t from, int64_t to) {
+      gemmBlock(g, from * kRowBlock, to * kRowBlock < g.M ? to * kRowBlock : g.M, 0, g.N);
+    });
+    return;
+  }
+  if (g.M * g.N * g.K < kDecodeSplit) {
+    gemmBlock(g, 0, g.M, 0, g.N);
+    return;
+  }
+  const int64_t blocks = (g.N + kColBlock - 1) / kColBlock;
+  const int64_t perBlock = g.M * kColBlock * g.K;
   parallelFor(blocks, perBlock >= kGemmGrain ? 1 : kGemmGrain / perBlock, [&g](int64_t from, int64_t to) {
-    gemmRows(g, from * kRowBlock, to * kRowBlock < g.M ? to * kRowBlock : g.M);
+    gemmBlock(g, 0, g.M, from * kColBlock, to * kColBlock < g.N ? to * kColBlock : g.N);
   });
 }
 
@@ -136,7 +156,7 @@ int matmul() {
   parallelFor(batch, per >= kGemmGrain ? 1 : kGemmGrain / (per < 1 ? 1 : per), [&entry](int64_t from, int64_t to) {
     for (int64_t o = from; o < to; o++) {
       const Gemm g = entry(o);
-      gemmRows(g, 0, g.M);
+      gemmBlock(g, 0, g.M, 0, g.N);
     }
   });
   return 0;

@@ -94,6 +94,11 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
       const sq = tf.slice(m, [0, 0], [300, 300]); // [300, 300]
       return [tf.matMul(tf.slice(m, [0, 0], [200, 300]), n), tf.matMul(m, sq, false, true), tf.matMul(sq, n, true, false), tf.matMul(sq, sq, true, true)];
     }],
+    ['MatMul of a decode step\'s 8 rows split by column blocks (an LM head), both flags of the weight', () => {
+      const h = tf.slice(tf.reshape(a, [350, 300]), [0, 0], [8, 300]); // [8, 300]
+      const w = tf.slice(tf.tile(tf.reshape(c, [300, 350]), [1, 6]), [0, 0], [300, 2000]); // [300, 2000]
+      return [tf.matMul(h, w), tf.matMul(h, tf.reshape(w, [2000, 300]), false, true)];
+    }],
     ['BatchMatMul split by entries and by rows, with a broadcast batch', () => [tf.matMul(a, tf.reshape(c, [7, 300, 50])), tf.matMul(tf.reshape(a, [7, 1, 50, 300]), tf.reshape(tf.slice(c, [0, 0, 0], [2, 50, 300]), [1, 2, 300, 50]))]],
   ];
 
