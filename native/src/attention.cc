@@ -66,6 +66,30 @@ void softmaxBackward(const float* dp, const float* p, float* ds, int64_t rows, i
   }
 }
 
+// out[b, :, kv, :] = alpha * sum over kv head kv's group of op(M_bh)^T Y_bh, for every (b, kv): the
+// [Tk, hd] blocks of a [B, Tk, KV, hd] gradient (keys or values) from the [T, Tk] matrix
+// `left(bh, scratch)` of each query head and its [T, hd] block of y [B, T, H, hd]. One thread per
+// kv head, the group's heads in order.
+template <typename Left>
+void groupSum(const Dims& d, float alpha, const float* y, float* out, Left left) {
+  parallelFor(d.B * d.KV, headGrain(d), [=](int64_t from, int64_t to) {
+    std::vector<float> scratch(static_cast<size_t>(d.T * d.Tk));
+    for (int64_t bkv = from; bkv < to; bkv++) {
+      const int64_t b = bkv / d.KV, kv = bkv % d.KV;
+      float* o = out + kvAt(d, b, kv);
+      if (d.T == 0) {
+        for (int64_t j = 0; j < d.Tk; j++)
+          for (int64_t i = 0; i < d.hd; i++) o[j * d.KV * d.hd + i] = 0.f;
+        continue;
+      }
+      for (int64_t r = 0; r < d.rep(); r++) {
+        const int64_t h = kv * d.rep() + r;
+        gemm(true, false, d.Tk, d.hd, d.T, alpha, left(b * d.H + h, scratch.data()), d.Tk, y + qAt(d, b, h), d.H * d.hd, r == 0 ? 0.f : 1.f, o, d.KV * d.hd);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 // args: qRef kRef biasRef pRef B T Tk H KV hd scale -> P [B, H, T, Tk]
@@ -123,22 +147,9 @@ int attnProbsGrad() {
     });
     return 0;
   }
-  parallelFor(d.B * d.KV, headGrain(d), [=](int64_t from, int64_t to) {
-    std::vector<float> ds(static_cast<size_t>(block));
-    for (int64_t bkv = from; bkv < to; bkv++) {
-      const int64_t b = bkv / d.KV, kv = bkv % d.KV;
-      float* o = out + kvAt(d, b, kv);
-      if (d.T == 0) {
-        for (int64_t j = 0; j < d.Tk; j++)
-          for (int64_t i = 0; i < d.hd; i++) o[j * d.KV * d.hd + i] = 0.f;
-        continue;
-      }
-      for (int64_t r = 0; r < d.rep(); r++) {
-        const int64_t h = kv * d.rep() + r, bh = b * d.H + h;
-        softmaxBackward(dp + bh * block, p + bh * block, ds.data(), d.T, d.Tk);
-        gemm(true, false, d.Tk, d.hd, d.T, scale, ds.data(), d.Tk, q + qAt(d, b, h), d.H * d.hd, r == 0 ? 0.f : 1.f, o, d.KV * d.hd);
-      }
-    }
+  groupSum(d, scale, q, out, [=](int64_t bh, float* ds) {
+    softmaxBackward(dp + bh * block, p + bh * block, ds, d.T, d.Tk);
+    return static_cast<const float*>(ds);
   });
   return 0;
 }
@@ -180,21 +191,7 @@ int attnApplyGrad() {
     });
     return 0;
   }
-  parallelFor(d.B * d.KV, headGrain(d), [=](int64_t from, int64_t to) {
-    for (int64_t bkv = from; bkv < to; bkv++) {
-      const int64_t b = bkv / d.KV, kv = bkv % d.KV;
-      float* o = out + kvAt(d, b, kv);
-      if (d.T == 0) {
-        for (int64_t j = 0; j < d.Tk; j++)
-          for (int64_t i = 0; i < d.hd; i++) o[j * d.KV * d.hd + i] = 0.f;
-        continue;
-      }
-      for (int64_t r = 0; r < d.rep(); r++) {
-        const int64_t h = kv * d.rep() + r, bh = b * d.H + h;
-        gemm(true, false, d.Tk, d.hd, d.T, 1.f, p + bh * block, d.Tk, dy + qAt(d, b, h), d.H * d.hd, r == 0 ? 0.f : 1.f, o, d.KV * d.hd);
-      }
-    }
-  });
+  groupSum(d, 1.f, dy, out, [=](int64_t bh, float*) { return p + bh * block; });
   return 0;
 }
 
