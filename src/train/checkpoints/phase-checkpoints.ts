@@ -50,13 +50,18 @@ export async function resumePhase(ck: PhaseCheckpoints | undefined, model: Check
 }
 
 /** Saves a checkpoint after `step` when it is due (every `ck.every` steps, not the last: the caller saves the result). */
+/** Whether step `step` of `total` writes a checkpoint: every `every` steps, the last one excepted (the caller saves the model then). */
+export function phaseCheckpointDue(ck: PhaseCheckpoints | undefined, step: number, total: number): ck is PhaseCheckpoints {
+  return ck !== undefined && step % ck.every === 0 && step < total;
+}
+
 export async function maybeSavePhase(
   ck: PhaseCheckpoints | undefined,
   step: number,
   total: number,
   o: { model: CheckpointModel; optimizer: AdamW; order: EpochOrder; extra?: Record<string, unknown> },
 ): Promise<void> {
-  if (!ck || step % ck.every !== 0 || step >= total) return;
+  if (!phaseCheckpointDue(ck, step, total)) return;
   const state: TrainerState = { step, dataCursor: o.order.cursor, rng: o.order.rngState(), configHash: ck.configHash, extra: o.extra };
   await saveCheckpoint(ck.runDir, { model: o.model, optimizer: o.optimizer, state, keep: ck.keep, copyFiles: ck.copyFiles, folder: ck.folder });
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { CausalLM } from '../../model/causal-lm.ts';
-import { maybeSavePhase, resumePhase, type PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
+import { maybeSavePhase, phaseCheckpointDue, resumePhase, type PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
 import { JsonlMetrics } from '../metrics/jsonl.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
 import { assertFiniteWeights } from '../optim/diverged.ts';
@@ -55,7 +55,7 @@ export async function supervisedLoop<T>(o: SupervisedLoopOptions<T>): Promise<vo
       const record = o.update({ optimizer, accumulator, lr, step }, pick);
       metrics?.write(step + 1, record);
       o.onStep?.(step + 1, record);
-      if (step + 1 === o.steps || (o.checkpoints !== undefined && (step + 1) % o.checkpoints.every === 0)) {
+      if (step + 1 === o.steps || phaseCheckpointDue(o.checkpoints, step + 1, o.steps)) {
         assertFiniteWeights(step + 1, o.phase, o.model.trainableVariables());
       }
       await maybeSavePhase(o.checkpoints, step + 1, o.steps, { model: o.model, optimizer, order, extra: o.extra() });
