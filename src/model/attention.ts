@@ -6,7 +6,7 @@ import { rmsNorm } from './ops/norm.ts';
 import { applyRopeQK, type RopeTables } from './ops/rope.ts';
 import type { LoraLookup } from './lora.ts';
 import { project } from './project.ts';
-import { permute, sdpa } from './ops/sdpa.ts';
+import { permute, sdpa, sdpaCached } from './ops/sdpa.ts';
 
 /** Looks a weight up by HF name (linear weights come back stored [in, out]). */
 export type WeightGetter = (name: string) => tf.Tensor;
@@ -42,9 +42,9 @@ export function attentionBias(keyMask: tf.Tensor2D, queries: number, past: numbe
 
 /**
  * Grouped-query self-attention of one layer (HF LlamaAttention / Qwen2Attention / Qwen3Attention).
- * A whole sequence goes through sdpa (ops/sdpa.ts: fused kernels where the native ones serve the
- * backend). A decode step groups query heads by the kv head they share, so q reshapes to
- * [B*KV, rep*T, hd] and multiplies the un-repeated cached keys directly (a reshape, not a copy).
+ * A whole sequence goes through sdpa, a decode step through sdpaCached against the cache
+ * (ops/sdpa.ts: fused kernels where the native ones serve the backend; grouped-query heads read
+ * their kv head without a repeated copy).
  */
 export function attention(
   x: tf.Tensor2D, // [B*T, D] normed input
@@ -61,7 +61,6 @@ export function attention(
   lora?: LoraLookup, // adapters of this forward (lora.ts); undefined: the base model
 ): { out: tf.Tensor2D; kv: LayerKv | undefined } {
   const { heads: H, kvHeads: KV, headDim: hd } = c;
-  const rep = H / KV;
   const opt = (name: string | undefined): tf.Tensor1D | undefined => (name === undefined ? undefined : (w(name) as tf.Tensor1D));
   let q = tf.reshape(project(ops, x, w, n.q, opt(n.qBias), lora), [batch, seq, H, hd]) as tf.Tensor4D; // [B, T, H, hd]
   let k = tf.reshape(project(ops, x, w, n.k, opt(n.kBias), lora), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
@@ -73,27 +72,18 @@ export function attention(
   }
   [q, k] = applyRopeQK(q, k, rope); // [B, T, H, hd], [B, T, KV, hd]
   const scale = 1 / Math.sqrt(hd);
+  const toCache = (x: tf.Tensor4D): tf.Tensor3D => tf.reshape(permute(x, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
   if (!past) {
     // A whole sequence (training, scoring, prefill): the cache, when kept, is [B*KV, T, hd].
     const ctx = sdpa(q, k, v, bias, scale, ops); // [B, T, H, hd]
     const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora); // [B*T, D]
     if (!keepKv) return { out, kv: undefined };
-    const cache = (x: tf.Tensor4D): tf.Tensor3D => tf.reshape(permute(x, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
-    return { out, kv: { k: cache(k), v: cache(v) } };
+    return { out, kv: { k: toCache(k), v: toCache(v) } };
   }
-  // Decode (and any pass after cached keys): (K @ q^T)^T transposes only the small [rep*T, Tk]
-  // result, never the cache.
-  const qs = tf.mul(permute(q, [0, 2, 1, 3]), scale); // [B, H, T, hd], scaled before the product (fewer values)
-  const qg = tf.reshape(qs, [batch * KV, rep * seq, hd]) as tf.Tensor3D; // [B*KV, rep*T, hd]
-  const vAll = tf.concat([past.v, tf.reshape(permute(v, [0, 2, 1, 3]), [batch * KV, seq, hd])], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
-  const kAll = tf.concat([past.k, tf.reshape(permute(k, [0, 2, 1, 3]), [batch * KV, seq, hd])], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
-  const qgT = permute(qg, [0, 2, 1]); // [B*KV, hd, rep*T]
-  const scores = permute(ops.bmm(kAll, qgT), [0, 2, 1]); // [B*KV, Tk, rep*T] -> [B*KV, rep*T, Tk]
-  const tk = vAll.shape[1];
-  const biased = tf.add(tf.reshape(scores, [batch, H, seq, tk]), bias); // [B, H, T, Tk]
-  const probs = tf.reshape(tf.softmax(biased), [batch * KV, rep * seq, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
-  const ctx = tf.reshape(ops.bmm(probs, vAll), [batch, H, seq, hd]); // [B, H, T, hd]
-  const merged = tf.reshape(permute(ctx, [0, 2, 1, 3]), [batch * seq, H * hd]) as tf.Tensor2D; // [B*T, H*hd]
-  const out = project(ops, merged, w, n.o, opt(n.oBias), lora); // [B*T, D]
+  // Decode (and any pass after cached keys): the new keys and values join the cache.
+  const kAll = tf.concat([past.k, toCache(k)], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
+  const vAll = tf.concat([past.v, toCache(v)], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
+  const ctx = sdpaCached(q, kAll, vAll, bias, scale, ops); // [B, T, H, hd]
+  const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora); // [B*T, D]
   return { out, kv: { k: kAll, v: vAll } };
 }

@@ -8,7 +8,7 @@ import { Rng } from '../../random/rng.ts';
 import { addonBuilt, compareFused, randArr, toTensor } from '../../../test/native-testkit.ts';
 import { fusedHere } from './fused.ts';
 import { TRAIN_OPS } from './op-set.ts';
-import { sdpa, sdpaComposed } from './sdpa.ts';
+import { sdpa, sdpaCached, sdpaCachedComposed, sdpaComposed } from './sdpa.ts';
 
 /**
  * Scaled dot-product attention: the fused kernels (native/src/attention.cc) against the tfjs
@@ -27,7 +27,35 @@ function causalBias(keyMask: number[][]): tf.Tensor4D {
   return tf.tensor4d(data, [b, 1, t, t]); // [B, 1, T, T]
 }
 
+/** Bias [B, 1, T, Tk] for T new queries after `past` cached keys: key k is visible to query t when k <= past + t and is a real token. */
+function cachedBias(keyMask: number[][], queries: number): tf.Tensor4D {
+  const tk = keyMask[0]!.length;
+  const past = tk - queries;
+  const data: number[] = [];
+  for (const row of keyMask) for (let q = 0; q < queries; q++) for (let k = 0; k < tk; k++) data.push(k <= past + q && row[k] === 1 ? 0 : -1e9);
+  return tf.tensor4d(data, [keyMask.length, 1, queries, tk]); // [B, 1, T, Tk]
+}
+
 function suite(): void {
+  it('against a KV cache [B*KV, Tk, hd]: decode steps (one query row) and a prefill after cached keys match the composition, gradients included', () => {
+    const rng = new Rng(13);
+    // [B, T, Tk, H, KV, hd]; the third splits its heads across threads; the second's hd is not a multiple of 8.
+    for (const [b, t, tk, h, kv, hd] of [[2, 1, 7, 4, 2, 8], [3, 1, 5, 2, 1, 12], [4, 1, 96, 8, 4, 32], [3, 3, 9, 2, 2, 4]] as const) {
+      const keyMask = Array.from({ length: b }, (_, i) => Array.from({ length: tk }, (_, j) => (i === 0 && j < 2 ? 0 : 1))); // row 0 left-padded by 2
+      const bias = cachedBias(keyMask, t); // [B, 1, T, Tk]
+      const q = toTensor(randArr(rng, [b, t, h, hd], 2)); // [B, T, H, hd]
+      const k = toTensor(randArr(rng, [b * kv, tk, hd], 2)); // [B*KV, Tk, hd]
+      const v = toTensor(randArr(rng, [b * kv, tk, hd])); // [B*KV, Tk, hd]
+      const scale = 1 / Math.sqrt(hd);
+      const f = (x: tf.Tensor, y: tf.Tensor, z: tf.Tensor): tf.Tensor => sdpaCached(x as tf.Tensor4D, y as tf.Tensor3D, z as tf.Tensor3D, bias, scale, TRAIN_OPS);
+      const g = (x: tf.Tensor, y: tf.Tensor, z: tf.Tensor): tf.Tensor => sdpaCachedComposed(x as tf.Tensor4D, y as tf.Tensor3D, z as tf.Tensor3D, bias, scale, TRAIN_OPS);
+      const errs = compareFused((x, y, z) => f(x!, y!, z!), (x, y, z) => g(x!, y!, z!), [q, k, v], rng);
+      expect(errs).toHaveLength(4);
+      for (const e of errs) expect(e).toBeLessThanOrEqual(1e-5);
+      tf.dispose([bias, q, k, v]);
+    }
+  });
+
   it('values and the gradients of q, k and v match the composition (GQA, left padding, one token, over the thread split)', () => {
     const rng = new Rng(11);
     // [B, T, H, KV, hd]; the third has 40*40*16 multiply-adds per head, so heads are split across threads.

@@ -54,3 +54,40 @@ export function sdpaComposed(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bia
   const ctx = tf.reshape(ops.bmm(probs, vg), [batch, H, seq, hd]); // [B, H, T, hd]
   return permute(ctx, [0, 2, 1, 3]) as tf.Tensor4D; // [B, T, H, hd]
 }
+
+/**
+ * Attention of new queries against a KV cache (decode steps, prefill after cached keys): q [B, T, H,
+ * hd] against keys and values [B*KV, Tk, hd], the layout the cache keeps (src/model/attention.ts).
+ * The same fused kernels where the native kernels serve the backend, else the composition.
+ */
+export function sdpaCached(
+  q: tf.Tensor4D, // [B, T, H, hd]
+  k: tf.Tensor3D, // [B*KV, Tk, hd]
+  v: tf.Tensor3D, // [B*KV, Tk, hd]
+  bias: tf.Tensor4D, // [B, 1, T, Tk]
+  scale: number,
+  ops: OpSet,
+): tf.Tensor4D {
+  if (fusedHere(FUSED_KERNELS.attnProbs) && fusedHere(FUSED_KERNELS.attnApply)) {
+    const probs = runFused<tf.Tensor4D>(FUSED_KERNELS.attnProbs, { q, k, bias }, { scale }); // [B, H, T, Tk]
+    return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }); // [B, T, H, hd]
+  }
+  return sdpaCachedComposed(q, k, v, bias, scale, ops);
+}
+
+/**
+ * The same as tfjs ops: (K @ q^T)^T transposes only the small [rep*T, Tk] result, never the cache;
+ * a decode step's head swaps (T = 1) are free reshapes.
+ */
+export function sdpaCachedComposed(q: tf.Tensor4D, k: tf.Tensor3D, v: tf.Tensor3D, bias: tf.Tensor4D, scale: number, ops: OpSet): tf.Tensor4D {
+  const [batch, seq, H, hd] = q.shape;
+  const [bkv, tk] = k.shape;
+  const rep = (H * batch) / bkv;
+  const qs = tf.mul(permute(q, [0, 2, 1, 3]), scale); // [B, H, T, hd], scaled before the product (fewer values)
+  const qgT = permute(tf.reshape(qs, [bkv, rep * seq, hd]) as tf.Tensor3D, [0, 2, 1]); // [B*KV, hd, rep*T]
+  const scores = permute(ops.bmm(k, qgT), [0, 2, 1]); // [B*KV, Tk, rep*T] -> [B*KV, rep*T, Tk]
+  const biased = tf.add(tf.reshape(scores, [batch, H, seq, tk]), bias); // [B, H, T, Tk]
+  const probs = tf.reshape(tf.softmax(biased), [bkv, rep * seq, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
+  const ctx = tf.reshape(ops.bmm(probs, v), [batch, H, seq, hd]); // [B, H, T, hd]
+  return permute(ctx, [0, 2, 1, 3]) as tf.Tensor4D; // [B, T, H, hd]
+}

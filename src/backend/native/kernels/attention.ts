@@ -3,9 +3,10 @@ import { FUSED_KERNELS, float32, fused } from './fused.ts';
 import { sizeOf, type KernelOverride } from './types.ts';
 
 /**
- * The sequence attention's kernels (native/src/attention.cc): probs = softmax(scale * q k^T + bias)
- * per head, ctx = probs v, and their gradients. q and ctx stay [B, T, H, hd] and k, v [B, Tk, KV, hd]
- * (as the projections leave them), probs is [B, H, T, Tk], bias [B, 1, T, Tk].
+ * The attention kernels (native/src/attention.cc): probs = softmax(scale * q k^T + bias) per head,
+ * ctx = probs v, and their gradients. q and ctx stay [B, T, H, hd]; k and v are [B, Tk, KV, hd] (as
+ * the projections leave them) or a KV cache [B*KV, Tk, hd] (rank 3); probs is [B, H, T, Tk], bias
+ * [B, 1, T, Tk]. A gradient of k or v comes in their layout.
  */
 
 interface AttnDims {
@@ -15,6 +16,8 @@ interface AttnDims {
   h: number;
   kv: number;
   hd: number;
+  /** k and v are a cache [B*KV, Tk, hd]. */
+  cache: boolean;
 }
 
 function fail(name: string, why: string): never {
@@ -23,22 +26,23 @@ function fail(name: string, why: string): never {
 
 const shapeOf = (t: TensorInfo | readonly number[]): string => `[${('shape' in t ? t.shape : t).join(', ')}]`;
 
-/** The dims of q [B, T, H, hd] and k (or v) [B, Tk, KV, hd], checked against each other. */
+/** The dims of q [B, T, H, hd] and k (or v) [B, Tk, KV, hd] or [B*KV, Tk, hd], checked against each other. */
 function qkDims(name: string, qShape: readonly number[], k: TensorInfo): AttnDims {
   const q = qShape;
-  if (q.length !== 4 || k.shape.length !== 4) fail(name, `expects q [B, T, H, hd] and k, v [B, Tk, KV, hd], got ${shapeOf(q)} and ${shapeOf(k)}`);
+  const cache = k.shape.length === 3;
+  if (q.length !== 4 || (k.shape.length !== 4 && !cache)) fail(name, `expects q [B, T, H, hd] and k, v [B, Tk, KV, hd] or [B*KV, Tk, hd], got ${shapeOf(q)} and ${shapeOf(k)}`);
   const [b, t, h, hd] = q as [number, number, number, number];
-  const [kb, tk, kv, khd] = k.shape as [number, number, number, number];
-  if (kb !== b || khd !== hd || kv < 1 || h % kv !== 0) fail(name, `q ${shapeOf(q)} and k, v ${shapeOf(k)} do not pair (same B and hd, H a multiple of KV)`);
+  const [kb, tk, kv, khd] = cache ? [b, k.shape[1]!, b > 0 ? k.shape[0]! / b : 1, k.shape[2]!] : (k.shape as [number, number, number, number]);
+  if (kb !== b || khd !== hd || !Number.isInteger(kv) || kv < 1 || h % kv !== 0) fail(name, `q ${shapeOf(q)} and k, v ${shapeOf(k)} do not pair (same B and hd, H a multiple of KV)`);
   if (b * t > 0 && (tk < 1 || hd < 1)) fail(name, `empty keys or heads: q ${shapeOf(q)}, k ${shapeOf(k)}`);
-  return { b, t, tk, h, kv, hd };
+  return { b, t, tk, h, kv, hd, cache };
 }
 
 function needShape(name: string, what: string, x: TensorInfo, shape: number[]): void {
   if (x.shape.join() !== shape.join()) fail(name, `${what} is ${shapeOf(x)}, expected [${shape.join(', ')}]`);
 }
 
-const dimArgs = (d: AttnDims): number[] => [d.b, d.t, d.tk, d.h, d.kv, d.hd];
+const dimArgs = (d: AttnDims): number[] => [d.b, d.t, d.tk, d.h, d.kv, d.hd, d.cache ? 1 : 0];
 const probsShape = (d: AttnDims): number[] => [d.b, d.h, d.t, d.tk];
 
 /** softmax(scale * q k^T + bias) per head. inputs {q, k, bias [B, 1, T, Tk]}, attrs {scale} -> [B, H, T, Tk]. */
@@ -67,14 +71,14 @@ const attnProbsGrad = fused('attnProbsGrad', ({ inputs, backend, attrs }, ctx, c
   return out;
 });
 
-/** probs v per head. inputs {probs [B, H, T, Tk], v [B, Tk, KV, hd]} -> [B, T, H, hd]. */
+/** probs v per head. inputs {probs [B, H, T, Tk], v [B, Tk, KV, hd] or [B*KV, Tk, hd]} -> [B, T, H, hd]. */
 const attnApply = fused('attnApply', ({ inputs, backend }, ctx, call) => {
   const name = FUSED_KERNELS.attnApply;
   const { probs, v } = inputs as { probs: TensorInfo; v: TensorInfo };
   float32(name, probs, v);
   if (probs.shape.length !== 4) fail(name, `expects probs [B, H, T, Tk], got ${shapeOf(probs)}`);
   const [b, h, t] = probs.shape as [number, number, number, number];
-  const d = qkDims(name, [b, t, h, v.shape[3] ?? 0], v);
+  const d = qkDims(name, [b, t, h, v.shape[v.shape.length - 1] ?? 0], v);
   needShape(name, 'probs', probs, probsShape(d));
   const out = ctx.output(backend, [d.b, d.t, d.h, d.hd], 'float32'); // [B, T, H, hd]
   if (d.b * d.t > 0) call([probs, v, out], dimArgs(d));
