@@ -176,8 +176,11 @@ export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOpt
     }
   } catch (e) {
     // Host-side failures (e.g. the WASM module itself out of memory) still answer the agent; the
-    // module may be in a bad state, so its worker is replaced.
+    // module may be in a bad state, so its worker is replaced. A trap of the module once the deadline
+    // has stopped the program (seen with a recursive `.then` interrupted inside its jobs: "null
+    // function or function signature mismatch") is reported as the timeout it followed.
     abandon = true;
+    if (interrupted) return { ...timeout(), recycle: true };
     return { ok: false, output: `code error: sandbox failure: ${(e as Error).message.split('\n')[0]}`, recycle: true };
   } finally {
     if (!abandon) runtime.dispose();
