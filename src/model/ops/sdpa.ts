@@ -13,6 +13,29 @@ export function permute<T extends tf.Tensor>(x: T, perm: number[]): T {
   return tf.transpose(x, perm) as T;
 }
 
+/** The fused kernels (k and v in either layout) where they serve the backend, else undefined. */
+function fusedAttention(q: tf.Tensor4D, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor4D, scale: number): tf.Tensor4D | undefined {
+  if (!fusedHere(FUSED_KERNELS.attnProbs) || !fusedHere(FUSED_KERNELS.attnApply)) return undefined;
+  const probs = runFused<tf.Tensor4D>(FUSED_KERNELS.attnProbs, { q, k, bias }, { scale }); // [B, H, T, Tk]
+  return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }); // [B, T, H, hd]
+}
+
+/** The compositions' common end: softmax(scores + bias) v, heads back in place. */
+function softmaxMix(
+  scores: tf.Tensor3D, // [B*KV, rep*T, Tk]
+  v: tf.Tensor3D, // [B*KV, Tk, hd]
+  bias: tf.Tensor4D, // [B, 1, T, Tk]
+  qShape: readonly number[], // [B, T, H, hd]
+  ops: OpSet,
+): tf.Tensor4D {
+  const [batch, seq, H, hd] = qShape as [number, number, number, number];
+  const [bkv, rows, tk] = scores.shape;
+  const biased = tf.add(tf.reshape(scores, [batch, H, seq, tk]), bias); // [B, H, T, Tk]
+  const probs = tf.reshape(tf.softmax(biased), [bkv, rows, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
+  const ctx = tf.reshape(ops.bmm(probs, v), [batch, H, seq, hd]); // [B, H, T, hd]
+  return permute(ctx, [0, 2, 1, 3]) as tf.Tensor4D; // [B, T, H, hd]
+}
+
 /**
  * Scaled dot-product attention over a whole sequence (training, scoring, prefill): per head,
  * softmax(scale * q k^T + bias) v, with grouped-query heads sharing their kv head (query head h reads
@@ -28,11 +51,7 @@ export function sdpa(
   scale: number,
   ops: OpSet,
 ): tf.Tensor4D {
-  if (fusedHere(FUSED_KERNELS.attnProbs) && fusedHere(FUSED_KERNELS.attnApply)) {
-    const probs = runFused<tf.Tensor4D>(FUSED_KERNELS.attnProbs, { q, k, bias }, { scale }); // [B, H, T, Tk]
-    return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }); // [B, T, H, hd]
-  }
-  return sdpaComposed(q, k, v, bias, scale, ops);
+  return fusedAttention(q, k, v, bias, scale) ?? sdpaComposed(q, k, v, bias, scale, ops);
 }
 
 /**
@@ -48,11 +67,7 @@ export function sdpaComposed(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bia
   const qg = tf.reshape(qs, [batch * KV, rep * seq, hd]) as tf.Tensor3D; // [B*KV, rep*T, hd]
   const kT = tf.reshape(tf.transpose(k, [0, 2, 3, 1]), [batch * KV, hd, tk]) as tf.Tensor3D; // [B*KV, hd, Tk]
   const vg = tf.reshape(permute(v, [0, 2, 1, 3]), [batch * KV, tk, hd]) as tf.Tensor3D; // [B*KV, Tk, hd]
-  const scores = ops.bmm(qg, kT); // [B*KV, rep*T, Tk]
-  const biased = tf.add(tf.reshape(scores, [batch, H, seq, tk]), bias); // [B, H, T, Tk]
-  const probs = tf.reshape(tf.softmax(biased), [batch * KV, rep * seq, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
-  const ctx = tf.reshape(ops.bmm(probs, vg), [batch, H, seq, hd]); // [B, H, T, hd]
-  return permute(ctx, [0, 2, 1, 3]) as tf.Tensor4D; // [B, T, H, hd]
+  return softmaxMix(ops.bmm(qg, kT), vg, bias, q.shape, ops); // scores [B*KV, rep*T, Tk] -> [B, T, H, hd]
 }
 
 /**
@@ -68,11 +83,7 @@ export function sdpaCached(
   scale: number,
   ops: OpSet,
 ): tf.Tensor4D {
-  if (fusedHere(FUSED_KERNELS.attnProbs) && fusedHere(FUSED_KERNELS.attnApply)) {
-    const probs = runFused<tf.Tensor4D>(FUSED_KERNELS.attnProbs, { q, k, bias }, { scale }); // [B, H, T, Tk]
-    return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }); // [B, T, H, hd]
-  }
-  return sdpaCachedComposed(q, k, v, bias, scale, ops);
+  return fusedAttention(q, k, v, bias, scale) ?? sdpaCachedComposed(q, k, v, bias, scale, ops);
 }
 
 /**
@@ -81,13 +92,10 @@ export function sdpaCached(
  */
 export function sdpaCachedComposed(q: tf.Tensor4D, k: tf.Tensor3D, v: tf.Tensor3D, bias: tf.Tensor4D, scale: number, ops: OpSet): tf.Tensor4D {
   const [batch, seq, H, hd] = q.shape;
-  const [bkv, tk] = k.shape;
+  const [bkv] = k.shape;
   const rep = (H * batch) / bkv;
   const qs = tf.mul(permute(q, [0, 2, 1, 3]), scale); // [B, H, T, hd], scaled before the product (fewer values)
   const qgT = permute(tf.reshape(qs, [bkv, rep * seq, hd]) as tf.Tensor3D, [0, 2, 1]); // [B*KV, hd, rep*T]
   const scores = permute(ops.bmm(k, qgT), [0, 2, 1]); // [B*KV, Tk, rep*T] -> [B*KV, rep*T, Tk]
-  const biased = tf.add(tf.reshape(scores, [batch, H, seq, tk]), bias); // [B, H, T, Tk]
-  const probs = tf.reshape(tf.softmax(biased), [bkv, rep * seq, tk]) as tf.Tensor3D; // [B*KV, rep*T, Tk]
-  const ctx = tf.reshape(ops.bmm(probs, v), [batch, H, seq, hd]); // [B, H, T, hd]
-  return permute(ctx, [0, 2, 1, 3]) as tf.Tensor4D; // [B, T, H, hd]
+  return softmaxMix(scores, v, bias, q.shape, ops); // [B, T, H, hd]
 }
