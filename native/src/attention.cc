@@ -11,7 +11,6 @@
 //  - apply: ctx = P V per (b, h); its backward dP = dctx V^T, dV = sum over the group of P^T dctx.
 // Heads run in parallel on the pool (pool.h) with single-threaded GEMMs; a gradient summed over a
 // group of heads is made by one thread in head order, so values do not depend on the thread count.
-#include <cblas.h>
 #include <cstdio>
 #include <vector>
 
@@ -40,13 +39,6 @@ bool readDims(int at, const char* name, Dims* d) {
     return false;
   }
   return true;
-}
-
-// Row-major C[m, n] = alpha * op(A) op(B) + beta * C with explicit leading dimensions.
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-          int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
 // Head (b, h)'s [T, hd] block of a [B, T, H, hd] tensor (row stride H*hd) and kv head (b, kv)'s
@@ -118,7 +110,7 @@ void groupSum(const Dims& d, float alpha, const float* y, float* out, Left left)
       }
       for (int64_t r = 0; r < d.rep(); r++) {
         const int64_t h = kv * d.rep() + r;
-        gemm(true, false, d.Tk, d.hd, d.T, alpha, left(b * d.H + h, scratch.data()), d.Tk, y + qAt(d, b, h), d.H * d.hd, r == 0 ? 0.f : 1.f, o, d.kvRow());
+        sgemm(true, false, d.Tk, d.hd, d.T, alpha, left(b * d.H + h, scratch.data()), d.Tk, y + qAt(d, b, h), d.H * d.hd, r == 0 ? 0.f : 1.f, o, d.kvRow());
       }
     }
   });
@@ -143,17 +135,13 @@ int attnProbs() {
       if (d.T == 1)
         scoresRow(q + qAt(d, b, h), k + kvAt(d, b, h / d.rep()), d.kvRow(), d.Tk, d.hd, scale, pb);
       else
-        gemm(false, true, d.T, d.Tk, d.hd, scale, q + qAt(d, b, h), d.H * d.hd, k + kvAt(d, b, h / d.rep()), d.kvRow(), 0.f, pb, d.Tk);
+        sgemm(false, true, d.T, d.Tk, d.hd, scale, q + qAt(d, b, h), d.H * d.hd, k + kvAt(d, b, h / d.rep()), d.kvRow(), 0.f, pb, d.Tk);
       const float* bb = bias + b * d.T * d.Tk;
       for (int64_t t = 0; t < d.T; t++) {
         float* row = pb + t * d.Tk;
         const float* br = bb + t * d.Tk;
         for (int64_t i = 0; i < d.Tk; i++) row[i] += br[i];
-        expShift(row, rowMax(row, d.Tk), row, d.Tk);
-        double s = 0;
-        for (int64_t i = 0; i < d.Tk; i++) s += row[i];
-        const float inv = static_cast<float>(1.0 / s);
-        for (int64_t i = 0; i < d.Tk; i++) row[i] *= inv;
+        softmaxRow(row, row, d.Tk);
       }
     }
   });
@@ -179,7 +167,7 @@ int attnProbsGrad() {
       for (int64_t bh = from; bh < to; bh++) {
         const int64_t b = bh / d.H, h = bh % d.H;
         softmaxBackward(dp + bh * block, p + bh * block, ds.data(), d.T, d.Tk);
-        gemm(false, false, d.T, d.hd, d.Tk, scale, ds.data(), d.Tk, k + kvAt(d, b, h / d.rep()), d.kvRow(), 0.f, out + qAt(d, b, h), d.H * d.hd);
+        sgemm(false, false, d.T, d.hd, d.Tk, scale, ds.data(), d.Tk, k + kvAt(d, b, h / d.rep()), d.kvRow(), 0.f, out + qAt(d, b, h), d.H * d.hd);
       }
     });
     return 0;
@@ -205,7 +193,7 @@ int attnApply() {
       if (d.T == 1)
         mixRow(p + bh * d.Tk, v + kvAt(d, b, h / d.rep()), d.kvRow(), d.Tk, d.hd, out + qAt(d, b, h));
       else
-        gemm(false, false, d.T, d.hd, d.Tk, 1.f, p + bh * d.T * d.Tk, d.Tk, v + kvAt(d, b, h / d.rep()), d.kvRow(), 0.f, out + qAt(d, b, h), d.H * d.hd);
+        sgemm(false, false, d.T, d.hd, d.Tk, 1.f, p + bh * d.T * d.Tk, d.Tk, v + kvAt(d, b, h / d.rep()), d.kvRow(), 0.f, out + qAt(d, b, h), d.H * d.hd);
     }
   });
   return 0;
@@ -226,7 +214,7 @@ int attnApplyGrad() {
     parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
       for (int64_t bh = from; bh < to; bh++) {
         const int64_t b = bh / d.H, h = bh % d.H;
-        gemm(false, true, d.T, d.Tk, d.hd, 1.f, dy + qAt(d, b, h), d.H * d.hd, v + kvAt(d, b, h / d.rep()), d.kvRow(), 0.f, out + bh * block, d.Tk);
+        sgemm(false, true, d.T, d.Tk, d.hd, 1.f, dy + qAt(d, b, h), d.H * d.hd, v + kvAt(d, b, h / d.rep()), d.kvRow(), 0.f, out + bh * block, d.Tk);
       }
     });
     return 0;

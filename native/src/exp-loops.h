@@ -25,4 +25,13 @@ static inline float rowMax(const float* x, int64_t n) {
   return m;
 }
 
+// o = softmax(x) of one row of n values (x and o may be the same array); the sum in double.
+static inline void softmaxRow(const float* x, float* o, int64_t n) {
+  expShift(x, rowMax(x, n), o, n);
+  double s = 0;
+  for (int64_t i = 0; i < n; i++) s += o[i];
+  const float inv = static_cast<float>(1.0 / s);
+  for (int64_t i = 0; i < n; i++) o[i] *= inv;
+}
+
 }  // namespace sharp

@@ -35,6 +35,9 @@ extern int g_threadsNow;
 // their GEMMs across the pool themselves) and returns true. Under a fixed count: returns false and
 // leaves OpenBLAS's threads as they are.
 bool blasOnCaller();
+// Row-major C[m, n] = alpha * op(A) op(B) + beta * C with explicit leading dimensions (one cblas_sgemm).
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc);
 
 int matmul();
 int binary();

@@ -44,8 +44,7 @@ struct Gemm {
 void gemmBlock(const Gemm& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const float* a = g.ta ? g.a + m0 : g.a + m0 * g.lda;  // op(A)'s row i is A's column i when transposed
   const float* b = g.tb ? g.b + n0 * g.ldb : g.b + n0;  // op(B)'s column j is B's row j when transposed
-  cblas_sgemm(CblasRowMajor, g.ta ? CblasTrans : CblasNoTrans, g.tb ? CblasTrans : CblasNoTrans, static_cast<int>(m1 - m0), static_cast<int>(n1 - n0),
-              static_cast<int>(g.K), 1.f, a, static_cast<int>(g.lda), b, static_cast<int>(g.ldb), 0.f, g.c + m0 * g.N + n0, static_cast<int>(g.N));
+  sgemm(g.ta, g.tb, m1 - m0, n1 - n0, g.K, 1.f, a, g.lda, b, g.ldb, 0.f, g.c + m0 * g.N + n0, g.N);
 }
 
 // One GEMM, split across the pool when it is big enough: by blocks of output rows, or, for a
@@ -76,6 +75,12 @@ void gemmSplit(const Gemm& g) {
 }
 
 }  // namespace
+
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+              alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
 
 bool blasOnCaller() {
   if (g_autoThreadsMax == 0) return false;

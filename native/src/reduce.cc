@@ -128,15 +128,7 @@ int softmax() {
   float* o = F(g_args[1]);
   const int64_t rows = A(2), cols = A(3);
   parallelRows(rows, cols, [=](int64_t from, int64_t to) {
-    for (int64_t r = from; r < to; r++) {
-      const float* xr = x + r * cols;
-      float* orow = o + r * cols;
-      expShift(xr, rowMax(xr, cols), orow, cols);
-      double s = 0;
-      for (int64_t i = 0; i < cols; i++) s += orow[i];
-      const float inv = static_cast<float>(1.0 / s);
-      for (int64_t i = 0; i < cols; i++) orow[i] *= inv;
-    }
+    for (int64_t r = from; r < to; r++) softmaxRow(x + r * cols, o + r * cols, cols);
   });
   return 0;
 }

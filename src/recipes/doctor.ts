@@ -88,7 +88,7 @@ export function formatDoctor(r: DoctorReport): string {
     if (n.mode === 'native') {
       for (const why of r.nativeBinary?.skipped ?? []) lines.push(`  passed over   ${why}`);
       lines.push(`  kernels       ${n.kernels.join(', ')}`);
-      lines.push(`  threads       ${n.blasThreads} (${n.blasPolicy === 'auto' ? 'auto: every kernel, GEMMs included, splits its work across the addon\'s pool; decode-size products on one thread' : 'fixed: OpenBLAS threads each GEMM'})${n.blasConfig ? `; ${n.blasConfig}` : ''}`);
+      lines.push(`  threads       ${n.blasThreads} (${n.blasPolicy === 'auto' ? 'auto: every kernel, GEMMs included, splits its work across the addon\'s pool; small decode-step products on one thread' : 'fixed: OpenBLAS threads each GEMM'})${n.blasConfig ? `; ${n.blasConfig}` : ''}`);
     } else if (n.mode === 'fallback') {
       lines.push(`  kernels       ${n.kernels.join(', ')} (pure-wasm split of batched/transposed matmuls; build the addon with npm run build:native)`);
     }

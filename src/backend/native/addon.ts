@@ -16,7 +16,7 @@ export interface NativeAddon {
   setHeap(buffer: ArrayBuffer): number;
   /** Fixed BLAS thread count; returns the count in effect. */
   setThreads(n: number): number;
-  /** Automatic: every kernel splits its work across up to `max` pool threads (GEMMs of <= 32 rows: one); returns max. */
+  /** Automatic: every kernel splits its work across up to `max` pool threads (small decode-step products stay on one); returns max. */
   setAutoThreads(max: number): number;
   getThreads(): number;
   blasConfig(): string;
@@ -49,7 +49,7 @@ export interface NativeAddon {
   rope?(): number;
   selectedLogprobs?(): number;
   selectedLogprobsGrad?(): number;
-  /** The sequence attention kernels (native/src/attention.cc). */
+  /** The attention kernels (native/src/attention.cc). */
   attnProbs?(): number;
   attnProbsGrad?(): number;
   attnApply?(): number;

@@ -30,7 +30,7 @@ export interface NativeStatus {
   blasThreads: number;
   /**
    * 'auto': every kernel, GEMMs included, splits its work across the addon's thread pool (OpenBLAS
-   * runs each part on the calling thread; decode-size GEMMs of <= 32 rows stay on one thread);
+   * runs each part on the calling thread; small decode-step products stay on one thread);
    * 'fixed': setBlasThreads (OpenBLAS threads each GEMM, the other kernels run on one thread).
    */
   blasPolicy?: 'auto' | 'fixed';
@@ -180,7 +180,7 @@ export function setBlasThreads(n: number): number {
 /**
  * Thread policy: 'decode' -> 1 fixed BLAS thread, 'train' -> all cores to OpenBLAS, 'auto' (the
  * default after enableNativeKernels) -> the addon's pool on all cores for every kernel, GEMMs split
- * by the kernel itself, one thread for GEMMs of <= 32 rows (a decode step's batch x 1 token), so
+ * by the kernel itself, one thread for small GEMMs of <= 32 rows (a decode step's batch x 1 token), so
  * callers need not switch by hand. Returns the thread count.
  */
 export function useBlasThreadsFor(phase: 'decode' | 'train' | 'auto'): number {

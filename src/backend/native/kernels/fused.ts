@@ -6,7 +6,7 @@ import { asKernel, sizeOf, type KernelArgs, type KernelOverride } from './types.
 /**
  * Kernels with no tfjs counterpart: the decoder's RMSNorm, SwiGLU gate and RoPE, and the log-prob
  * of the sampled token under a softmax, forward and backward, each one native pass
- * (native/src/fused.cc), and the sequence attention's two halves (native/src/attention.cc,
+ * (native/src/fused.cc), and the attention's two halves (native/src/attention.cc,
  * kernels/attention.ts). They exist only where the addon serves the backend and has them;
  * src/model/ops/fused.ts registers their gradients and falls back to the tfjs composition
  * elsewhere. Names are the contract between the two.
@@ -43,7 +43,7 @@ function normDims(name: string, x: TensorInfo, weight: TensorInfo): { rows: numb
 }
 
 /** Runs the override's addon kernel: the tensors' references, then the scalars, in its argument slots. */
-export type Call = (refs: TensorInfo[], scalars: number[]) => void;
+type Call = (refs: TensorInfo[], scalars: number[]) => void;
 
 /** The override of fused kernel `fn`: registered under FUSED_KERNELS[fn], only where the binary has `fn`. */
 export function fused(fn: FusedKernelFn, body: (args: KernelArgs, ctx: NativeContext, call: Call) => TensorInfo): KernelOverride {
