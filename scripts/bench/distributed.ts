@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { makeDistributedCollect } from '../../src/distributed/coordinator.ts';
-import { makeLocalCollect } from '../../src/distributed/local.ts';
+import { localStages, redisStages } from '../../src/distributed/stages.ts';
 import { CausalLM } from '../../src/model/causal-lm.ts';
 import { Rng } from '../../src/random/rng.ts';
 import { companionFiles } from '../../src/recipes/stages/save-model.ts';
 import { Tokenizer } from '../../src/tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../../src/tools/code.ts';
-import { makeCollect } from '../../src/train/grpo/collect.ts';
+import { inProcessStages } from '../../src/recipes/stages/step-stages.ts';
+import { runStepStages } from '../../test/step-stages.ts';
 import { HAVE_REDIS, NO_REDIS_MESSAGE, startRedis } from '../../test/distributed/redis.ts';
 import { MODEL, stepConfig, stepEpisodes } from '../../test/distributed/step.ts';
 import { spawnWorker } from '../../test/distributed/workers.ts';
@@ -38,14 +38,14 @@ export async function benchDistributed(quick: boolean): Promise<BenchRow[]> {
     return (performance.now() - t0) / 1000;
   };
   try {
-    const inProcess = makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
-    await inProcess(episodes.slice(0, 1), model, new Rng(1)); // warm-up: wasm kernels and caches
-    const tIn = await time(() => inProcess(episodes, model, new Rng(7)));
+    const inProcess = inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
+    await runStepStages(inProcess, cfg.credit, episodes.slice(0, 1), model, new Rng(1)); // warm-up: wasm kernels and caches
+    const tIn = await time(() => runStepStages(inProcess, cfg.credit, episodes, model, new Rng(7)));
     rows.push({ section, metric: `in-process: trajectories/s (B=${B}, G=${cfg.rollout.groupSize}, LOO)`, value: trajectories / tIn, unit: 'traj/s' });
-    const local = makeLocalCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
+    const local = localStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
     let replayJobs = 0;
     const tLocal = await time(async () => {
-      const c = await local(episodes, model, new Rng(7), { step: 1 });
+      const c = await runStepStages(local, cfg.credit, episodes, model, new Rng(7), 1);
       replayJobs = c.groups.reduce((a, g) => a + g.trajectories.filter((t) => t.agents.some((x) => x.role === 'worker')).length, 0);
     });
     rows.push({ section, metric: 'distributed units in the trainer (local): trajectories/s', value: trajectories / tLocal, unit: 'traj/s' });
@@ -64,11 +64,11 @@ export async function benchDistributed(quick: boolean): Promise<BenchRow[]> {
           await w.waitFor(/serving queue/);
           workers.push(w);
         }
-        const dc = makeDistributedCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit, dist: { ...cfg.rollout.distributed, redis: redis.url, queue: 'bench' }, runDir: join(root, `run-${n}`), companions: companionFiles(MODEL), progress: () => undefined });
+        const dc = redisStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit, dist: { ...cfg.rollout.distributed, redis: redis.url, queue: 'bench' }, runDir: join(root, `run-${n}`), companions: companionFiles(MODEL), progress: () => undefined });
         // Step 1 warms the workers up (wasm kernels; the joining worker's first load); step 2 is timed and,
         // as every step of a run, publishes a new policy version that each worker loads once.
-        await dc.collect(episodes, model, new Rng(7), { step: 1 });
-        const t = await time(() => dc.collect(episodes, model, new Rng(7), { step: 2 }));
+        await runStepStages(dc, cfg.credit, episodes, model, new Rng(7), 1);
+        const t = await time(() => runStepStages(dc, cfg.credit, episodes, model, new Rng(7), 2));
         await dc.close();
         if (n === 1) tOne = t;
         rows.push({ section, metric: `${n} worker${n > 1 ? 's' : ''}: trajectories/s`, value: trajectories / t, unit: 'traj/s' });

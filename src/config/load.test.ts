@@ -76,6 +76,15 @@ describe('loadConfig', () => {
     expect(errorOf(() => loadConfig({ sets: ['data.source=musique'] }))).toContain('data.path is required');
   });
 
+  it('refuses the oracle without workers, and repair or the oracle on data without gold decompositions', () => {
+    expect(errorOf(() => loadConfig({ sets: ['credit.method=oracle', 'rollout.agents=single'] }))).toBe('config: credit.method oracle rewards each worker by its report, and rollout.agents single has no workers; use rollout.agents multi or another credit.method');
+    expect(errorOf(() => loadConfig({ sets: ['credit.counterfactual=repair', 'data.source=hotpotqa', 'data.path=x.json'] }))).toBe("config: credit.counterfactual repair needs gold decompositions (question_decomposition), and data.source 'hotpotqa' has none; use the synthetic world or MuSiQue");
+    expect(errorOf(() => loadConfig({ sets: ['credit.method=oracle', 'data.source=2wiki', 'data.path=x.json'] }))).toContain("credit.method oracle needs gold decompositions (question_decomposition), and data.source '2wiki' has none");
+    // repair on broadcast replays nothing: no decomposition needed; MuSiQue has one.
+    expect(() => loadConfig({ sets: ['credit.counterfactual=repair', 'credit.method=broadcast', 'data.source=hotpotqa', 'data.path=x.json'] })).not.toThrow();
+    expect(() => loadConfig({ sets: ['credit.counterfactual=repair', 'data.source=musique', 'data.path=x.jsonl'] })).not.toThrow();
+  });
+
   it('parses --set values', () => {
     expect(parseSet('a.b=1')).toEqual({ path: ['a', 'b'], value: 1 });
     expect(parseSet('a=x=y')).toEqual({ path: ['a'], value: 'x=y' });

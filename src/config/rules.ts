@@ -34,6 +34,22 @@ const configRules: ConfigRule[] = [
     },
   },
   {
+    name: 'oracle-needs-workers',
+    check: (c) =>
+      c.credit.method === 'oracle' && c.rollout.agents === 'single'
+        ? 'credit.method oracle rewards each worker by its report, and rollout.agents single has no workers; use rollout.agents multi or another credit.method'
+        : null,
+  },
+  {
+    // Only the synthetic world and MuSiQue give a gold decomposition; an LLM judge's reference is not built.
+    name: 'gold-decomposition',
+    check: (c) => {
+      const what = c.credit.method === 'oracle' ? 'credit.method oracle' : c.credit.counterfactual === 'repair' && ['loo', 'shapley'].includes(c.credit.method) ? 'credit.counterfactual repair' : null;
+      if (what === null || c.data.source === 'synthetic' || c.data.source === 'musique') return null;
+      return `${what} needs gold decompositions (question_decomposition), and data.source '${c.data.source}' has none; use the synthetic world or MuSiQue`;
+    },
+  },
+  {
     name: 'hops-ordered',
     check: (c) =>
       c.data.synthetic.minHops <= c.data.synthetic.maxHops

@@ -2,6 +2,7 @@ import type { Episode } from '../data/episode.ts';
 import type { ReplayItem } from '../rollout/replay.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, coalitionSize, fullCoalition, maskedDelegations, workerCount } from './coalitions.ts';
+import type { GroupPlan } from './plan.ts';
 import type { SuccessFn } from './success.ts';
 
 /**
@@ -27,6 +28,8 @@ export interface ValueTable {
    * nothing masked changes the outcome (the replay noise floor); 0 without workers.
    */
   noise: number;
+  /** Counterfactual repair: v(N) with delegation d's subtask repaired, by d. */
+  plannerRepairs?: Map<number, number>;
 }
 
 /**
@@ -132,4 +135,39 @@ export function valueOf(table: ValueTable, s: Coalition): number {
   const v = table.values.get(s);
   if (v === undefined) throw new Error(`trajectory ${table.trajectoryId}: coalition ${s} (size ${coalitionSize(s)}) was not evaluated`);
   return v;
+}
+
+/**
+ * Stage "evaluate" of credit: the values v(S) of a group plan (plan.ts) from its replays, `replayed[i]`
+ * the outcome of `plan.items[i]`. Every value is the mean success of its `replays` replays; the full
+ * coalition's also gives the noise floor. A trajectory without workers replays nothing: v(N) = v(empty)
+ * is its recorded outcome.
+ */
+export function evaluateReplays(plan: GroupPlan, replayed: readonly Trajectory[], success: SuccessFn): { tables: ValueTable[]; stats: EvaluateStats } {
+  if (replayed.length !== plan.items.length) throw new Error(`replay runner returned ${replayed.length} trajectories for ${plan.items.length} items`);
+  const tables: ValueTable[] = plan.trajectories.map((p) => {
+    const recorded = success(p.traj.finalAnswer, plan.episode.answers);
+    const t: ValueTable = { trajectoryId: p.traj.id, k: p.k, recorded, values: new Map(), noise: 0 };
+    if (p.k === 0) t.values.set(fullCoalition(0), recorded);
+    return t;
+  });
+  plan.values.forEach((key, i) => {
+    const table = tables[key.t];
+    let sum = 0;
+    let off = 0;
+    for (let r = 0; r < plan.replays; r++) {
+      const idx = i * plan.replays + r;
+      const v = success(replayed[idx].finalAnswer, plan.episode.answers);
+      sum += v;
+      off += Math.abs(v - table.recorded);
+    }
+    if ('plannerRepair' in key) {
+      table.plannerRepairs ??= new Map();
+      table.plannerRepairs.set(key.plannerRepair, sum / plan.replays);
+      return;
+    }
+    table.values.set(key.coalition, sum / plan.replays);
+    if (key.coalition === fullCoalition(table.k)) table.noise = off / plan.replays;
+  });
+  return { tables, stats: { runnerCalls: plan.items.length > 0 ? 1 : 0, replayItems: plan.items.length, cachedCoalitions: plan.repeated } };
 }

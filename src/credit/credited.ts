@@ -1,19 +1,44 @@
 import type { Trajectory } from '../rollout/types.ts';
+import type { Coalition } from './coalitions.ts';
+import type { FirstError } from './first-error.ts';
 import type { MessageReward } from './message-shares.ts';
+import type { TrajectoryCreditSummary } from './report.ts';
 import type { AgentCredit } from './reward.ts';
 
 /**
- * What the credit stage hands the trainer: each trajectory with its agents' credit attached (reward
- * parts and total, one per agent, indexed by agent id) and, with credit.messageLevel, the signed
- * share of each judged message. Advantages and training sequences are built from it directly
- * (train/grpo/advantages.ts, train/batches/sequences.ts); it crosses the distributed jobs as it is (plain JSON).
+ * What the credit stages hand the trainer: each trajectory with its agents' credit attached (reward
+ * parts and total, one per agent, indexed by agent id), the numbers behind it, and, with
+ * credit.messageLevel, the signed share of each judged message. Advantages and training sequences
+ * are built from it directly (train/grpo/advantages.ts, train/batches/sequences.ts); it crosses the
+ * distributed jobs as it is (plain JSON).
  */
 export interface CreditedTrajectory {
   trajectory: Trajectory;
   /** agents[i] is the credit of trajectory.agents[i]. */
   agents: AgentCredit[];
+  /** How the credit was reached: outcome, replay values, marginals. */
+  credit: TrajectoryCredit;
   /** credit.messageLevel: the shares of this trajectory's messages (absent without message-level credit). */
   messages?: MessageReward[];
+}
+
+/** The numbers behind one trajectory's credit (plain JSON: values as [coalition, v(S)] pairs). */
+export interface TrajectoryCredit extends TrajectoryCreditSummary {
+  /** R(tau), the recorded outcome: the broadcast reward. */
+  success: number;
+  /** Replay noise floor of this trajectory (ValueTable.noise; 0 when nothing was replayed). */
+  noise: number;
+  k: number;
+  /** Shapley values per worker (method shapley). */
+  phi?: number[];
+  /** R_mc per worker (by delegation) and of the planner. */
+  workerMarginal: number[];
+  plannerMarginal: number;
+  /** v(S) of every replayed coalition. */
+  values: [Coalition, number][];
+  /** Counterfactual repair: v(N) - v(N with delegation d's subtask repaired), for each delegation the judge found wrong. */
+  plannerRepairs?: [number, number][];
+  firstError?: FirstError;
 }
 
 /** The G credited trajectories of one question (a GRPO group). */
@@ -21,17 +46,7 @@ export interface CreditedGroup {
   trajectories: readonly CreditedTrajectory[];
 }
 
-/** Attaches each trajectory's agent credits and message shares; every agent must have exactly its own credit. */
-export function creditedTrajectories(group: readonly Trajectory[], credits: readonly AgentCredit[], shares: readonly MessageReward[]): CreditedTrajectory[] {
-  return group.map((trajectory) => {
-    const mine = credits.filter((c) => c.trajectoryId === trajectory.id);
-    const agents = trajectory.agents.map((a) => {
-      const c = mine.find((x) => x.agent === a.id);
-      if (!c) throw new Error(`credit: no credit for trajectory ${trajectory.id} agent ${a.id}`);
-      if (c.role !== a.role) throw new Error(`credit: the credit of trajectory ${trajectory.id} agent ${a.id} is for a ${c.role}, the agent is a ${a.role}`);
-      return c;
-    });
-    const messages = shares.filter((m) => m.trajectoryId === trajectory.id);
-    return messages.length > 0 ? { trajectory, agents, messages } : { trajectory, agents };
-  });
+/** The run report's inputs of credited trajectories (report.ts creditReport). */
+export function reportInputs(credited: readonly CreditedTrajectory[]): { summaries: TrajectoryCredit[]; credits: AgentCredit[] } {
+  return { summaries: credited.map((c) => c.credit), credits: credited.flatMap((c) => c.agents) };
 }

@@ -52,7 +52,7 @@ describe('counterfactual replays under common random numbers', () => {
       for (const t of s.trajectories) expect(t.phi).toEqual([0, 0, 0]);
       expect(l.report).toMatchObject({ helpful: 0, harmful: 0, neutral: 1 });
       // v(N) is a mean over 4 coins, not the recorded coin: it moves with the streams, and so does the noise floor
-      const vN = l.trajectories.map((t) => t.values.get(0b111) as number);
+      const vN = l.trajectories.map((t) => new Map(t.values).get(0b111) as number);
       expect(vN.some((v) => v > 0 && v < 1)).toBe(true);
       expect(l.report.noiseFloor).toBeGreaterThan(0);
       // The control: a stream of its own for every replayed item (what one shared generator amounts to) gives every coalition its own coins.

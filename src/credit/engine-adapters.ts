@@ -1,4 +1,6 @@
+import type { Counterfactual } from '../config/sections/credit.ts';
 import type { Policy, PolicyRequest } from '../rollout/policy.ts';
+import type { CreditConfig } from './config.ts';
 import type { Protocol } from '../rollout/protocol/index.ts';
 import { agentContext } from '../rollout/record.ts';
 import { type EngineOptions, type RequestMeta } from '../rollout/engine.ts';
@@ -17,13 +19,18 @@ export interface ReplaySettings {
   replayMode: 'final' | 'replan';
   /** credit.placeholder */
   placeholder: string;
-  /** credit.counterfactual: mask the workers outside a coalition, or resample them (default mask). */
-  counterfactual?: 'mask' | 'resample';
+  /** credit.counterfactual (default mask) */
+  counterfactual?: Counterfactual;
   /**
    * Base of the replays' common random numbers: replay r of a trajectory draws the same streams
    * under every mask (rollout/replay.ts). Drawn once per step from the run's seed.
    */
   streamSeed: number;
+}
+
+/** The replay settings of a credit config: the one place they are read from it. */
+export function replaySettings(cfg: Pick<CreditConfig, 'replayMode' | 'placeholder' | 'counterfactual'>, streamSeed: number): ReplaySettings {
+  return { replayMode: cfg.replayMode, placeholder: cfg.placeholder, counterfactual: cfg.counterfactual, streamSeed };
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * What evaluation uses of the credit module (`sharp eval --credit`: recipes/eval.ts, eval/run/).
- * `computeCredits` is the one stage call per group. The trainer's collect stage imports the modules
- * it needs directly (train/grpo/collect.ts).
+ * The stages themselves (plan.ts, counterfactual.ts evaluateReplays, assign.ts) are imported where
+ * they run.
  */
-export { computeCredits, type CreditConfig } from './compute.ts';
-export { engineReplayRunner } from './engine-adapters.ts';
+export { computeCredits } from './compute.ts';
+export type { CreditConfig } from './config.ts';
+export { engineReplayRunner, replaySettings } from './engine-adapters.ts';
 export { judgeOptions } from './judge-options.ts';
 export type { CandidateScorer } from './judges/index.ts';
 export { lmCandidateScorer } from './judges/lm-scorer.ts';

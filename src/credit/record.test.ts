@@ -5,10 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { creditSection } from '../config/sections/credit.ts';
 import type { Episode } from '../data/episode.ts';
 import { getProtocol } from '../rollout/protocol/index.ts';
-import { computeCredits } from './compute.ts';
 import { createJudge } from './judges/index.ts';
-import { gameRunner, makeTrajectory } from '../../test/credit-fixtures.ts';
-import { GZIP_ABOVE, RECORD_VERSION, ReplayRecorder, creditHeader, groupRecord, listStepRecords, nextEvalStep, readStepRecord, sampleGroups, writeStepRecord, type StepRecord } from './record.ts';
+import { creditAndRecord, gameRunner, makeTrajectory } from '../../test/credit-fixtures.ts';
+import { GZIP_ABOVE, RECORD_VERSION, creditHeader, listStepRecords, nextEvalStep, readStepRecord, sampleGroups, writeStepRecord, type StepRecord } from './record.ts';
 
 const episode: Episode = { id: 'ep', question: 'Where was the founder of Acme born?', answers: ['yes'], paragraphs: [] };
 const w = (subtask: string, answer: string) => ({ subtask, answer });
@@ -22,9 +21,7 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 describe('trajectory records for sharp view', () => {
   it('keeps v(S), the replayed answers and their success, per coalition (LOO)', async () => {
     const cfg = creditSection.parse({ method: 'loo', replays: 1 });
-    const rec = new ReplayRecorder(gameRunner(game));
-    const res = await computeCredits([a], episode, rec.runner, cfg);
-    const g = groupRecord(episode, [a], res, rec, cfg);
+    const { record: g } = await creditAndRecord([a], episode, gameRunner(game), cfg);
     const t = g.trajectories[0];
     expect(t.success).toBe(0);
     expect(t.noise).toBe(0);
@@ -43,9 +40,7 @@ describe('trajectory records for sharp view', () => {
 
   it('shapley with two replays per coalition: every replay answer is kept', async () => {
     const cfg = creditSection.parse({ method: 'shapley', replays: 2 });
-    const rec = new ReplayRecorder(gameRunner(game));
-    const res = await computeCredits([a], episode, rec.runner, cfg);
-    const t = groupRecord(episode, [a], res, rec, cfg).trajectories[0];
+    const t = (await creditAndRecord([a], episode, gameRunner(game), cfg)).record.trajectories[0];
     // phi_0 = ((v{0} - v{}) + (v{0,1} - v{1})) / 2 = (1 + 0) / 2; phi_1 = (0 + (0 - 1)) / 2.
     expect(t.phi).toEqual([0.5, -0.5]);
     expect(t.coalitions.map((c) => c.coalition)).toEqual([3, 2, 1, 0]);
@@ -65,18 +60,17 @@ describe('trajectory records for sharp view', () => {
     const b = makeTrajectory({ id: 'b', workers: [w('Who founded Acme?', 'Bob')], finalAnswer: 'no' });
     const judge = createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') });
     const cfg = creditSection.parse({ method: 'loo', messageLevel: true, failurePairs: true });
-    const rec = new ReplayRecorder(gameRunner(() => false));
-    const res = await computeCredits([b], ep, rec.runner, cfg, {
+    const { res, record } = await creditAndRecord([b], ep, gameRunner(() => false), cfg, {
       judge,
       contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
       resample: (reqs) => Promise.resolve(reqs.map(() => '<answer>Ada Byron</answer>')),
     });
-    const t = groupRecord(ep, [b], res, rec, cfg).trajectories[0];
+    const t = record.trajectories[0];
     const report = b.messages.filter((m) => m.agent === 1 && m.chatRole === 'assistant').at(-1)?.index as number;
     expect(t.firstError).toMatchObject({ index: report, agent: 1, role: 'worker' });
     expect(t.pair).toMatchObject({ messageIndex: report, chosen: '<answer>Ada Byron</answer>', rejected: '<answer>Bob</answer>', attempts: 1 });
     // Each message's share is the credit module's, and the shares of an agent sum to its total.
-    for (const m of res.messageRewards) expect(t.messages[m.messageIndex].share).toEqual({ label: m.label, reward: m.reward });
+    for (const m of res.credited.flatMap((c) => c.messages ?? [])) expect(t.messages[m.messageIndex].share).toEqual({ label: m.label, reward: m.reward });
     expect(t.messages[report].share?.label).toBe(-1);
     for (const c of t.credits) {
       const sum = t.messages.filter((m) => m.agent === c.agent && m.share).reduce((s, m) => s + (m.share?.reward ?? 0), 0);
@@ -96,9 +90,8 @@ describe('trajectory records for sharp view', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sharp-record-'));
     dirs.push(dir);
     const cfg = creditSection.parse({ method: 'loo' });
-    const rec = new ReplayRecorder(gameRunner(game));
-    const res = await computeCredits([a], episode, rec.runner, cfg);
-    const small: StepRecord = { version: RECORD_VERSION, kind: 'train', step: 2, credit: creditHeader(cfg), groupsTotal: 1, groups: [groupRecord(episode, [a], res, rec, cfg)] };
+    const { record } = await creditAndRecord([a], episode, gameRunner(game), cfg);
+    const small: StepRecord = { version: RECORD_VERSION, kind: 'train', step: 2, credit: creditHeader(cfg), groupsTotal: 1, groups: [record] };
     const f2 = writeStepRecord(dir, small);
     expect(f2.endsWith('step-000002.json')).toBe(true);
     const big: StepRecord = { ...small, step: 1, groups: [{ ...small.groups[0], question: 'x'.repeat(GZIP_ABOVE) }] };

@@ -5,9 +5,10 @@ import type { Episode } from '../data/episode.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import type { AgentRecord, Role, Trajectory } from '../rollout/types.ts';
 import { coalitionSize, fullCoalition, hasWorker, maskedDelegations } from './coalitions.ts';
-import type { CreditConfig, CreditResult } from './compute.ts';
-import type { ReplayItem, ReplayRunner } from './counterfactual.ts';
+import type { CreditConfig } from './config.ts';
+import type { CreditedTrajectory } from './credited.ts';
 import type { PreferencePair } from './first-error.ts';
+import type { GroupPlan } from './plan.ts';
 import type { AgentCredit } from './reward.ts';
 import { successFunction } from './success.ts';
 
@@ -90,32 +91,25 @@ export interface StepRecord {
 const replayKey = (trajId: string, masked: readonly number[]): string => `${trajId}|${[...masked].sort((a, b) => a - b).join(',')}`;
 
 /**
- * Wraps a replay runner to keep the final answer of every replay it runs, by trajectory and masked
- * delegations: the credit module keeps only the averaged v(S), the viewer shows the answers behind it.
+ * The final answers of a group's replays, by trajectory and masked delegations: the credit stages
+ * keep only the averaged v(S), the viewer shows the answers behind it. Replays of a repaired
+ * delegation subtask (no coalition) are not listed.
  */
-export class ReplayRecorder {
+export class ReplayAnswers {
   private readonly answers = new Map<string, (string | null)[]>();
-  readonly runner: ReplayRunner;
 
-  constructor(inner: ReplayRunner) {
-    this.runner = async (items: ReplayItem[]) => {
-      const out = await inner(items);
-      items.forEach((it, i) => {
-        const key = replayKey(it.traj.id, it.masked);
-        const list = this.answers.get(key) ?? [];
-        list.push(out[i]?.finalAnswer ?? null);
-        this.answers.set(key, list);
-      });
-      return out;
-    };
+  constructor(plan: GroupPlan, replayed: readonly Trajectory[]) {
+    plan.items.forEach((it, i) => {
+      if (it.substitutes?.some((s) => s.subtask !== undefined)) return;
+      const key = replayKey(it.traj.id, it.masked);
+      const list = this.answers.get(key) ?? [];
+      list.push(replayed[i]?.finalAnswer ?? null);
+      this.answers.set(key, list);
+    });
   }
 
   answersOf(trajId: string, masked: readonly number[]): (string | null)[] {
     return this.answers.get(replayKey(trajId, masked)) ?? [];
-  }
-
-  clear(): void {
-    this.answers.clear();
   }
 }
 
@@ -124,20 +118,21 @@ export function creditHeader(cfg: CreditConfig): StepRecord['credit'] {
   return { method: cfg.method, replayMode: cfg.replayMode, counterfactual: cfg.counterfactual, replays: cfg.replays, success: cfg.success, placeholder: cfg.placeholder, weights: { ...cfg.weights } };
 }
 
-/** One group (the trajectories of one question) with everything computeCredits found about it. */
-export function groupRecord(episode: Episode, trajectories: readonly Trajectory[], res: CreditResult, replays: ReplayRecorder, cfg: CreditConfig, pairs: readonly PreferencePair[] = res.pairs): GroupRecord {
+/** One group (the trajectories of one question) with everything the credit stages found about it. */
+export function groupRecord(episode: Episode, credited: readonly CreditedTrajectory[], replays: ReplayAnswers, cfg: CreditConfig, pairs: readonly PreferencePair[]): GroupRecord {
   const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
   const score = (answer: string | null) => ({ answer, success: success(answer, episode.answers) });
   return {
     episodeId: episode.id,
     question: episode.question,
     answers: [...episode.answers],
-    trajectories: trajectories.map((traj) => {
-      const tc = res.trajectories.find((t) => t.trajectoryId === traj.id);
-      if (!tc) throw new Error(`record: no credit for trajectory ${traj.id}`);
-      const shares = new Map(res.messageRewards.filter((m) => m.trajectoryId === traj.id).map((m) => [m.messageIndex, { label: m.label, reward: m.reward }]));
+    trajectories: credited.map((ct) => {
+      const traj = ct.trajectory;
+      const tc = ct.credit;
+      const shares = new Map((ct.messages ?? []).map((m) => [m.messageIndex, { label: m.label, reward: m.reward }]));
       const full = fullCoalition(tc.k);
-      const coalitions: CoalitionRecord[] = [...tc.values.entries()]
+      const values: [number, number][] = tc.values.length > 0 || tc.k > 0 ? tc.values : [[full, tc.success]];
+      const coalitions: CoalitionRecord[] = [...values]
         .sort((a, b) => coalitionSize(b[0]) - coalitionSize(a[0]) || b[0] - a[0])
         .map(([s, value]) => {
           const masked = maskedDelegations(s, tc.k);
@@ -174,7 +169,7 @@ export function groupRecord(episode: Episode, trajectories: readonly Trajectory[
           if (share) out.share = share;
           return out;
         }),
-        credits: res.credits.filter((c) => c.trajectoryId === traj.id),
+        credits: ct.agents,
         deltas: [...tc.deltas],
         coalitions,
       };

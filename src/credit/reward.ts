@@ -1,14 +1,16 @@
 import type { Role, Trajectory } from '../rollout/types.ts';
 
 /**
- * The reward of each agent under one of three rules (credit.method chooses; the arms of the
+ * The reward of each agent under one of four rules (credit.method chooses; the arms of the
  * ablation differ only here):
  * - broadcast: R(i,m) = R_b, the same accuracy reward for every agent, nothing per agent;
  * - matpo: R(i,m) = a R_b + f R_fmt(i), MATPO's reward: accuracy plus the tool-format validity of
  *   the whole trajectory, broadcast to every agent;
  * - sharp (loo, shapley): R(i,m) = w_b R_b + w_mc R_mc(m) + w_tool R_tool(m), per agent. The optional
  *   gate counts the tool reward only when the outcome succeeded (R_b > 0), so valid-but-useless
- *   tool use cannot earn reward on failures.
+ *   tool use cannot earn reward on failures;
+ * - oracle (a ceiling, not a method): R(i,m) = 1 when worker m's report is its hop's gold answer,
+ *   else 0; the planner's is R_b (cf. StepSearch, arXiv 2505.15107).
  */
 interface RewardWeights {
   broadcast: number;
@@ -42,6 +44,8 @@ export interface TrajectoryRewardInputs {
 
 export type RewardRule =
   | { kind: 'broadcast' }
+  /** The oracle ceiling: a worker's reward is its marginal (1 right report, 0 wrong), the planner's the outcome. */
+  | { kind: 'oracle' }
   /** `format`: R_fmt of the trajectory (trajectoryToolReward). */
   | { kind: 'matpo'; accuracy: number; formatWeight: number; format: number }
   | { kind: 'sharp'; weights: RewardWeights; toolGate: boolean };
@@ -53,6 +57,13 @@ function broadcastCredits(traj: Trajectory, broadcast: number, tool: number, tot
 
 export function agentCredits(traj: Trajectory, inputs: TrajectoryRewardInputs, rule: RewardRule): AgentCredit[] {
   if (rule.kind === 'broadcast') return broadcastCredits(traj, inputs.broadcast, 0, inputs.broadcast);
+  if (rule.kind === 'oracle') {
+    return traj.agents.map((a) => {
+      const marginal = a.role === 'planner' ? 0 : (inputs.workerMarginal[a.delegation ?? -1] ?? 0);
+      const total = a.role === 'planner' ? inputs.broadcast : marginal;
+      return { trajectoryId: traj.id, agent: a.id, role: a.role, delegation: a.role === 'planner' ? null : a.delegation, parts: { broadcast: inputs.broadcast, marginal, tool: 0 }, total };
+    });
+  }
   if (rule.kind === 'matpo') return broadcastCredits(traj, inputs.broadcast, rule.format, rule.accuracy * inputs.broadcast + rule.formatWeight * rule.format);
   const { weights, toolGate } = rule;
   if (inputs.tool.length !== traj.agents.length) {

@@ -1,40 +1,27 @@
-import { basename, join } from 'node:path';
 import { Queue } from 'bullmq';
 import type { Config } from '../config/schema.ts';
-import type { Episode } from '../data/episode.ts';
 import { UserError } from '../errors.ts';
-import type { CausalLM } from '../model/causal-lm.ts';
-import type { Rng } from '../random/rng.ts';
-import type { Collected, CollectContext } from '../train/grpo/types.ts';
-import { assemble } from './assemble.ts';
 import { connectionOf, missingRedisClient } from './connection.ts';
-import { groupJobId, groupSeed, policyVersion, runIdOf } from './ids.ts';
-import type { GroupJobData } from './jobs.ts';
-import { stepSeedOf, type UnitsSetup } from './local.ts';
-import { publishPolicy } from './policy-store.ts';
-import type { GroupOutcome } from './units.ts';
+import type { JobName } from './jobs.ts';
 
 /**
- * The trainer's side of a distributed step: publish the policy version, enqueue one group job per
- * question under its deterministic id, and poll until every one has completed, re-adding any that
- * Redis no longer knows (a restart without persistence) and re-attaching to those that exist (a
- * resumed trainer). The results are assembled exactly as the in-process collect assembles its own.
+ * The trainer's side of the queue: enqueue a stage's jobs under their deterministic ids and poll
+ * until every one has completed, re-adding any that Redis no longer knows (a restart without
+ * persistence) and re-attaching to those that exist (a resumed trainer).
  */
 type DistributedConfig = Config['rollout']['distributed'];
 
-export interface DistributedSetup extends UnitsSetup {
+export interface QueueSetup {
   dist: DistributedConfig;
-  runDir: string;
-  /** Tokenizer and generation files copied into every published version (it loads alone). */
-  companions: readonly string[];
   /** One progress line per change (default: stderr). */
   progress?: (line: string) => void;
   pollMs?: number;
 }
 
-export interface DistributedCollect {
-  collect: (episodes: Episode[], model: CausalLM, rng: Rng, ctx: CollectContext) => Promise<Collected>;
-  /** Per step: jobs, seconds from enqueue to the last result (for the bench). */
+export interface JobQueue {
+  /** Runs the jobs of one stage of step `step`; results in job order. */
+  run<R>(name: JobName, step: number, jobs: readonly { id: string; data: unknown }[]): Promise<R[]>;
+  /** The last call: jobs, seconds from enqueue to the last result (for the bench). */
   readonly last: { jobs: number; seconds: number };
   close: () => Promise<void>;
 }
@@ -60,7 +47,7 @@ async function bounded<T>(ms: number, work: Promise<T>): Promise<T> {
 const ROUND_MS = 5000;
 const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0] as string;
 
-export function makeDistributedCollect(setup: DistributedSetup): DistributedCollect {
+export function jobQueue(setup: QueueSetup): JobQueue {
   const d = setup.dist;
   const missing = missingRedisClient();
   if (missing) throw new UserError(`rollout.distributed.redis is set, but ${missing}`);
@@ -73,22 +60,15 @@ export function makeDistributedCollect(setup: DistributedSetup): DistributedColl
   const queue = new Queue(d.queue, { connection });
   let lastRedisError = '';
   queue.on('error', (err) => (lastRedisError = firstLine(err)));
-  const run = runIdOf(basename(setup.runDir));
-  const policyDir = d.policyDir === '' ? join(setup.runDir, 'policies') : d.policyDir;
   const progress = setup.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
   const pollMs = setup.pollMs ?? 50;
   const last = { jobs: 0, seconds: 0 };
 
-  const collect = async (episodes: Episode[], model: CausalLM, rng: Rng, ctx: CollectContext): Promise<Collected> => {
-    const stepSeed = stepSeedOf(rng);
-    const policy = await publishPolicy(model, policyDir, run, policyVersion(ctx.step), setup.companions);
-    const jobs = episodes.map((episode, q) => {
-      const data: GroupJobData = { run, step: ctx.step, q, policy, episode, rollout: setup.rollout, credit: setup.credit, seed: groupSeed(stepSeed, q), attempts: d.retries + 1 };
-      return { id: groupJobId(run, ctx.step, q), data };
-    });
+  const run = async <R>(name: JobName, step: number, jobs: readonly { id: string; data: unknown }[]): Promise<R[]> => {
+    const ctx = { step };
     const t0 = performance.now();
     const deadline = t0 + d.jobTimeoutS * 1000;
-    const results = new Map<string, GroupOutcome>();
+    const results = new Map<string, R>();
     let downSince: number | undefined;
     let shown = '';
     // One look at every unfinished job: add the unknown ones (first time, or lost by Redis), collect the finished.
@@ -97,12 +77,12 @@ export function makeDistributedCollect(setup: DistributedSetup): DistributedColl
         if (results.has(j.id)) continue;
         const state = await queue.getJobState(j.id);
         if (state === 'unknown') {
-          await queue.add('group', j.data, { jobId: j.id, attempts: d.retries + 1, backoff: { type: 'fixed', delay: 500 } });
+          await queue.add(name, j.data, { jobId: j.id, attempts: d.retries + 1, backoff: { type: 'fixed', delay: 500 } });
         } else if (state === 'completed' || state === 'failed') {
           const job = await queue.getJob(j.id);
           if (!job) continue; // removed between the two calls: re-added next round
           if (state === 'failed') throw new UserError(`rollout.distributed: step ${ctx.step}: job ${j.id} failed after ${job.attemptsMade} attempt(s): ${firstLine(job.failedReason)}`);
-          results.set(j.id, job.returnvalue as GroupOutcome);
+          results.set(j.id, job.returnvalue as R);
         }
       }
     };
@@ -119,19 +99,18 @@ export function makeDistributedCollect(setup: DistributedSetup): DistributedColl
         if (downSince === undefined) progress(`rollout step ${ctx.step}: redis unreachable (${lastRedisError}); retrying until rollout.distributed.jobTimeoutS`);
         downSince ??= roundStart;
       }
-      const line = `rollout step ${ctx.step}: ${results.size}/${jobs.length} groups done`;
+      const line = `${name} step ${ctx.step}: ${results.size}/${jobs.length} jobs done`;
       if (line !== shown) progress((shown = line));
       if (results.size === jobs.length) break;
       if (performance.now() > deadline) {
         if (downSince !== undefined) throw new UserError(`rollout.distributed: step ${ctx.step}: Redis at ${d.redis} unreachable for ${((performance.now() - downSince) / 1000).toFixed(0)} s (${lastRedisError})`);
-        throw new UserError(`rollout.distributed: step ${ctx.step}: ${results.size}/${jobs.length} group jobs done after rollout.distributed.jobTimeoutS=${d.jobTimeoutS} s (is a worker serving queue '${d.queue}'? sharp worker --redis ${d.redis})`);
+        throw new UserError(`rollout.distributed: step ${ctx.step}: ${results.size}/${jobs.length} ${name} jobs done after rollout.distributed.jobTimeoutS=${d.jobTimeoutS} s (is a worker serving queue '${d.queue}'? sharp worker --redis ${d.redis})`);
       }
       await sleep(pollMs);
     }
     const seconds = (performance.now() - t0) / 1000;
     Object.assign(last, { jobs: jobs.length, seconds });
-    // Wall time of the whole step: rollouts and replays overlap across workers, so the split is the jobs' own.
-    return assemble(jobs.map((j) => results.get(j.id) as GroupOutcome), { generate: seconds, credit: 0 }, setup.credit);
+    return jobs.map((j) => results.get(j.id) as R);
   };
-  return { collect, last, close: () => queue.close() };
+  return { run, last, close: () => queue.close() };
 }

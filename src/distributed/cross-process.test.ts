@@ -11,11 +11,12 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { NODE_ARGS } from '../../test/cli-helpers.ts';
 import { MODEL, stepConfig, stepEpisodes } from '../../test/distributed/step.ts';
-import { groupSeed, policyVersion } from './ids.ts';
-import type { GroupJobData } from './jobs.ts';
-import { makeLocalCollect, stepSeedOf } from './local.ts';
+import { policyVersion } from './ids.ts';
+import type { RolloutJobData } from './jobs.ts';
+import { localStages } from './stages.ts';
 import { publishPolicy } from './policy-store.ts';
-import type { GroupOutcome } from './units.ts';
+import { runStepStages } from '../../test/step-stages.ts';
+import type { CreditedGroup } from '../credit/credited.ts';
 
 /**
  * The equality a distributed step rests on, with two real processes and no queue in between: each
@@ -34,7 +35,7 @@ function runGroup(job: string, out: string): Promise<{ code: number | null; stde
   });
 }
 
-describe('group jobs in other processes', () => {
+describe("a group's jobs in other processes", () => {
   let root: string;
   let model: CausalLM;
   let tokenizer: Tokenizer;
@@ -53,16 +54,16 @@ describe('group jobs in other processes', () => {
   it('two processes give the in-process step: trajectories and credits identical', async () => {
     const cfg = stepConfig(2, { local: true });
     const episodes = stepEpisodes(2);
-    const local = await makeLocalCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit })(episodes, model, new Rng(7), { step: 3 });
+    const local = await runStepStages(localStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }), cfg.credit, episodes, model, new Rng(7), 3);
     // The step had counterfactual replays (the children of a group job).
     expect(local.metrics?.['credit/replays']).toBeGreaterThan(0);
 
     const policy = await publishPolicy(model, join(root, 'policies'), 'run', policyVersion(3), companionFiles(MODEL));
     expect(policy).toBe(join(root, 'policies', 'run', 'v3'));
-    const stepSeed = stepSeedOf(new Rng(7));
+    const stepSeed = new Rng(7).int(0, 0x7fffffff);
     const runs = episodes.map((episode, q) => {
-      const job: GroupJobData = { run: 'run', step: 3, q, policy, episode, rollout: cfg.rollout, credit: cfg.credit, seed: groupSeed(stepSeed, q), attempts: 1 };
-      writeFileSync(join(root, `job${q}.json`), JSON.stringify(job));
+      const job: RolloutJobData = { run: 'run', step: 3, q, policy, episode, rollout: cfg.rollout, seed: 0 };
+      writeFileSync(join(root, `job${q}.json`), JSON.stringify({ job, credit: cfg.credit, stepSeed }));
       return runGroup(join(root, `job${q}.json`), join(root, `out${q}.json`));
     });
     const done = await Promise.all(runs);
@@ -70,11 +71,9 @@ describe('group jobs in other processes', () => {
       [0, ''],
       [0, ''],
     ]);
-    const outs = episodes.map((_, q) => JSON.parse(readFileSync(join(root, `out${q}.json`), 'utf8')) as { out: GroupOutcome; loads: number });
+    const outs = episodes.map((_, q) => JSON.parse(readFileSync(join(root, `out${q}.json`), 'utf8')) as { out: CreditedGroup; loads: number });
     expect(outs.map((o) => o.loads)).toEqual([1, 1]);
-    expect(outs.map((o) => ({ trajectories: o.out.credited }))).toEqual(local.groups);
-    // The viewer's record of each group too (credit.recordGroups = 2 keeps both).
-    expect(outs.map((o) => o.out.record)).toEqual(local.record?.groups);
+    expect(outs.map((o) => o.out)).toEqual(JSON.parse(JSON.stringify(local.groups)));
     expect(local.groups.flatMap((g) => g.trajectories).some((ct) => ct.trajectory.messages.some((m) => m.logprobs.length > 0))).toBe(true);
   }, 900_000);
 });

@@ -11,21 +11,21 @@ import { Rng } from '../random/rng.ts';
 import { companionFiles } from '../recipes/stages/save-model.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
-import type { Collected } from '../train/grpo/types.ts';
+import type { StepOutput } from '../train/grpo/step-report.ts';
+import { runStepStages } from '../../test/step-stages.ts';
 import { HAVE_REDIS, NO_REDIS_MESSAGE, startRedis, type RedisServer } from '../../test/distributed/redis.ts';
 import { MODEL, stepConfig, stepEpisodes } from '../../test/distributed/step.ts';
-import { makeDistributedCollect } from './coordinator.ts';
-import { makeLocalCollect } from './local.ts';
+import { localStages, redisStages } from './stages.ts';
 import { serveRollouts, type Serving } from './worker.ts';
 
 /**
  * One distributed step through a real redis-server and a real BullMQ worker equals the same step in
- * the trainer process (rollout.distributed.local), trajectories and credits, with the counterfactual
- * replays as child jobs; asking for the step again re-attaches to the finished jobs.
+ * the trainer process (rollout.distributed.local), trajectories and credits, with the rollouts and the
+ * counterfactual replays as jobs; asking for the step again re-attaches to the finished jobs.
  */
 if (!HAVE_REDIS) console.warn(NO_REDIS_MESSAGE);
 
-const noPerf = (c: Collected): Collected => ({ ...c, metrics: Object.fromEntries(Object.entries(c.metrics ?? {}).filter(([k]) => !k.startsWith('perf/'))) });
+const noPerf = (c: StepOutput): StepOutput => JSON.parse(JSON.stringify({ ...c, metrics: Object.fromEntries(Object.entries(c.metrics).filter(([k]) => !k.startsWith('perf/'))) })) as StepOutput;
 
 describe.skipIf(!HAVE_REDIS)('distributed collect (redis-server + BullMQ worker)', () => {
   let redis: RedisServer;
@@ -56,14 +56,14 @@ describe.skipIf(!HAVE_REDIS)('distributed collect (redis-server + BullMQ worker)
   });
 
   it('gives the trajectories and credits of the in-process step with the same seed, replays as child jobs', async () => {
-    const local = await makeLocalCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit })(episodes, model, new Rng(7), { step: 1 });
-    const dc = makeDistributedCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit, dist: cfg.rollout.distributed, runDir: join(root, 'run-a'), companions: companionFiles(MODEL), progress: () => undefined });
+    const local = await runStepStages(localStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }), cfg.credit, episodes, model, new Rng(7), 1);
+    const dc = redisStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit, dist: cfg.rollout.distributed, runDir: join(root, 'run-a'), companions: companionFiles(MODEL), progress: () => undefined });
     try {
       const rng = new Rng(7);
-      const dist = await dc.collect(episodes, model, rng, { step: 1 });
+      const dist = await runStepStages(dc, cfg.credit, episodes, model, rng, 1);
       expect(noPerf(dist)).toEqual(noPerf(local));
       expect(rng.state()).toEqual((() => { const r = new Rng(7); r.int(0, 0x7fffffff); return r.state(); })());
-      // The step had counterfactual replays, and they ran as children of the group jobs.
+      // The step had counterfactual replays, and they ran as replay jobs.
       const replays = local.metrics?.['credit/replays'] ?? 0;
       expect(replays).toBeGreaterThan(0);
       // The viewer's record came back through the jobs: both groups, with the replayed answers.
@@ -76,9 +76,10 @@ describe.skipIf(!HAVE_REDIS)('distributed collect (redis-server + BullMQ worker)
       const replayJobs = lines.filter((l) => l.startsWith('done replay')).length;
       expect(replayJobs).toBeGreaterThan(0);
       expect(counts).toEqual({ completed: 2 + replayJobs, failed: 0, waiting: 0, active: 0 });
+      expect(lines.filter((l) => l.startsWith('done rollout')).length).toBe(2);
       // Asking for step 1 again (a resumed trainer) re-attaches: the same result and no job runs again.
       const before = lines.length;
-      const again = await dc.collect(episodes, model, new Rng(7), { step: 1 });
+      const again = await runStepStages(dc, cfg.credit, episodes, model, new Rng(7), 1);
       expect(noPerf(again)).toEqual(noPerf(local));
       expect(lines.length).toBe(before);
       expect(await queue.getJobCounts('completed')).toEqual({ completed: 2 + replayJobs });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fnv1a32 } from '../random/hash.ts';
-import { creditSeed, groupJobId, groupSeed, policyVersion, replayJobId, replaySeed, runIdOf } from './ids.ts';
+import { groupJobId, policyVersion, replayJobId, runIdOf } from './ids.ts';
+import { creditSeed, groupSeed, replaySeed } from '../random/step-seeds.ts';
 
 describe('job ids and seeds', () => {
   it('are functions of run, step, question and trajectory only, without the ":" BullMQ reserves', () => {

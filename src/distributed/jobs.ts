@@ -1,9 +1,11 @@
 import type { Episode } from '../data/episode.ts';
 import type { Trajectory } from '../rollout/types.ts';
-import type { CreditConfig, GroupRollout, PlannedReplay, RolloutConfig } from './units.ts';
+import type { CreditConfig, PlannedReplay, RolloutConfig } from './units.ts';
 
-/** The payloads of the two job kinds (BullMQ job names 'group' and 'replay'). */
-export interface GroupJobData {
+/** The payloads of the two job kinds, one per generating stage (BullMQ job names 'rollout' and 'replay'). */
+export type JobName = 'rollout' | 'replay';
+
+export interface RolloutJobData {
   run: string;
   step: number;
   q: number;
@@ -11,19 +13,14 @@ export interface GroupJobData {
   policy: string;
   episode: Episode;
   rollout: RolloutConfig;
-  credit: CreditConfig;
   seed: number;
-  /** Attempts of each replay child (rollout.distributed.retries + 1). */
-  attempts: number;
-  /** Set once the rollout is done and the replay children are enqueued. */
-  rolled?: GroupRollout;
 }
 
 export interface ReplayJobData {
   policy: string;
   episode: Episode;
   traj: Trajectory;
-  /** The replays the credit module asked of this trajectory (masked delegations and replica each). */
+  /** The replays the credit plan asks of this trajectory (masked delegations, replica, substitutes). */
   replays: PlannedReplay[];
   rollout: RolloutConfig;
   credit: CreditConfig;

@@ -1,11 +1,7 @@
 import type { Config } from '../config/schema.ts';
-import { computeCredits } from '../credit/compute.ts';
 import type { ReplayItem } from '../credit/counterfactual.ts';
-import { engineReplayRunner } from '../credit/engine-adapters.ts';
-import type { PreferencePair } from '../credit/first-error.ts';
-import { groupRecord, ReplayRecorder, type GroupRecord } from '../credit/record.ts';
-import type { TrajectoryCreditSummary } from '../credit/report.ts';
-import type { CreditedTrajectory } from '../credit/credited.ts';
+import { engineReplayRunner, replaySettings } from '../credit/engine-adapters.ts';
+import type { GroupPlan } from '../credit/plan.ts';
 import type { Episode } from '../data/episode.ts';
 import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
@@ -13,15 +9,13 @@ import { Rng } from '../random/rng.ts';
 import { rollout, type EngineOptions } from '../rollout/engine.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { creditSeed } from './ids.ts';
 
 /**
- * The units of work of a distributed step, the same wherever they run (a `sharp worker` or the
- * trainer itself with rollout.distributed.local):
+ * The units of work of a distributed step's two generating stages, the same wherever they run (a
+ * `sharp worker` or the trainer itself with rollout.distributed.local):
  *   1. rolloutGroup: the G trajectories of one question, in one batched engine run;
- *   2. planReplays: the coalitions the credit module asks of each trajectory (LOO / Shapley);
- *   3. replayTrajectory: one trajectory's counterfactual replays, in one batched engine run;
- *   4. creditGroup: the group's credit from the replayed trajectories (no model needed).
+ *   2. replayTrajectory: one trajectory's planned counterfactual replays, in one batched engine run.
+ * The plan and the credit are the trainer's (credit/step.ts), as in process.
  * Each unit samples from its own seeded RNG and batches only its own rows: batched matmuls sum in an
  * order that depends on the batch's shape, so a row's logits (and the token they sample) can differ
  * in the last bits between a batch of one group and a batch of all groups. Fixing the unit fixes the
@@ -55,82 +49,18 @@ export async function rolloutGroup(p: Loaded, episode: Episode, r: RolloutConfig
   return wire({ trajectories: run.trajectories, policyCalls: run.stats.steps, maxBatch: run.stats.maxBatch });
 }
 
-/** One replay the credit module asks for: the masked delegations and the replica (its sampling stream). */
-export interface PlannedReplay {
-  masked: number[];
-  replica: number;
-}
-
-/** The replays to run, per trajectory of the group (in the credit module's order). */
-export type ReplayPlan = PlannedReplay[][];
-
-class Planned extends Error {
-  constructor(readonly items: ReplayItem[]) {
-    super('replay plan');
-  }
-}
-
-/**
- * Asks the credit module which replays it needs: computeCredits hands every item of the group to
- * its runner in one call, before it uses any value, so a runner that records and stops gives the plan.
- */
-export async function planReplays(trajectories: readonly Trajectory[], episode: Episode, c: CreditConfig, seed: number): Promise<ReplayPlan> {
-  const plan: ReplayPlan = trajectories.map(() => []);
-  try {
-    await computeCredits(trajectories, episode, (items) => Promise.reject(new Planned(items)), c, { rng: new Rng(creditSeed(seed)) });
-  } catch (err) {
-    if (!(err instanceof Planned)) throw err;
-    const index = new Map(trajectories.map((t, i) => [t.id, i]));
-    for (const it of err.items) plan[index.get(it.traj.id) as number]?.push({ masked: [...it.masked], replica: it.replica ?? 0 });
-  }
-  return plan;
-}
+/** One replay the credit plan asks of a trajectory (rollout/replay.ts ReplayItem without the trajectory). */
+export type PlannedReplay = Omit<ReplayItem, 'traj' | 'episode'>;
 
 /** The replays of one trajectory, in plan order, each on its replica's sampling stream (`seed` is the streams' base). */
 export async function replayTrajectory(p: Loaded, traj: Trajectory, episode: Episode, planned: readonly PlannedReplay[], r: RolloutConfig, c: CreditConfig, seed: number): Promise<Trajectory[]> {
   if (planned.length === 0) return [];
-  const runner = engineReplayRunner(policyOf(p, r, seed, c.replayTemperature ?? r.temperature), engineOf(r), { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: seed, counterfactual: c.counterfactual });
-  return wire(await runner(planned.map((p) => ({ traj, episode, masked: [...p.masked], replica: p.replica }))));
+  const runner = engineReplayRunner(policyOf(p, r, seed, c.replayTemperature ?? r.temperature), engineOf(r), replaySettings(c, seed));
+  return wire(await runner(planned.map((x) => ({ ...x, traj, episode }))));
 }
 
-export interface GroupOutcome {
-  /** The group's trajectories with their agents' credit (and message shares) attached. */
-  credited: CreditedTrajectory[];
-  pairs: PreferencePair[];
-  summaries: TrajectoryCreditSummary[];
-  replayItems: number;
-  cachedCoalitions: number;
-  policyCalls: number;
-  maxBatch: number;
-  /** The group for `sharp view` with the replayed answers behind v(S) (credit.recordGroups > 0). */
-  record?: GroupRecord;
-}
-
-/** The group's credit from its trajectories and their replays (`replays[t]` in the plan's order). */
-export async function creditGroup(g: GroupRollout, episode: Episode, replays: readonly (readonly Trajectory[])[], c: CreditConfig, seed: number): Promise<GroupOutcome> {
-  const next = g.trajectories.map(() => 0);
-  const index = new Map(g.trajectories.map((t, i) => [t.id, i]));
-  const runner = (items: ReplayItem[]): Promise<Trajectory[]> =>
-    Promise.resolve(
-      items.map((it) => {
-        const t = index.get(it.traj.id) as number;
-        const out = replays[t]?.[next[t] as number];
-        if (!out) throw new Error(`credit: no replay ${next[t]} of trajectory ${it.traj.id} (the replay job returned ${replays[t]?.length ?? 0})`);
-        next[t] = (next[t] as number) + 1;
-        return out;
-      }),
-    );
-  // The viewer's sample keeps the replayed answers behind v(S), as the in-process collect does.
-  const recorder = c.recordGroups > 0 ? new ReplayRecorder(runner) : undefined;
-  const res = await computeCredits(g.trajectories, episode, recorder?.runner ?? runner, c, { rng: new Rng(creditSeed(seed)) });
-  return wire({
-    credited: res.credited,
-    pairs: res.pairs,
-    summaries: res.trajectories.map((t) => ({ trajectoryId: t.trajectoryId, deltas: t.deltas, efficiencyResidual: t.efficiencyResidual, success: t.success, noise: t.noise })),
-    replayItems: res.stats.replayItems,
-    cachedCoalitions: res.stats.cachedCoalitions,
-    policyCalls: g.policyCalls,
-    maxBatch: g.maxBatch,
-    record: recorder ? groupRecord(episode, g.trajectories, res, recorder, c) : undefined,
-  });
+/** The plan's items of trajectory `t` of a group, in plan order. */
+export function plannedFor(plan: GroupPlan, t: number): PlannedReplay[] {
+  const traj = plan.trajectories[t]?.traj;
+  return plan.items.filter((it) => it.traj === traj).map(({ traj: _t, episode: _e, ...rest }) => wire(rest));
 }

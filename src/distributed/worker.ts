@@ -1,18 +1,15 @@
-import { Queue, WaitingChildrenError, Worker, type Job } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Trajectory } from '../rollout/types.ts';
 import { connectionOf } from './connection.ts';
-import { replayJobId, replaySeed } from './ids.ts';
-import type { GroupJobData, ReplayJobData } from './jobs.ts';
+import type { ReplayJobData, RolloutJobData } from './jobs.ts';
 import { PolicyCache } from './policy-store.ts';
-import { creditGroup, planReplays, replayTrajectory, rolloutGroup, type GroupOutcome } from './units.ts';
+import { replayTrajectory, rolloutGroup, type GroupRollout } from './units.ts';
 
 /**
- * The job processor of `sharp worker`. A group job runs in two passes (BullMQ's parent/child flow,
- * children added by the parent): the rollout of its G trajectories, after which each trajectory's
- * counterfactual replays become a child job and the parent waits for them; then, once every child
- * is done, the credit from their results. Every step is idempotent: a re-run (stalled job, retry,
- * duplicate) recomputes the same rollout from the same seed and re-adds children under the same ids,
- * which BullMQ ignores when they exist.
+ * The job processor of `sharp worker`: a rollout job rolls out the G trajectories of one question, a
+ * replay job runs one trajectory's planned counterfactual replays (the trainer plans them and
+ * assigns the credit). Every job is idempotent: a re-run (stalled job, retry, duplicate) recomputes
+ * the same result from the same seed.
  */
 export interface ServeOptions {
   redis: string;
@@ -57,32 +54,13 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
 
 export function serveRollouts(o: ServeOptions): Serving {
   const cache = new PolicyCache();
-  const children = new Queue(o.queue, { connection: connectionOf(o.redis, 'worker') });
   const log = o.log ?? (() => undefined);
-  children.on('error', () => undefined); // the worker's own 'error' handler reports connection trouble once
 
-  const group = async (job: Job<GroupJobData>, token: string | undefined): Promise<GroupOutcome> => {
+  const rolloutJob = async (job: Job<RolloutJobData>): Promise<GroupRollout> => {
     const d = job.data;
     const { policy, release } = await cache.acquire(d.policy);
     try {
-      let rolled = d.rolled;
-      if (!rolled) {
-        rolled = await rolloutGroup(policy, d.episode, d.rollout, d.seed);
-        const plan = await planReplays(rolled.trajectories, d.episode, d.credit, d.seed);
-        const id = job.id as string;
-        for (const [t, replays] of plan.entries()) {
-          if (replays.length === 0) continue;
-          const traj = rolled.trajectories[t] as Trajectory;
-          const data: ReplayJobData = { policy: d.policy, episode: d.episode, traj, replays, rollout: d.rollout, credit: d.credit, seed: replaySeed(d.seed, t) };
-          await children.add('replay', data, { jobId: replayJobId(id, t), parent: { id, queue: job.queueQualifiedName }, attempts: d.attempts, failParentOnFailure: true });
-        }
-        await job.updateData({ ...d, rolled });
-        if (token && (await job.moveToWaitingChildren(token))) throw new WaitingChildrenError();
-      }
-      const values = (await job.getChildrenValues()) as Record<string, Trajectory[]>;
-      const byId = new Map(Object.entries(values).map(([key, v]) => [key.slice(key.lastIndexOf(':') + 1), v]));
-      const replays = rolled.trajectories.map((_, t) => byId.get(replayJobId(job.id as string, t)) ?? []);
-      return await creditGroup(rolled, d.episode, replays, d.credit, d.seed);
+      return await rolloutGroup(policy, d.episode, d.rollout, d.seed);
     } finally {
       release();
     }
@@ -105,7 +83,7 @@ export function serveRollouts(o: ServeOptions): Serving {
       const key = `${job.id}:${token ?? ''}`;
       held.set(key, { job, token });
       try {
-        return await (job.name === 'replay' ? replay(job as Job<ReplayJobData>) : group(job as Job<GroupJobData>, token));
+        return await (job.name === 'replay' ? replay(job as Job<ReplayJobData>) : rolloutJob(job as Job<RolloutJobData>));
       } finally {
         held.delete(key);
       }
@@ -143,7 +121,6 @@ export function serveRollouts(o: ServeOptions): Serving {
       const moved = await Promise.all(jobs.map(({ job, token }) => within(job.moveToWait(token).then(() => true), STOP_STEP_MS.release)));
       const released = moved.filter((m) => m === true).length;
       await within(worker.close(true), STOP_STEP_MS.close);
-      await within(children.close(), STOP_STEP_MS.close);
       // A job still running holds its policy; the process ends right after, which frees it.
       if (held.size === 0) await within(cache.dispose(), STOP_STEP_MS.close);
       return { released, unreleased: jobs.length - released };

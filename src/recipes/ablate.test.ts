@@ -51,6 +51,8 @@ describe('methodConfig', () => {
     const base = configSchema.parse({ run: { name: 'x' }, credit: { method: 'shapley' } });
     expect(methodConfig(base, 'broadcast', 3)).toMatchObject({ run: { name: 'x-broadcast-s3', seed: 3 }, credit: { method: 'broadcast' }, rollout: { agents: 'multi' } });
     expect(methodConfig(base, 'matpo', 0).credit.method).toBe('matpo');
+    expect([methodConfig(base, 'loo-repair', 0).credit.method, methodConfig(base, 'loo-repair', 0).credit.counterfactual]).toEqual(['loo', 'repair']);
+    expect([methodConfig(base, 'oracle', 0).credit.method, methodConfig(base, 'oracle', 0).rollout.agents]).toEqual(['oracle', 'multi']);
     expect(methodConfig(base, 'loo', 0).credit.method).toBe('loo');
     expect(methodConfig(base, 'loo-resample', 0).credit).toMatchObject({ method: 'loo', counterfactual: 'resample' });
     expect(methodConfig(base, 'loo', 0).credit.counterfactual).toBe('mask');

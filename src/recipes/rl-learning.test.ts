@@ -8,7 +8,7 @@ import { loadConfig } from '../config/load.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
-import { makeCollect } from '../train/grpo/collect.ts';
+import { inProcessStages } from './stages/step-stages.ts';
 import { runGrpo } from '../train/grpo/loop.ts';
 import { loadTrainData } from './stages/train-data.ts';
 
@@ -51,7 +51,8 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('RL from the shipped ch
       initialModel: () => CausalLM.load(MODEL),
       data: picked,
       // One replay per coalition keeps the test's cost where it was; the learning signal is the same estimator's.
-      collect: makeCollect({ tokenizer, rollout: cfg.rollout, credit: { ...cfg.credit, replays: 1 } }),
+      stages: inProcessStages({ tokenizer, rollout: cfg.rollout, credit: { ...cfg.credit, replays: 1 } }),
+      credit: { ...cfg.credit, replays: 1 },
       enc: tokenizer,
       padId: tokenizer.padId,
       maxTokens: cfg.rollout.maxContext,

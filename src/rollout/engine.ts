@@ -319,9 +319,10 @@ class TrajectoryRun {
       if (p.copy) out.workerAgent = this.b.copyAgent(p.copy.agent, p.copy.messages).id;
       return out;
     }
-    const worker = this.b.addAgent('worker', k, subtask);
+    const asked = p.subtask ?? subtask;
+    const worker = this.b.addAgent('worker', k, asked);
     this.b.addPrompt(worker, 'system', this.ctx.prompts.worker);
-    this.b.addPrompt(worker, 'user', subtask);
+    this.b.addPrompt(worker, 'user', asked);
     const forcing = p.workerTurn ?? (() => undefined);
     await this.agentLoop(worker, forcing, (name, args) => this.useTool(name, args));
     return { ok: true, output: worker.answer ?? cfg.workerFailureText, workerAgent: worker.id };

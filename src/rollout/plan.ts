@@ -15,8 +15,11 @@ export type Forcing = { kind: 'copy' | 'force'; message: Message };
 
 /** What delegation k (0-based, in order) of a run does. */
 export type DelegationPlan =
-  /** Run a worker; `workerTurn` may force its turns (exact replay). */
-  | { kind: 'run'; workerTurn?: (turn: number) => Forcing | undefined }
+  /**
+   * Run a worker; `workerTurn` may force its turns (exact replay); `subtask` replaces the one the
+   * planner wrote (a repaired delegation: the gold sub-question).
+   */
+  | { kind: 'run'; workerTurn?: (turn: number) => Forcing | undefined; subtask?: string }
   /** No worker runs: the planner gets `report`; `copy` puts the recorded worker into the record. */
   | { kind: 'fixed'; report: string; masked: boolean; copy?: { agent: AgentRecord; messages: Message[] } };
 

@@ -1,3 +1,4 @@
+import type { Counterfactual } from '../config/sections/credit.ts';
 import type { Episode } from '../data/episode.ts';
 import { runTrajectories, type EngineOptions, type RunItem } from './engine.ts';
 import type { DelegationPlan, Forcing, TrajectoryPlan } from './plan.ts';
@@ -34,18 +35,28 @@ export interface ReplayItem {
   masked: number[];
   /** Which of the n replays of its coalition this is (0-based; default 0): it names the sampling stream. */
   replica?: number;
+  /**
+   * Counterfactual `repair`: what replaces a delegation. `report` is the reference report a masked
+   * delegation's worker should have given (the planner reads it instead of the recorded one; a masked
+   * delegation without one keeps its recorded report); `subtask` runs the delegation's worker on the
+   * gold sub-question instead of the subtask the planner wrote (a repaired delegation, masked or not).
+   */
+  substitutes?: Substitute[];
 }
+
+export interface Substitute {
+  delegation: number;
+  report?: string;
+  subtask?: string;
+}
+
 
 export interface ReplayOptions extends EngineOptions {
   mode: ReplayMode;
   /** Report shown to the planner in place of a masked worker's (credit.placeholder). */
   placeholder: string;
-  /**
-   * What happens to the delegations of `masked`: `mask` (default) replaces their reports by the
-   * placeholder; `resample` runs their workers again on the same subtask, fresh samples of the same
-   * policy (a per-agent counterfactual baseline in the spirit of COMA, arXiv 1705.08926).
-   */
-  counterfactual?: 'mask' | 'resample';
+  /** What happens to the delegations of `masked` (default `mask`; config/sections/credit.ts Counterfactual). */
+  counterfactual?: Counterfactual;
   /** Base of the common random numbers (see above); absent: the policy's own stream. */
   streamSeed?: number;
 }
@@ -90,15 +101,17 @@ function exactPlan(traj: Trajectory, recorded: RecordedDelegation[]): Trajectory
   };
 }
 
-function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mode: 'final' | 'replan', placeholder: string, resample: boolean): TrajectoryPlan {
+function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mode: 'final' | 'replan', placeholder: string, counterfactual: Counterfactual): TrajectoryPlan {
   const { traj } = item;
   const turns = agentTurns(traj, 0);
   const masked = new Set(item.masked);
-  for (const k of masked) {
+  const substitutes = new Map((item.substitutes ?? []).map((s) => [s.delegation, s]));
+  for (const k of [...masked, ...substitutes.keys()]) {
     if (!Number.isInteger(k) || k < 0 || k >= recorded.length) {
-      throw new Error(`replay ${traj.id}: masked delegation ${k} does not exist (the trajectory has ${recorded.length} delegations)`);
+      throw new Error(`replay ${traj.id}: ${masked.has(k) ? 'masked' : 'repaired'} delegation ${k} does not exist (the trajectory has ${recorded.length} delegations)`);
     }
   }
+  if (substitutes.size > 0 && counterfactual !== 'repair') throw new Error(`replay ${traj.id}: substitutes need the repair counterfactual, not ${counterfactual}`);
   // First planner turn that is regenerated: the same for every coalition, so v(N) is measured as v(S) is.
   const first = recorded[0];
   const from = mode === 'final' ? turns.length - 1 : first ? first.turn + 1 : turns.length;
@@ -107,7 +120,13 @@ function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mo
     delegation: (k, subtask): DelegationPlan => {
       const rec = recorded[k];
       if (!rec) return { kind: 'run' };
-      if (masked.has(k)) return resample ? { kind: 'run' } : { kind: 'fixed', report: placeholder, masked: true };
+      const sub = substitutes.get(k);
+      if (sub?.subtask !== undefined) return { kind: 'run', subtask: sub.subtask };
+      if (masked.has(k)) {
+        if (counterfactual === 'resample') return { kind: 'run' };
+        if (counterfactual === 'mask') return { kind: 'fixed', report: placeholder, masked: true };
+        if (sub?.report !== undefined) return { kind: 'fixed', report: sub.report, masked: true };
+      }
       // A report answers the subtask it was asked: a regenerated delegation that asks something else gets a worker of its own.
       if (mode === 'replan' && rec.worker?.subtask !== subtask) return { kind: 'run' };
       const plan: DelegationPlan = { kind: 'fixed', report: rec.report, masked: rec.masked };
@@ -117,11 +136,17 @@ function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mo
   };
 }
 
-/** Trajectory id of a replay: `${traj.id}~${mode}:${masked}` (`~${mode}+resample:` when resampled; `#r` for replica r > 0); `exact` keeps traj.id. */
-function replayId(item: ReplayItem, mode: ReplayMode, resample = false): string {
+/**
+ * Trajectory id of a replay: `${traj.id}~${mode}:${masked}` (`~${mode}+resample:` or `+repair:` for
+ * those counterfactuals; `/d${k}` per repaired delegation subtask; `#r` for replica r > 0); `exact`
+ * keeps traj.id.
+ */
+function replayId(item: ReplayItem, mode: ReplayMode, counterfactual: Counterfactual): string {
   if (mode === 'exact') return item.traj.id;
   const r = item.replica ?? 0;
-  return `${item.traj.id}~${mode}${resample ? '+resample' : ''}:${[...item.masked].sort((a, b) => a - b).join(',')}${r > 0 ? `#${r}` : ''}`;
+  const tag = counterfactual === 'mask' ? '' : `+${counterfactual}`;
+  const tasks = (item.substitutes ?? []).filter((s) => s.subtask !== undefined).map((s) => `/d${s.delegation}`).join('');
+  return `${item.traj.id}~${mode}${tag}:${[...item.masked].sort((a, b) => a - b).join(',')}${tasks}${r > 0 ? `#${r}` : ''}`;
 }
 
 /** Replays every item in one batched engine run; results in item order. */
@@ -129,8 +154,9 @@ export async function replay(policy: Policy, items: readonly ReplayItem[], opts:
   const runItems: RunItem[] = items.map((item) => {
     if (item.traj.episodeId !== item.episode.id) throw new Error(`replay ${item.traj.id}: trajectory is of episode ${item.traj.episodeId}, not ${item.episode.id}`);
     const recorded = recordedDelegations(item.traj);
-    const plan = opts.mode === 'exact' ? exactPlan(item.traj, recorded) : counterfactualPlan(item, recorded, opts.mode, opts.placeholder, opts.counterfactual === 'resample');
-    const run: RunItem = { id: replayId(item, opts.mode, opts.counterfactual === 'resample'), episode: item.episode, sample: item.traj.sample, plan };
+    const counterfactual = opts.counterfactual ?? 'mask';
+    const plan = opts.mode === 'exact' ? exactPlan(item.traj, recorded) : counterfactualPlan(item, recorded, opts.mode, opts.placeholder, counterfactual);
+    const run: RunItem = { id: replayId(item, opts.mode, counterfactual), episode: item.episode, sample: item.traj.sample, plan };
     if (opts.streamSeed !== undefined && opts.mode !== 'exact') run.stream = `${opts.streamSeed}:${item.traj.id}#${item.replica ?? 0}`;
     return run;
   });

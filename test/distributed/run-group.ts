@@ -1,29 +1,39 @@
 import { writeFileSync } from 'node:fs';
 import { initBackend } from '../../src/backend/select.ts';
-import { replaySeed } from '../../src/distributed/ids.ts';
-import type { GroupJobData } from '../../src/distributed/jobs.ts';
+import { assignStep, planStep } from '../../src/credit/step.ts';
+import type { CreditConfig } from '../../src/credit/config.ts';
+import type { RolloutJobData } from '../../src/distributed/jobs.ts';
 import { PolicyCache } from '../../src/distributed/policy-store.ts';
-import { creditGroup, planReplays, replayTrajectory, rolloutGroup, wire } from '../../src/distributed/units.ts';
+import { plannedFor, replayTrajectory, rolloutGroup, wire } from '../../src/distributed/units.ts';
+import { groupSeed, replaySeed } from '../../src/random/step-seeds.ts';
 import { closeCodeSandbox } from '../../src/tools/code.ts';
 
 /**
- * A group job's body in a process of its own, as a worker runs it but without the queue: the policy
- * version loaded from the published folder, the rollout, one replay unit per trajectory (each as
- * its own child job would: from the JSON the parent stored), then the credit.
- * Usage: tsx test/distributed/run-group.ts JOB.json OUT.json
+ * A group's rollout job and its replay jobs in a process of their own, as a worker runs them but
+ * without the queue: the policy version loaded from the published folder, the rollout, the plan
+ * (the trainer's), one replay unit per trajectory (each from JSON, as its job would be), then the
+ * credit (the trainer's). Usage: tsx test/distributed/run-group.ts JOB.json OUT.json
  */
+interface GroupJob {
+  job: RolloutJobData;
+  credit: CreditConfig;
+  stepSeed: number;
+}
+
 async function main(): Promise<void> {
   const [jobFile, outFile] = process.argv.slice(2) as [string, string];
   const { readFileSync } = await import('node:fs');
-  const d = JSON.parse(readFileSync(jobFile, 'utf8')) as GroupJobData;
+  const { job: d, credit, stepSeed } = JSON.parse(readFileSync(jobFile, 'utf8')) as GroupJob;
   await initBackend('wasm');
   const cache = new PolicyCache();
   const { policy, release } = await cache.acquire(d.policy);
-  const rolled = await rolloutGroup(policy, d.episode, d.rollout, d.seed);
-  const plan = await planReplays(rolled.trajectories, d.episode, d.credit, d.seed);
+  const rolled = await rolloutGroup(policy, d.episode, d.rollout, groupSeed(stepSeed, d.q));
+  // Question q of the step: its plan draws from the stream of position q.
+  const groups = Array.from({ length: d.q + 1 }, (_, q) => ({ episode: d.episode, trajectories: q === d.q ? wire(rolled.trajectories) : [] }));
+  const plan = planStep(groups, credit, stepSeed)[d.q]!;
   const replays = [];
-  for (const [t, planned] of plan.entries()) replays.push(await replayTrajectory(policy, wire(rolled.trajectories[t]!), d.episode, planned, d.rollout, d.credit, replaySeed(d.seed, t)));
-  const out = await creditGroup(wire(rolled), d.episode, replays, d.credit, d.seed);
+  for (const [t, tp] of plan.trajectories.entries()) replays.push(...(await replayTrajectory(policy, wire(tp.traj), d.episode, plannedFor(plan, t), d.rollout, credit, replaySeed(groupSeed(stepSeed, d.q), t))));
+  const out = (await assignStep([plan], [replays], credit, {})).groups[0];
   release();
   await cache.dispose();
   await closeCodeSandbox();

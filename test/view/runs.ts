@@ -1,9 +1,8 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { creditSection } from '../../src/config/sections/credit.ts';
-import { computeCredits } from '../../src/credit/compute.ts';
-import { gameRunner, makeTrajectory } from '../credit-fixtures.ts';
-import { RECORD_VERSION, ReplayRecorder, creditHeader, groupRecord, writeStepRecord } from '../../src/credit/record.ts';
+import { creditAndRecord, gameRunner, makeTrajectory } from '../credit-fixtures.ts';
+import { RECORD_VERSION, creditHeader, writeStepRecord } from '../../src/credit/record.ts';
 import type { Episode } from '../../src/data/episode.ts';
 import { createJudge } from '../../src/credit/judges/index.ts';
 import { getProtocol } from '../../src/rollout/protocol/index.ts';
@@ -98,9 +97,8 @@ export async function xssRun(root: string): Promise<string> {
   const good = makeTrajectory({ id: 'xss/1', episodeId: 'xss', workers: [{ subtask: 'Who founded Acme?', answer: 'Ada' }], finalAnswer: 'yes' });
   good.sample = 1;
   const cfg = creditSection.parse({ method: 'loo' });
-  const rec = new ReplayRecorder(gameRunner(game));
-  const res = await computeCredits([bad, good], episode, rec.runner, cfg);
-  writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [groupRecord(episode, [bad, good], res, rec, cfg)] });
+  const { record } = await creditAndRecord([bad, good], episode, gameRunner(game), cfg);
+  writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [record] });
   return dir;
 }
 
@@ -127,12 +125,11 @@ export async function blameRun(root: string): Promise<string> {
   const traj = makeTrajectory({ id: 'acme/0', episodeId: 'acme', workers: [{ subtask: 'Who founded Acme?', answer: 'Bob' }, { subtask: 'Where was Bob born?', answer: 'Paris' }], finalAnswer: 'Paris' });
   const judge = createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') });
   const cfg = creditSection.parse({ method: 'loo', messageLevel: true, failurePairs: true });
-  const rec = new ReplayRecorder(gameRunner(() => false));
-  const res = await computeCredits([traj], episode, rec.runner, cfg, {
+  const { record } = await creditAndRecord([traj], episode, gameRunner(() => false), cfg, {
     judge,
     contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
     resample: (reqs) => Promise.resolve(reqs.map(() => BLAME.chosen)),
   });
-  writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [groupRecord(episode, [traj], res, rec, cfg)] });
+  writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [record] });
   return dir;
 }

@@ -6,18 +6,28 @@ import { z } from 'zod';
  */
 export const MAX_EXACT_SHAPLEY_WORKERS = 12;
 
+/**
+ * What a coalition does to the delegations it leaves out (credit.counterfactual; rollout/replay.ts
+ * carries it out): `mask` replaces their reports by the placeholder (SHARP); `resample` runs their
+ * workers again on the same subtask, fresh samples of the same policy (a per-agent baseline in the
+ * spirit of COMA, arXiv 1705.08926); `repair` gives the planner a right report instead (the gold
+ * sub-answer), the repair counterfactual of "Who Gets the Blame" (docs/architecture.md, "Credit").
+ */
+export const COUNTERFACTUALS = ['mask', 'resample', 'repair'] as const;
+export type Counterfactual = (typeof COUNTERFACTUALS)[number];
+
 /** Per-agent credit (SHARP and "Who Gets the Reward & Who Gets the Blame?"). */
 export const creditSection = z
   .strictObject({
     method: z
-      .enum(['loo', 'shapley', 'broadcast', 'matpo'])
+      .enum(['loo', 'shapley', 'broadcast', 'matpo', 'oracle'])
       .default('loo')
-      .describe('loo: SHARP leave-one-out counterfactual credit per worker; shapley: exact (K<=6) or sampled Shapley; broadcast: the accuracy reward, identical for every agent (nothing per agent); matpo: MATPO\'s reward, accuracy + tool-format validity of the whole trajectory, broadcast (credit.matpo).'),
+      .describe('loo: SHARP leave-one-out counterfactual credit per worker; shapley: exact (K<=6) or sampled Shapley; broadcast: the accuracy reward, identical for every agent (nothing per agent); matpo: MATPO\'s reward, accuracy + tool-format validity of the whole trajectory, broadcast (credit.matpo); oracle: a CEILING, not a method: each worker gets 1 when its report is its hop\'s gold answer (rule judge), else 0, the planner the outcome (needs gold decompositions; cf. StepSearch, arXiv 2505.15107).'),
     replayMode: z.enum(['final', 'replan']).default('final').describe('final: regenerate only the planner\'s answer; replan: regenerate the planner after its first delegation, running a worker for every subtask that changed. Every coalition, nothing masked included, is replayed the same way.'),
     counterfactual: z
-      .enum(['mask', 'resample'])
+      .enum(COUNTERFACTUALS)
       .default('mask')
-      .describe('What a coalition leaves out: mask (SHARP: the report replaced by the placeholder) or resample (the worker run again on the same subtask, fresh samples; Delta_m = v(N) - mean over m\'s resamples, a per-agent baseline as in COMA, arXiv 1705.08926, which is non-zero in a failure one worker caused). Works with loo and shapley, in both replay modes.'),
+      .describe('What a coalition leaves out: mask (SHARP: the report replaced by the placeholder), resample (the worker run again on the same subtask, fresh samples; Delta_m = v(N) - mean over m\'s resamples, a per-agent baseline as in COMA, arXiv 1705.08926, which is non-zero in a failure one worker caused) or repair (the report replaced by the gold sub-answer of the hop the subtask asks, and a delegation the rule judge finds wrong replayed with the gold sub-question: Delta < 0 where a right report would have saved the team; needs gold decompositions). Works with loo and shapley, in both replay modes.'),
     replays: z
       .number()
       .int()

@@ -64,7 +64,7 @@ export function hopNames(hops: readonly SubQuestion[], i: number): Set<string> {
 const tokensOf = (text: string): string[] => normalizeAnswer(text).split(' ').filter(Boolean);
 
 /** +1 when the subtask names every name of its hop, -1 when it misses one, 0 when not judged. */
-function judgeDelegation(subtask: string, hops: readonly SubQuestion[], hop: number | null): Label {
+export function judgeDelegation(subtask: string, hops: readonly SubQuestion[], hop: number | null): Label {
   if (hop === null) return 0;
   const need = hopNames(hops, hop);
   if (need.size === 0) return 0;

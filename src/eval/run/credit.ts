@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
-import { computeCredits, creditReport, engineReplayRunner, judgeOptions, parsePreferencePair, type CandidateScorer, type CreditConfig, type CreditReport, type PreferencePair } from '../../credit/index.ts';
+import { creditReport, engineReplayRunner, judgeOptions, parsePreferencePair, replaySettings, type CandidateScorer, type CreditConfig, type CreditReport, type PreferencePair } from '../../credit/index.ts';
 import { getProtocol } from '../../rollout/protocol/index.ts';
 import type { AgentCredit } from '../../credit/reward.ts';
 import type { TrajectoryCreditSummary } from '../../credit/report.ts';
@@ -10,7 +10,12 @@ import type { Policy } from '../../rollout/policy.ts';
 import type { Trajectory } from '../../rollout/types.ts';
 import { readJsonl } from '../../fs/jsonl.ts';
 import { dropTornTail } from '../../fs/torn-tail.ts';
-import { groupRecord, ReplayRecorder, type GroupRecord } from '../../credit/record.ts';
+import { groupRecord, type GroupRecord } from '../../credit/record.ts';
+import { planReplays } from '../../credit/plan.ts';
+import { evaluateReplays } from '../../credit/counterfactual.ts';
+import { assignCredit } from '../../credit/assign.ts';
+import { ReplayAnswers } from '../../credit/record.ts';
+import { successFunction } from '../../credit/success.ts';
 
 /**
  * `sharp eval --credit`: SHARP counterfactual credit of each evaluated trajectory
@@ -35,19 +40,21 @@ export interface EpisodeCredit {
  */
 export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[], records?: GroupRecord[], score?: CandidateScorer): Promise<EpisodeCredit[]> {
   // Evaluation replays share one fixed base of common random numbers: trajectory ids tell the streams apart.
-  const replays = engineReplayRunner(policy, engine, { replayMode: cfg.replayMode, placeholder: cfg.placeholder, streamSeed: 0, counterfactual: cfg.counterfactual });
+  const replays = engineReplayRunner(policy, engine, replaySettings(cfg, 0));
   const judged = judgeOptions(cfg, policy, getProtocol(engine.cfg.protocol), engine.cfg.maxNewTokens, score);
-  const recorder = records ? new ReplayRecorder(replays) : undefined;
-  const runner = recorder?.runner ?? replays;
+  const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
   const out: EpisodeCredit[] = [];
-  // Sequential: the policy serves one batched engine run at a time.
+  // Sequential: the policy serves one batched engine run at a time. The same stages as training's step.
   for (const [i, traj] of trajs.entries()) {
-    const r = await computeCredits([traj], eps[i], runner, cfg, judged);
-    if (records && recorder) records.push(groupRecord(eps[i], [traj], r, recorder, cfg));
-    const t = r.trajectories[0];
+    const plan = planReplays([traj], eps[i], cfg);
+    const replayed = plan.items.length > 0 ? await replays(plan.items) : [];
+    const { tables } = evaluateReplays(plan, replayed, success);
+    const { credited, pairs } = await assignCredit(plan, tables, cfg, judged);
+    if (records) records.push(groupRecord(eps[i], credited, new ReplayAnswers(plan, replayed), cfg, pairs));
+    const t = credited[0].credit;
     const summary: TrajectoryCreditSummary = { trajectoryId: t.trajectoryId, deltas: [...t.deltas], success: t.success, noise: t.noise };
     if (t.efficiencyResidual !== undefined) summary.efficiencyResidual = t.efficiencyResidual;
-    out.push({ summary, credits: r.credits, pairs: r.pairs });
+    out.push({ summary, credits: credited[0].agents, pairs });
   }
   return out;
 }

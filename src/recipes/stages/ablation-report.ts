@@ -20,6 +20,8 @@ export const METHOD_LABELS: Record<AblationMethod, string> = {
   loo: 'SHARP: leave-one-out credit',
   shapley: 'SHARP: Shapley credit',
   'loo-resample': 'leave-one-out credit, resampled workers',
+  'loo-repair': 'leave-one-out credit, repaired reports',
+  oracle: 'CEILING: oracle worker reward (gold sub-answers)',
   single: 'single-agent GRPO',
 };
 

@@ -57,10 +57,10 @@ export function methodConfig(base: Config, method: AblationMethod, seed: number)
   if (method === 'single') {
     cfg.rollout.agents = 'single';
     cfg.credit.method = 'broadcast'; // one agent: its reward is the accuracy
-  } else if (method === 'loo-resample') {
+  } else if (method === 'loo-resample' || method === 'loo-repair') {
     cfg.rollout.agents = 'multi';
     cfg.credit.method = 'loo';
-    cfg.credit.counterfactual = 'resample';
+    cfg.credit.counterfactual = method === 'loo-resample' ? 'resample' : 'repair';
   } else {
     cfg.rollout.agents = 'multi';
     cfg.credit.method = method;

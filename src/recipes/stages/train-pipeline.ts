@@ -7,8 +7,8 @@ import { CausalLM } from '../../model/causal-lm.ts';
 import type { Transcript } from '../../rollout/transcripts.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { assertSameConfig, configHash, latestCheckpoint, readTrainerState } from '../../train/checkpoints/checkpoint.ts';
-import { makeCollect } from '../../train/grpo/collect.ts';
-import { collectFor } from '../../distributed/choose.ts';
+import { inProcessStages } from './step-stages.ts';
+import { stagesFor } from '../../distributed/choose.ts';
 import { runGrpo } from '../../train/grpo/loop.ts';
 import { heldOutAccuracy, heldOutMetrics, testSamples, type AccuracyResult } from './held-out-accuracy.ts';
 import { heldOutSplits, loadTrainData } from './train-data.ts';
@@ -143,8 +143,8 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
     log.info({ ...summary.heldOutBefore, questions: undefined }, `held-out accuracy (${summary.beforeLabel})`);
   }
 
-  // rollout.distributed set: the same collect type served by workers (or its in-process reference).
-  const chosen = collectFor(cfg, { tokenizer, runDir, companions: companionFiles(init.dir), inProcess: () => makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }) });
+  // rollout.distributed set: the rollout and replay stages served by workers (or their in-process reference).
+  const stepStages = stagesFor(cfg, { tokenizer, runDir, companions: companionFiles(init.dir), inProcess: () => inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }) });
   const grpo = await timed(stages, 'rl', () =>
     runGrpo({
       runDir,
@@ -153,7 +153,8 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       fullConfig: cfg,
       initialModel: () => CausalLM.load(startDir),
       data: data.train,
-      collect: chosen.collect,
+      stages: stepStages,
+      credit: cfg.credit,
       enc: tokenizer,
       padId: tokenizer.padId,
       maxTokens: cfg.rollout.maxContext,
@@ -168,7 +169,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
         return heldOutMetrics(r);
       },
       evaluateEvery: cfg.eval.heldOutEvery,
-    }).finally(() => chosen.close()),
+    }).finally(() => stepStages.close()),
   );
   Object.assign(summary, { rlSteps: grpo.step, resumedFrom: grpo.resumedFrom ?? summary.resumedFrom, stopped: grpo.stopped });
   try {

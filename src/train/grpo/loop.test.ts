@@ -11,17 +11,18 @@ import { generate } from '../../generation/generate.ts';
 import { configSchema } from '../../config/schema.ts';
 import { fitBpeTokenizer, writeTokenizerFiles } from '../../tokenizer/fit.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
-import { creditedTrajectories } from '../../credit/credited.ts';
-import type { AgentCredit } from '../../credit/reward.ts';
+import { creditSection } from '../../config/sections/credit.ts';
+import type { Episode } from '../../data/episode.ts';
+import type { RolledOut, StepStages } from './types.ts';
 import type { Message, Trajectory } from '../../rollout/types.ts';
 import type { Rng } from '../../random/rng.ts';
 import { readMetrics } from '../metrics/jsonl.ts';
 import { listCheckpoints } from '../checkpoints/checkpoint.ts';
-import { batchAt, runGrpo, type Collected, type GrpoRunOptions } from './loop.ts';
+import { batchAt, runGrpo, type GrpoRunOptions } from './loop.ts';
 
-// A single-agent task for the loop: the "question" is a word, the answer is scored by the fraction
-// of its tokens with an even id (a dense reward, so every group carries signal). The groups are real
-// generations from the model, recorded as one-agent trajectories with their credits.
+// A single-agent task for the loop: the "question" is a word, the answer is right when most of the
+// generated tokens have an even id. The groups are real generations from the model, recorded as
+// one-agent trajectories; their credit comes from the credit stages (broadcast).
 let root: string;
 let tok: Tokenizer;
 let tokDir: string;
@@ -36,39 +37,49 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const QUESTIONS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+// The answer is "yes" when most of the generated tokens have an even id (what the policy learns), and
+// the broadcast credit scores it against the gold "yes".
+const QUESTIONS: Episode[] = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'].map((q) => ({ id: q, question: q, answers: ['yes'], paragraphs: [] }));
 const G = 4;
+const credit = creditSection.parse({ method: 'broadcast' });
 
-async function collect(items: string[], model: CausalLM, rng: Rng): Promise<Collected> {
-  const prompts = items.map((q) => [{ role: 'user' as const, content: q }]);
+async function rolloutOf(items: readonly Episode[], model: CausalLM, rng: Rng): Promise<RolledOut> {
+  const prompts = items.map((q) => [{ role: 'user' as const, content: q.question }]);
   const reqs = prompts.flatMap((p) => Array.from({ length: G }, () => ({ promptIds: tok.encodeChat(p, { addGenerationPrompt: true }), maxNewTokens: 5 })));
   const out = await generate(model, reqs, { temperature: 1, topK: 0, topP: 1, rng, eosIds: tok.eosIds, padId: tok.padId, decoder: tok });
   return {
-    groups: items.map((q, qi) => {
+    groups: items.map((episode, qi) => {
       const trajectories: Trajectory[] = [];
-      const credits: AgentCredit[] = [];
       for (let s = 0; s < G; s++) {
         const g = out[qi * G + s];
         if (!g) throw new Error('missing generation');
-        const id = `${q}/${s}`;
+        const id = `${episode.id}/${s}`;
         const messages: Message[] = [
-          { index: 0, agent: 0, role: 'planner', chatRole: 'user', text: q, tokenIds: [], logprobs: [], toolCalls: [] },
+          { index: 0, agent: 0, role: 'planner', chatRole: 'user', text: episode.question, tokenIds: [], logprobs: [], toolCalls: [] },
           { index: 1, agent: 0, role: 'planner', chatRole: 'assistant', text: g.text, tokenIds: g.tokenIds, logprobs: g.logprobs, toolCalls: [] },
         ];
-        trajectories.push({ id, episodeId: q, sample: s, messages, agents: [{ id: 0, role: 'planner', delegation: null, answer: g.text, endReason: 'answer' }], finalAnswer: g.text });
-        const r = g.tokenIds.filter((t) => t % 2 === 0).length / Math.max(1, g.tokenIds.length);
-        credits.push({ trajectoryId: id, agent: 0, role: 'planner', delegation: null, parts: { broadcast: r, marginal: 0, tool: 0 }, total: r });
+        const answer = g.tokenIds.filter((t) => t % 2 === 0).length * 2 > g.tokenIds.length ? 'yes' : 'no';
+        trajectories.push({ id, episodeId: episode.id, sample: s, messages, agents: [{ id: 0, role: 'planner', delegation: null, answer, endReason: 'answer' }], finalAnswer: answer });
       }
-      return { trajectories: creditedTrajectories(trajectories, credits, []) };
+      return { episode, trajectories };
     }),
-    metrics: { 'rollout/generations': out.length },
+    policyCalls: out.length,
+    maxBatch: out.length,
+  };
+}
+
+/** One-agent generations as the rollout stage; no replays (broadcast credit plans none). */
+function stagesOf(rollout: typeof rolloutOf = rolloutOf): StepStages {
+  return {
+    begin: async (model, seeds) => ({ rollout: (items) => rollout(items, model, seeds.rng), runReplays: async (plans) => plans.map(() => []), assignOptions: {} }),
+    close: () => Promise.resolve(),
   };
 }
 
 const config = configSchema.parse({ train: { steps: 4, batchQuestions: 2, lr: 5e-3, checkpointEvery: 2, keepCheckpoints: 2, microBatch: 4, schedule: 'cosine', warmupSteps: 1 } });
 const HF = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 290 });
 
-function options(runDir: string, extra: Partial<GrpoRunOptions<string>> = {}): GrpoRunOptions<string> {
+function options(runDir: string, extra: Partial<GrpoRunOptions> = {}): GrpoRunOptions {
   return {
     runDir,
     train: config.train,
@@ -76,7 +87,8 @@ function options(runDir: string, extra: Partial<GrpoRunOptions<string>> = {}): G
     fullConfig: config,
     initialModel: async () => CausalLM.random(HF, 3),
     data: QUESTIONS,
-    collect,
+    stages: stagesOf(),
+    credit,
     enc: tok,
     padId: tok.padId,
     progress: false,
@@ -115,7 +127,7 @@ describe('runGrpo', () => {
     expect(metricsA.map((m) => m.step)).toEqual([1, 2, 3, 4]);
     expect(metricsA[0]?.['train/lr']).toBeCloseTo(5e-3, 12); // warmup 1: step 0 at the peak
     expect(typeof metricsA[0]?.['losses/policy']).toBe('number');
-    expect(metricsA[0]?.['rollout/generations']).toBe(8);
+    expect(metricsA[0]?.['rollout/policy_calls']).toBe(8);
     expect((await listCheckpoints(join(root, 'a'))).map((c) => c.step)).toEqual([2, 4]);
     expect(readdirSync(join(root, 'a', 'checkpoints', 'step-00000004')).sort()).toEqual([
       'config.json',
@@ -141,12 +153,12 @@ describe('runGrpo', () => {
 
     // A crash during step 4 (after the step-2 checkpoint and step 3's metrics): resume redoes 3 and 4.
     let calls = 0;
-    const crashing = (items: string[], model: CausalLM, rng: Rng) => {
+    const crashing = (items: readonly Episode[], model: CausalLM, rng: Rng) => {
       calls += 1;
       if (calls === 4) throw new Error('simulated crash');
-      return collect(items, model, rng);
+      return rolloutOf(items, model, rng);
     };
-    await expect(runGrpo(options(join(root, 'c'), { collect: crashing }))).rejects.toThrow('simulated crash');
+    await expect(runGrpo(options(join(root, 'c'), { stages: stagesOf(crashing) }))).rejects.toThrow('simulated crash');
     expect(readMetrics(join(root, 'c', 'metrics.jsonl')).map((m) => m.step)).toEqual([1, 2, 3]);
     const after = await runGrpo(options(join(root, 'c')));
     expect(after.resumedFrom).toBe(2);

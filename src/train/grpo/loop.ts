@@ -11,27 +11,29 @@ import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
 import { Progress } from '../../run/progress.ts';
 import { TensorBoardWriter } from '../metrics/tensorboard.ts';
 import { buildRlBatch, rewardMetrics } from './advantages.ts';
-import type { Collected, CollectContext } from './types.ts';
+import type { StepStages } from './types.ts';
+import type { CreditConfig } from '../../credit/config.ts';
+import type { Episode } from '../../data/episode.ts';
+import { assignStep, planStep } from '../../credit/step.ts';
+import { stepReport } from './step-report.ts';
 import { createAdamW, learningRateAt, optimizerSettings } from '../optim/optimizer.ts';
 import { pairSequences, type ChatEncoder } from '../batches/sequences.ts';
 import { grpoUpdate } from './update.ts';
 import { assertFiniteWeights, atStep } from '../optim/diverged.ts';
 
 /**
- * The GRPO training loop: it only sequences the stages (no god trainer):
- *   questions (data cursor) -> collect (rollouts + credit, injected) -> advantages and sequences
- *   (advantages.ts buildRlBatch) -> lr = learningRateAt(step) -> update (update.ts: loss,
- *   accumulate, clip, AdamW at that lr) -> metrics (metrics.jsonl, TensorBoard, progress) ->
- *   checkpoint every N steps.
+ * The GRPO training loop: it only sequences the stages, by name (types.ts says what each hands on):
+ *   questions (data cursor) -> rollout -> plan replays -> run replays -> assign credit ->
+ *   advantages and sequences (advantages.ts buildRlBatch) -> lr = learningRateAt(step) -> update
+ *   (update.ts: loss, accumulate, clip, AdamW at that lr) -> metrics (metrics.jsonl, TensorBoard,
+ *   progress) -> checkpoint every N steps.
  * Resume: the latest complete checkpoint of the run folder gives the weights, AdamW state, step,
  * data cursor and RNG state, so 2 steps + resume + 2 steps equals 4 steps straight. A stop request
  * (Ctrl-C: `stop.requested`) finishes the current step, saves, and returns normally.
  */
 type TrainConfig = z.infer<typeof trainSection>;
 
-export type { Collected };
-
-export interface GrpoRunOptions<T> {
+export interface GrpoRunOptions {
   runDir: string;
   train: TrainConfig;
   /** Seed of the run's RNG (run.seed). */
@@ -41,9 +43,11 @@ export interface GrpoRunOptions<T> {
   /** The model to start from when there is no checkpoint to resume. */
   initialModel: () => Promise<CausalLM>;
   /** Training questions, consumed in a seeded order, `train.batchQuestions` per step. */
-  data: readonly T[];
-  /** Rollouts and credit for a batch of questions with the current policy (`ctx.step`: the step being collected, 1-based). */
-  collect: (items: T[], model: CausalLM, rng: Rng, ctx: CollectContext) => Promise<Collected>;
+  data: readonly Episode[];
+  /** The generating stages (rollout, run replays): in this process or on `sharp worker` processes. */
+  stages: StepStages;
+  /** How credit is assigned (plan replays, assign credit). */
+  credit: CreditConfig;
   enc: ChatEncoder;
   padId: number;
   /** Context limit: longer training sequences are dropped (rollout.maxContext). */
@@ -96,7 +100,7 @@ export function batchAt<T>(data: readonly T[], cursor: number, size: number, see
   return out;
 }
 
-export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
+export async function runGrpo(o: GrpoRunOptions): Promise<GrpoRunResult> {
   const cfg = o.train;
   const hash = configHash(o.fullConfig);
   const latest = o.resume === false ? undefined : await latestCheckpoint(o.runDir);
@@ -143,12 +147,21 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
     while (state.step < cfg.steps) {
       const t0 = performance.now();
       const items = batchAt(o.data, state.dataCursor, cfg.batchQuestions, o.seed);
-      const collected = await o.collect(items, model, rng, { step: state.step + 1 });
+      // The credit stream's seed, drawn before the rollout samples: the rollouts sample the same in
+      // every arm of an ablation until the updates differ (docs/architecture.md, "Credit").
+      const stepSeed = rng.int(0, 0x7fffffff);
+      const run = await o.stages.begin(model, { step: state.step + 1, stepSeed, rng });
+      const rolled = await run.rollout(items);
       const t1 = performance.now();
+      const plans = planStep(rolled.groups, o.credit, stepSeed);
+      const replayed = await run.runReplays(plans);
+      const credited = await assignStep(plans, replayed, o.credit, run.assignOptions);
+      const tc = performance.now();
+      const collected = stepReport(o.credit, rolled, plans, replayed, credited, { generateS: (t1 - t0) / 1000, creditS: (tc - t1) / 1000 });
       const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens, cfg.scaleRewards);
-      const pairs = cfg.dpoWeight > 0 && collected.pairs ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];
+      const pairs = cfg.dpoWeight > 0 ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];
       const lr = learningRateAt(state.step, settings);
-      const record: MetricRecord = { ...rewardMetrics(collected.groups, batch.advantages), ...(collected.metrics ?? {}), 'train/lr': lr, 'batch/dropped': batch.dropped };
+      const record: MetricRecord = { ...rewardMetrics(collected.groups, batch.advantages), ...collected.metrics, 'train/lr': lr, 'batch/dropped': batch.dropped };
       if (batch.sequences.length > 0) {
         const update = atStep(state.step + 1, 'train: RL', () => grpoUpdate(
           { model, optimizer, accumulator, ref, lr, padId: o.padId, dpo: pairs.length > 0 ? { pairs, weight: cfg.dpoWeight, beta: cfg.dpoBeta } : undefined },
@@ -159,7 +172,8 @@ export async function runGrpo<T>(o: GrpoRunOptions<T>): Promise<GrpoRunResult> {
       }
       const t2 = performance.now();
       const tokens = typeof record['batch/tokens'] === 'number' ? record['batch/tokens'] : 0;
-      Object.assign(record, { 'perf/rollout_s': (t1 - t0) / 1000, 'perf/update_s': (t2 - t1) / 1000, 'perf/train_tok_s': tokens / Math.max(1e-9, (t2 - t1) / 1000) });
+      // perf/rollout_s: the rollout and credit stages together (perf/generate_s + perf/credit_s).
+      Object.assign(record, { 'perf/rollout_s': (tc - t0) / 1000, 'perf/update_s': (t2 - tc) / 1000, 'perf/train_tok_s': tokens / Math.max(1e-9, (t2 - tc) / 1000) });
       state.step += 1;
       state.dataCursor += items.length;
       const every = o.evaluateEvery ?? 0;

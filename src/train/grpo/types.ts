@@ -1,30 +1,59 @@
+import type { AssignOptions } from '../../credit/assign.ts';
 import type { CreditedGroup } from '../../credit/credited.ts';
-import type { PreferencePair } from '../../credit/first-error.ts';
-import type { StepRecord } from '../../credit/record.ts';
+import type { GroupPlan } from '../../credit/plan.ts';
+import type { Episode } from '../../data/episode.ts';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import type { Rng } from '../../random/rng.ts';
+import type { Trajectory } from '../../rollout/types.ts';
 
 /**
- * What one GRPO step hands from stage to stage (loop.ts sequences them):
- *   collect (collect.ts)        -> Collected: per question a CreditedGroup (G trajectories, each
- *                                  with its agents' credit attached: credit/credited.ts)
- *   batch (advantages.ts)       -> RlSequence[] (batches/sequences.ts): each generated turn in its
- *                                  context with its agent's advantage and where it came from
- *   update (update.ts)          <- RlSequence[]
+ * What one GRPO step hands from stage to stage (loop.ts calls them by name, in this order):
+ *   rollout        StepRun.rollout           Episode[]             -> RolledOut (G trajectories per question)
+ *   plan replays   credit/plan.ts            RolledOut             -> GroupPlan[] (which counterfactuals to replay)
+ *   run replays    StepRun.runReplays        GroupPlan[]           -> Trajectory[][] (one replay per planned item)
+ *   assign credit  credit/assign.ts          plans, values         -> CreditedGroup[] (each agent's reward)
+ *   advantages     advantages.ts             CreditedGroup[]       -> RlSequence[] (each turn with its advantage)
+ *   update         update.ts                 RlSequence[]          -> new weights, loss metrics
+ * Rollout and run replays are the two stages that use the policy to generate: they run in this
+ * process (recipes/stages/step-stages.ts) or as queued jobs on `sharp worker` processes
+ * (distributed/stages.ts); everything else runs in the trainer the same way in every mode.
  */
 
 export type { CreditedGroup };
 
-/** What the loop tells the collect stage besides the batch: the step being collected (1-based). */
-export interface CollectContext {
+/** The step's seeds: the run RNG (the in-process rollout samples from it) and the step seed drawn from it first. */
+export interface StepSeeds {
+  /** The step being run, 1-based (it names distributed jobs and policy versions). */
   step: number;
+  /** One draw from the run RNG per step: the credit stream's base, and every unit seed (random/step-seeds.ts). */
+  stepSeed: number;
+  rng: Rng;
 }
 
-/** What the collect stage returns for one step. */
-export interface Collected {
-  groups: CreditedGroup[];
-  /** Failure-path preference pairs (credit.failurePairs), mixed in with train.dpoWeight. */
-  pairs?: PreferencePair[];
-  /** Extra metrics of the collect stage (credit report, rollout stats), namespaced. */
-  metrics?: Record<string, number>;
-  /** A sample of the step's trajectories with their credit, written for `sharp view` (its step is set in loop.ts). */
-  record?: StepRecord;
+export interface RolloutGroup {
+  episode: Episode;
+  trajectories: Trajectory[];
+}
+
+/** Stage rollout's output: a group per question, in question order. */
+export interface RolledOut {
+  groups: RolloutGroup[];
+  /** Policy calls (decoding steps) and the largest batch, over the step's rollouts. */
+  policyCalls: number;
+  maxBatch: number;
+}
+
+/** The two generating stages of one step, bound to the step's policy and seeds. */
+export interface StepRun {
+  rollout(episodes: readonly Episode[]): Promise<RolledOut>;
+  /** `plans[q].items` replayed with the group's common random numbers; result [q][i] is the replay of plans[q].items[i]. */
+  runReplays(plans: readonly GroupPlan[]): Promise<Trajectory[][]>;
+  /** Judge, agent context and resampler over this step's policy (credit.messageLevel / credit.failurePairs; empty when off). */
+  assignOptions: AssignOptions;
+}
+
+export interface StepStages {
+  begin(model: CausalLM, seeds: StepSeeds): Promise<StepRun>;
+  /** Releases what the stages hold (a Redis connection); a no-op in process. */
+  close(): Promise<void>;
 }

@@ -11,9 +11,9 @@ import { fitBpeTokenizer, writeTokenizerFiles } from '../../tokenizer/fit.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { handEpisode } from '../../../test/rollout-fixtures.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
-import { makeCollect } from './collect.ts';
-import { runGrpo } from './loop.ts';
-import { readMetrics } from '../metrics/jsonl.ts';
+import { inProcessStages } from './step-stages.ts';
+import { runGrpo } from '../../train/grpo/loop.ts';
+import { readMetrics } from '../../train/metrics/jsonl.ts';
 import { listStepRecords, readStepRecord } from '../../credit/record.ts';
 
 let root: string;
@@ -31,7 +31,7 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-describe('makeCollect + runGrpo (real engine, LM policy, credit)', () => {
+describe('inProcessStages + runGrpo (real engine, LM policy, credit)', () => {
   // A random-init model emits no valid tool call or answer, so every reward is 0 and both groups are
   // skipped (no update): this test checks the wiring of the real stages; loop.test.ts covers updates.
   it('runs rollouts -> credit -> advantages -> (skipped) update -> metrics -> checkpoint end to end', async () => {
@@ -39,7 +39,7 @@ describe('makeCollect + runGrpo (real engine, LM policy, credit)', () => {
       rollout: { groupSize: 2, maxNewTokens: 8, maxPlannerTurns: 2, maxDelegations: 1, maxWorkerTurns: 1, maxContext: 512 },
       train: { steps: 2, batchQuestions: 2, lr: 1e-3, checkpointEvery: 1, microBatch: 8 },
     });
-    const collect = makeCollect({ tokenizer: tok, rollout: config.rollout, credit: config.credit });
+    const stages = inProcessStages({ tokenizer: tok, rollout: config.rollout, credit: config.credit });
     const t0 = tf.memory().numTensors;
     const res = await runGrpo({
       runDir: join(root, 'run'),
@@ -48,7 +48,8 @@ describe('makeCollect + runGrpo (real engine, LM policy, credit)', () => {
       fullConfig: config,
       initialModel: async () => CausalLM.random(hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: tok.vocabSize }), 1),
       data: [handEpisode('h1'), handEpisode('h2'), handEpisode('h3')],
-      collect,
+      stages,
+      credit: config.credit,
       enc: tok,
       padId: tok.padId,
       maxTokens: config.rollout.maxContext,

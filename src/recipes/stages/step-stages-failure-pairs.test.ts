@@ -12,8 +12,9 @@ import { agentContext } from '../../rollout/record.ts';
 import { Rng } from '../../random/rng.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
-import { makeCollect } from './collect.ts';
-import { buildRlBatch } from './advantages.ts';
+import { inProcessStages } from './step-stages.ts';
+import { runStepStages } from '../../../test/step-stages.ts';
+import { buildRlBatch } from '../../train/grpo/advantages.ts';
 
 /**
  * credit.failurePairs in the trainer's collect: the rule judge, the engine's agent context and a
@@ -32,7 +33,7 @@ afterAll(async () => {
   await closeCodeSandbox();
 });
 
-describe.skipIf(!existsSync(join(MODEL, 'config.json')))('makeCollect with credit.failurePairs and credit.messageLevel', () => {
+describe.skipIf(!existsSync(join(MODEL, 'config.json')))('the in-process stages with credit.failurePairs and credit.messageLevel', () => {
   it('localises first errors and pairs them with accepted resamples', async () => {
     const cfg = loadConfig({ file: join(REPO, 'configs/quickstart.yaml'), sets: ['credit.failurePairs=true', 'credit.failureResamples=4', 'credit.messageLevel=true'] });
     const s = cfg.data.synthetic;
@@ -41,8 +42,7 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('makeCollect with credi
     const tokenizer = await Tokenizer.load(MODEL);
     const model = await CausalLM.load(MODEL);
     try {
-      const collect = makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
-      const out = await collect(train.slice(4, 12), model, new Rng(0));
+      const out = await runStepStages(inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }), cfg.credit, train.slice(4, 12), model, new Rng(0));
       const trajectories = out.groups.flatMap((g) => g.trajectories.map((ct) => ct.trajectory));
       const byId = new Map(trajectories.map((t) => [t.id, t]));
       const episodes = new Map(train.map((e) => [e.id, e]));

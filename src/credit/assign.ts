@@ -1,0 +1,118 @@
+import type { Episode } from '../data/episode.ts';
+import type { Trajectory } from '../rollout/types.ts';
+import { type Coalition, fullCoalition, leaveOneOutCoalitions } from './coalitions.ts';
+import type { CreditConfig } from './config.ts';
+import { type ValueTable, valueOf } from './counterfactual.ts';
+import type { CreditedTrajectory, TrajectoryCredit } from './credited.ts';
+import { type ContextOf, type FirstError, type PreferencePair, type Resampler, blameLabels, locateFirstError, preferencePairs } from './first-error.ts';
+import type { Judge } from './judges/types.ts';
+import { looDeltas, plannerCredit } from './loo.ts';
+import { type Label, trajectoryMessageRewards } from './message-shares.ts';
+import type { GroupPlan, TrajectoryPlan } from './plan.ts';
+import { agentCredits, type RewardRule } from './reward.ts';
+import { efficiencyResidual, exactShapley, sampledShapley } from './shapley.ts';
+import { toolRewards, trajectoryToolReward } from './tool-reward.ts';
+
+/**
+ * Stage "assign credit": from a group plan and its values (counterfactual.ts evaluateReplays) to
+ * each trajectory with its agents' credit attached (credited.ts), plus, with the judge options,
+ * message shares and the failure path's preference pairs ("Who Gets the Reward & Who Gets the
+ * Blame?"). Worker marginals: LOO Delta_m = v(N) - v(N \ m) or Shapley phi_m over the planned
+ * coalitions (what "\ m" means is the counterfactual's: masked, resampled or repaired); the oracle
+ * ceiling's are the rule judge's right / wrong labels. Planner: SHARP's mean_m max(x_m, 0), plus,
+ * under repair, the mean over its wrong delegations of v(N) - v(N with that delegation repaired).
+ */
+export interface AssignOptions {
+  /** Needed when credit.messageLevel or credit.failurePairs is on. */
+  judge?: Judge;
+  /** Needed when credit.failurePairs is on: the erring agent's context and the policy's resampler. */
+  contextOf?: ContextOf;
+  resample?: Resampler;
+}
+
+export interface AssignedGroup {
+  credited: CreditedTrajectory[];
+  /** Failure-path preference pairs (credit.failurePairs). */
+  pairs: PreferencePair[];
+}
+
+/** The reward rule of credit.method (reward.ts). */
+function rewardRule(traj: Trajectory, cfg: CreditConfig): RewardRule {
+  if (cfg.method === 'broadcast') return { kind: 'broadcast' };
+  if (cfg.method === 'oracle') return { kind: 'oracle' };
+  if (cfg.method === 'matpo') return { kind: 'matpo', accuracy: cfg.matpo.accuracy, formatWeight: cfg.matpo.format, format: trajectoryToolReward(traj, cfg.noToolCallsValue) };
+  return { kind: 'sharp', weights: cfg.weights, toolGate: cfg.toolGate };
+}
+
+/** The per-trajectory numbers behind the agents' credit. */
+function trajectoryCredit(p: TrajectoryPlan, table: ValueTable): TrajectoryCredit {
+  const { k, shape } = p;
+  const v = (s: Coalition): number => valueOf(table, s);
+  const recorded = table.recorded;
+  const base = { trajectoryId: p.traj.id, success: recorded, noise: table.noise, k };
+  if (shape.kind === 'none') return { ...base, deltas: [], workerMarginal: new Array<number>(k).fill(0), plannerMarginal: 0, values: [] };
+  if (shape.kind === 'oracle') {
+    // The ceiling: 1 for a report that is its hop's gold answer, else 0 (no replay); the planner keeps the outcome.
+    const right = new Map((p.references ?? []).map((r) => [r.delegation, r.reportRight === true ? 1 : 0]));
+    return { ...base, deltas: [], workerMarginal: Array.from({ length: k }, (_, d) => right.get(d) ?? 0), plannerMarginal: 0, values: [] };
+  }
+  // Marginals compare replays with replays (v(N) included); the broadcast reward stays the recorded outcome.
+  const vFull = v(fullCoalition(k));
+  const deltas = looDeltas(vFull, leaveOneOutCoalitions(k).map(v));
+  let phi: number[] | undefined;
+  if (shape.kind === 'exact') phi = exactShapley(k, v);
+  if (shape.kind === 'sampled') phi = sampledShapley(k, shape.perms, v);
+  const workerMarginal = phi ?? deltas;
+  // Planner credit is SHARP's mean_m max(x_m, 0) over its workers' credit x (LOO Delta, or phi with
+  // Shapley: the same rule applied to the other marginal estimate).
+  let plannerMarginal = plannerCredit(workerMarginal);
+  const repairs = [...(table.plannerRepairs ?? new Map<number, number>()).entries()];
+  const out: TrajectoryCredit = { ...base, deltas, workerMarginal, plannerMarginal, values: [...table.values.entries()] };
+  if (repairs.length > 0) {
+    const blame = repairs.map(([d, vRepaired]) => [d, vFull - vRepaired] as [number, number]);
+    plannerMarginal += blame.reduce((a, [, x]) => a + x, 0) / blame.length;
+    out.plannerMarginal = plannerMarginal;
+    out.plannerRepairs = blame;
+  }
+  if (phi) {
+    out.phi = phi;
+    out.efficiencyResidual = efficiencyResidual(k, phi, v);
+  }
+  return out;
+}
+
+export async function assignCredit(plan: GroupPlan, tables: readonly ValueTable[], cfg: CreditConfig, opts: AssignOptions = {}): Promise<AssignedGroup> {
+  if ((cfg.messageLevel || cfg.failurePairs) && !opts.judge) throw new Error('credit: credit.messageLevel / credit.failurePairs need a judge (opts.judge)');
+  if (cfg.failurePairs && (!opts.contextOf || !opts.resample)) throw new Error('credit: credit.failurePairs needs opts.contextOf and opts.resample');
+  const episode: Episode = plan.episode;
+  const credited: CreditedTrajectory[] = plan.trajectories.map((p, i) => {
+    const credit = trajectoryCredit(p, tables[i]);
+    const agents = agentCredits(p.traj, { broadcast: credit.success, workerMarginal: credit.workerMarginal, plannerMarginal: credit.plannerMarginal, tool: toolRewards(p.traj, cfg.noToolCallsValue) }, rewardRule(p.traj, cfg));
+    return { trajectory: p.traj, agents, credit };
+  });
+  const pairs: PreferencePair[] = [];
+  if (opts.judge && (cfg.messageLevel || cfg.failurePairs)) {
+    const failures: { ctx: { traj: Trajectory; episode: Episode }; first: FirstError }[] = [];
+    for (const ct of credited) {
+      const ctx = { traj: ct.trajectory, episode };
+      let labels: Map<number, Label> | undefined;
+      if (ct.credit.success === 0) {
+        const first = await locateFirstError(ctx, opts.judge);
+        ct.credit.firstError = first;
+        failures.push({ ctx, first });
+        // On failure only the first error is blamed; repairs after it keep label 0.
+        labels = blameLabels(first, ct.trajectory);
+      }
+      if (cfg.messageLevel) {
+        labels ??= await opts.judge.labelMessages(ctx);
+        const shares = trajectoryMessageRewards(ct.trajectory, ct.agents, labels, cfg.messageShareBeta);
+        if (shares.length > 0) ct.messages = shares;
+      }
+    }
+    // The failures' alternatives: one batched resample per round (first-error.ts).
+    if (cfg.failurePairs && opts.contextOf && opts.resample) {
+      for (const pair of await preferencePairs(failures, opts.judge, opts.contextOf, opts.resample, cfg.failureResamples)) if (pair) pairs.push(pair);
+    }
+  }
+  return { credited, pairs };
+}

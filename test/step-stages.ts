@@ -1,0 +1,18 @@
+import type { CreditConfig } from '../src/credit/config.ts';
+import { assignStep, planStep } from '../src/credit/step.ts';
+import type { Episode } from '../src/data/episode.ts';
+import type { CausalLM } from '../src/model/causal-lm.ts';
+import type { Rng } from '../src/random/rng.ts';
+import { stepReport, type StepOutput } from '../src/train/grpo/step-report.ts';
+import type { StepStages } from '../src/train/grpo/types.ts';
+
+/** The stages of one RL step before advantages, as train/grpo/loop.ts runs them (its first draw from `rng` is the step seed). */
+export async function runStepStages(stages: StepStages, credit: CreditConfig, episodes: readonly Episode[], model: CausalLM, rng: Rng, step = 1): Promise<StepOutput> {
+  const stepSeed = rng.int(0, 0x7fffffff);
+  const run = await stages.begin(model, { step, stepSeed, rng });
+  const rolled = await run.rollout(episodes);
+  const plans = planStep(rolled.groups, credit, stepSeed);
+  const replayed = await run.runReplays(plans);
+  const credited = await assignStep(plans, replayed, credit, run.assignOptions);
+  return stepReport(credit, rolled, plans, replayed, credited, { generateS: 0, creditS: 0 });
+}
