@@ -96,6 +96,13 @@ describe('sharp audit', () => {
     300_000,
   );
 
+  it('--help names what it measures and its flags', async () => {
+    const r = await sharp(repo, ['audit', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('credit quality without RL');
+    for (const flag of ['--model <dir>', '--n <n>', '--out <dir>', '--seed <s>', '--reps <n>', '--config <file>']) expect(r.stdout).toContain(flag);
+  }, 60_000);
+
   it('refuses a folder that holds something else, with exit 2 and one line', async () => {
     const out = join(root, 'foreign');
     mkdirSync(out);
