@@ -123,7 +123,7 @@ export async function run(opts: AuditFlags): Promise<void> {
       const result: AuditReport = {
         kind: AUDIT_KIND,
         version: 1,
-        setup: { model: opts.model ?? cfg.model.path, modelHash, config: opts.config ?? null, n: opts.n, seed, reps: opts.reps, temperature: r.temperature, replayTemperature: c.replayTemperature, replays: c.replays, replayMode: c.replayMode, success: c.success, hopMatchF1: c.hopMatchF1 },
+        setup: { model: opts.model ?? (model.note ? model.dir : cfg.model.path), modelHash, config: opts.config ?? null, n: opts.n, seed, reps: opts.reps, temperature: r.temperature, replayTemperature: c.replayTemperature, replays: c.replays, replayMode: c.replayMode, success: c.success, hopMatchF1: c.hopMatchF1 },
         trajectories: trajs.length,
         successes: trajs.filter((t, i) => match(t.finalAnswer, (episodes[i] as Episode).answers) > 0).length,
         calls: callCounts(calls),
