@@ -8,8 +8,7 @@ import type { WorkerCall } from './labels.ts';
  * trajectories, in successful ones and over all, each with its bootstrap interval over trajectories;
  * and the share of wrong, right and planted reports it blames (credit < 0). Unjudged calls are left out.
  */
-export const STRATA = ['failure', 'success', 'overall'] as const;
-export type Stratum = (typeof STRATA)[number];
+export type Stratum = 'failure' | 'success' | 'overall';
 
 export interface CreditQuality {
   auroc: Record<Stratum, AurocEstimate>;

@@ -8,7 +8,7 @@ import type { CallCounts, CreditQuality, Stratum } from './quality.ts';
  */
 export const AUDIT_KIND = 'sharp-credit-audit';
 
-export interface AuditSetup {
+interface AuditSetup {
   model: string;
   /** Hash of the checkpoint's files (eval/run/checkpoint-hash.ts). */
   modelHash: string;
