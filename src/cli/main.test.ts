@@ -74,7 +74,7 @@ describe('buildProgram', () => {
     const { buildProgram } = await import('./main.ts');
     const program = buildProgram();
     const names = (c: Command) => c.commands.map((s) => s.name());
-    expect(names(program)).toEqual(['train', 'ablate', 'sft', 'dpo', 'eval', 'config', 'doctor', 'generate', 'export', 'init-model', 'data', 'rollout', 'worker', 'plot', 'view']);
+    expect(names(program)).toEqual(['train', 'ablate', 'sft', 'dpo', 'eval', 'audit', 'config', 'doctor', 'generate', 'export', 'init-model', 'data', 'rollout', 'worker', 'plot', 'view']);
     const sub = (name: string) => program.commands.find((c) => c.name() === name) as Command;
     expect(names(sub('data'))).toEqual(['synth', 'expert']);
     expect(names(sub('config'))).toEqual(['schema']);

@@ -38,7 +38,7 @@ export interface BootstrapOptions {
 }
 
 /** Quantile q of sorted values (linear interpolation between order statistics). */
-function quantile(sorted: readonly number[], q: number): number {
+export function quantile(sorted: readonly number[], q: number): number {
   const pos = (sorted.length - 1) * q;
   const lo = Math.floor(pos);
   const hi = Math.ceil(pos);

@@ -142,6 +142,17 @@ export const evalFlags = {
 } as const;
 export type EvalFlags = OptionsOf<typeof evalFlags>;
 
+export const auditFlags = {
+  ...configFlags,
+  model: { value: 'dir', description: 'checkpoint folder (default: model.path)' },
+  n: { value: 'n', type: 'int', description: 'trajectories: one for each of the first n training questions', default: 256 },
+  out: { value: 'dir', description: 'output folder (default <run.dir>/audit/<checkpoint folder name>); rewritten only if it holds an earlier audit' },
+  seed: { value: 's', type: 'int', description: 'seed of the rollouts, the replays\' random numbers and the bootstrap (default run.seed)' },
+  reps: { value: 'n', type: 'int', description: 'bootstrap resamples of the trajectories', default: 2000 },
+  ...backendFlag,
+} as const;
+export type AuditFlags = OptionsOf<typeof auditFlags>;
+
 export type ConfigFlags = OptionsOf<typeof configFlags>;
 
 const configSchemaFlags = {
@@ -260,6 +271,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   command({ name: 'sft', description: 'supervised fine-tuning on transcripts', flags: sftFlags, load: async () => (await import('./sft.ts')).run }),
   command({ name: 'dpo', description: 'DPO on preference pairs', flags: dpoFlags, load: async () => (await import('./dpo.ts')).run }),
   command({ name: 'eval', description: 'evaluate on a benchmark and write official-format predictions', flags: evalFlags, load: async () => (await import('./eval.ts')).run }),
+  command({
+    name: 'audit',
+    description: 'credit quality without RL: roll out n trajectories, credit them under every counterfactual (mask, resample, repair) and the oracle, and score how well each credit tells wrong worker reports from right ones (AUROC, blamed shares)',
+    flags: auditFlags,
+    load: async () => (await import('./audit.ts')).run,
+  }),
   command({ name: 'config', description: 'print the resolved config', flags: configFlags, load: async () => (await import('./config.ts')).run }),
   command({
     name: 'config schema',

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
-import type { Episode } from '../data/episode.ts';
 import { exactMatch, maxOverGroundTruths } from '../data/answers/squad.ts';
 import { LmPolicy } from '../rollout/lm-policy.ts';
 import { CausalLM } from '../model/causal-lm.ts';
@@ -14,7 +13,7 @@ import { garbagePolicy } from '../rollout/scripted/garbage.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
 import { prepareOutFile } from '../fs/out-dir.ts';
-import { loadTrainData } from './stages/train-data.ts';
+import { firstTrainEpisodes } from './stages/train-data.ts';
 import type { RolloutFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
@@ -25,21 +24,6 @@ import { configFrom, withRun } from './stages/run-setup.ts';
  * random garbage policy (for data and robustness checks without a model).
  * Flags: src/recipes/commands.ts.
  */
-
-/**
- * The first n training episodes of the configured data, through the loader `sharp train` uses
- * (recipes/stages/train-data.ts), so a synthetic rollout sees the same worlds and names as training does.
- */
-function episodesFor(cfg: Config, n: number): Episode[] {
-  const d = cfg.data;
-  try {
-    if (d.source === 'synthetic') return loadTrainData({ ...d, synthetic: { ...d.synthetic, train: n, heldOut: 1 } }).train;
-    return loadTrainData(d).train.slice(0, n);
-  } catch (err) {
-    if (err instanceof UserError) throw new UserError(`rollout: ${err.message}`);
-    throw err;
-  }
-}
 
 async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => void }> {
   const dir = cfg.model.path;
@@ -54,7 +38,7 @@ export async function run(opts: RolloutFlags): Promise<void> {
   const { n, policy: policyName } = opts;
   if (n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${n}'`);
   const cfg = configFrom(opts);
-  const episodes = episodesFor(cfg, n);
+  const episodes = firstTrainEpisodes(cfg.data, n, 'rollout');
   if (policyName === 'lm' && !existsSync(resolve(cfg.model.path, 'config.json'))) {
     throw new UserError(`rollout: no checkpoint at model.path '${cfg.model.path}' (config.json missing); run sharp init-model or use --policy expert`);
   }

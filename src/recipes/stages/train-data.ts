@@ -63,3 +63,17 @@ export function loadTrainData(d: Config['data']): TrainData {
   if (answerable.length - k < 1) throw new UserError(`data.path ${d.path}: no answerable episodes to train on`);
   return { train: answerable.slice(0, answerable.length - k), heldOut: answerable.slice(answerable.length - k) };
 }
+
+/**
+ * The first n training episodes of the configured data, as `sharp train` loads them (the same worlds
+ * and names); a synthetic source generates only those n. `what` prefixes a data error (the command).
+ */
+export function firstTrainEpisodes(d: Config['data'], n: number, what: string): Episode[] {
+  try {
+    if (d.source === 'synthetic') return loadTrainData({ ...d, synthetic: { ...d.synthetic, train: n, heldOut: 1 } }).train;
+    return loadTrainData(d).train.slice(0, n);
+  } catch (err) {
+    if (err instanceof UserError) throw new UserError(`${what}: ${err.message}`);
+    throw err;
+  }
+}

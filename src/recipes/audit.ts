@@ -1,0 +1,144 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { Config } from '../config/schema.ts';
+import { engineReplayRunner, replaySettings } from '../credit/engine-adapters.ts';
+import { successFunction } from '../credit/success.ts';
+import type { Episode } from '../data/episode.ts';
+import { UserError } from '../errors.ts';
+import { AUDIT_ARMS, armConfig, armCredit } from '../eval/audit/arms.ts';
+import { labelWorkerCalls, type WorkerCall } from '../eval/audit/labels.ts';
+import { callCounts, creditQuality } from '../eval/audit/quality.ts';
+import { AUDIT_KIND, auditMarkdown, type ArmReport, type AuditReport } from '../eval/audit/report.ts';
+import { checkpointHash } from '../eval/run/checkpoint-hash.ts';
+import { loadModel, resolveModelDir } from '../eval/run/model.ts';
+import { writeFileAtomic, writeJsonlAtomic } from '../fs/atomic.ts';
+import { mkdirOut } from '../fs/out-dir.ts';
+import { Rng } from '../random/rng.ts';
+import { runTrajectories, type EngineOptions } from '../rollout/engine.ts';
+import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
+import type { Trajectory } from '../rollout/types.ts';
+import { createProgress } from '../run/progress.ts';
+import type { AuditFlags } from './commands.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
+import { firstTrainEpisodes } from './stages/train-data.ts';
+
+/**
+ * `sharp audit`: credit quality without RL (docs/credit-audit.md). Rolls out one trajectory for each
+ * of the first n training questions with the checkpoint (the rollout settings RL samples with),
+ * labels every worker call right / wrong / planted with the rule judge, computes the credit of the
+ * same trajectories under every counterfactual and the oracle ceiling (eval/audit/arms.ts), and
+ * writes how well each tells wrong reports from right ones: audit.json, audit.md, and calls.jsonl
+ * (each labelled call with its credit under every arm). Flags: src/recipes/commands.ts.
+ */
+const repoRoot = resolve(import.meta.dirname, '../..');
+/** Trajectories per engine run: their rollouts, and each arm's replays, are decoded together. */
+const BATCH = 16;
+const FILES = { report: 'audit.json', markdown: 'audit.md', calls: 'calls.jsonl' };
+
+/** Whether `dir` holds an earlier audit (its audit.json says so): the only non-empty folder --out may rewrite. */
+function holdsAudit(dir: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(join(dir, FILES.report), 'utf8')) as { kind?: unknown }).kind === AUDIT_KIND;
+  } catch {
+    return false;
+  }
+}
+
+function outDir(opts: AuditFlags, cfg: Config, model: string): string {
+  const dir = resolve(opts.out || join(cfg.run.dir, 'audit', basename(model)));
+  if (existsSync(dir) && statSync(dir).isDirectory() && readdirSync(dir).length > 0 && !holdsAudit(dir)) {
+    throw new UserError(`--out ${dir}: the folder exists and holds no credit audit (${FILES.report}); use another --out`);
+  }
+  return mkdirOut(dir, '--out');
+}
+
+/** The weights' content, recorded with the result (a checkpoint replaced in place gives another hash). */
+function checkpointHashOf(dir: string): string {
+  try {
+    return checkpointHash(dir);
+  } catch (err) {
+    throw new UserError(`--model ${dir}: cannot read the checkpoint (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+  }
+}
+
+function auditEpisodes(cfg: Config, n: number): Episode[] {
+  const episodes = firstTrainEpisodes(cfg.data, n, 'audit');
+  const bare = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
+  if (bare) throw new UserError(`audit: episode ${bare.id} has no gold decomposition, which the rule judge labels reports by; use data with decompositions (the synthetic world, MuSiQue)`);
+  return episodes;
+}
+
+export async function run(opts: AuditFlags): Promise<void> {
+  if (opts.n < 1) throw new UserError(`audit: --n expects an integer >= 1, got '${opts.n}'`);
+  if (opts.reps < 1) throw new UserError(`audit: --reps expects an integer >= 1, got '${opts.reps}'`);
+  const cfg = configFrom({ config: opts.config, set: [...opts.set, ...(opts.seed === undefined ? [] : [`run.seed=${opts.seed}`])] });
+  const r = cfg.rollout;
+  if (r.agents !== 'multi') throw new UserError(`audit: rollout.agents is ${r.agents}; the audit scores worker reports, so it needs the multi-agent system (multi)`);
+  const model = resolveModelDir(opts.model, cfg, repoRoot);
+  if (model.note) process.stderr.write(`sharp audit: ${model.note}\n`);
+  const modelHash = checkpointHashOf(model.dir);
+  const out = outDir(opts, cfg, model.dir);
+  const episodes = auditEpisodes(cfg, opts.n);
+  const seed = cfg.run.seed;
+  const match = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
+
+  const { report, rows } = await withRun({ cfg, backendFlag: opts.backend, tensors: true }, async () => {
+    const { model: lm, tokenizer } = await loadModel(model.dir);
+    try {
+      const rng = new Rng(seed);
+      // Rollouts sample as RL does; replays draw common random numbers from one base shared by every arm.
+      const policy = new LmPolicy(lm, tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng: rng.fork() });
+      const replayPolicy = new LmPolicy(lm, tokenizer, { ...samplingAt(cfg.credit.replayTemperature ?? r.temperature, r), maxContext: r.maxContext, rng: rng.fork() });
+      const streamSeed = rng.int(0, 0x7fffffff);
+      const engine: EngineOptions = { cfg: r, agents: 'multi' };
+
+      const t0 = performance.now();
+      const trajs: Trajectory[] = [];
+      const progress = createProgress({ total: episodes.length, done: 0, label: 'audit rollout' });
+      try {
+        for (let start = 0; start < episodes.length; start += BATCH) {
+          const part = episodes.slice(start, start + BATCH);
+          const { trajectories } = await runTrajectories(policy, part.map((episode) => ({ id: `${episode.id}/0`, episode, sample: 0 })), engine);
+          trajs.push(...trajectories);
+          progress.tick(part.length);
+        }
+      } finally {
+        progress.stop();
+      }
+      const rolloutSeconds = (performance.now() - t0) / 1000;
+      const calls: WorkerCall[] = trajs.flatMap((t, i) => labelWorkerCalls(t, episodes[i] as Episode, i, { hopMatchF1: cfg.credit.hopMatchF1, match }));
+
+      const arms: ArmReport[] = [];
+      const creditsByArm: Record<string, number[]> = {};
+      for (const arm of AUDIT_ARMS) {
+        const armCfg = armConfig(cfg.credit, arm);
+        const runner = engineReplayRunner(replayPolicy, engine, replaySettings(armCfg, streamSeed));
+        const bar = createProgress({ total: trajs.length, done: 0, label: `audit credit ${arm.name}` });
+        const credit = await armCredit(trajs, episodes, calls, armCfg, runner, BATCH, (k) => bar.tick(k)).finally(() => bar.stop());
+        creditsByArm[arm.name] = credit.credits;
+        arms.push({ ...arm, quality: creditQuality(calls, credit.credits, { reps: opts.reps, seed }), noise: credit.noise, replays: credit.replays, seconds: credit.seconds });
+      }
+      const c = cfg.credit;
+      const rows = calls.map((call, i) => ({ ...call, credit: Object.fromEntries(AUDIT_ARMS.map((a) => [a.name, creditsByArm[a.name]?.[i]])) }));
+      const result: AuditReport = {
+        kind: AUDIT_KIND,
+        version: 1,
+        setup: { model: opts.model ?? (model.note ? model.dir : cfg.model.path), modelHash, config: opts.config ?? null, n: opts.n, seed, reps: opts.reps, temperature: r.temperature, replayTemperature: c.replayTemperature, replays: c.replays, replayMode: c.replayMode, success: c.success, hopMatchF1: c.hopMatchF1 },
+        trajectories: trajs.length,
+        successes: trajs.filter((t, i) => match(t.finalAnswer, (episodes[i] as Episode).answers) > 0).length,
+        calls: callCounts(calls),
+        rolloutSeconds,
+        arms,
+      };
+      return { report: result, rows };
+    } finally {
+      lm.dispose();
+    }
+  });
+  const md = auditMarkdown(report);
+  // audit.json last: it marks the folder as an audit's (outDir).
+  writeJsonlAtomic(join(out, FILES.calls), rows);
+  writeFileAtomic(join(out, FILES.markdown), md);
+  writeFileAtomic(join(out, FILES.report), `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${md}\nwrote ${join(out, FILES.report)}, ${join(out, FILES.markdown)}, ${join(out, FILES.calls)}\n`);
+}
