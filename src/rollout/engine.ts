@@ -6,8 +6,8 @@ import { capToolResult } from '../tools/result-cap.ts';
 import type { Tool, ToolName, ToolOutcome } from '../tools/types.ts';
 import { StepBatcher, type BatchStats } from './batcher.ts';
 import { FRESH_PLAN, type Forcing, type TrajectoryPlan } from './plan.ts';
-import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
-import { getProtocol, type Protocol, type ProtocolName } from './protocol/index.ts';
+import type { Policy, PolicyRequest, PolicyResponse, RequestMeta } from './policy.ts';
+import { getProtocol, type Protocol } from './protocol/index.ts';
 import { ROLE_TOOLS, ROOT_TOOLS, roleSpecs, toolSpecs, type ActionName, type AgentsMode } from './protocol/tool-specs.ts';
 import { TrajectoryBuilder } from './record.ts';
 import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from './types.ts';
@@ -52,28 +52,11 @@ export interface RunItem {
   stream?: string;
 }
 
-/** What a policy request carries in `meta` (scripted policies read it; the LM ignores it). */
-export type RequestMeta = {
-  episode: Episode;
-  trajectoryId: string;
-  sample: number;
-  agent: number;
-  role: Role;
-  /** Delegation number of a worker; null for the planner. */
-  delegation: number | null;
-  subtask?: string;
-  /** Index of the message being generated among this agent's assistant messages. */
-  turn: number;
-  protocol: ProtocolName;
-  /** Delegations one message may carry when more than one (rollout.maxParallelDelegations); absent: one call per message. */
-  maxParallel?: number;
-  /** This agent's earlier tool calls in order, with what it was shown (for the planner: the reports). */
-  results: { name: string; valid: boolean; output: string; retrievedIdx?: number[] }[];
-};
+export type { RequestMeta };
 
 /** Reads `meta` of a request made by this engine (one-line error otherwise). */
 export function requestMeta(req: PolicyRequest): RequestMeta {
-  const m = req.meta as RequestMeta | undefined;
+  const m = req.meta;
   if (!m || typeof m.trajectoryId !== 'string' || !m.episode) throw new Error(`policy request ${req.key}: meta lacks the engine's episode/agent fields`);
   return m;
 }

@@ -1,8 +1,10 @@
+import type { Episode } from '../data/episode.ts';
+import type { ProtocolName } from './protocol/index.ts';
 import type { ChatMessage, Role } from './types.ts';
 
 /**
  * What the engine asks of a policy: context messages in, one assistant message out. The LM policy
- * (src/generation) and scripted policies (the expert, tests) both implement it, so the engine, the
+ * (rollout/lm-policy.ts, over generation/) and scripted policies (rollout/scripted/, tests) both implement it, so the engine, the
  * credit module's replays and tests can drive either. Requests come in batches: every agent that is
  * generating at a decoding step, across trajectories and roles, is served by one call.
  */
@@ -19,9 +21,29 @@ export interface PolicyRequest {
   forcedTokens?: number[];
   /** A sampling stream of the request's own (replays: common random numbers); absent = the policy's stream. */
   seed?: number;
-  /** Free-form context for scripted policies (the episode, agent index); the LM ignores it. */
-  meta?: Record<string, unknown>;
+  /** Who asks, for scripted policies (the episode, agent, turn, earlier results); the LM ignores it. */
+  meta?: RequestMeta;
 }
+
+/** What a policy request carries in `meta` (scripted policies read it; the LM ignores it). */
+export type RequestMeta = {
+  episode: Episode;
+  trajectoryId: string;
+  sample: number;
+  agent: number;
+  role: Role;
+  /** Delegation number of a worker; null for the planner. */
+  delegation: number | null;
+  subtask?: string;
+  /** Index of the message being generated among this agent's assistant messages. */
+  turn: number;
+  protocol: ProtocolName;
+  /** Delegations one message may carry when more than one (rollout.maxParallelDelegations); absent: one call per message. */
+  maxParallel?: number;
+  /** This agent's earlier tool calls in order, with what it was shown (for the planner: the reports). */
+  results: { name: string; valid: boolean; output: string; retrievedIdx?: number[] }[];
+};
+
 
 export interface PolicyResponse {
   text: string;

@@ -39,6 +39,20 @@ describe('AdamW', () => {
     p.dispose();
   });
 
+  it('refuses a step without a rate instead of taking a step of size 0', () => {
+    const p = tf.variable(tf.tensor1d([1, -2]), true, 'adamw_test_norate');
+    const opt = new AdamW({ weightDecay: 0.01 });
+    const g = tf.tensor1d([0.5, -1]);
+    expect(() => opt.applyGradients({ [p.name]: g })).toThrow(/AdamW: a step without a learning rate/);
+    expect(opt.step).toBe(0);
+    // With the step's rate it moves: p - 0.1 sign(g) on the first step (a rank-1 variable is not decayed by default).
+    opt.applyGradients({ [p.name]: g }, 0.1);
+    close(p.dataSync(), [0.9, -1.9]);
+    g.dispose();
+    opt.dispose();
+    p.dispose();
+  });
+
   it('decays only rank >= 2 variables by default', () => {
     const bias = tf.variable(tf.tensor1d([1]), true, 'adamw_test_bias');
     const w = tf.variable(tf.tensor2d([[1]]), true, 'adamw_test_w');

@@ -22,7 +22,11 @@ import { nativeAdamW } from '../../backend/native/index.ts';
  * get it through createAdamW (optimizer.ts) whenever the native kernels are loaded.
  */
 export interface AdamWOptions {
-  /** The rate of a step given none (tf.Optimizer's applyGradients(grads)); default 0. */
+  /**
+   * The rate of a step given none (tf.Optimizer's applyGradients(grads) and minimize). No default:
+   * without it, a step must be given its rate (the trainers pass the scheduled rate of each step),
+   * so a forgotten rate is an error, never a silent step of size 0.
+   */
   lr?: number;
   beta1?: number;
   beta2?: number;
@@ -57,8 +61,8 @@ export class AdamW extends tf.Optimizer {
     return 'AdamW';
   }
 
-  /** The rate of a step given none. */
-  private readonly lr: number;
+  /** The rate of a step given none (undefined: every step must name its rate). */
+  private readonly lr: number | undefined;
   readonly beta1: number;
   readonly beta2: number;
   readonly eps: number;
@@ -71,14 +75,14 @@ export class AdamW extends tf.Optimizer {
 
   constructor(opts: AdamWOptions) {
     super();
-    this.lr = opts.lr ?? 0;
+    this.lr = opts.lr;
     this.fused = opts.fused ?? false;
     this.beta1 = opts.beta1 ?? 0.9;
     this.beta2 = opts.beta2 ?? 0.999;
     this.eps = opts.eps ?? 1e-8;
     this.weightDecay = opts.weightDecay ?? 0;
     this.decay = opts.decay ?? ((_name, shape) => shape.length >= 2);
-    if (!(this.lr >= 0)) throw new Error(`AdamW: lr must be >= 0, got ${this.lr}`);
+    if (this.lr !== undefined && !(this.lr >= 0)) throw new Error(`AdamW: lr must be >= 0, got ${this.lr}`);
     if (!(this.beta1 >= 0 && this.beta1 < 1)) throw new Error(`AdamW: beta1 must be in [0, 1), got ${this.beta1}`);
     if (!(this.beta2 >= 0 && this.beta2 < 1)) throw new Error(`AdamW: beta2 must be in [0, 1), got ${this.beta2}`);
     if (!(this.eps > 0)) throw new Error(`AdamW: eps must be > 0, got ${this.eps}`);
@@ -105,7 +109,8 @@ export class AdamW extends tf.Optimizer {
   }
 
   /** One AdamW step at learning rate `lr` (the trainers pass the scheduled rate of the step). */
-  applyGradients(variableGradients: tf.NamedTensorMap | NamedTensor[], lr: number = this.lr): void {
+  applyGradients(variableGradients: tf.NamedTensorMap | NamedTensor[], lr: number | undefined = this.lr): void {
+    if (lr === undefined) throw new Error('AdamW: a step without a learning rate: pass the step\'s rate to applyGradients (or a default one to the constructor)');
     if (!(lr >= 0)) throw new Error(`AdamW: lr must be >= 0, got ${lr}`);
     const named: [string, tf.Tensor][] = Array.isArray(variableGradients)
       ? variableGradients.map((g) => [g.name, g.tensor])
@@ -215,6 +220,6 @@ export class AdamW extends tf.Optimizer {
   }
 
   getConfig(): tf.serialization.ConfigDict {
-    return { learningRate: this.lr, beta1: this.beta1, beta2: this.beta2, epsilon: this.eps, weightDecay: this.weightDecay };
+    return { learningRate: this.lr ?? null, beta1: this.beta1, beta2: this.beta2, epsilon: this.eps, weightDecay: this.weightDecay };
   }
 }
