@@ -18,7 +18,7 @@ import { stringify } from 'yaml';
 import { loadConfig } from '../src/config/load.ts';
 import type { Config } from '../src/config/schema.ts';
 import { CausalLM } from '../src/model/causal-lm.ts';
-import { heldOutAccuracy, type AccuracyResult } from '../src/recipes/stages/held-out-accuracy.ts';
+import { heldOutAccuracy, type AccuracyResult } from '../src/eval/held-out-accuracy.ts';
 import { heldOutSplits, loadTrainData } from '../src/recipes/stages/train-data.ts';
 import { accuracyOn, QUESTION_SHAPES } from '../src/eval/shapes.ts';
 import { ensureTranscripts } from '../src/recipes/stages/expert-transcripts.ts';

@@ -1,5 +1,6 @@
 import type { CreditConfig } from '../src/credit/config.ts';
-import { assignStep, planStep } from '../src/credit/step.ts';
+import { planStep } from '../src/credit/plan.ts';
+import { assignStep } from '../src/credit/assign.ts';
 import type { Episode } from '../src/data/episode.ts';
 import type { CausalLM } from '../src/model/causal-lm.ts';
 import type { Rng } from '../src/random/rng.ts';

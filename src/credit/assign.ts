@@ -2,8 +2,8 @@ import type { Episode } from '../data/episode.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, fullCoalition, leaveOneOutCoalitions } from './coalitions.ts';
 import type { CreditConfig } from './config.ts';
-import { type ValueTable, valueOf } from './counterfactual.ts';
-import type { CreditedTrajectory, TrajectoryCredit } from './credited.ts';
+import { evaluateReplays, type ValueTable, valueOf } from './counterfactual.ts';
+import type { CreditedGroup, CreditedTrajectory, TrajectoryCredit } from './credited.ts';
 import { type ContextOf, type FirstError, type PreferencePair, type Resampler, blameLabels, locateFirstError, preferencePairs } from './first-error.ts';
 import type { Judge } from './judges/types.ts';
 import { looDeltas, plannerCredit } from './loo.ts';
@@ -11,6 +11,7 @@ import { type Label, trajectoryMessageRewards } from './message-shares.ts';
 import type { GroupPlan, TrajectoryPlan } from './plan.ts';
 import { agentCredits, type RewardRule } from './reward.ts';
 import { efficiencyResidual, exactShapley, sampledShapley } from './shapley.ts';
+import { successFunction } from './success.ts';
 import { toolRewards, trajectoryToolReward } from './tool-reward.ts';
 
 /**
@@ -115,4 +116,30 @@ export async function assignCredit(plan: GroupPlan, tables: readonly ValueTable[
     }
   }
   return { credited, pairs };
+}
+
+export interface StepCredit {
+  groups: CreditedGroup[];
+  pairs: PreferencePair[];
+  /** Value tables per group (for the viewer's record). */
+  tables: ValueTable[][];
+  replayItems: number;
+  cachedCoalitions: number;
+}
+
+/** Stage "assign credit" of a whole RL step: values from each group's replays (counterfactual.ts), then each agent's credit. */
+export async function assignStep(plans: readonly GroupPlan[], replayed: readonly (readonly Trajectory[])[], cfg: CreditConfig, opts: AssignOptions): Promise<StepCredit> {
+  if (replayed.length !== plans.length) throw new Error(`credit: ${replayed.length} groups of replays for ${plans.length} plans`);
+  const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
+  const out: StepCredit = { groups: [], pairs: [], tables: [], replayItems: 0, cachedCoalitions: 0 };
+  for (const [q, plan] of plans.entries()) {
+    const { tables, stats } = evaluateReplays(plan, replayed[q], success);
+    const assigned = await assignCredit(plan, tables, cfg, opts);
+    out.groups.push({ trajectories: assigned.credited });
+    out.pairs.push(...assigned.pairs);
+    out.tables.push(tables);
+    out.replayItems += stats.replayItems;
+    out.cachedCoalitions += stats.cachedCoalitions;
+  }
+  return out;
 }

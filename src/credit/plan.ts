@@ -2,6 +2,7 @@ import { MAX_EXACT_SHAPLEY_WORKERS } from '../config/sections/credit.ts';
 import type { Episode } from '../data/episode.ts';
 import { fnv1a32 } from '../random/hash.ts';
 import { Rng } from '../random/rng.ts';
+import { creditSeed, groupSeed } from '../random/step-seeds.ts';
 import type { ReplayItem, Substitute } from '../rollout/replay.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, allCoalitions, fullCoalition, leaveOneOutCoalitions, maskedDelegations, workerCount } from './coalitions.ts';
@@ -133,4 +134,13 @@ export function planReplays(group: readonly Trajectory[], episode: Episode, cfg:
     }
   });
   return { episode, trajectories, items, values, replays: cfg.replays, repeated };
+}
+
+/**
+ * Stage "plan replays" of a whole RL step: one plan per question's group, in question order; the
+ * plan of each group draws from its own seeded stream (random/step-seeds.ts), so a group's plan is
+ * the same in this process and on a worker.
+ */
+export function planStep(groups: readonly { episode: Episode; trajectories: readonly Trajectory[] }[], cfg: CreditConfig, stepSeed: number): GroupPlan[] {
+  return groups.map((g, q) => planReplays(g.trajectories, g.episode, cfg, { rng: new Rng(creditSeed(groupSeed(stepSeed, q))) }));
 }

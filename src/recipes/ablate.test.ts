@@ -9,7 +9,7 @@ import { LOCK_FILE, processStartTime } from '../run/run-lock.ts';
 import { loadTrainData } from './stages/train-data.ts';
 import { expertTranscripts } from './stages/expert-transcripts.ts';
 import { ensureModel, tokenizerCorpus } from './stages/ensure-model.ts';
-import { meanSampleStd } from './stages/ablation-report.ts';
+import { meanSampleStd } from '../report/ablation.ts';
 import { methodConfig } from './stages/run-ablation.ts';
 import { configHash } from '../train/checkpoints/checkpoint.ts';
 

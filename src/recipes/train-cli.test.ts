@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, microConfig, onlyRun, sharp as sharpIn } from '../../test/cli-helpers.ts';
-import { readSummary } from './stages/train-summary.ts';
+import { readSummary } from '../eval/train-summary.ts';
 
 /** Smoke test of the real `sharp train` program (a short end-to-end run of the real CLI). */
 let root: string;

@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { listCheckpoints } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../../test/cli-helpers.ts';
-import { readSummary } from './stages/train-summary.ts';
+import { readSummary } from '../eval/train-summary.ts';
 
 /** `sharp train` killed with SIGKILL mid-run, then `--resume`. */
 let root: string;

@@ -7,7 +7,7 @@ import { initBackend } from '../backend/select.ts';
 import { listCheckpoints, SFT_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../../test/cli-helpers.ts';
-import { readSummary } from './stages/train-summary.ts';
+import { readSummary } from '../eval/train-summary.ts';
 import { SFT_MODEL_DIR } from './stages/train-pipeline.ts';
 
 /** `sharp train` killed with SIGKILL during its SFT stage, then `--resume`: SFT continues from its own checkpoints. */

@@ -7,7 +7,7 @@ import { initBackend } from '../backend/select.ts';
 import { listCheckpoints, readTrainerState } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS } from '../../test/cli-helpers.ts';
-import { readSummary } from './stages/train-summary.ts';
+import { readSummary } from '../eval/train-summary.ts';
 
 /** Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0. */
 let root: string;

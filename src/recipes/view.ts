@@ -11,9 +11,9 @@ import { builtScript } from '../view/build.ts';
 import { pageHtml } from '../view/html.ts';
 import { isLoopback, startViewServer, type ViewServer } from '../view/server.ts';
 import type { AblationView, ChartView, StepEntry, ViewBundle, ViewIndex } from '../view/types.ts';
-import type { AccuracyResult } from './stages/held-out-accuracy.ts';
-import { METHOD_LABELS, ablationPlotSpec, meanOf, type MethodSummary, type RunOutcome } from './stages/ablation-report.ts';
-import { readSummary } from './stages/train-summary.ts';
+import type { AccuracyResult } from '../eval/held-out-accuracy.ts';
+import { METHOD_LABELS, ablationPlotSpec, meanOf, type MethodSummary, type RunOutcome } from '../report/ablation.ts';
+import { readSummary } from '../eval/train-summary.ts';
 import type { ViewFlags } from './commands.ts';
 
 /**

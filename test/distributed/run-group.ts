@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { initBackend } from '../../src/backend/select.ts';
-import { assignStep, planStep } from '../../src/credit/step.ts';
+import { planStep } from '../../src/credit/plan.ts';
+import { assignStep } from '../../src/credit/assign.ts';
 import type { CreditConfig } from '../../src/credit/config.ts';
 import type { RolloutJobData } from '../../src/distributed/jobs.ts';
 import { PolicyCache } from '../../src/distributed/policy-store.ts';

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/random/rng.ts';
 import { HARNESS, microConfig, NODE_ARGS, sharp as sharpIn } from '../cli-helpers.ts';
-import { readSummary } from '../../src/recipes/stages/train-summary.ts';
+import { readSummary } from '../../src/eval/train-summary.ts';
 import { listCheckpoints } from '../../src/train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../../src/train/metrics/jsonl.ts';
 

@@ -10,10 +10,10 @@ import { writeFileAtomic } from '../../fs/atomic.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { renderPng } from '../../train/metrics/plot.ts';
-import { heldOutAccuracy, testSamples, type AccuracyResult } from './held-out-accuracy.ts';
-import { ablationMarkdown, ablationPlotSpec, pairwise, plantedPairs, readRun, resolvedLine, shapePairs, summarise, type MethodSummary, type PairRow, type RunOutcome } from './ablation-report.ts';
+import { heldOutAccuracy, testSamples, type AccuracyResult } from '../../eval/held-out-accuracy.ts';
+import { ablationMarkdown, ablationPlotSpec, pairwise, plantedPairs, readRun, resolvedLine, shapePairs, summarise, type MethodSummary, type PairRow, type RunOutcome } from '../../report/ablation.ts';
 import { heldOutSplits, loadTrainData } from './train-data.ts';
-import { readSummary, writeSummary } from './train-summary.ts';
+import { readSummary, writeSummary } from '../../eval/train-summary.ts';
 import { trainPipeline } from './train-pipeline.ts';
 
 /**

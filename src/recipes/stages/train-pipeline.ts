@@ -10,13 +10,13 @@ import { assertSameConfig, configHash, latestCheckpoint, readTrainerState } from
 import { inProcessStages } from './step-stages.ts';
 import { stagesFor } from '../../distributed/choose.ts';
 import { runGrpo } from '../../train/grpo/loop.ts';
-import { heldOutAccuracy, heldOutMetrics, testSamples, type AccuracyResult } from './held-out-accuracy.ts';
+import { heldOutAccuracy, heldOutMetrics, testSamples, type AccuracyResult } from '../../eval/held-out-accuracy.ts';
 import { heldOutSplits, loadTrainData } from './train-data.ts';
 import { ensureTranscripts } from './expert-transcripts.ts';
 import { ensureModel, tokenizerCorpus } from './ensure-model.ts';
 import { companionFiles } from './save-model.ts';
 import { sftStage } from './sft-on-transcripts.ts';
-import { accuracyLine, readSummary, SUMMARY_FILE, writeSummary, type TrainSummary } from './train-summary.ts';
+import { accuracyLine, readSummary, SUMMARY_FILE, writeSummary, type TrainSummary } from '../../eval/train-summary.ts';
 
 /**
  * The `sharp train` recipe. It only sequences the stages (no god

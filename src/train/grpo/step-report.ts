@@ -5,7 +5,7 @@ import type { PreferencePair } from '../../credit/first-error.ts';
 import type { GroupPlan } from '../../credit/plan.ts';
 import { creditReport, reportMetrics } from '../../credit/report.ts';
 import { creditHeader, groupRecord, RECORD_VERSION, ReplayAnswers, sampleGroups, type StepRecord } from '../../credit/record.ts';
-import type { StepCredit } from '../../credit/step.ts';
+import type { StepCredit } from '../../credit/assign.ts';
 import type { Trajectory } from '../../rollout/types.ts';
 import type { RolledOut } from './types.ts';
 

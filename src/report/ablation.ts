@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as vl from 'vega-lite';
-import type { AblationMethod } from '../../config/sections/ablation.ts';
-import { readMetrics, type MetricsLine } from '../../train/metrics/jsonl.ts';
-import type { AccuracyResult } from './held-out-accuracy.ts';
-import { readSummary } from './train-summary.ts';
-import { pairedDifference, pairedRatioDifference, type PairedDifference, type RatioCell } from '../../eval/paired-bootstrap.ts';
-import { accuracyOn, QUESTION_SHAPES, questionShape, type QuestionShape } from '../../eval/shapes.ts';
+import type { AblationMethod } from '../config/sections/ablation.ts';
+import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
+import type { AccuracyResult } from '../eval/held-out-accuracy.ts';
+import { readSummary } from '../eval/train-summary.ts';
+import { pairedDifference, pairedRatioDifference, type PairedDifference, type RatioCell } from '../eval/paired-bootstrap.ts';
+import { accuracyOn, QUESTION_SHAPES, questionShape, type QuestionShape } from '../eval/shapes.ts';
 
 /**
  * The ablation's result from its run folders (docs/results.md): per run the held-out accuracy with

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../fs/atomic.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
 import type { AccuracyResult } from './held-out-accuracy.ts';
 
 /**

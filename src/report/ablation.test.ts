@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { AblationMethod } from '../../config/sections/ablation.ts';
-import type { StageBreakdown } from '../../eval/breakdown.ts';
-import { accuracyOn } from '../../eval/shapes.ts';
-import { ablationMarkdown, plantedPairs, shapeCounts, shapePairs, shapesOf, summarise, type RunOutcome } from './ablation-report.ts';
-import type { AccuracyResult } from './held-out-accuracy.ts';
+import type { AblationMethod } from '../config/sections/ablation.ts';
+import type { StageBreakdown } from '../eval/breakdown.ts';
+import { accuracyOn } from '../eval/shapes.ts';
+import { ablationMarkdown, plantedPairs, shapeCounts, shapePairs, shapesOf, summarise, type RunOutcome } from './ablation.ts';
+import type { AccuracyResult } from '../eval/held-out-accuracy.ts';
 
 const rate = (num: number, den: number) => ({ num, den, rate: den === 0 ? null : num / den });
 const breakdown = { accuracy: rate(0, 1), subQuestion: rate(0, 1), retrieval: rate(0, 1), report: rate(0, 1), finalGivenReports: rate(0, 1), invalidCalls: rate(0, 1), offPlan: rate(0, 1) } as unknown as StageBreakdown;

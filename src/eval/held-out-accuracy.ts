@@ -1,21 +1,21 @@
-import type { Config } from '../../config/schema.ts';
-import { fullCoalition, leaveOneOutCoalitions, workerCount } from '../../credit/coalitions.ts';
-import { evaluateCoalitions, valueOf, type ValueTable } from '../../credit/counterfactual.ts';
-import { looDeltas } from '../../credit/loo.ts';
-import { engineReplayRunner } from '../../credit/engine-adapters.ts';
-import { creditReport, type TrajectoryCreditSummary } from '../../credit/report.ts';
-import { successFunction } from '../../credit/success.ts';
-import type { Episode } from '../../data/episode.ts';
-import { plantedByEpisode, plantedTotal, type PlantedReports } from '../../eval/planted.ts';
-import { plantedOf } from '../../data/synth/record.ts';
-import { stageBreakdown, wilsonInterval, type StageBreakdown } from '../../eval/breakdown.ts';
-import { LmPolicy, samplingAt } from '../../rollout/lm-policy.ts';
-import type { CausalLM } from '../../model/causal-lm.ts';
-import { Rng } from '../../random/rng.ts';
-import { rollout, type EngineOptions } from '../../rollout/engine.ts';
-import type { Policy } from '../../rollout/policy.ts';
-import type { Trajectory } from '../../rollout/types.ts';
-import type { Tokenizer } from '../../tokenizer/tokenizer.ts';
+import type { Config } from '../config/schema.ts';
+import { fullCoalition, leaveOneOutCoalitions, workerCount } from '../credit/coalitions.ts';
+import { evaluateCoalitions, valueOf, type ValueTable } from '../credit/counterfactual.ts';
+import { looDeltas } from '../credit/loo.ts';
+import { engineReplayRunner } from '../credit/engine-adapters.ts';
+import { creditReport, type TrajectoryCreditSummary } from '../credit/report.ts';
+import { successFunction } from '../credit/success.ts';
+import type { Episode } from '../data/episode.ts';
+import { plantedByEpisode, plantedTotal, type PlantedReports } from './planted.ts';
+import { plantedOf } from '../data/synth/record.ts';
+import { stageBreakdown, wilsonInterval, type StageBreakdown } from './breakdown.ts';
+import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
+import type { CausalLM } from '../model/causal-lm.ts';
+import { Rng } from '../random/rng.ts';
+import { rollout, type EngineOptions } from '../rollout/engine.ts';
+import type { Policy } from '../rollout/policy.ts';
+import type { Trajectory } from '../rollout/types.ts';
+import type { Tokenizer } from '../tokenizer/tokenizer.ts';
 
 /**
  * Held-out accuracy of the trained agent system ("held-out accuracy before and after RL"): k

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stageBreakdown, wilsonInterval } from '../../eval/breakdown.ts';
+import { stageBreakdown, wilsonInterval } from './breakdown.ts';
 import type { AccuracyResult } from './held-out-accuracy.ts';
 import { accuracyLine, readSummary, writeSummary, type TrainSummary } from './train-summary.ts';
 
