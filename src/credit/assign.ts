@@ -88,6 +88,7 @@ export async function assignCredit(plan: GroupPlan, tables: readonly ValueTable[
   const episode: Episode = plan.episode;
   const credited: CreditedTrajectory[] = plan.trajectories.map((p, i) => {
     const credit = trajectoryCredit(p, tables[i]);
+    if (p.references) credit.references = p.references;
     const agents = agentCredits(p.traj, { broadcast: credit.success, workerMarginal: credit.workerMarginal, plannerMarginal: credit.plannerMarginal, tool: toolRewards(p.traj, cfg.noToolCallsValue) }, rewardRule(p.traj, cfg));
     return { trajectory: p.traj, agents, credit };
   });

@@ -2,6 +2,7 @@ import type { Trajectory } from '../rollout/types.ts';
 import type { Coalition } from './coalitions.ts';
 import type { FirstError } from './first-error.ts';
 import type { MessageReward } from './message-shares.ts';
+import type { DelegationReference } from './references.ts';
 import type { TrajectoryCreditSummary } from './report.ts';
 import type { AgentCredit } from './reward.ts';
 
@@ -39,6 +40,8 @@ export interface TrajectoryCredit extends TrajectoryCreditSummary {
   /** Counterfactual repair: v(N) - v(N with delegation d's subtask repaired), for each delegation the judge found wrong. */
   plannerRepairs?: [number, number][];
   firstError?: FirstError;
+  /** Counterfactual repair and the oracle: what the gold decomposition says of each delegation (the reference reports). */
+  references?: DelegationReference[];
 }
 
 /** The G credited trajectories of one question (a GRPO group). */

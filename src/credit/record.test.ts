@@ -78,6 +78,25 @@ describe('trajectory records for sharp view', () => {
     }
   });
 
+  it("repair: each delegation's reference report beside the recorded one, for sharp view", async () => {
+    const ep: Episode = {
+      ...episode,
+      decomposition: [
+        { id: 1, question: 'Who founded Acme?', answer: 'Ada Byron', paragraphSupportIdx: 0 },
+        { id: 2, question: 'Where was #1 born?', answer: 'yes', paragraphSupportIdx: 1 },
+      ],
+    };
+    const b = makeTrajectory({ id: 'b', workers: [w('Who founded Acme?', 'Bob'), w('Where was Ada Byron born?', 'yes')], finalAnswer: 'no' });
+    const cfg = creditSection.parse({ method: 'loo', counterfactual: 'repair', replays: 1 });
+    const t = (await creditAndRecord([b], ep, gameRunner(game), cfg)).record.trajectories[0];
+    expect(t.references).toEqual([
+      { delegation: 0, reference: 'Ada Byron', report: 'Bob', right: false, goldSubtask: 'Who founded Acme?', delegationWrong: false },
+      { delegation: 1, reference: 'yes', report: 'yes', right: true, goldSubtask: 'Where was Ada Byron born?', delegationWrong: false },
+    ]);
+    // Without repair or the oracle nothing of the kind is recorded.
+    expect((await creditAndRecord([b], ep, gameRunner(game), creditSection.parse({ method: 'loo', replays: 1 }))).record.trajectories[0].references).toBeUndefined();
+  });
+
   it('samples the groups with a harmful worker first, then failures, in their order', () => {
     const mk = (id: string, deltas: number[], success: number) => ({ episodeId: id, question: id, answers: [], trajectories: [{ deltas, success } as never] });
     const groups = [mk('ok', [1], 1), mk('fail', [0], 0), mk('harm', [-1], 0), mk('ok2', [0], 1)];

@@ -67,6 +67,10 @@ export interface TrajectoryRecord {
   efficiencyResidual?: number;
   coalitions: CoalitionRecord[];
   firstError?: { index: number | null; agent: number | null; role: Role | null; judgeCalls: number };
+  /** Counterfactual repair and the oracle: per delegation, the reference report (gold sub-answer) beside the recorded one. */
+  references?: { delegation: number; reference: string | null; report: string | null; right: boolean | null; goldSubtask: string | null; delegationWrong: boolean }[];
+  /** Counterfactual repair: v(N) - v(N with delegation d's subtask repaired), per delegation the judge found wrong. */
+  plannerRepairs?: [number, number][];
   pair?: { messageIndex: number; chosen: string; rejected: string; attempts: number };
 }
 
@@ -175,6 +179,8 @@ export function groupRecord(episode: Episode, credited: readonly CreditedTraject
       };
       if (tc.phi) rec.phi = [...tc.phi];
       if (tc.efficiencyResidual !== undefined) rec.efficiencyResidual = tc.efficiencyResidual;
+      if (tc.references) rec.references = tc.references.map((r) => ({ delegation: r.delegation, reference: r.reference, report: r.report, right: r.reportRight, goldSubtask: r.goldSubtask, delegationWrong: r.delegationLabel === -1 }));
+      if (tc.plannerRepairs) rec.plannerRepairs = tc.plannerRepairs.map(([d, x]) => [d, x]);
       if (tc.firstError) rec.firstError = { index: tc.firstError.index, agent: tc.firstError.agent, role: tc.firstError.role, judgeCalls: tc.firstError.judgeCalls };
       const pair = pairs.find((p) => p.metadata.trajectoryId === traj.id);
       if (pair) rec.pair = { messageIndex: pair.metadata.messageIndex, chosen: pair.chosen, rejected: pair.rejected, attempts: pair.metadata.attempts };

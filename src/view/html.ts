@@ -46,6 +46,7 @@ pre { margin: .25rem 0; font: 12px/1.35 ui-monospace, monospace; white-space: pr
 .call.invalid code { text-decoration: underline wavy #c0392b; }
 .result { background: rgba(255,255,255,.6); padding: .15rem; }
 .replay-note { margin-top: .3rem; padding: .2rem .35rem; border: 1px dashed #555; border-radius: 3px; font-size: 12px; }
+.repair-note { margin-top: .3rem; padding: .2rem .35rem; border: 1px dotted #2e7d32; border-radius: 3px; font-size: 12px; }
 .preferred { margin-top: .3rem; padding: .2rem .35rem; border: 2px solid #2e7d32; border-radius: 3px; background: #eef8ee; }
 .error { color: #c0392b; }
 `;

@@ -110,7 +110,23 @@ function shapleyTable(t: TrajectoryRecord): HTMLElement | null {
   );
 }
 
-function toolCalls(m: MessageRecord): HTMLElement | null {
+/** Counterfactual repair: the reference report beside the recorded one, and a wrong delegation's repaired subtask. */
+function repairNote(t: TrajectoryRecord, workerAgent: number | undefined): HTMLElement | null {
+  const d = workerAgent === undefined ? null : t.agents[workerAgent]?.delegation;
+  const ref = d === null || d === undefined ? undefined : t.references?.find((r) => r.delegation === d);
+  if (!ref || ref.reference === null) return null;
+  const blame = t.plannerRepairs?.find(([x]) => x === d);
+  return el(
+    'div',
+    { class: 'repair-note', testid: 'repair-note' },
+    el('span', { class: ref.right ? 'badge helpful' : 'badge bad' }, ref.right ? 'right report' : 'wrong report'),
+    ` reference report (gold sub-answer): `,
+    el('code', {}, ref.reference),
+    ref.delegationWrong && ref.goldSubtask !== null ? el('div', { class: 'muted' }, `wrong delegation; repaired subtask: ${ref.goldSubtask}${blame ? ` (planner blame ${fmt(blame[1], 3)})` : ''}`) : null,
+  );
+}
+
+function toolCalls(t: TrajectoryRecord, m: MessageRecord): HTMLElement | null {
   if (m.toolCalls.length === 0) return null;
   return el(
     'ul',
@@ -123,6 +139,7 @@ function toolCalls(m: MessageRecord): HTMLElement | null {
         c.valid ? null : el('span', { class: 'badge bad' }, 'invalid'),
         c.error ? el('div', { class: 'muted' }, c.error) : null,
         c.result !== undefined ? el('pre', { class: 'result' }, c.result) : null,
+        c.name === 'delegate' ? repairNote(t, c.workerAgent) : null,
       ),
     ),
   );
@@ -157,7 +174,7 @@ function messageCard(t: TrajectoryRecord, m: MessageRecord, scale: number): HTML
     ),
     // Role prompts are long and the same in every trajectory: folded, one click away.
     m.chatRole === 'system' ? el('details', {}, el('summary', {}, 'role prompt'), el('pre', { class: 'text' }, m.text)) : el('pre', { class: 'text' }, m.text),
-    toolCalls(m),
+    toolCalls(t, m),
     ...notes,
     pair ? el('div', { class: 'preferred', testid: 'preferred' }, el('strong', {}, 'preferred alternative: '), el('pre', { class: 'text' }, pair.chosen)) : null,
   );
