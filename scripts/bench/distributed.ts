@@ -19,7 +19,7 @@ import type { BenchRow } from './types.ts';
  * G trajectories, LOO replays included) with models/sharp-tiny-sft, in-process (all groups in one
  * batch), as the distributed units in the trainer process (rollout.distributed.local: one group at a
  * time), and through Redis with 1 and 2 `sharp worker` processes; and the coordinator's overhead per
- * job, (T(1 worker) - T(local)) / jobs. The simple model for N hosts (README "Distributed
+ * job, (T(1 worker) - T(local)) / jobs. The simple model for N hosts (docs/operations.md "Distributed
  * rollouts"): T(N) = (T(local) + overhead x jobs) / min(N, B), B group jobs being the parallel units.
  */
 export async function benchDistributed(quick: boolean): Promise<BenchRow[]> {

@@ -93,7 +93,7 @@ export function formatDoctor(r: DoctorReport): string {
       lines.push(`  kernels       ${n.kernels.join(', ')} (pure-wasm split of batched/transposed matmuls; build the addon with npm run build:native)`);
     }
   }
-  lines.push(`tfjs-node-gpu   ${r.gpuPackage ? `installed ${r.gpuPackage}` : 'not installed (GPU hosts: use the Docker image, see README)'}`);
+  lines.push(`tfjs-node-gpu   ${r.gpuPackage ? `installed ${r.gpuPackage}` : 'not installed (GPU hosts: use the Docker image, see docs/operations.md)'}`);
   lines.push(`NVIDIA driver   ${r.driver ?? 'not found (libcuda.so)'}`);
   const missing = r.cudaLibs.filter((l) => !l.path);
   for (const l of r.cudaLibs) lines.push(`  ${l.lib.padEnd(20)} ${l.path ?? 'MISSING'}`);

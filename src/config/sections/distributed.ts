@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Rollouts and counterfactual replays served by `sharp worker` processes through BullMQ on Redis
- * (docs: README "Distributed rollouts"). Off while `redis` is empty and `local` is false.
+ * (docs/operations.md, "Distributed rollouts"). Off while `redis` is empty and `local` is false.
  */
 export const distributedSection = z
   .strictObject({
