@@ -3,7 +3,6 @@
  * The stages themselves (plan.ts, counterfactual.ts evaluateReplays, assign.ts) are imported where
  * they run.
  */
-export { computeCredits } from './compute.ts';
 export type { CreditConfig } from './config.ts';
 export { engineReplayRunner, replaySettings } from './engine-adapters.ts';
 export { judgeOptions } from './judge-options.ts';

@@ -21,7 +21,7 @@ import { successFunction } from './success.ts';
  */
 
 /** How a trajectory's worker credit is computed: nothing per worker, LOO, exact or sampled Shapley, or the oracle labels. */
-export type CreditShape = { kind: 'none' } | { kind: 'oracle' } | { kind: 'loo' } | { kind: 'exact' } | { kind: 'sampled'; perms: number[][] };
+type CreditShape = { kind: 'none' } | { kind: 'oracle' } | { kind: 'loo' } | { kind: 'exact' } | { kind: 'sampled'; perms: number[][] };
 
 export interface TrajectoryPlan {
   traj: Trajectory;
@@ -37,7 +37,7 @@ export interface TrajectoryPlan {
 }
 
 /** One value to estimate: a coalition, or the full team with one delegation's subtask repaired. */
-export type ValueKey = { t: number; coalition: Coalition } | { t: number; plannerRepair: number };
+type ValueKey = { t: number; coalition: Coalition } | { t: number; plannerRepair: number };
 
 export interface GroupPlan {
   episode: Episode;

@@ -30,7 +30,7 @@ export interface StepSeeds {
   rng: Rng;
 }
 
-export interface RolloutGroup {
+interface RolloutGroup {
   episode: Episode;
   trajectories: Trajectory[];
 }
