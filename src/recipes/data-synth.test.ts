@@ -27,7 +27,8 @@ describe('sharp data synth', () => {
     const lines = a.trimEnd().split('\n');
     expect(lines.length).toBe(25);
     for (const l of lines) expect(synthRecordSchema.safeParse(JSON.parse(l)).success).toBe(true);
-    expect(readdirSync(dir).sort()).toEqual(['a.jsonl', 'b.jsonl', 'c.jsonl']);
+    // Beside them only the manifest that lets a later run replace them (src/fs/output-guard.ts).
+    expect(readdirSync(dir).sort()).toEqual(['.sharp-output.json', 'a.jsonl', 'b.jsonl', 'c.jsonl']);
   });
 
   it('writes the question shapes the weights ask for, with planted claims at the given rate', async () => {

@@ -1,4 +1,4 @@
-import { prepareOutFile } from '../fs/out-dir.ts';
+import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
 import { UserError } from '../errors.ts';
 import { generateSynth } from '../data/synth/generate.ts';
 import { writeJsonlAtomic } from '../fs/atomic.ts';
@@ -13,7 +13,7 @@ import type { DataSynthFlags } from './commands.ts';
  */
 
 export async function run(opts: DataSynthFlags): Promise<void> {
-  const path = prepareOutFile(opts.out, 'data synth: --out');
+  const path = claimOutFile(opts.out, { command: 'data synth', flag: 'data synth: --out', force: opts.force });
   const { seed, n, minHops, maxHops } = opts;
   if (seed < 0) throw new UserError(`data synth: --seed must be >= 0, got ${seed}`);
   if (n < 1) throw new UserError(`data synth: --n must be >= 1, got ${n}`);
@@ -35,6 +35,7 @@ export async function run(opts: DataSynthFlags): Promise<void> {
     throw new UserError(`data synth: ${(e as Error).message.replace(/^synth: /, '')}`);
   }
   writeJsonlAtomic(path, records);
+  recordOutFile(path, 'data synth');
   const shapes = new Map<string, number>();
   for (const r of records) {
     const shape = r.id.split('__')[0] as string;

@@ -7,7 +7,7 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
 import { runDpo } from '../train/supervised/dpo-loop.ts';
 import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
-import { companionFiles, saveModelAtomic } from './stages/save-model.ts';
+import { checkModelOut, companionFiles, saveModelAtomic } from './stages/save-model.ts';
 import type { DpoFlags } from './commands.ts';
 import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
 import { optimizerSettings } from '../train/optim/optimizer.ts';
@@ -40,6 +40,7 @@ export async function run(opts: DpoFlags): Promise<void> {
   if (pairs.length === 0) throw new UserError(`dpo: ${d.data} holds no preference pairs`);
   await inRunDir(opts, cfg, resuming, (runDir) => withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
     log.info({ runDir, backend: backend.backend, native: backend.native, pairs: pairs.length, resume: resuming }, 'dpo');
+    checkModelOut(join(runDir, 'model'), from, 'dpo');
     const tokenizer = await Tokenizer.load(from);
     const hash = configHash(cfg);
     const resume = await phaseResumePoint(runDir, DPO_CHECKPOINTS_DIR, hash);
@@ -78,7 +79,7 @@ export async function run(opts: DpoFlags): Promise<void> {
           resume,
         },
       });
-      const dir = await saveModelAtomic(model, join(runDir, 'model'), from); // with LoRA: the adapters merged in
+      const dir = await saveModelAtomic(model, join(runDir, 'model'), from, 'dpo'); // with LoRA: the adapters merged in
       if (model.lora) await model.saveAdapters(join(runDir, 'adapter')); // and apart, in PEFT's layout
       const loss = (r: Record<string, number>): string => (typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a');
       log.info({ pairs: res.pairs, dropped: res.dropped, first: res.first, last: res.last, seconds: (performance.now() - t0) / 1000 }, 'dpo done');

@@ -13,7 +13,7 @@ import { expertPolicy } from '../rollout/scripted/expert.ts';
 import { garbagePolicy } from '../rollout/scripted/garbage.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
-import { prepareOutFile } from '../fs/out-dir.ts';
+import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
 import { loadTrainData } from './stages/train-data.ts';
 import type { RolloutFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
@@ -50,10 +50,11 @@ async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => v
 }
 
 export async function run(opts: RolloutFlags): Promise<void> {
-  const file = prepareOutFile(opts.out, 'rollout: --out');
   const { n, policy: policyName } = opts;
   if (n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${n}'`);
   const cfg = configFrom(opts);
+  const inputs = [{ path: cfg.model.path, what: 'model.path' }, ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : [])];
+  const file = claimOutFile(opts.out, { command: 'rollout', flag: 'rollout: --out', force: opts.force, inputs });
   const episodes = episodesFor(cfg, n);
   if (policyName === 'lm' && !existsSync(resolve(cfg.model.path, 'config.json'))) {
     throw new UserError(`rollout: no checkpoint at model.path '${cfg.model.path}' (config.json missing); run sharp init-model or use --policy expert`);
@@ -77,6 +78,7 @@ export async function run(opts: RolloutFlags): Promise<void> {
       const { trajectories, stats } = await rollout(policy, episodes, { cfg: cfg.rollout });
       const seconds = (performance.now() - t0) / 1000;
       writeTrajectories(file, trajectories);
+      recordOutFile(file, 'rollout');
       const byId = new Map(episodes.map((e) => [e.id, e]));
       const correct = trajectories.filter((t) => t.finalAnswer !== null && maxOverGroundTruths(exactMatch, t.finalAnswer, byId.get(t.episodeId)?.answers ?? []) === 1).length;
       const tokens = trajectories.reduce((s, t) => s + t.messages.reduce((a, m) => a + m.tokenIds.length, 0), 0);

@@ -5,6 +5,7 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
 import type { SftFlags } from './commands.ts';
 import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
+import { checkModelOut } from './stages/save-model.ts';
 import { sftStage } from './stages/sft-on-transcripts.ts';
 
 /**
@@ -32,6 +33,7 @@ export async function run(opts: SftFlags): Promise<void> {
   }
   await inRunDir(opts, cfg, resuming, (runDir) => withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
     log.info({ runDir, backend: backend.backend, native: backend.native, transcripts: transcripts.length, resume: resuming }, 'sft');
+    checkModelOut(join(runDir, 'model'), from);
     const tokenizer = await Tokenizer.load(from);
     const res = await sftStage({
       cfg,

@@ -73,6 +73,8 @@ describe('sharp view (CLI)', () => {
     expect(html).toContain('<script type="application/json" id="sharp-data">');
     expect(html).not.toMatch(/<script src=/);
     expect(existsSync(`${file}.tmp`)).toBe(false);
+    // Its own earlier export is replaced without --force.
+    expect((await sharp(['view', join(dir, 'run'), '--export', file])).code).toBe(0);
   }, 60_000);
 
   it('bad input: one line on stderr, exit 2', async () => {
@@ -83,7 +85,8 @@ describe('sharp view (CLI)', () => {
       [['view', join(dir, 'run'), '--port', '70000'], 'sharp: sharp view: --port 70000 is not a port number (0-65535)'],
       [['view', join(dir, 'run'), '--port', 'x'], "sharp: --port expects an integer, got 'x'"],
       [['view', join(dir, 'run'), '--export', dir], `sharp: sharp view --export: ${dir} is a folder (give a file name, e.g. run.html)`],
-      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt', 'x.html')], `sharp: sharp view --export: ${join(dir, 'file.txt')}: ${join(dir, 'file.txt')} is not a folder`],
+      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt')], `sharp: sharp view --export ${join(dir, 'file.txt')}: exists and was not written by sharp view; choose another path, or pass --force to replace it`],
+      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt', 'x.html')], `sharp: sharp view --export ${join(dir, 'file.txt', 'x.html')}: ${join(dir, 'file.txt')} is not a folder`],
     ];
     for (const [args, line] of cases) {
       const r = await sharp(args);

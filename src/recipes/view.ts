@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import type * as vl from 'vega-lite';
 import { listStepRecords, readStepRecord, type StepRecord } from '../credit/record.ts';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
-import { mkdirOut } from '../fs/out-dir.ts';
+import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
 import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
 import { CHARTS, chartPoints, chartSpec, type Point } from '../train/metrics/plot.ts';
 import { builtScript } from '../view/build.ts';
@@ -212,13 +212,14 @@ export async function run(opts: ViewFlags): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`sharp view: --port ${port} is not a port number (0-65535)`);
   if (opts.export !== undefined) {
     if (existsSync(opts.export) && statSync(opts.export).isDirectory()) throw new UserError(`sharp view --export: ${opts.export} is a folder (give a file name, e.g. run.html)`);
-    mkdirOut(dirname(opts.export), 'sharp view --export:');
+    const file = claimOutFile(opts.export, { command: 'view', flag: 'sharp view --export', force: opts.force });
     let bytes: number;
     try {
-      bytes = exportView(opts.runDir, opts.export);
+      bytes = exportView(opts.runDir, file);
     } catch (err) {
       throw new UserError(`sharp view --export: ${(err as Error).message.split('\n')[0]}`);
     }
+    recordOutFile(file, 'view');
     process.stdout.write(`${opts.export} (${(bytes / 1024).toFixed(0)} KiB; opens without a server)\n`);
     return;
   }
