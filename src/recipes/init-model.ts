@@ -8,6 +8,7 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
 import { claimOutDir, publishOutDir } from '../fs/output-guard.ts';
 import type { InitModelFlags } from './commands.ts';
+import { checkInitSize } from './stages/model-size.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
@@ -36,6 +37,7 @@ export async function run(opts: InitModelFlags): Promise<void> {
   if (hidden % heads !== 0) throw new UserError(`--hidden (${hidden}) must be a multiple of --heads (${heads})`);
   if (heads % kvHeads !== 0) throw new UserError(`--heads (${heads}) must be a multiple of --kv-heads (${kvHeads})`);
   if ((hidden / heads) % 2 !== 0) throw new UserError(`--hidden / --heads (${hidden / heads}) must be even for RoPE`);
+  checkInitSize({ layers, hidden, heads, kvHeads, intermediate, vocab, tieEmbeddings: true }, 'init-model');
 
   let tok: Tokenizer | undefined;
   const tokDir = opts.tokenizer !== undefined ? resolve(opts.tokenizer) : undefined;

@@ -15,6 +15,10 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
 import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
 import { loadTrainData } from './stages/train-data.ts';
+import { checkPositions } from './stages/positions.ts';
+import { MAX_SYNTHETIC_EPISODES } from '../config/sections/data.ts';
+import { createProgress } from '../run/progress.ts';
+import type { Trajectory } from '../rollout/types.ts';
 import type { RolloutFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
@@ -49,10 +53,33 @@ async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => v
   return { policy, dispose: () => model.dispose() };
 }
 
+/** Episodes per engine run: a long rollout reports progress after each (and the decoding batch stays full). */
+const CHUNK_EPISODES = 32;
+
+/** The rollout of `episodes`, CHUNK_EPISODES at a time with a progress line or bar on stderr when there is more than one chunk. */
+async function inChunks(policy: Policy, episodes: readonly Episode[], cfg: Config): Promise<{ trajectories: Trajectory[]; stats: { steps: number } }> {
+  const progress = episodes.length > CHUNK_EPISODES ? createProgress({ total: episodes.length, done: 0, label: 'rollout' }) : undefined;
+  const trajectories: Trajectory[] = [];
+  let steps = 0;
+  try {
+    for (let i = 0; i < episodes.length; i += CHUNK_EPISODES) {
+      const chunk = episodes.slice(i, i + CHUNK_EPISODES);
+      const r = await rollout(policy, chunk, { cfg: cfg.rollout });
+      for (const t of r.trajectories) trajectories.push(t);
+      steps += r.stats.steps;
+      progress?.tick(chunk.length);
+    }
+  } finally {
+    progress?.stop();
+  }
+  return { trajectories, stats: { steps } };
+}
+
 export async function run(opts: RolloutFlags): Promise<void> {
   const { n, policy: policyName } = opts;
-  if (n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${n}'`);
+  if (n < 1 || n > MAX_SYNTHETIC_EPISODES) throw new UserError(`rollout: --n expects an integer in 1..${MAX_SYNTHETIC_EPISODES}, got '${n}'`);
   const cfg = configFrom(opts);
+  if (policyName === 'lm') await checkPositions(cfg, 'rollout');
   const inputs = [{ path: cfg.model.path, what: 'model.path' }, ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : [])];
   const file = claimOutFile(opts.out, { command: 'rollout', flag: 'rollout: --out', force: opts.force, inputs });
   const episodes = episodesFor(cfg, n);
@@ -75,7 +102,7 @@ export async function run(opts: RolloutFlags): Promise<void> {
     }
     const t0 = performance.now();
     try {
-      const { trajectories, stats } = await rollout(policy, episodes, { cfg: cfg.rollout });
+      const { trajectories, stats } = await inChunks(policy, episodes, cfg);
       const seconds = (performance.now() - t0) / 1000;
       writeTrajectories(file, trajectories);
       recordOutFile(file, 'rollout');

@@ -7,6 +7,7 @@ import type { SftFlags } from './commands.ts';
 import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
 import { checkModelOut } from './stages/save-model.ts';
 import { sftStage } from './stages/sft-on-transcripts.ts';
+import { checkPositions } from './stages/positions.ts';
 
 /**
  * `sharp sft --config X`: supervised fine-tuning of the checkpoint at model.path on
@@ -23,6 +24,7 @@ export async function run(opts: SftFlags): Promise<void> {
   if (s.data === '') throw new UserError('sft: train.sft.data (transcripts JSONL) is required');
   if (!existsSync(s.data)) throw new UserError(`sft: train.sft.data not found: ${s.data}`);
   if (s.steps < 1) throw new UserError('sft: train.sft.steps must be >= 1');
+  await checkPositions(cfg, 'sft');
   const from = resolve(cfg.model.path);
   if (!existsSync(join(from, 'config.json'))) throw new UserError(`sft: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);
   let transcripts;

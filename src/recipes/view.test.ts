@@ -85,7 +85,7 @@ describe('sharp view (CLI)', () => {
       [['view', join(dir, 'run'), '--port', '70000'], 'sharp: sharp view: --port 70000 is not a port number (0-65535)'],
       [['view', join(dir, 'run'), '--port', 'x'], "sharp: --port expects an integer, got 'x'"],
       [['view', join(dir, 'run'), '--export', dir], `sharp: sharp view --export: ${dir} is a folder (give a file name, e.g. run.html)`],
-      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt')], `sharp: sharp view --export ${join(dir, 'file.txt')}: exists and was not written by sharp view; choose another path, or pass --force to replace it`],
+      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt')], `sharp: sharp view --export ${join(dir, 'file.txt')}: exists and was not written by sharp; it is not replaced (choose another path)`],
       [['view', join(dir, 'run'), '--export', join(dir, 'file.txt', 'x.html')], `sharp: sharp view --export ${join(dir, 'file.txt', 'x.html')}: ${join(dir, 'file.txt')} is not a folder`],
     ];
     for (const [args, line] of cases) {
