@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { UserError } from '../errors.ts';
@@ -114,6 +114,14 @@ export function claimOutDir(dir: string, o: ClaimOptions): { dir: string; existe
     st = statSync(abs);
   } catch {
     mkdirOut(dirname(abs), o.flag);
+    // Created and removed at once: a folder that cannot be made (a pseudo file system, a full disk
+    // of inodes) fails here in one line, before any work, not when the output is published.
+    try {
+      mkdirSync(abs);
+      rmdirSync(abs);
+    } catch (e) {
+      throw new UserError(`${o.flag} ${dir}: cannot create folder (${(e as NodeJS.ErrnoException).code ?? 'error'} at ${abs})`);
+    }
     return { dir: abs, existed: false };
   }
   if (!st.isDirectory()) throw new UserError(`${o.flag} ${dir}: exists and is not a folder; it is not replaced (choose another path)`);

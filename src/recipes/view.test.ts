@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,9 +79,15 @@ describe('sharp view (CLI)', () => {
 
   it('bad input: one line on stderr, exit 2', async () => {
     writeFileSync(join(dir, 'file.txt'), 'x');
+    const evalDir = (): string => {
+      mkdirSync(join(dir, 'eval'), { recursive: true });
+      writeFileSync(join(dir, 'eval', 'eval-setup.json'), '{}');
+      return join(dir, 'eval');
+    };
     const cases: [string[], string][] = [
       [['view', join(dir, 'missing')], `sharp: sharp view: ${join(dir, 'missing')} is not a folder`],
       [['view', dir], `sharp: sharp view: ${dir} is not a run folder (no metrics.jsonl, summary.json, trajectories/ or ablation.json)`],
+      [['view', evalDir()], `sharp: sharp view: ${join(dir, 'eval')} is an eval folder without recorded trajectories: run the eval with --credit to view its trajectories and credit`],
       [['view', join(dir, 'run'), '--port', '70000'], 'sharp: sharp view: --port 70000 is not a port number (0-65535)'],
       [['view', join(dir, 'run'), '--port', 'x'], "sharp: --port expects an integer, got 'x'"],
       [['view', join(dir, 'run'), '--export', dir], `sharp: sharp view --export: ${dir} is a folder (give a file name, e.g. run.html)`],

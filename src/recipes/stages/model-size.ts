@@ -33,7 +33,7 @@ export function initParameters(d: InitDims): number {
 export function checkInitSize(d: InitDims, what: string, memoryBytes: number = totalmem()): void {
   const largest = Math.max(d.vocab * d.hidden, d.hidden * d.intermediate, d.hidden * d.hidden);
   if (largest > MAX_TENSOR_ELEMENTS) {
-    throw new UserError(`${what}: a ${d.vocab} x ${d.hidden} embedding or ${d.hidden} x ${d.intermediate} MLP weight has ${largest.toExponential(2)} elements, more than one tensor can hold (${MAX_TENSOR_ELEMENTS})`);
+    throw new UserError(`${what}: the largest weight (vocab x hidden, hidden x intermediate or hidden x hidden) would have ${largest.toExponential(2)} elements, more than one tensor can hold (${MAX_TENSOR_ELEMENTS})`);
   }
   const bytes = 4 * initParameters(d);
   if (bytes > memoryBytes) {

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../errors.ts';
 import { writeFileAtomic } from '../../fs/atomic.ts';
+import { readTextFile } from '../../fs/read-file.ts';
 import type { AccuracyResult } from './held-out-accuracy.ts';
 
 /**
@@ -31,7 +32,7 @@ export function readSummary(runDir: string): TrainSummary | undefined {
   if (!existsSync(file)) return undefined;
   let s: unknown;
   try {
-    s = JSON.parse(readFileSync(file, 'utf8'));
+    s = JSON.parse(readTextFile(file));
   } catch (err) {
     throw new UserError(`${file}: cannot read the run summary (${(err as Error).message.split('\n')[0]})`);
   }
