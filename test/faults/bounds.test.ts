@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.ts';
 import { checkInitSize, initParameters } from '../../src/recipes/stages/model-size.ts';
 import { sharp } from '../cli-helpers.ts';
 
@@ -67,5 +68,17 @@ describe('checkInitSize', () => {
     expect(initParameters(d)).toBe(256_000 + 2 * (32_768 + 16_384 + 132_096 + 256) + 128);
     expect(() => checkInitSize(d, 'x', 1e9)).not.toThrow();
     expect(() => checkInitSize(d, 'x', 1e6)).toThrow(/^x: 6\.19e\+5 parameters need 0\.0 GiB as float32, more than this machine's 0\.0 GiB of memory$/);
+  });
+});
+
+describe('lists that are sets', () => {
+  it.each([
+    ['ablation.seeds=[0, 0]', /ablation\.seeds: each seed at most once/],
+    ['ablation.methods=[loo, shapley, loo]', /ablation\.methods: each method at most once/],
+    ['train.lora.targets=[q_proj, q_proj]', /train\.lora\.targets: each projection at most once/],
+    ['train.sft.expert.agents=[multi, multi]', /train\.sft\.expert\.agents: each agent system at most once/],
+  ])('%s is one config error, not one run counted twice', (set, msg) => {
+    expect(() => loadConfig({ sets: [set] })).toThrow(ConfigError);
+    expect(() => loadConfig({ sets: [set] })).toThrow(msg);
   });
 });
