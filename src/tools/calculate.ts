@@ -20,7 +20,7 @@ const MAX_EXPRESSION_CHARS = 500;
  * string built by repetition) can still run to megabytes; a calculator's answer worth reading is
  * short, and the agent's context is not the place for the rest.
  */
-export const MAX_RESULT_CHARS = 4_000;
+const MAX_RESULT_CHARS = 4_000;
 
 /**
  * Hard wall-clock limit of one evaluation in the worker. Ordinary expressions take well under a
