@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UserError } from '../errors.ts';
 import { claimOutDir, markOutDir } from '../fs/output-guard.ts';
-import { acquireRunLock } from '../run/run-lock.ts';
+import { acquireRunLock, LOCK_FILE } from '../run/run-lock.ts';
 import type { AblateFlags } from './commands.ts';
 import { ablate, checkAblationConfig } from './stages/run-ablation.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
@@ -37,6 +37,8 @@ function ablationDir(dir: string, reportOnly: boolean, modelPath: string): strin
     if (!isAblationFolder(dir)) throw new UserError(`ablate --report: ${dir} holds no ablation runs (nothing to report)`);
     return dir;
   }
+  // A folder another live `sharp ablate` holds: its lock names that process, a clearer refusal than the ownership one.
+  if (existsSync(join(dir, LOCK_FILE))) acquireRunLock(dir);
   claimOutDir(dir, { ...claim, force: (existsSync(dir) && statSync(dir).isDirectory() && isAblationFolder(dir)) });
   return markOutDir(dir, claim);
 }
