@@ -96,4 +96,18 @@ describe('exitCodeFor', () => {
     }
     expect(written).toEqual(['sharp: the wasm backend aborted, most often because its memory is full: lower train.microBatch or rollout.maxContext (a training run resumes from its last checkpoint)\n']);
   });
+
+  it('prints a user error with its control bytes escaped: no terminal sequence, no second line', async () => {
+    const { exitCodeFor } = await import('./main.ts');
+    const { UserError } = await import('../errors.ts');
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((s: string) => (written.push(s), true)) as typeof process.stderr.write;
+    try {
+      expect(exitCodeFor(new UserError('--out a\u001b[2Jb\nsharp: fake\u0007: not found'))).toBe(2);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written).toEqual(['sharp: --out a\\x1b[2Jb\\x0asharp: fake\\x07: not found\n']);
+  });
 });

@@ -84,6 +84,16 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
+/**
+ * A message as one printable line: control bytes a user's path or value may carry (escape sequences
+ * that would recolour or clear the terminal, a newline that would forge a second line) are shown as
+ * \xNN instead of sent to the terminal.
+ */
+export function printable(message: string): string {
+  // eslint-disable-next-line no-control-regex
+  return message.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 /** Exit code of an error that reached the CLI, after printing its one line (exported for tests). */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof CommanderError) {
@@ -91,7 +101,7 @@ export function exitCodeFor(err: unknown): number {
     return err.exitCode === 0 ? 0 : 2;
   }
   if (err instanceof UserError) {
-    process.stderr.write(`sharp: ${err.message}\n`);
+    process.stderr.write(`sharp: ${printable(err.message)}\n`);
     return err.exitCode;
   }
   if (err instanceof WebAssembly.RuntimeError && err.message.startsWith('Aborted')) {

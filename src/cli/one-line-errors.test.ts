@@ -81,7 +81,7 @@ const cases: Array<[string, string[], RegExp]> = [
   ['raise_exception in the chat template (eval)', ['eval', '--model', 'raise', '--bench', 'musique', '--limit', '1', '--out', 'e-raise'], /^sharp: chat template: system role not supported$/],
   ['data synth --out DIR', ['data', 'synth', '--n', '2', '--out', 'adir'], /^sharp: data synth: --out adir: is a folder, expected a file path$/],
   ['rollout --out DIR', ['rollout', '--policy', 'expert', '--n', '1', '--out', 'adir'], /^sharp: rollout: --out adir: is a folder, expected a file path$/],
-  ['init-model --out FILE', ['init-model', '--out', 'afile'], /^sharp: init-model: --out afile: .*afile is not a folder$/],
+  ['init-model --out FILE', ['init-model', '--out', 'afile'], /^sharp: init-model: --out afile: exists and is not a folder; it is not replaced \(choose another path\)$/],
   ['config schema --out FILE/x', ['config', 'schema', '--out', 'afile/x'], /^sharp: config schema: --out afile\/x: .*afile is not a folder$/],
   ['eval --policy expert without gold decompositions', ['eval', '--policy', 'expert', '--bench', 'hotpotqa', '--limit', '1', '--out', 'e-exp'], /has no gold decomposition/],
   ['an empty benchmark file', ['eval', '--policy', 'expert', '--bench', 'musique', '--data', 'empty.jsonl', '--out', 'e-empty'], /empty\.jsonl: no records/],

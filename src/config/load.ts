@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, parse as parseYaml, parseDocument, YAMLParseError, type Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import { UserError } from '../errors.ts';
 import { checkRules } from './rules.ts';
 import { configSchema, type Config } from './schema.ts';
+import { readTextFile } from '../fs/read-file.ts';
 
 /** Bad config input: one line naming the key path (and the file or --set that gave it). */
 export class ConfigError extends UserError {
@@ -48,7 +49,7 @@ function readYamlFile(file: string): Tree {
   try {
     const size = statSync(file).size;
     if (size > MAX_CONFIG_BYTES) throw new ConfigError(`config: ${file} is ${size} bytes; a config file may hold at most ${MAX_CONFIG_BYTES} bytes (1 MiB)`);
-    text = readFileSync(file, 'utf8');
+    text = readTextFile(file, MAX_CONFIG_BYTES);
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(`config: cannot read ${file}: ${String((err as Error).message).split('\n')[0]}`);

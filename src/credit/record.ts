@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Episode } from '../data/episode.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
+import { MAX_TEXT_BYTES, readRegularFile } from '../fs/read-file.ts';
 import type { AgentRecord, Role, Trajectory } from '../rollout/types.ts';
 import { coalitionSize, fullCoalition, hasWorker, maskedDelegations } from './coalitions.ts';
 import type { CreditConfig } from './config.ts';
@@ -239,7 +240,7 @@ export function nextEvalStep(runDir: string): number {
 }
 
 export function readStepRecord(file: string): StepRecord {
-  const raw = readFileSync(file);
+  const raw = readRegularFile(file, MAX_TEXT_BYTES);
   const text = file.endsWith('.gz') ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
   const rec = JSON.parse(text) as StepRecord;
   if (rec.version !== RECORD_VERSION) throw new Error(`${file}: record version ${String(rec.version)} (this sharp reads ${RECORD_VERSION})`);

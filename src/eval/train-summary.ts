@@ -1,6 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
+import { readTextFile } from '../fs/read-file.ts';
 import type { AccuracyResult } from './held-out-accuracy.ts';
 
 /**
@@ -28,11 +30,28 @@ export interface TrainSummary {
 export function readSummary(runDir: string): TrainSummary | undefined {
   const file = join(runDir, SUMMARY_FILE);
   if (!existsSync(file)) return undefined;
+  let s: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as TrainSummary;
+    s = JSON.parse(readTextFile(file));
   } catch (err) {
-    throw new Error(`${file}: cannot read the run summary (${(err as Error).message.split('\n')[0]})`);
+    throw new UserError(`${file}: cannot read the run summary (${(err as Error).message.split('\n')[0]})`);
   }
+  const bad = summaryProblem(s);
+  if (bad !== undefined) throw new UserError(`${file}: damaged run summary (${bad})`);
+  return s as TrainSummary;
+}
+
+/** What makes a parsed summary.json unusable, or undefined: the fields readers do arithmetic on. */
+function summaryProblem(s: unknown): string | undefined {
+  if (s === null || typeof s !== 'object' || Array.isArray(s)) return 'not a JSON object';
+  const o = s as Record<string, unknown>;
+  for (const k of ['heldOutBefore', 'heldOutAfterRl']) {
+    const a = o[k];
+    if (a === undefined) continue;
+    if (a === null || typeof a !== 'object' || typeof (a as Record<string, unknown>).accuracy !== 'number' || typeof (a as Record<string, unknown>).total !== 'number') return `${k} has no numeric accuracy and total`;
+  }
+  if (o.stages === null || typeof o.stages !== 'object' || Object.values(o.stages).some((v) => typeof v !== 'number')) return 'stages must map names to seconds';
+  return undefined;
 }
 
 export function writeSummary(runDir: string, s: TrainSummary): void {

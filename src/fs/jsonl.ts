@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readTextFile } from './read-file.ts';
 
 /** One non-blank line of a JSONL text: its 1-based line number and its parsed value. */
 export interface JsonlLine {
@@ -61,5 +61,5 @@ export function parseJsonl(text: string, file: string, opts: JsonlOptions = {}):
 
 /** parseJsonl of a file's text. */
 export function readJsonl(file: string, opts: JsonlOptions = {}): JsonlLine[] {
-  return parseJsonl(readFileSync(file, 'utf8'), file, opts);
+  return parseJsonl(readTextFile(file), file, opts);
 }

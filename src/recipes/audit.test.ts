@@ -109,7 +109,7 @@ describe('sharp audit', () => {
     writeFileSync(join(out, 'notes.txt'), 'mine');
     const r = await sharp(repo, ['audit', ...args, '--n', '1', '--out', out]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toBe(`sharp: --out ${out}: the folder exists and holds no credit audit (audit.json); use another --out`);
+    expect(r.stderr.trim()).toBe(`sharp: --out ${out}: is a folder not written by sharp audit; choose a new or empty folder`);
     expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine');
   }, 60_000);
 

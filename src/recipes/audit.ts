@@ -12,7 +12,7 @@ import { AUDIT_KIND, auditMarkdown, type ArmReport, type AuditReport } from '../
 import { checkpointHash } from '../eval/run/checkpoint-hash.ts';
 import { loadModel, resolveModelDir } from '../eval/run/model.ts';
 import { writeFileAtomic, writeJsonlAtomic } from '../fs/atomic.ts';
-import { mkdirOut } from '../fs/out-dir.ts';
+import { claimOutDir, markOutDir } from '../fs/output-guard.ts';
 import { Rng } from '../random/rng.ts';
 import { runTrajectories, type EngineOptions } from '../rollout/engine.ts';
 import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
@@ -45,11 +45,12 @@ function holdsAudit(dir: string): boolean {
 }
 
 function outDir(opts: AuditFlags, cfg: Config, model: string): string {
-  const dir = resolve(opts.out || join(cfg.run.dir, 'audit', basename(model)));
-  if (existsSync(dir) && statSync(dir).isDirectory() && readdirSync(dir).length > 0 && !holdsAudit(dir)) {
-    throw new UserError(`--out ${dir}: the folder exists and holds no credit audit (${FILES.report}); use another --out`);
-  }
-  return mkdirOut(dir, '--out');
+  const dir = opts.out || join(cfg.run.dir, 'audit', basename(model));
+  const inputs = [{ path: model, what: '--model' }, ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : [])];
+  const claim = { command: 'audit', flag: '--out', forceable: false, inputs };
+  // An earlier audit (its audit.json says so) is rewritten in place; any other non-empty folder is refused.
+  const { dir: abs } = claimOutDir(dir, { ...claim, force: existsSync(dir) && statSync(dir).isDirectory() && holdsAudit(dir) });
+  return markOutDir(abs, claim);
 }
 
 /** The weights' content, recorded with the result (a checkpoint replaced in place gives another hash). */

@@ -98,6 +98,11 @@ const backendFlag = {
   backend: { value: 'name', description: 'tensor backend', choices: ['auto', 'tensorflow', 'native', 'wasm', 'cpu'] },
 } as const;
 
+/** Commands that write a path: an existing path they did not write is refused unless --force (src/fs/output-guard.ts). */
+const forceFlag = {
+  force: { description: 'add this command\'s files to an existing folder of other files, or replace a file another sharp command wrote (a file sharp did not write is never replaced)' },
+} as const;
+
 const trainFlags = {
   ...configFlags,
   ...backendFlag,
@@ -181,10 +186,11 @@ export type GenerateFlags = OptionsOf<typeof generateFlags>;
 
 const exportFlags = {
   model: { value: 'dir', description: 'adapter folder (adapter_config.json + adapter_model.safetensors)', required: true },
-  out: { value: 'dir', description: 'output folder (replaced)', required: true },
+  out: { value: 'dir', description: 'output folder (a new one, or an earlier export: only its files are replaced)', required: true },
   merge: { description: 'merge the adapters into the base weights and write a whole Hugging Face checkpoint' },
   base: { value: 'dir', description: "base model folder (default: the adapter_config.json's base_model_name_or_path)" },
   dtype: { value: 'dtype', description: 'dtype of merged weights on disk', choices: ['f32', 'bf16'], default: 'f32' },
+  ...forceFlag,
   ...backendFlag,
 } as const;
 export type ExportFlags = OptionsOf<typeof exportFlags>;
@@ -200,6 +206,7 @@ export const initModelFlags = {
   tokenizer: { value: 'dir', description: 'copy tokenizer files from this folder' },
   seed: { value: 's', type: 'int', description: 'init seed', default: 0 },
   out: { value: 'dir', description: 'output folder', required: true },
+  ...forceFlag,
   ...backendFlag,
 } as const;
 export type InitModelFlags = OptionsOf<typeof initModelFlags>;
@@ -215,6 +222,7 @@ export const dataSynthFlags = {
   aggregation: { value: 'w', type: 'number', description: 'weight of aggregation questions (years between two facts): independent lookups', default: 0 },
   misleading: { value: 'rate', type: 'number', description: 'share of records with a planted wrong claim in a source search can return', default: 0 },
   out: { value: 'file', description: 'output JSONL', required: true },
+  ...forceFlag,
 } as const;
 export type DataSynthFlags = OptionsOf<typeof dataSynthFlags>;
 
@@ -223,6 +231,7 @@ export const dataExpertFlags = {
   out: { value: 'file', description: 'transcripts JSONL', required: true },
   config: { short: 'c', value: 'file', description: 'YAML config (rollout settings)' },
   set: { value: 'key=value', description: 'override one config key (repeatable)', repeatable: true },
+  ...forceFlag,
 } as const;
 export type DataExpertFlags = OptionsOf<typeof dataExpertFlags>;
 
@@ -231,6 +240,7 @@ export const rolloutFlags = {
   n: { value: 'n', type: 'int', description: 'episodes', default: 8 },
   out: { value: 'file', description: 'trajectories JSONL', required: true },
   policy: { value: 'kind', description: 'who plays the agents', choices: ['lm', 'expert', 'random'], default: 'lm' },
+  ...forceFlag,
   ...backendFlag,
 } as const;
 export type RolloutFlags = OptionsOf<typeof rolloutFlags>;
@@ -256,6 +266,7 @@ const viewFlags = {
   port: { value: 'n', type: 'int', description: 'port (0 = any free one)', default: 8080 },
   host: { value: 'host', description: 'address to bind (default 127.0.0.1: this machine only)' },
   export: { value: 'file', description: 'write one self-contained HTML file instead of serving' },
+  ...forceFlag,
 } as const;
 export type ViewFlags = OptionsOf<typeof viewFlags>;
 

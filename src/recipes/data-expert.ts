@@ -1,4 +1,4 @@
-import { prepareOutFile } from '../fs/out-dir.ts';
+import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
 import type { Episode } from '../data/episode.ts';
 import { readMusique } from '../data/readers/musique.ts';
 import { UserError } from '../errors.ts';
@@ -27,12 +27,13 @@ function readEpisodes(file: string): Episode[] {
 
 export async function run(opts: DataExpertFlags): Promise<void> {
   const input = opts.in;
-  const out = prepareOutFile(opts.out, 'data expert: --out');
+  const out = claimOutFile(opts.out, { command: 'data expert', flag: 'data expert: --out', force: opts.force, inputs: [{ path: input, what: '--in' }] });
   const cfg = configFrom(opts);
   const episodes = readEpisodes(input);
   const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
   if (bad) throw new UserError(`data expert: ${input}: episode ${bad.id} has no question_decomposition (the expert follows it)`);
   const data = await withRun({ cfg, tensors: false }, () => expertTranscripts(episodes, cfg));
   writeTranscripts(out, data.transcripts);
+  recordOutFile(out, 'data expert');
   process.stdout.write(`data expert: solved ${data.solved}/${episodes.length} episodes; wrote ${data.transcripts.length} transcripts to ${out}\n`);
 }

@@ -27,7 +27,8 @@ describe('sharp data synth', () => {
     const lines = a.trimEnd().split('\n');
     expect(lines.length).toBe(25);
     for (const l of lines) expect(synthRecordSchema.safeParse(JSON.parse(l)).success).toBe(true);
-    expect(readdirSync(dir).sort()).toEqual(['a.jsonl', 'b.jsonl', 'c.jsonl']);
+    // Beside them only the manifest that lets a later run replace them (src/fs/output-guard.ts).
+    expect(readdirSync(dir).sort()).toEqual(['.sharp-output.json', 'a.jsonl', 'b.jsonl', 'c.jsonl']);
   });
 
   it('writes the question shapes the weights ask for, with planted claims at the given rate', async () => {
@@ -55,7 +56,8 @@ describe('sharp data synth', () => {
     [{ n: 5, out: 'f', chain: 0 }, 'data synth: at least one of --chain, --comparison, --aggregation must be > 0'],
     [{ n: 5, out: 'f', comparison: -1 }, 'data synth: --comparison must be >= 0, got -1'],
     [{ n: 5, out: 'f', misleading: 1.5 }, 'data synth: --misleading must be in [0, 1], got 1.5'],
-    [{ n: 0, out: 'f' }, 'data synth: --n must be >= 1, got 0'],
+    [{ n: 0, out: 'f' }, 'data synth: --n must be in 1..100000, got 0'],
+    [{ n: 1e9, out: 'f' }, 'data synth: --n must be in 1..100000, got 1000000000'],
     [{ n: 5, out: 'f', maxHops: 5 }, 'data synth: --max-hops must be 2, 3 or 4, got 5'],
     [{ n: 5, out: 'f', minHops: 4, maxHops: 3 }, 'data synth: --min-hops (4) is greater than --max-hops (3)'],
     [{ n: 5, out: 'f', seed: -1 }, 'data synth: --seed must be >= 0, got -1'],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatDoctor, type DoctorReport } from './doctor.ts';
+import { UserError } from '../errors.ts';
+import { formatDoctor, run, type DoctorReport } from './doctor.ts';
 import { CUDA_LIBS } from '../backend/cuda-libs.ts';
 
 const base: DoctorReport = {
@@ -44,5 +45,12 @@ describe('formatDoctor', () => {
     const fallback = formatDoctor({ ...r, backend: { ...r.backend, native: { loaded: false, mode: 'fallback', reason: 'not built', kernels: ['BatchMatMul'], blasThreads: 0 } } });
     expect(fallback).toContain('native kernels  fallback (not built)');
     expect(fallback).not.toContain('passed over');
+  });
+});
+
+describe('sharp doctor flags', () => {
+  it('refuses a negative or absurd --threads in one line before touching a backend', async () => {
+    await expect(run({ threads: -3 })).rejects.toThrow(new UserError('doctor --threads: -3 is not an integer in 0..1024 (0 = all cores)'));
+    await expect(run({ threads: 1e9 })).rejects.toBeInstanceOf(UserError);
   });
 });

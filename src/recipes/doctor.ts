@@ -7,6 +7,7 @@ import { resolveBackendName } from '../backend/gpu-check.ts';
 import { loadAddon, loadTypedAddon, repoRoot } from '../backend/native/addon.ts';
 import { relative } from 'node:path';
 import type { DoctorFlags } from './commands.ts';
+import { UserError } from '../errors.ts';
 
 /**
  * `sharp doctor [--backend B]`: what this machine gives sharp-rl. Node and tfjs versions, the
@@ -105,7 +106,11 @@ export function formatDoctor(r: DoctorReport): string {
   return lines.join('\n');
 }
 
+/** Most wasm threads a report asks for (run.threads has no cap; this is a typo guard). */
+const MAX_THREADS = 1024;
+
 export async function run(opts: DoctorFlags): Promise<void> {
+  if (!Number.isInteger(opts.threads) || opts.threads < 0 || opts.threads > MAX_THREADS) throw new UserError(`doctor --threads: ${opts.threads} is not an integer in 0..${MAX_THREADS} (0 = all cores)`);
   const report = await collectDoctor(resolveBackendName(opts.backend, 'auto'), opts.threads);
   process.stdout.write(formatDoctor(report) + '\n');
 }

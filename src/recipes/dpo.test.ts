@@ -89,7 +89,7 @@ describe('sharp dpo', () => {
     const file = join(dir, 'dpo-metrics.jsonl');
     writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 3).join('\n') + '\n');
 
-    await expect(run({ resume: dir, set: ['train.dpo.lr=0.5'] })).rejects.toThrow(new UserError(`resume: ${join(dir, DPO_CHECKPOINTS_DIR, 'step-00000002')} was written under another config (its config.yaml differs from this one); resume without --config, or start a new run`));
+    await expect(run({ resume: dir, set: ['train.dpo.lr=0.5'] })).rejects.toThrow(new UserError(`resume: ${join(dir, DPO_CHECKPOINTS_DIR, 'step-00000002')} was written under another config (its config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of the run (no --config, no --set), or start a new run`));
     await run({ resume: dir, set: [], backend: 'wasm' });
     const log = readFileSync(join(dir, 'log.jsonl'), 'utf8');
     const resumes = log

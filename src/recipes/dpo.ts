@@ -7,11 +7,12 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { configHash, DPO_CHECKPOINTS_DIR } from '../train/checkpoints/checkpoint.ts';
 import { runDpo } from '../train/supervised/dpo-loop.ts';
 import { phaseResumePoint } from '../train/checkpoints/phase-checkpoints.ts';
-import { companionFiles, saveModelAtomic } from './stages/save-model.ts';
+import { checkModelOut, companionFiles, saveModelAtomic } from './stages/save-model.ts';
 import type { DpoFlags } from './commands.ts';
 import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
 import { optimizerSettings } from '../train/optim/optimizer.ts';
 import { trainingSetup } from '../train/optim/trainable.ts';
+import { checkPositions } from './stages/positions.ts';
 
 /**
  * `sharp dpo --config X`: DPO of the checkpoint at model.path on the preference
@@ -29,6 +30,7 @@ export async function run(opts: DpoFlags): Promise<void> {
   if (d.data === '') throw new UserError('dpo: train.dpo.data (preference pairs JSONL) is required');
   if (!existsSync(d.data)) throw new UserError(`dpo: train.dpo.data not found: ${d.data}`);
   if (d.steps < 1) throw new UserError('dpo: train.dpo.steps must be >= 1');
+  await checkPositions(cfg, 'dpo');
   const from = resolve(cfg.model.path);
   if (!existsSync(join(from, 'config.json'))) throw new UserError(`dpo: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);
   let pairs;
@@ -40,6 +42,7 @@ export async function run(opts: DpoFlags): Promise<void> {
   if (pairs.length === 0) throw new UserError(`dpo: ${d.data} holds no preference pairs`);
   await inRunDir(opts, cfg, resuming, (runDir) => withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
     log.info({ runDir, backend: backend.backend, native: backend.native, pairs: pairs.length, resume: resuming }, 'dpo');
+    checkModelOut(join(runDir, 'model'), from, 'dpo');
     const tokenizer = await Tokenizer.load(from);
     const hash = configHash(cfg);
     const resume = await phaseResumePoint(runDir, DPO_CHECKPOINTS_DIR, hash);
@@ -78,7 +81,7 @@ export async function run(opts: DpoFlags): Promise<void> {
           resume,
         },
       });
-      const dir = await saveModelAtomic(model, join(runDir, 'model'), from); // with LoRA: the adapters merged in
+      const dir = await saveModelAtomic(model, join(runDir, 'model'), from, 'dpo'); // with LoRA: the adapters merged in
       if (model.lora) await model.saveAdapters(join(runDir, 'adapter')); // and apart, in PEFT's layout
       const loss = (r: Record<string, number>): string => (typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a');
       log.info({ pairs: res.pairs, dropped: res.dropped, first: res.first, last: res.last, seconds: (performance.now() - t0) / 1000 }, 'dpo done');

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listStepRecords, readStepRecord } from '../credit/record.ts';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateSynth } from '../data/synth/generate.ts';
@@ -178,12 +178,22 @@ describe('sharp eval', () => {
   }, 60_000);
 
   it('bad input is a one-line UserError', async () => {
+    const userDir = (): string => {
+      const d = join(dir, 'user-files');
+      mkdirSync(d, { recursive: true });
+      writeFileSync(join(d, 'notes.txt'), 'mine');
+      return d;
+    };
     const cases: Array<[GivenFlags<typeof evalFlags>, RegExp]> = [
       [{ bench: 'nope', policy: 'expert', out: join(dir, 'x1') }, /^eval: unknown benchmark 'nope' \(known: musique, /],
       [{ bench: 'musique', model: join(dir, 'no-model') }, /^--model .*no-model: no config\.json there \(expected a Hugging Face checkpoint folder\)$/],
       [{ bench: 'musique', set: [`model.path=${join(dir, 'none')}`] }, /^model\.path .*none: no config\.json there/],
       [{ bench: 'musique', data: join(dir, 'missing.jsonl'), policy: 'expert', out: join(dir, 'x2') }, /^eval: .*missing\.jsonl: benchmark file not found \(--data\)$/],
-      [{ bench: 'musique', limit: -1, policy: 'expert' }, /^--limit expects a non-negative integer, got '-1'$/],
+      [{ bench: 'musique', limit: -1, policy: 'expert' }, /^--limit expects an integer >= 1 \(the first n items; leave it out to evaluate all\), got '-1'$/],
+      [{ bench: 'musique', limit: 0, policy: 'expert' }, /^--limit expects an integer >= 1 .*got '0'$/],
+      // An existing folder this command did not write, and the model's own folder, are never written into.
+      [{ bench: 'musique', policy: 'expert', out: userDir() }, /^eval: --out .*: is a folder not written by sharp eval; choose a new or empty folder$/],
+      [{ bench: 'musique', limit: 2, model: shippedModel, out: join(shippedModel, 'eval') }, /^eval: --out .*: lies inside --model/],
     ];
     for (const [opts, msg] of cases) {
       const err = await run(opts).then(

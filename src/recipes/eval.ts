@@ -1,6 +1,7 @@
 import { basename, join, resolve } from 'node:path';
 import { checkpointHash } from '../eval/run/checkpoint-hash.ts';
-import { mkdirOut } from '../fs/out-dir.ts';
+import { existsSync } from 'node:fs';
+import { claimOutDir, markOutDir } from '../fs/output-guard.ts';
 import type { Config } from '../config/schema.ts';
 import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
 import { successFunction } from '../credit/success.ts';
@@ -8,7 +9,7 @@ import { lmCandidateScorer, writePreferencePairs, type CandidateScorer } from '.
 import { breakdownMarkdown, mergeBreakdowns } from '../eval/breakdown.ts';
 import { CreditLog, creditMarkdown } from '../eval/run/credit.ts';
 import { StageLog } from '../eval/run/stages.ts';
-import { checkSetup } from '../eval/run/manifest.ts';
+import { checkSetup, MANIFEST_FILE } from '../eval/run/manifest.ts';
 import { loadModel, resolveModelDir } from '../eval/run/model.ts';
 import { createProgress } from '../run/progress.ts';
 import { runEvalLoop } from '../eval/run/runner.ts';
@@ -35,6 +36,8 @@ const repoRoot = resolve(import.meta.dirname, '../..');
 const BATCH_EPISODES = 16;
 
 function limitOf(opts: EvalFlags, cfg: Config): number {
+  // The flag is "the first n": 0 would silently mean all (eval.limit's meaning of 0), so it is refused.
+  if (opts.limit !== undefined && !(opts.limit >= 1)) throw new UserError(`--limit expects an integer >= 1 (the first n items; leave it out to evaluate all), got '${opts.limit}'`);
   const n = opts.limit ?? cfg.eval.limit;
   if (!Number.isInteger(n) || n < 0) throw new UserError(`--limit expects a non-negative integer, got '${n}'`);
   return n;
@@ -56,6 +59,17 @@ function openSession(bench: string, data: string, limit: number, out: string): E
   }
 }
 
+/**
+ * The output folder: new, empty, an earlier eval's (its marker, or eval-setup.json of a folder made
+ * before the marker existed); never the model's folder (src/fs/output-guard.ts).
+ */
+function evalOutDir(dir: string, inputs: { path: string; what: string }[]): string {
+  const claim = { command: 'eval', flag: 'eval: --out', inputs, forceable: false };
+  const earlier = existsSync(join(dir, MANIFEST_FILE));
+  claimOutDir(dir, { ...claim, force: earlier });
+  return markOutDir(dir, claim);
+}
+
 export async function run(opts: EvalFlags): Promise<void> {
   if (opts.list === true) {
     process.stdout.write(`${listBenchmarks()}\n`);
@@ -70,7 +84,7 @@ export async function run(opts: EvalFlags): Promise<void> {
   const policyName = opts.policy;
   const model = policyName === 'lm' ? resolveModelDir(opts.model, cfg, repoRoot) : { dir: 'scripted-expert' };
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
-  const out = mkdirOut(opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), '--out');
+  const out = evalOutDir(opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), policyName === 'lm' ? [{ path: model.dir, what: '--model' }] : []);
   const session = openSession(bench, data, limit, out);
   const r = cfg.rollout;
   // The weights' content, not only their path: a checkpoint replaced in place must not resume.

@@ -6,6 +6,7 @@ import { checkSampling } from '../generation/sampling.ts';
 import { Rng } from '../random/rng.ts';
 import { UserError } from '../errors.ts';
 import { loadModel } from '../eval/run/model.ts';
+import { ADAPTER_CONFIG } from '../model/io/peft.ts';
 import type { GenerateFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
@@ -21,7 +22,10 @@ export const PROGRESS_EVERY = 256;
 
 export async function run(opts: GenerateFlags): Promise<void> {
   const dir = resolve(opts.model);
-  if (!existsSync(join(dir, 'config.json'))) throw new UserError(`--model ${dir}: no config.json there (expected a Hugging Face checkpoint folder)`);
+  if (!existsSync(join(dir, 'config.json'))) {
+    const hint = existsSync(join(dir, ADAPTER_CONFIG)) ? `; it holds LoRA adapters: merge them into a whole model first (sharp export --merge --model ${dir} --out DIR)` : '';
+    throw new UserError(`--model ${dir}: no config.json there (expected a Hugging Face checkpoint folder)${hint}`);
+  }
   if (!existsSync(join(dir, 'tokenizer.json'))) throw new UserError(`--model ${dir}: no tokenizer.json there`);
   const sampling = { temperature: opts.temperature, topK: opts.topK, topP: opts.topP };
   try {

@@ -69,7 +69,11 @@ describe('sharp rollout', () => {
   });
 
   it('fails in one line on bad input', async () => {
-    await expect(run({ n: 0, out: join(dir, 'x') })).rejects.toThrow("rollout: --n expects an integer >= 1, got '0'");
+    await expect(run({ n: 0, out: join(dir, 'x') })).rejects.toThrow("rollout: --n expects an integer in 1..100000, got '0'");
+    await expect(run({ n: 1e9, out: join(dir, 'x') })).rejects.toThrow("rollout: --n expects an integer in 1..100000, got '1000000000'");
+    // The model's position limit (2048) against rollout.maxContext, before any work.
+    const long = ['model.path=models/tiny-random', 'rollout.maxContext=4096'];
+    await expect(run({ n: 1, out: join(dir, 'x'), set: long })).rejects.toThrow(/^rollout: rollout\.maxContext \(4096\) is more than the model at model\.path models\/tiny-random holds \(2048 positions, max_position_embeddings\)/);
     await expect(run({ n: 1, out: join(dir, 'x'), set: ['model.path=/nonexistent/m'] })).rejects.toThrow("rollout: no checkpoint at model.path '/nonexistent/m'");
     await expect(run({ n: 1, out: join(dir, 'x'), set: ['data.source=musique'] })).rejects.toThrow("config: data.path is required when data.source is 'musique'");
     await expect(run({ n: 1, out: join(dir, 'x'), set: ['data.source=musique', 'data.path=/nonexistent/d.jsonl'] })).rejects.toThrow('rollout: data.path not found: /nonexistent/d.jsonl');

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
+import type { Episode } from '../data/episode.ts';
 import { exactMatch, maxOverGroundTruths } from '../data/answers/squad.ts';
 import { LmPolicy } from '../rollout/lm-policy.ts';
 import { CausalLM } from '../model/causal-lm.ts';
@@ -12,8 +13,12 @@ import { expertPolicy } from '../rollout/scripted/expert.ts';
 import { garbagePolicy } from '../rollout/scripted/garbage.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { UserError } from '../errors.ts';
-import { prepareOutFile } from '../fs/out-dir.ts';
+import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
 import { firstTrainEpisodes } from './stages/train-data.ts';
+import { checkPositions } from './stages/positions.ts';
+import { MAX_SYNTHETIC_EPISODES } from '../config/sections/data.ts';
+import { createProgress } from '../run/progress.ts';
+import type { Trajectory } from '../rollout/types.ts';
 import type { RolloutFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
@@ -33,11 +38,35 @@ async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => v
   return { policy, dispose: () => model.dispose() };
 }
 
+/** Episodes per engine run: a long rollout reports progress after each (and the decoding batch stays full). */
+const CHUNK_EPISODES = 32;
+
+/** The rollout of `episodes`, CHUNK_EPISODES at a time with a progress line or bar on stderr when there is more than one chunk. */
+async function inChunks(policy: Policy, episodes: readonly Episode[], cfg: Config): Promise<{ trajectories: Trajectory[]; stats: { steps: number } }> {
+  const progress = episodes.length > CHUNK_EPISODES ? createProgress({ total: episodes.length, done: 0, label: 'rollout' }) : undefined;
+  const trajectories: Trajectory[] = [];
+  let steps = 0;
+  try {
+    for (let i = 0; i < episodes.length; i += CHUNK_EPISODES) {
+      const chunk = episodes.slice(i, i + CHUNK_EPISODES);
+      const r = await rollout(policy, chunk, { cfg: cfg.rollout });
+      for (const t of r.trajectories) trajectories.push(t);
+      steps += r.stats.steps;
+      progress?.tick(chunk.length);
+    }
+  } finally {
+    progress?.stop();
+  }
+  return { trajectories, stats: { steps } };
+}
+
 export async function run(opts: RolloutFlags): Promise<void> {
-  const file = prepareOutFile(opts.out, 'rollout: --out');
   const { n, policy: policyName } = opts;
-  if (n < 1) throw new UserError(`rollout: --n expects an integer >= 1, got '${n}'`);
+  if (n < 1 || n > MAX_SYNTHETIC_EPISODES) throw new UserError(`rollout: --n expects an integer in 1..${MAX_SYNTHETIC_EPISODES}, got '${n}'`);
   const cfg = configFrom(opts);
+  if (policyName === 'lm') await checkPositions(cfg, 'rollout');
+  const inputs = [{ path: cfg.model.path, what: 'model.path' }, ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : [])];
+  const file = claimOutFile(opts.out, { command: 'rollout', flag: 'rollout: --out', force: opts.force, inputs });
   const episodes = firstTrainEpisodes(cfg.data, n, 'rollout');
   if (policyName === 'lm' && !existsSync(resolve(cfg.model.path, 'config.json'))) {
     throw new UserError(`rollout: no checkpoint at model.path '${cfg.model.path}' (config.json missing); run sharp init-model or use --policy expert`);
@@ -58,9 +87,10 @@ export async function run(opts: RolloutFlags): Promise<void> {
     }
     const t0 = performance.now();
     try {
-      const { trajectories, stats } = await rollout(policy, episodes, { cfg: cfg.rollout });
+      const { trajectories, stats } = await inChunks(policy, episodes, cfg);
       const seconds = (performance.now() - t0) / 1000;
       writeTrajectories(file, trajectories);
+      recordOutFile(file, 'rollout');
       const byId = new Map(episodes.map((e) => [e.id, e]));
       const correct = trajectories.filter((t) => t.finalAnswer !== null && maxOverGroundTruths(exactMatch, t.finalAnswer, byId.get(t.episodeId)?.answers ?? []) === 1).length;
       const tokens = trajectories.reduce((s, t) => s + t.messages.reduce((a, m) => a + m.tokenIds.length, 0), 0);

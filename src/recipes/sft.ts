@@ -5,7 +5,9 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { readTranscripts } from '../train/supervised/transcripts-jsonl.ts';
 import type { SftFlags } from './commands.ts';
 import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
+import { checkModelOut } from './stages/save-model.ts';
 import { sftStage } from './stages/sft-on-transcripts.ts';
+import { checkPositions } from './stages/positions.ts';
 
 /**
  * `sharp sft --config X`: supervised fine-tuning of the checkpoint at model.path on
@@ -22,6 +24,7 @@ export async function run(opts: SftFlags): Promise<void> {
   if (s.data === '') throw new UserError('sft: train.sft.data (transcripts JSONL) is required');
   if (!existsSync(s.data)) throw new UserError(`sft: train.sft.data not found: ${s.data}`);
   if (s.steps < 1) throw new UserError('sft: train.sft.steps must be >= 1');
+  await checkPositions(cfg, 'sft');
   const from = resolve(cfg.model.path);
   if (!existsSync(join(from, 'config.json'))) throw new UserError(`sft: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);
   let transcripts;
@@ -32,6 +35,7 @@ export async function run(opts: SftFlags): Promise<void> {
   }
   await inRunDir(opts, cfg, resuming, (runDir) => withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
     log.info({ runDir, backend: backend.backend, native: backend.native, transcripts: transcripts.length, resume: resuming }, 'sft');
+    checkModelOut(join(runDir, 'model'), from);
     const tokenizer = await Tokenizer.load(from);
     const res = await sftStage({
       cfg,

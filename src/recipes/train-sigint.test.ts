@@ -9,7 +9,7 @@ import { readMetrics } from '../train/metrics/jsonl.ts';
 import { expectLoadable, HARNESS, microConfig, NODE_ARGS } from '../../test/cli-helpers.ts';
 import { readSummary } from '../eval/train-summary.ts';
 
-/** Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 0. */
+/** Ctrl-C (SIGINT) finishes the current RL step, saves a checkpoint and exits 130 (interrupted, not a success). */
 let root: string;
 beforeAll(async () => {
   await initBackend('wasm');
@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('sharp train: SIGINT', () => {
-  it('finishes the current step, saves it as a checkpoint, and exits 0', async () => {
+  it('finishes the current step, saves it as a checkpoint, and exits 130', async () => {
     const cfg = microConfig(root, 'int', 20);
     const runs = join(root, 'runs');
     const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -38,7 +38,7 @@ describe('sharp train: SIGINT', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     child.kill('SIGINT');
-    expect(await exited).toBe(0);
+    expect(await exited).toBe(130);
     expect(stderr).toContain('SIGINT: finishing the current step');
     const summary = readSummary(run);
     expect(summary?.stopped).toBe(true);

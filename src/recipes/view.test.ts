@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,17 +73,26 @@ describe('sharp view (CLI)', () => {
     expect(html).toContain('<script type="application/json" id="sharp-data">');
     expect(html).not.toMatch(/<script src=/);
     expect(existsSync(`${file}.tmp`)).toBe(false);
+    // Its own earlier export is replaced without --force.
+    expect((await sharp(['view', join(dir, 'run'), '--export', file])).code).toBe(0);
   }, 60_000);
 
   it('bad input: one line on stderr, exit 2', async () => {
     writeFileSync(join(dir, 'file.txt'), 'x');
+    const evalDir = (): string => {
+      mkdirSync(join(dir, 'eval'), { recursive: true });
+      writeFileSync(join(dir, 'eval', 'eval-setup.json'), '{}');
+      return join(dir, 'eval');
+    };
     const cases: [string[], string][] = [
       [['view', join(dir, 'missing')], `sharp: sharp view: ${join(dir, 'missing')} is not a folder`],
       [['view', dir], `sharp: sharp view: ${dir} is not a run folder (no metrics.jsonl, summary.json, trajectories/ or ablation.json)`],
+      [['view', evalDir()], `sharp: sharp view: ${join(dir, 'eval')} is an eval folder without recorded trajectories: run the eval with --credit to view its trajectories and credit`],
       [['view', join(dir, 'run'), '--port', '70000'], 'sharp: sharp view: --port 70000 is not a port number (0-65535)'],
       [['view', join(dir, 'run'), '--port', 'x'], "sharp: --port expects an integer, got 'x'"],
       [['view', join(dir, 'run'), '--export', dir], `sharp: sharp view --export: ${dir} is a folder (give a file name, e.g. run.html)`],
-      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt', 'x.html')], `sharp: sharp view --export: ${join(dir, 'file.txt')}: ${join(dir, 'file.txt')} is not a folder`],
+      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt')], `sharp: sharp view --export ${join(dir, 'file.txt')}: exists and was not written by sharp; it is not replaced (choose another path)`],
+      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt', 'x.html')], `sharp: sharp view --export ${join(dir, 'file.txt', 'x.html')}: ${join(dir, 'file.txt')} is not a folder`],
     ];
     for (const [args, line] of cases) {
       const r = await sharp(args);

@@ -1,10 +1,11 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
 import type * as vl from 'vega-lite';
 import { listStepRecords, readStepRecord, type StepRecord } from '../credit/record.ts';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
-import { mkdirOut } from '../fs/out-dir.ts';
+import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
+import { readTextFile } from '../fs/read-file.ts';
 import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
 import { CHARTS, chartPoints, chartSpec, type Point } from '../train/metrics/plot.ts';
 import { builtScript } from '../view/build.ts';
@@ -95,7 +96,7 @@ function interactiveAblation(spec: vl.TopLevelSpec): Record<string, unknown> {
 /** An eval folder's headline metrics (metrics.json) and credit report (credit.json, `sharp eval --credit`). */
 function evalFacts(dir: string): [string, string][] {
   const facts: [string, string][] = [];
-  const read = (f: string): unknown => (existsSync(join(dir, f)) ? JSON.parse(readFileSync(join(dir, f), 'utf8')) : undefined);
+  const read = (f: string): unknown => (existsSync(join(dir, f)) ? JSON.parse(readTextFile(join(dir, f))) : undefined);
   const m = read('metrics.json') as { benchmark?: string; episodes?: number; metrics?: Record<string, number> } | undefined;
   if (m?.metrics) facts.push([`eval ${m.benchmark ?? ''} (${m.episodes ?? '?'} episodes)`.trim(), Object.entries(m.metrics).map(([k, v]) => `${k} ${f3(v)}`).join(', ')]);
   const c = read('credit.json') as { workerCalls?: number; helpful?: number; neutral?: number; harmful?: number } | undefined;
@@ -162,7 +163,7 @@ export function viewIndex(dir: string): ViewIndex {
     ...(skipped.length > 0 ? { skipped } : {}),
   };
   const ablationFile = join(dir, 'ablation.json');
-  if (existsSync(ablationFile)) index.ablation = ablationView(dir, JSON.parse(readFileSync(ablationFile, 'utf8')) as AblationFile);
+  if (existsSync(ablationFile)) index.ablation = ablationView(dir, JSON.parse(readTextFile(ablationFile)) as AblationFile);
   return index;
 }
 
@@ -184,8 +185,17 @@ export function viewBundle(dir: string): ViewBundle {
 
 export function checkRunDir(dir: string): void {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`${dir} is not a folder`);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    throw new Error(`cannot read ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'}: permission denied or unreadable)`);
+  }
   const known = ['metrics.jsonl', 'summary.json', 'ablation.json', 'trajectories', 'credit.log.jsonl'];
-  if (!known.some((f) => existsSync(join(dir, f)))) throw new Error(`${dir} is not a run folder (no metrics.jsonl, summary.json, trajectories/ or ablation.json)`);
+  if (known.some((f) => names.includes(f))) return;
+  // An eval folder holds predictions and metrics; its trajectories are recorded only with --credit.
+  if (names.includes('eval-setup.json')) throw new Error(`${dir} is an eval folder without recorded trajectories: run the eval with --credit to view its trajectories and credit (its metrics are in metrics.json and report.md)`);
+  throw new Error(`${dir} is not a run folder (no metrics.jsonl, summary.json, trajectories/ or ablation.json)`);
 }
 
 /** Writes one self-contained HTML file (script and data inlined) atomically; returns its size in bytes. */
@@ -212,13 +222,14 @@ export async function run(opts: ViewFlags): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`sharp view: --port ${port} is not a port number (0-65535)`);
   if (opts.export !== undefined) {
     if (existsSync(opts.export) && statSync(opts.export).isDirectory()) throw new UserError(`sharp view --export: ${opts.export} is a folder (give a file name, e.g. run.html)`);
-    mkdirOut(dirname(opts.export), 'sharp view --export:');
+    const file = claimOutFile(opts.export, { command: 'view', flag: 'sharp view --export', force: opts.force });
     let bytes: number;
     try {
-      bytes = exportView(opts.runDir, opts.export);
+      bytes = exportView(opts.runDir, file);
     } catch (err) {
       throw new UserError(`sharp view --export: ${(err as Error).message.split('\n')[0]}`);
     }
+    recordOutFile(file, 'view');
     process.stdout.write(`${opts.export} (${(bytes / 1024).toFixed(0)} KiB; opens without a server)\n`);
     return;
   }

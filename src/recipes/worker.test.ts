@@ -26,7 +26,8 @@ describe.skipIf(missingRedisClient() !== null)('workerOptions', () => {
       connectTimeoutS: 0.5,
     });
     expect(() => workerOptions({ redis: 'redis://h', connectTimeoutS: 0 })).toThrow(new UserError('worker --connect-timeout-s: 0 is not a number of seconds in (0, 86400]'));
-    expect(() => workerOptions({ redis: 'redis://h', concurrency: 0 })).toThrow(new UserError('worker --concurrency: 0 is not a positive integer'));
+    expect(() => workerOptions({ redis: 'redis://h', concurrency: 0 })).toThrow(new UserError('worker --concurrency: 0 is not an integer in 1..64 (jobs at once in one process: each holds its rollouts in memory)'));
+    expect(() => workerOptions({ redis: 'redis://h', concurrency: 1e9 })).toThrow(/^worker --concurrency: 1000000000 is not an integer in 1\.\.64 /);
     expect(() => workerOptions({ redis: 'redis://h', lockS: 0 })).toThrow(new UserError('worker --lock-s: 0 is not a positive number'));
     expect(() => workerOptions({ redis: 'redis://h/x' })).toThrow(new UserError("worker --redis: Redis URL 'redis://h/x': database 'x' is not a non-negative integer"));
   });

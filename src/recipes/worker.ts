@@ -17,6 +17,9 @@ import { configFrom, withRun } from './stages/run-setup.ts';
 const STOP_DEADLINE_MS = 10_000;
 
 /** The flags, checked before anything connects or loads tensors. */
+/** Most jobs one worker process runs at once: each decodes its group on the one model, so more only queues. */
+const MAX_CONCURRENCY = 64;
+
 export function checkWorkerFlags(o: WorkerFlags): WorkerFlags {
   const missing = missingRedisClient();
   if (missing) throw new UserError(`worker: ${missing}`);
@@ -25,7 +28,9 @@ export function checkWorkerFlags(o: WorkerFlags): WorkerFlags {
   } catch (err) {
     throw new UserError(`worker --redis: ${(err as Error).message}`);
   }
-  if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new UserError(`worker --concurrency: ${o.concurrency} is not a positive integer`);
+  if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY) {
+    throw new UserError(`worker --concurrency: ${o.concurrency} is not an integer in 1..${MAX_CONCURRENCY} (jobs at once in one process: each holds its rollouts in memory)`);
+  }
   if (!(o.lockS > 0)) throw new UserError(`worker --lock-s: ${o.lockS} is not a positive number`);
   if (!(o.connectTimeoutS > 0 && o.connectTimeoutS <= 86_400)) throw new UserError(`worker --connect-timeout-s: ${o.connectTimeoutS} is not a number of seconds in (0, 86400]`);
   return o;

@@ -101,14 +101,17 @@ export interface EpisodeProgressOptions {
   done: number;
   stream?: NodeJS.WriteStream | { isTTY?: boolean; write(s: string): boolean };
   label?: string;
+  /** What is counted (default 'episodes'). */
+  unit?: string;
 }
 
 export function createProgress(o: EpisodeProgressOptions): EpisodeProgress {
   const stream = o.stream ?? process.stderr;
   const label = o.label ?? 'eval';
+  const unit = o.unit ?? 'episodes';
   if (stream.isTTY === true) {
     const bar = new cliProgress.SingleBar(
-      { format: `${label} [{bar}] {value}/{total} episodes | {duration_formatted} elapsed | eta {eta_formatted}`, stream: stream as NodeJS.WriteStream, hideCursor: true },
+      { format: `${label} [{bar}] {value}/{total} ${unit} | {duration_formatted} elapsed | eta {eta_formatted}`, stream: stream as NodeJS.WriteStream, hideCursor: true },
       cliProgress.Presets.shades_classic,
     );
     bar.start(o.total, o.done);
@@ -116,11 +119,11 @@ export function createProgress(o: EpisodeProgressOptions): EpisodeProgress {
   }
   let done = o.done;
   const t0 = performance.now();
-  if (done > 0) stream.write(`${label}: resuming, ${done}/${o.total} episodes already predicted\n`);
+  if (done > 0) stream.write(`${label}: resuming, ${done}/${o.total} ${unit} already predicted\n`);
   return {
     tick(n) {
       done += n;
-      stream.write(`${label}: ${done}/${o.total} episodes (${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
+      stream.write(`${label}: ${done}/${o.total} ${unit} (${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
     },
     stop() {},
   };

@@ -51,7 +51,14 @@ export const RUN_CONFIG_FILE = 'config.yaml';
 export function assertRunDir(dir: string): string {
   if (!existsSync(dir)) throw new UserError(`--resume: run folder not found: ${dir}`);
   if (!statSync(dir).isDirectory()) throw new UserError(`--resume: ${dir} is not a folder`);
-  if (!existsSync(join(dir, RUN_CONFIG_FILE))) throw new UserError(`--resume: ${dir} is not a run folder (no ${RUN_CONFIG_FILE}; only folders made by a run can be resumed)`);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    // Not "not a run folder": the folder may well be one that this user may not read.
+    throw new UserError(`--resume: cannot read ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'}: permission denied or unreadable)`);
+  }
+  if (!names.includes(RUN_CONFIG_FILE)) throw new UserError(`--resume: ${dir} is not a run folder (no ${RUN_CONFIG_FILE}; only folders made by a run can be resumed)`);
   return dir;
 }
 

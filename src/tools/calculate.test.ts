@@ -37,6 +37,14 @@ describe('calculate tool', () => {
     expect(await calc('f(x) = x^2; f(3)')).toEqual({ ok: true, output: '9' });
   });
 
+  it('caps its own result (not only the engine): a long matrix text is cut with a note', async () => {
+    const r = await calc('ones(100, 100)');
+    expect(r.ok).toBe(true);
+    expect(r.output).toMatch(/^\[\[1, 1, 1,/);
+    expect(r.output).toMatch(/\n\[calculate result truncated at 4000 characters of \d+\]$/);
+    expect(r.output.length).toBeLessThan(4100);
+  });
+
   it('names the item with the smallest or largest value: argmin / argmax over label, value pairs', async () => {
     expect(await calc("argmin('Sousax Drufailk', 1950, 'Ymir Velm', 1962)")).toEqual({ ok: true, output: 'Sousax Drufailk' });
     expect(await calc("argmax('Sousax Drufailk', 1950, 'Ymir Velm', 1962, 'Ola', 1955)")).toEqual({ ok: true, output: 'Ymir Velm' });

@@ -16,6 +16,13 @@ export { calculate, formatNumber } from './calculate-core.ts';
 const MAX_EXPRESSION_CHARS = 500;
 
 /**
+ * Longest result returned: the element bound keeps a matrix to 10,000 numbers, yet their text (or a
+ * string built by repetition) can still run to megabytes; a calculator's answer worth reading is
+ * short, and the agent's context is not the place for the rest.
+ */
+const MAX_RESULT_CHARS = 4_000;
+
+/**
  * Hard wall-clock limit of one evaluation in the worker. Ordinary expressions take well under a
  * millisecond; the size guards bound what one function builds, the deadline bounds how many steps
  * an expression takes (`map` over 10,000 elements with a callback that builds 10,000 more).
@@ -52,7 +59,9 @@ export function createCalculate(opts: { timeoutMs?: number } = {}): Tool {
     if (expression.length > MAX_EXPRESSION_CHARS) {
       return { ok: false, output: `calculate error: expression longer than ${MAX_EXPRESSION_CHARS} characters` };
     }
-    return sharedHost().run({ expression }, timeoutMs, `calculate error: timeout: evaluation ran longer than ${timeoutMs} ms`);
+    const r = await sharedHost().run({ expression }, timeoutMs, `calculate error: timeout: evaluation ran longer than ${timeoutMs} ms`);
+    if (r.output.length <= MAX_RESULT_CHARS) return r;
+    return { ...r, output: `${r.output.slice(0, MAX_RESULT_CHARS)}\n[calculate result truncated at ${MAX_RESULT_CHARS} characters of ${r.output.length}]` };
   };
 }
 

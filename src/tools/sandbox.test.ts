@@ -37,6 +37,12 @@ describe('runInQuickJS', () => {
     expect(runInQuickJS(qjs, 'console.log("a"); [1, 2].map((x) => x * 3)', { ...opts, timeoutMs: 5000 })).toEqual({ ok: true, output: 'a\n[3,6]' });
   });
 
+  it('shows control characters as \\xNN: a NUL does not cut the output, escape sequences do not pass', () => {
+    const o = { ...opts, timeoutMs: 5000 };
+    expect(runInQuickJS(qjs, 'console.log("a\\u0000b"); "c\\u0000d"', o)).toEqual({ ok: true, output: 'a\\x00b\nc\\x00d' });
+    expect(runInQuickJS(qjs, 'console.log("\\u001b[2J\\u001b[31mred\\ttab")', o)).toEqual({ ok: true, output: '\\x1b[2J\\x1b[31mred\ttab' });
+  });
+
   it('a module trap after the deadline stopped the program is the timeout; before it, a sandbox failure', () => {
     const trapAfterDeadline = staged((rt, handler) => {
       while (!handler(rt)); // the deadline passes and the interrupt handler says stop

@@ -34,7 +34,9 @@ const MAX_STACK_BYTES = 256 * 1024;
  * Installs `console.{log,info,warn,error,debug}`, which format their arguments inside the VM (strings
  * as is, objects as JSON, other values with String: NaN, 12n, functions) and hand one line to the
  * host. Runs before the user's program and returns its formatter, which the host keeps to show the
- * last expression's value the same way (out of the program's reach).
+ * last expression's value the same way (out of the program's reach). Control characters other than
+ * newline and tab are shown as \xNN: a NUL would end the string at the host's C boundary (cutting
+ * the output short) and escape sequences would reach a terminal showing the transcript.
  */
 const PRELUDE = `(() => {
   const emit = globalThis.__emit;
@@ -44,9 +46,10 @@ const PRELUDE = `(() => {
     if (typeof v === 'object' && v !== null) { try { return JSON.stringify(v); } catch (e) { return String(v); } }
     return String(v);
   };
-  const log = (...args) => emit(args.map(fmt).join(' '));
+  const safe = (s) => s.replace(/[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]/g, (c) => '\\\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'));
+  const log = (...args) => emit(safe(args.map(fmt).join(' ')));
   globalThis.console = { log, info: log, warn: log, error: log, debug: log };
-  return fmt;
+  return (v) => safe(fmt(v));
 })();`;
 
 /**

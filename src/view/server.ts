@@ -1,4 +1,4 @@
-import { closeSync, createReadStream, fstatSync, openSync, realpathSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, realpathSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
@@ -125,7 +125,8 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
         // size sent is that of the file opened.
         let fd: number;
         try {
-          fd = openSync(file, 'r');
+          // O_NONBLOCK: a named pipe in the folder would otherwise block the event loop (every request) until a writer came.
+          fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
         } catch (err) {
           return text(...openFailure(err as NodeJS.ErrnoException));
         }

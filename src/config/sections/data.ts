@@ -4,11 +4,16 @@ import { z } from 'zod';
  * Most synthetic episodes of one kind. Generating one takes ~10 ms and ~8 KB of memory here, so
  * 100,000 is minutes and under 1 GB; more is a typo, not a plan.
  */
-const MAX_SYNTHETIC_EPISODES = 100_000;
+export const MAX_SYNTHETIC_EPISODES = 100_000;
 /** Most entities of one kind in a synthetic world (each fresh episode builds a world of this size). */
 const MAX_WORLD_ENTITIES = 10_000;
 const shapeWeight = (dflt: number, what: string) => z.number().min(0).max(1e6).default(dflt).describe(`Weight of ${what}.`);
-const worldCount = (dflt: number, what: string) => z.number().int().positive().max(MAX_WORLD_ENTITIES).default(dflt).describe(`${what} (at most ${MAX_WORLD_ENTITIES}).`);
+/**
+ * Most entities of one fresh world (worlds = fresh): held-out worlds draw names from a part of the
+ * name space that runs out near 8,000 people (src/data/synth/names.ts), so 5,000 leaves a margin.
+ */
+const MAX_FRESH_WORLD = 5_000;
+const worldCount = (dflt: number, what: string) => z.number().int().min(2).max(MAX_WORLD_ENTITIES).default(dflt).describe(`${what} (at most ${MAX_WORLD_ENTITIES}).`);
 
 /** Where training episodes come from. */
 export const dataSection = z
@@ -77,6 +82,13 @@ export const dataSection = z
         if (comparison + aggregation > 0 && s.compareItems.min + 1 > s.maxHops) {
           ctx.addIssue({ code: 'custom', path: ['compareItems'], message: `a comparison or aggregation of ${s.compareItems.min} items needs ${s.compareItems.min + 1} hops, above maxHops (${s.maxHops})` });
         }
+        // The world's own constraints (src/data/synth/world.ts validateSize), checked before any run folder exists.
+        const w = s.world;
+        if (w.cities < w.countries) ctx.addIssue({ code: 'custom', path: ['world', 'cities'], message: `cities (${w.cities}) must be >= countries (${w.countries}): every country has a capital` });
+        if (w.people < w.companies) ctx.addIssue({ code: 'custom', path: ['world', 'people'], message: `people (${w.people}) must be >= companies (${w.companies}): one founder each` });
+        if (w.people < w.cities) ctx.addIssue({ code: 'custom', path: ['world', 'people'], message: `people (${w.people}) must be >= cities (${w.cities}): mayors are distinct people` });
+        const total = w.people + w.companies + w.cities + w.countries;
+        if (s.worlds === 'fresh' && total > MAX_FRESH_WORLD) ctx.addIssue({ code: 'custom', path: ['world'], message: `a fresh world holds at most ${MAX_FRESH_WORLD} entities (names of held-out worlds run out), got ${total}` });
       })
       .prefault({})
       .describe('Synthetic multi-hop world (sharp data synth).'),

@@ -34,6 +34,7 @@ const loraSection = z
     targets: z
       .array(z.enum(LORA_TARGET_NAMES))
       .min(1)
+      .refine((xs) => new Set(xs).size === xs.length, 'each projection at most once')
       .default([...LORA_TARGET_NAMES])
       .describe('target_modules: the projections of every layer that get adapters (PEFT names).'),
   })
@@ -138,6 +139,7 @@ export const trainSection = z
             agents: z
               .array(z.enum(['multi', 'single']))
               .min(1)
+              .refine((xs) => new Set(xs).size === xs.length, 'each agent system at most once (a repeat would write its transcripts twice)')
               .default(['multi'])
               .describe('Agent systems the expert writes transcripts for: multi (planner + workers) and/or single (one agent with the tools), so one SFT model can start both multi-agent and single-agent RL.'),
           })

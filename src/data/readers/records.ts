@@ -1,7 +1,8 @@
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { z } from 'zod';
 import { parseJsonl } from '../../fs/jsonl.ts';
 import { streamJsonRecords } from './stream.ts';
+import { readTextFile } from '../../fs/read-file.ts';
 
 /**
  * Reading benchmark files record by record with the position of each record, so that a bad record
@@ -23,7 +24,13 @@ export interface RawRecord {
 /** The file's text, with a one-line error when it is missing. */
 export function readText(file: string): string {
   if (!existsSync(file)) throw new BenchmarkFormatError(`${file}: file not found`);
-  return readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  let text: string;
+  try {
+    text = readTextFile(file);
+  } catch (err) {
+    throw new BenchmarkFormatError(`${(err as Error).message.split('\n')[0]}`);
+  }
+  return text.replace(/^\uFEFF/, '');
 }
 
 /**

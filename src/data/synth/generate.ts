@@ -42,6 +42,8 @@ export interface SynthOptions {
   compareItems?: { min: number; max: number };
   /** Share of records with a planted wrong claim about one needed fact (misleading.ts; default 0). */
   misleadingRate?: number;
+  /** Called after each record with the count so far (a progress line for long runs). */
+  onRecord?: (done: number) => void;
 }
 
 /** What one record asks: its shape, hop count, and the chain kind or the item count. */
@@ -251,6 +253,7 @@ function generateFresh(opts: SynthOptions): SynthRecord[] {
     }
     if (!record) throw new Error(`synth: no ${planName(plan)} question in 20 fresh worlds of this size; use a larger world`);
     out.push(record);
+    opts.onRecord?.(out.length);
   }
   return out;
 }
@@ -287,6 +290,7 @@ function generateShared(opts: SynthOptions): SynthRecord[] {
     stale = 0;
     seen.add(id);
     out.push(maybePlant(v, opts, out.length, world, q, layoutRecord(world, neighbours, q, hopIdsOf(q, ids, true), rng, size)));
+    opts.onRecord?.(out.length);
   }
   return out;
 }

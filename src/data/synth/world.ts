@@ -71,6 +71,7 @@ function validateSize(size: WorldSize): void {
   }
   if (size.cities < size.countries) throw new Error(`synth: world size needs cities (${size.cities}) >= countries (${size.countries})`);
   if (size.people < size.companies) throw new Error(`synth: world size needs people (${size.people}) >= companies (${size.companies}), one founder each`);
+  if (size.people < size.cities) throw new Error(`synth: world size needs people (${size.people}) >= cities (${size.cities}), distinct mayors`);
 }
 
 /**

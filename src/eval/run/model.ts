@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { configSchema, type Config } from '../../config/schema.ts';
 import { UserError } from '../../errors.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
+import { ADAPTER_CONFIG } from '../../model/io/peft.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 
 /**
@@ -32,7 +33,10 @@ export function resolveModelDir(flag: string | undefined, cfg: Config, repoRoot:
   if (flag !== undefined && flag !== '') {
     const dir = resolve(cwd, flag);
     const miss = missingFile(dir);
-    if (miss) throw new UserError(`--model ${dir}: no ${miss} there (expected a Hugging Face checkpoint folder)`);
+    if (miss) {
+      const hint = miss === 'config.json' && existsSync(join(dir, ADAPTER_CONFIG)) ? `; it holds LoRA adapters: merge them into a whole model first (sharp export --merge --model ${dir} --out DIR)` : '';
+      throw new UserError(`--model ${dir}: no ${miss} there (expected a Hugging Face checkpoint folder)${hint}`);
+    }
     return { dir };
   }
   const dir = resolve(cwd, cfg.model.path);

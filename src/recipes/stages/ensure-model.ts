@@ -13,6 +13,7 @@ import { CHATML_TEMPLATE, fitBpe, writeTokenizerFiles } from '../../tokenizer/fi
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { UserError } from '../../errors.ts';
 import { publishDir } from '../../fs/publish-dir.ts';
+import { checkInitSize } from './model-size.ts';
 
 /**
  * The quickstart's model: when model.init.enabled and model.path has no
@@ -48,6 +49,7 @@ export async function ensureModel(model: Config['model'], seed: number, corpus: 
   if (i.hidden % i.heads !== 0) throw new UserError(`model.init.hidden (${i.hidden}) must be a multiple of model.init.heads (${i.heads})`);
   if (i.heads % i.kvHeads !== 0) throw new UserError(`model.init.heads (${i.heads}) must be a multiple of model.init.kvHeads (${i.kvHeads})`);
   if ((i.hidden / i.heads) % 2 !== 0) throw new UserError(`model.init.hidden / heads (${i.hidden / i.heads}) must be even for RoPE`);
+  checkInitSize(i, 'model.init');
 
   const { tokenizerJson, corpusTokens } = fitBpe(corpus(), i.vocab);
   const tmp = `${dir}.tmp-${process.pid}-${randomUUID()}`;

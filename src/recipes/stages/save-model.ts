@@ -1,12 +1,14 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { claimOutDir, publishOutDir } from '../../fs/output-guard.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
 
 /**
  * Saves a trained model as a complete HF folder (weights, config, and the tokenizer and generation
  * files of the folder it came from, so it loads alone) atomically: written under a temp name, then
- * renamed over `dir` (a crash leaves the old folder or none).
+ * moved into `dir` (a crash leaves the old files or none). `dir` must be new or an earlier save of
+ * `command`, and apart from `fromDir`; only the files saved are replaced (src/fs/output-guard.ts).
  */
 export const COMPANION_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja', 'generation_config.json'];
 
@@ -15,22 +17,20 @@ export function companionFiles(fromDir: string): string[] {
   return COMPANION_FILES.map((f) => join(resolve(fromDir), f)).filter((f) => existsSync(f));
 }
 
-export async function saveModelAtomic(model: CausalLM, dir: string, fromDir: string): Promise<string> {
-  const final = resolve(dir);
+/** The checks of saveModelAtomic, made before any training (one line, exit 2): returns the absolute folder. */
+export function checkModelOut(dir: string, fromDir: string, command = 'sft'): string {
+  return claimOutDir(dir, { command, flag: `${command}: model output`, inputs: [{ path: fromDir, what: 'model.path' }], forceable: false }).dir;
+}
+
+export async function saveModelAtomic(model: CausalLM, dir: string, fromDir: string, command = 'sft'): Promise<string> {
+  const final = checkModelOut(dir, fromDir, command);
   const tmp = join(dirname(final), `.${basename(final)}.tmp-${process.pid}`);
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
   try {
     await model.save(tmp);
     for (const f of companionFiles(fromDir)) await copyFile(f, join(tmp, basename(f)));
-    if (existsSync(final)) {
-      const old = join(dirname(final), `.${basename(final)}.old-${process.pid}`);
-      await rename(final, old);
-      await rename(tmp, final);
-      await rm(old, { recursive: true, force: true });
-    } else {
-      await rename(tmp, final);
-    }
+    publishOutDir(tmp, final, command);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });
     throw err;

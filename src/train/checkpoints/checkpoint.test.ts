@@ -121,7 +121,7 @@ describe('assertSameConfig: the one resume check', () => {
     const hash = configHash({ train: { lr: 1e-3, steps: 4 } });
     expect(() => assertSameConfig('/r/step-00000002', { configHash: configHash({ train: { steps: 4, lr: 1e-3 } }) }, hash)).not.toThrow();
     expect(() => assertSameConfig('/r/step-00000002', { configHash: configHash({ train: { lr: 2e-3, steps: 4 } }) }, hash)).toThrow(
-      new UserError('resume: /r/step-00000002 was written under another config (its config.yaml differs from this one); resume without --config, or start a new run'),
+      new UserError('resume: /r/step-00000002 was written under another config (its config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of the run (no --config, no --set), or start a new run'),
     );
   });
 });

@@ -82,7 +82,7 @@ export function configHash(config: unknown): string {
  */
 export function assertSameConfig(dir: string, state: Pick<TrainerState, 'configHash'>, hash: string): void {
   if (state.configHash !== hash) {
-    throw new UserError(`resume: ${dir} was written under another config (its config.yaml differs from this one); resume without --config, or start a new run`);
+    throw new UserError(`resume: ${dir} was written under another config (its config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of the run (no --config, no --set), or start a new run`);
   }
 }
 

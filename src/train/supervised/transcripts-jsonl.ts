@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseJsonl } from '../../fs/jsonl.ts';
 import type { Transcript } from '../../rollout/transcripts.ts';
+import { readTextFile } from '../../fs/read-file.ts';
 
 /**
  * Reads SFT transcripts: JSONL, one conversation per line, `{"messages": [{role, content, train}]}`
@@ -25,7 +25,7 @@ const lineSchema = z.strictObject({
 export function readTranscripts(file: string): Transcript[] {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readTextFile(file);
   } catch (err) {
     throw new Error(`${file}: cannot read transcripts (${String((err as Error).message).split('\n')[0]})`);
   }
