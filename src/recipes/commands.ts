@@ -138,6 +138,9 @@ export const evalFlags = {
   credit: { description: 'also run counterfactual credit and report it' },
   list: { description: 'list the benchmarks' },
   policy: { value: 'name', description: 'lm (checkpoint) or expert (scripted expert, no model)', choices: ['lm', 'expert'], default: 'lm' },
+  retrieval: { value: 'mode', description: "episode: search each question's own paragraphs; open: one BM25 index of every paragraph of the file (open-domain)", choices: ['episode', 'open'] },
+  index: { value: 'dir', description: 'search this BM25 index (sharp index build)' },
+  retriever: { value: 'url', description: 'search a Search-R1 retrieval server (its POST /retrieve URL)' },
   ...backendFlag,
 } as const;
 export type EvalFlags = OptionsOf<typeof evalFlags>;

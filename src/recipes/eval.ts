@@ -21,6 +21,7 @@ import type { Policy } from '../rollout/policy.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
 import type { EvalFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
+import { evalRetrieval } from './stages/eval-retrieval.ts';
 import { UserError } from '../errors.ts';
 
 /**
@@ -72,10 +73,10 @@ export async function run(opts: EvalFlags): Promise<void> {
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
   const out = mkdirOut(opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), '--out');
   const session = openSession(bench, data, limit, out);
-  const r = cfg.rollout;
+  const { rollout: r, setup: retrieval } = await evalRetrieval(opts, cfg.rollout, session.dataFile, out);
   // The weights' content, not only their path: a checkpoint replaced in place must not resume.
   const modelHash = policyName === 'lm' ? checkpointHashOf(model.dir) : 'scripted-expert';
-  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, modelHash, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
+  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, modelHash, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed, ...(retrieval ? { retrieval } : {}) };
   checkSetup(out, setup);
 
   const pending = session.pending();
@@ -131,7 +132,7 @@ export async function run(opts: EvalFlags): Promise<void> {
     }
   }
   const settings = { model: model.dir, agents, limit, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
-  const result = finishEvalSession(session, settings, extra);
+  const result = finishEvalSession(session, { ...settings, ...(retrieval ? { retrieval } : {}) }, extra, agents === 'direct' ? undefined : r.search.topK);
   const m = result.report.metrics;
   const numbers = Object.entries(m)
     .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(3)}`)
