@@ -10,8 +10,9 @@ import type { Hit } from './retriever.ts';
  *
  * one list per query, best first; with `return_scores` false (the server's default) each list holds
  * the bare documents. `topk` may be left out (the server's configured default, 3 in Search-R1).
- * Documents may carry more fields (pyserini's BM25 retriever adds title and text); only `contents`
- * is required, `id` is read when present.
+ * Documents are corpus rows `{id, contents}` (the dense retriever) or `{title, text, contents}`
+ * (the BM25 retriever over an index that stores its documents); only `contents` is required, `id`
+ * is read when present.
  */
 
 export interface RetrieveRequest {
@@ -43,9 +44,11 @@ export function parseRetrieveRequest(body: unknown, limits: RequestLimits = DEFA
   if (queries.length > limits.maxQueries) return `queries: ${queries.length} in one request, at most ${limits.maxQueries}`;
   const long = queries.findIndex((q) => q.length > limits.maxQueryChars);
   if (long >= 0) return `queries[${long}]: longer than ${limits.maxQueryChars} characters`;
-  if (topk !== undefined && topk !== null && !(Number.isInteger(topk) && (topk as number) >= 1 && (topk as number) <= limits.maxTopk)) return `topk: expected an integer 1..${limits.maxTopk}`;
+  // Search-R1 reads a missing, null or 0 topk as its configured default (`if not request.topk`).
+  const wanted = topk === undefined || topk === null || topk === 0 ? limits.defaultTopk : topk;
+  if (!(Number.isInteger(wanted) && (wanted as number) >= 1 && (wanted as number) <= limits.maxTopk)) return `topk: expected an integer 1..${limits.maxTopk}`;
   if (scores !== undefined && scores !== null && typeof scores !== 'boolean') return 'return_scores: expected true or false';
-  return { queries: queries as string[], topk: (topk as number | undefined | null) ?? limits.defaultTopk, returnScores: scores === true };
+  return { queries: queries as string[], topk: wanted as number, returnScores: scores === true };
 }
 
 /** A document as the protocol carries it. */

@@ -33,7 +33,8 @@ export function createCorpusSearch(retriever: Retriever, paragraphs: readonly Pa
       return idx === undefined ? [] : [idx];
     });
     if (hits.length === 0) return { ok: true, output: 'No paragraph matched the query.', retrievedIdx, retrievedIds };
-    const lines = hits.map((h) => formatHitLine(h.id, h.title, opts.snippet ? snippetOf(h.text, query, opts.snippet) : h.text, opts.maxChars));
+    // A server whose documents carry no id (Search-R1's BM25 retriever) gets its rank as the label, as Search-R1 shows "Doc 1".
+    const lines = hits.map((h, i) => formatHitLine(h.id || String(i + 1), h.title, opts.snippet ? snippetOf(h.text, query, opts.snippet) : h.text, opts.maxChars));
     return { ok: true, output: lines.join('\n'), retrievedIdx, retrievedIds };
   };
 }
