@@ -9,7 +9,7 @@ import type { IndexBuildFlags } from './commands.ts';
  * (tools/retrieval/build-index.ts; docs/retrieval.md), with a progress bar on a TTY.
  */
 
-const mib = (b: number): string => `${(b / (1 << 20)).toFixed(1)} MiB`;
+const mib = (b: number): string => (b < 1 << 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / (1 << 20)).toFixed(1)} MiB`);
 
 export async function run(opts: IndexBuildFlags): Promise<void> {
   let progress: ReturnType<typeof createByteProgress> | undefined;

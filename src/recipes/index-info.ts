@@ -4,7 +4,7 @@ import type { IndexInfoFlags } from './commands.ts';
 
 /** `sharp index info DIR`: what an index holds and how it was built (its manifest, checked by opening it). */
 
-const mib = (b: number): string => `${(b / (1 << 20)).toFixed(1)} MiB`;
+const mib = (b: number): string => (b < 1 << 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / (1 << 20)).toFixed(1)} MiB`);
 
 export function infoLines(dir: string): string[] {
   const m = requireManifest(dir);
