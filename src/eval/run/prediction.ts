@@ -61,7 +61,7 @@ export function predictionOf(traj: Trajectory, episode: Episode): Prediction {
 }
 
 /** Episode paragraph idx returned by any valid search of any agent, in first-retrieved order. */
-export function retrievedIdxOf(traj: Trajectory, episode: Episode): number[] {
+function retrievedIdxOf(traj: Trajectory, episode: Episode): number[] {
   const known = new Set(episode.paragraphs.map((p) => p.idx));
   const out = new Set<number>();
   for (const m of traj.messages) for (const c of m.toolCalls) if (c.name === 'search' && c.valid) for (const i of c.retrievedIdx ?? []) if (known.has(i)) out.add(i);

@@ -21,7 +21,7 @@ import { fileSha256, readCorpus, type CorpusKind } from './corpus.ts';
  * numbered "0", "1", ... in first-seen order (as tools/search.ts poolParagraphs numbers them).
  */
 
-export interface BuildProgress {
+interface BuildProgress {
   /** Corpus bytes read so far, of `totalBytes`. */
   bytes: number;
   totalBytes: number;
