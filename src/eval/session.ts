@@ -95,8 +95,8 @@ export interface EvalResult {
 /**
  * Writes the official predictions (+ gold subset) and the report. Where the benchmark has a ported
  * file evaluator, the printed metrics are computed from the written files, as the official script
- * would compute them. With `searchTopK`, `recall@<k>` of the supporting paragraphs (recall.ts) joins
- * them where the benchmark has gold support.
+ * would compute them. With `searchTopK`, `recall@<k>` of the supporting paragraphs (recall.ts) goes
+ * beside them (`retrieval` in metrics.json) where the benchmark has gold support.
  */
 export function finishEvalSession(s: EvalSession, settings: Record<string, string | number | boolean> = {}, extraMarkdown: readonly string[] = [], searchTopK?: number): EvalResult {
   const { preds, missing } = s.log.collect(s.episodes);
@@ -105,7 +105,7 @@ export function finishEvalSession(s: EvalSession, settings: Record<string, strin
   const report = buildReport(s.bench, s.dataFile, s.episodes, preds, settings);
   if (s.bench.scoreFiles && written.gold) report.metrics = s.bench.scoreFiles(written.gold, written.predictions);
   const recall = searchTopK === undefined ? null : supportRecall(preds, s.episodes);
-  if (recall !== null) report.metrics[`recall@${searchTopK}`] = Math.round(recall * 1000) / 1000;
+  if (recall !== null) report.retrieval = { [`recall@${searchTopK}`]: Math.round(recall * 1000) / 1000 };
   const files = writeReport(s.outDir, report, extraMarkdown);
   return { report, files: { ...written, ...files } };
 }

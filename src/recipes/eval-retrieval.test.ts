@@ -17,9 +17,11 @@ describe('sharp eval over a corpus', () => {
     const args = ['eval', '--bench', 'musique', '--data', QUESTIONS, '--policy', 'expert', '--limit', '4', '--out', out];
     const r = await sharp([...args, '--retrieval', 'open']);
     expect(r.code).toBe(0);
-    const report = JSON.parse(readFileSync(join(out, 'metrics.json'), 'utf8')) as { metrics: Record<string, number>; settings: Record<string, unknown> };
+    const report = JSON.parse(readFileSync(join(out, 'metrics.json'), 'utf8')) as { metrics: Record<string, number>; retrieval: Record<string, number>; settings: Record<string, unknown> };
     // The scripted expert follows the gold decomposition; every supporting paragraph is among its searches' top 2.
-    expect(report.metrics).toMatchObject({ answer_em: 1, 'recall@2': 1 });
+    expect(report.metrics).toMatchObject({ answer_em: 1 });
+    expect(report.retrieval).toEqual({ 'recall@2': 1 });
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('## Retrieval\n\n| metric | value |\n| --- | --- |\n| recall@2 | 1 |');
     expect(report.settings.retrieval).toBe('open');
     expect(JSON.parse(readFileSync(join(out, 'open-index', 'index.json'), 'utf8'))).toMatchObject({ passages: 800, corpus: { kind: 'paragraphs', records: 40 } });
     const again = await sharp(args);

@@ -140,6 +140,7 @@ export async function run(opts: EvalFlags): Promise<void> {
   process.stdout.write(
     `eval ${bench} (${agents}): ${session.episodes.length} episodes (${stats.ran} run now in ${stats.seconds.toFixed(1)} s, ${stats.steps} decoding calls, largest batch ${stats.maxBatch})\n` +
       `${numbers}\n` +
+      (result.report.retrieval ? `retrieval: ${Object.entries(result.report.retrieval).map(([k, v]) => `${k} ${v}`).join(', ')}\n` : '') +
       `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${credit ? `, ${join(out, 'credit.json')}` : ''}${pairsNote}\n`,
   );
 }
