@@ -10,6 +10,8 @@
  *    in-memory minisearch backend (tools/search.ts) on the same queries: each question, and for
  *    MuSiQue each gold sub-question (its #k references filled with the gold answers) against its one
  *    supporting paragraph.
+ * Latency and recall are also taken with `--max-term-share` (default 0.05) for the index: query
+ * words in more than that share of the passages left out (rollout.search.maxTermShare).
  *
  * npx tsx scripts/retrieval-bench.ts [--passages 100000] [--join 1] [--queries 1000] [--musique FILE] [--hotpot FILE]
  * Files given that do not exist are skipped with a line saying so.
@@ -41,6 +43,7 @@ const { values: args } = parseArgs({
     musique: { type: 'string', default: '../shared/data/musique/musique_ans_train_100.jsonl' },
     hotpot: { type: 'string', default: '../shared/data/hotpotqa/hotpot_dev_distractor_500.jsonl' },
     serve: { type: 'string' },
+    'max-term-share': { type: 'string', default: '0.05' },
   },
 });
 if (args.serve) {
@@ -56,6 +59,7 @@ const pct = (xs: number[], q: number): number => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 };
 const ms = (x: number): string => x.toFixed(2);
+const share = Number(args['max-term-share']);
 
 /** A generated corpus of `n` passages, written in pieces of 500 records (never all in memory), and sub-questions to query it with. */
 function generatedCorpus(n: number, per: number, nQueries: number): { file: string; queries: string[]; chars: number } {
@@ -98,16 +102,23 @@ async function serveIndex(dir: string): Promise<{ url: string; stop: () => Promi
   return { url, stop: () => new Promise((r) => (child.on('close', () => r()), child.kill('SIGTERM'))) };
 }
 
-async function latency(indexDir: string, queries: string[]): Promise<void> {
-  const index = new Bm25Index(indexDir);
+/** Per-query milliseconds of `queries` against the index opened in-process. */
+function inProcess(indexDir: string, queries: string[], maxTermShare: number): number[] {
+  const index = new Bm25Index(indexDir, { maxTermShare });
   for (const q of queries.slice(0, 50)) index.searchOne(q, 5); // page cache warm, as a running server's is
-  const local: number[] = [];
+  const out: number[] = [];
   for (const q of queries) {
     const t0 = performance.now();
     index.searchOne(q, 5);
-    local.push(performance.now() - t0);
+    out.push(performance.now() - t0);
   }
   index.close();
+  return out;
+}
+
+async function latency(indexDir: string, queries: string[]): Promise<void> {
+  const local = inProcess(indexDir, queries, 1);
+  const pruned = inProcess(indexDir, queries, share);
   const server = await serveIndex(indexDir);
   const remote = new RemoteRetriever({ url: server.url, timeoutMs: 10_000, retries: 0 });
   for (const q of queries.slice(0, 50)) await remote.search([q], 5);
@@ -119,6 +130,7 @@ async function latency(indexDir: string, queries: string[]): Promise<void> {
   }
   await server.stop();
   console.log(`| in-process (Bm25Index) | ${queries.length} | ${ms(pct(local, 0.5))} | ${ms(pct(local, 0.99))} |`);
+  console.log(`| in-process, maxTermShare ${share} | ${queries.length} | ${ms(pct(pruned, 0.5))} | ${ms(pct(pruned, 0.99))} |`);
   console.log(`| sharp serve retrieval (HTTP, loopback) | ${queries.length} | ${ms(pct(http, 0.5))} | ${ms(pct(http, 0.99))} |`);
 }
 
@@ -151,17 +163,20 @@ async function recall(name: string, file: string, episodes: Episode[]): Promise<
   const dir = join(work, `${name}-index`);
   const m = await buildIndex({ corpus: file, out: dir });
   const index = new Bm25Index(dir);
+  const pruned = new Bm25Index(dir, { maxTermShare: share });
   const pooled = poolParagraphs(episodes);
   const mini = createSearch(pooled.paragraphs, { topK: 5, maxChars: 100_000 });
   const viaIndex = (q: string): Promise<string[]> => Promise.resolve(index.searchOne(q, 5).map(passageKey));
+  const viaPruned = (q: string): Promise<string[]> => Promise.resolve(pruned.searchOne(q, 5).map(passageKey));
   const viaMini = async (q: string): Promise<string[]> => ((await mini(q)).retrievedIdx ?? []).map((i) => passageKey(pooled.paragraphs[i] as Episode['paragraphs'][number]));
   const row = async (what: string, qs: Query[]): Promise<void> => {
     if (qs.length === 0) return;
-    console.log(`| ${name} | ${m.passages} | ${what} | ${qs.length} | ${(await recallOf(viaIndex, qs)).toFixed(3)} | ${(await recallOf(viaMini, qs)).toFixed(3)} |`);
+    console.log(`| ${name} | ${m.passages} | ${what} | ${qs.length} | ${(await recallOf(viaIndex, qs)).toFixed(3)} | ${(await recallOf(viaPruned, qs)).toFixed(3)} | ${(await recallOf(viaMini, qs)).toFixed(3)} |`);
   };
   await row('question', questions);
   await row('gold sub-question', hops);
   index.close();
+  pruned.close();
 }
 
 try {
@@ -177,7 +192,7 @@ try {
   console.log(`| ${m.passages} | ${(statSync(gen.file).size / 2 ** 20).toFixed(1)} | ${seconds.toFixed(1)} | ${Math.round(m.passages / seconds)} | ${(statSync(join(dir, DB_FILE)).size / 2 ** 20).toFixed(1)} |`);
   console.log('\n| path | queries | p50 ms | p99 ms |\n| --- | --- | --- | --- |');
   await latency(dir, gen.queries);
-  console.log('\n| pool | passages | queries | n | recall@5 FTS5 index | recall@5 minisearch (episode backend) |\n| --- | --- | --- | --- | --- | --- |');
+  console.log(`\n| pool | passages | queries | n | recall@5 FTS5 index | recall@5 FTS5, maxTermShare ${share} | recall@5 minisearch (episode backend) |\n| --- | --- | --- | --- | --- | --- | --- |`);
   const musique = resolve(args.musique);
   if (existsSync(musique)) await recall('MuSiQue', musique, readMusique(musique));
   else console.log(`(skipped: ${musique} not found)`);

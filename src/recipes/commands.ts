@@ -266,6 +266,7 @@ const serveRetrievalFlags = {
   index: { value: 'dir', description: 'index folder (sharp index build)', required: true },
   host: { value: 'host', description: 'address to bind (127.0.0.1: this machine only)', default: '127.0.0.1' },
   port: { value: 'n', type: 'int', description: 'port (0 = any free one)', default: 8000 },
+  maxTermShare: { value: 'p', type: 'number', description: 'leave out query words found in more than this share of the passages (1 = exact BM25; see docs/retrieval.md)', default: 1 },
 } as const;
 export type ServeRetrievalFlags = OptionsOf<typeof serveRetrievalFlags>;
 

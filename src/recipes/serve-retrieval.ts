@@ -6,13 +6,13 @@ import { isLoopback } from '../view/server.ts';
 import type { ServeRetrievalFlags } from './commands.ts';
 
 /**
- * `sharp serve retrieval --index DIR [--host H] [--port N]`: the index behind Search-R1's
+ * `sharp serve retrieval --index DIR [--host H] [--port N] [--max-term-share P]`: the index behind Search-R1's
  * `POST /retrieve` (tools/retrieval/server.ts), so `sharp worker` processes on other hosts search one
  * index with `rollout.search.backend: remote`. Loopback only unless --host says otherwise; the server
  * has no authentication. Runs until SIGINT or SIGTERM.
  */
 export async function run(opts: ServeRetrievalFlags): Promise<void> {
-  const index = new Bm25Index(opts.index);
+  const index = new Bm25Index(opts.index, { maxTermShare: opts.maxTermShare });
   const server = createRetrievalServer(index, { health: { passages: index.manifest.passages, index: index.dir } });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new UserError(`serve retrieval: cannot listen on ${opts.host}:${opts.port} (${err.code ?? err.message})`)));

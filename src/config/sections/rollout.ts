@@ -51,6 +51,12 @@ export const rolloutSection = z
         url: z.string().default('').describe('POST /retrieve URL of the remote backend, e.g. http://127.0.0.1:8000/retrieve (Search-R1 protocol; sharp serve retrieval).'),
         timeoutMs: z.number().int().positive().default(10_000).describe('remote: milliseconds one request may take before it counts as failed.'),
         retries: z.number().int().min(0).max(5).default(2).describe('remote: retries of a request that failed, timed out or got a 5xx, before the search returns an error to the agent.'),
+        maxTermShare: z
+          .number()
+          .gt(0)
+          .max(1)
+          .default(1)
+          .describe('index: leave out of a query the words found in more than this share of the passages, when it has rarer ones (1 = exact BM25; 0.05 makes queries with common words over large corpora many times faster, docs/retrieval.md).'),
       })
       .prefault({}),
     code: z

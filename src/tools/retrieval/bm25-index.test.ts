@@ -57,6 +57,23 @@ describe('Bm25Index scores (FTS5 bm25(), negated)', () => {
     expect(index.searchOne('the', 5)).toEqual([]);
   });
 
+  it('with maxTermShare, leaves the common words out of a query that has rarer ones', () => {
+    // Share 0.2 of 6 passages: words in more than 1 passage (dog, cat: 2 each) are left out; bird (1) stays,
+    // so Beta scores bird alone: 1.201018 (above), where exact BM25 adds dog (tf 2) and ranks Alpha and Delta too.
+    const pruned = new Bm25Index(index.dir, { maxTermShare: 0.2 });
+    expect(pruned.searchOne('dog cat bird', 5)).toEqual([{ id: 'p1', title: 'Beta', text: 'dog dog bird', score: expect.closeTo(1.201018, 5) }]);
+    // Exact: Beta 1.201018 + dog (tf 2, D 4) 0.587787 * 4.4 / 3.38 = 1.966; Alpha cat + dog 2 * 0.612858 = 1.226; Delta cat 0.873737.
+    expect(index.searchOne('dog cat bird', 5).map((h) => [h.id, h.score])).toEqual([
+      ['p1', expect.closeTo(1.966188, 5)],
+      ['p0', expect.closeTo(1.225716, 5)],
+      ['p3', expect.closeTo(0.873737, 5)],
+    ]);
+    // Only common words: all of them stay (exact).
+    expect(pruned.searchOne('dog cat', 5)).toEqual(index.searchOne('dog cat', 5));
+    pruned.close();
+    expect(() => new Bm25Index(index.dir, { maxTermShare: 0 })).toThrow('maxTermShare must be in (0, 1], got 0');
+  });
+
   it('returns the passage as stored: id, title and text of the contents', () => {
     expect(index.searchOne('rock', 1)).toEqual([{ id: 'p5', title: 'Zeta', text: 'rock tree', score: expect.any(Number) }]);
   });

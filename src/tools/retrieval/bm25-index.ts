@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { UserError } from '../../errors.ts';
 import type { CorpusKind } from './corpus.ts';
-import { ftsMatch } from './fts-query.ts';
+import { matchOf, queryTerms } from './fts-query.ts';
 import type { Hit, Retriever } from './retriever.ts';
 
 /**
@@ -68,6 +68,16 @@ export function indexBytes(dir: string): number {
   return statSync(join(dir, DB_FILE)).size + statSync(join(dir, MANIFEST_FILE)).size;
 }
 
+export interface IndexOptions {
+  /**
+   * Words of a query found in more than this share of the passages are left out of it when the
+   * query has rarer words (1 = never: exact BM25). FTS5 scores every passage holding any query
+   * word, so a query's time grows with its commonest word (docs/retrieval.md); such a word adds
+   * little to a score (idf ln((1 - p) / p) at share p) but many passages to score.
+   */
+  maxTermShare?: number;
+}
+
 /** A BM25 index opened read-only; several processes may open one index at once. */
 export class Bm25Index implements Retriever {
   readonly name: string;
@@ -75,22 +85,40 @@ export class Bm25Index implements Retriever {
   private readonly db: Database.Database;
   private readonly match: Database.Statement<[string, number], { rowid: number; rank: number }>;
   private readonly passage: Database.Statement<[number], { id: string; title: string; text: string }>;
+  private readonly countUpTo: Database.Statement<[string, number], { n: number }>;
+  private readonly maxTermShare: number;
 
-  constructor(readonly dir: string) {
+  constructor(
+    readonly dir: string,
+    opts: IndexOptions = {},
+  ) {
+    this.maxTermShare = opts.maxTermShare ?? 1;
+    if (!(this.maxTermShare > 0 && this.maxTermShare <= 1)) throw new UserError(`index ${dir}: maxTermShare must be in (0, 1], got ${this.maxTermShare}`);
     this.manifest = requireManifest(dir);
     this.name = `index ${dir}`;
     try {
       this.db = new Database(join(dir, DB_FILE), { readonly: true, fileMustExist: true });
       this.match = this.db.prepare('SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?');
       this.passage = this.db.prepare('SELECT id, title, text FROM passages WHERE rowid = ?');
+      // Stops at the cap: counting a common word costs the cap, not its whole posting list.
+      this.countUpTo = this.db.prepare('SELECT count(*) AS n FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)');
     } catch (err) {
       throw new UserError(`index ${dir}: cannot open ${DB_FILE} (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
     }
   }
 
+  /** The words of `query` searched for: all of them, or without the common ones (maxTermShare). */
+  private termsOf(query: string): string[] {
+    const terms = queryTerms(query);
+    if (this.maxTermShare >= 1 || terms.length < 2) return terms;
+    const cap = Math.max(1, Math.floor(this.maxTermShare * this.manifest.passages));
+    const rare = terms.filter((t) => (this.countUpTo.get(`"${t}"`, cap + 1)?.n ?? 0) <= cap);
+    return rare.length > 0 ? rare : terms;
+  }
+
   /** The top `k` passages of one query, best first (no word in the query: none). */
   searchOne(query: string, k: number): Hit[] {
-    const expr = ftsMatch(query);
+    const expr = matchOf(this.termsOf(query));
     if (expr === null || k <= 0) return [];
     return this.match.all(expr, k).map(({ rowid, rank }) => {
       const p = this.passage.get(rowid);

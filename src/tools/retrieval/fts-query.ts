@@ -23,6 +23,10 @@ export function queryTerms(query: string): string[] {
 
 /** The MATCH expression of `query`, or null when it has no word at all. */
 export function ftsMatch(query: string): string | null {
-  const terms = queryTerms(query);
+  return matchOf(queryTerms(query));
+}
+
+/** The MATCH expression of words (queryTerms' output): each quoted, joined by OR; null for none. */
+export function matchOf(terms: readonly string[]): string | null {
   return terms.length === 0 ? null : terms.map((t) => `"${t}"`).join(' OR ');
 }

@@ -14,7 +14,7 @@ type SearchConfig = Config['rollout']['search'];
 const opened = new Map<string, Retriever>();
 
 function keyOf(s: SearchConfig): string | null {
-  if (s.backend === 'index') return `index\u0000${resolve(s.index)}`;
+  if (s.backend === 'index') return `index\u0000${resolve(s.index)}\u0000${s.maxTermShare}`;
   if (s.backend === 'remote') return `remote\u0000${s.url}\u0000${s.timeoutMs}\u0000${s.retries}`;
   return null;
 }
@@ -26,7 +26,7 @@ export function retrieverFor(s: SearchConfig): Retriever | null {
   if (!r) {
     if (s.backend === 'index') {
       if (s.index === '') throw new UserError("rollout.search.index: required when rollout.search.backend is 'index'");
-      r = new Bm25Index(s.index);
+      r = new Bm25Index(s.index, { maxTermShare: s.maxTermShare });
     } else {
       if (s.url === '') throw new UserError("rollout.search.url: required when rollout.search.backend is 'remote'");
       try {
