@@ -74,10 +74,12 @@ describe('buildProgram', () => {
     const { buildProgram } = await import('./main.ts');
     const program = buildProgram();
     const names = (c: Command) => c.commands.map((s) => s.name());
-    expect(names(program)).toEqual(['train', 'ablate', 'sft', 'dpo', 'eval', 'audit', 'config', 'doctor', 'generate', 'export', 'init-model', 'data', 'rollout', 'worker', 'plot', 'view']);
+    expect(names(program)).toEqual(['train', 'ablate', 'sft', 'dpo', 'eval', 'audit', 'config', 'doctor', 'generate', 'export', 'init-model', 'data', 'rollout', 'worker', 'index', 'serve', 'plot', 'view']);
     const sub = (name: string) => program.commands.find((c) => c.name() === name) as Command;
     expect(names(sub('data'))).toEqual(['synth', 'expert']);
     expect(names(sub('config'))).toEqual(['schema']);
+    expect(names(sub('index'))).toEqual(['build', 'info']);
+    expect(names(sub('serve'))).toEqual(['retrieval']);
     expect(sub('generate').options.map((o) => o.flags)).toContain('--max-new-tokens <n>');
     expect(sub('view').registeredArguments.map((a) => a.name())).toEqual(['runDir']);
   });

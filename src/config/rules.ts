@@ -22,6 +22,15 @@ function redisUrlProblem(url: string): string | null {
 }
 
 const configRules: ConfigRule[] = [
+  {
+    name: 'search-backend-source',
+    check: (c) => {
+      const s = c.rollout.search;
+      if (s.backend === 'index' && s.index === '') return "rollout.search.index: required when rollout.search.backend is 'index'";
+      if (s.backend === 'remote' && !/^https?:\/\/./.test(s.url)) return `rollout.search.url: an http(s) URL is required when rollout.search.backend is 'remote' (got '${s.url}')`;
+      return null;
+    },
+  },
   { name: 'distributed-redis-url', check: (c) => redisUrlProblem(c.rollout.distributed.redis) },
   {
     name: 'distributed-credit',

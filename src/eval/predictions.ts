@@ -32,6 +32,7 @@ const logLineSchema = z.object({
   answer: z.string(),
   supportIdx: z.array(z.number().int()),
   answerable: z.boolean(),
+  retrievedIdx: z.array(z.number().int()).optional(),
   trace: z.string().optional(),
 });
 

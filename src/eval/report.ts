@@ -19,6 +19,8 @@ export interface EvalReport {
   metrics: Record<string, number>;
   /** The headline metric's key in `metrics`. */
   headline: string;
+  /** Retrieval metrics beside the official ones (`recall@k` of the supporting paragraphs, recall.ts), where the benchmark has gold support. */
+  retrieval?: Record<string, number>;
   breakdown: Breakdown;
   /** Run settings worth keeping beside the numbers (model, agents, limit, seed). */
   settings: Record<string, string | number | boolean>;
@@ -46,6 +48,10 @@ export function renderMarkdown(r: EvalReport, extra: readonly string[] = []): st
   for (const [k, v] of Object.entries(r.settings)) out.push(`- ${k}: ${String(v)}`);
   out.push('', '## Official metrics', '', '| metric | value |', '| --- | --- |');
   for (const [k, v] of Object.entries(r.metrics)) out.push(`| ${k === r.headline ? `**${k}**` : k} | ${fmt(v)} |`);
+  if (r.retrieval) {
+    out.push('', '## Retrieval', '', '| metric | value |', '| --- | --- |');
+    for (const [k, v] of Object.entries(r.retrieval)) out.push(`| ${k} | ${fmt(v)} |`);
+  }
   for (const [dim, rows] of Object.entries(r.breakdown)) {
     const keys = [...new Set(rows.flatMap((row) => Object.keys(row.means)))];
     out.push('', `## By ${dim.replace(/_/g, ' ')}`, '', `| ${dim} | n | ${keys.join(' | ')} |`, `| --- | --- |${keys.map(() => ' --- |').join('')}`);

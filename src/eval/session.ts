@@ -4,6 +4,7 @@ import type { Episode } from '../data/episode.ts';
 import { BenchmarkFormatError } from '../data/readers/records.ts';
 import { getBenchmark } from './benchmarks.ts';
 import { PredictionLog, episodeKeys, writeOfficialPredictions } from './predictions.ts';
+import { supportRecall } from './recall.ts';
 import { buildReport, writeReport, type EvalReport } from './report.ts';
 import type { Benchmark, Prediction } from './types.ts';
 
@@ -94,14 +95,17 @@ export interface EvalResult {
 /**
  * Writes the official predictions (+ gold subset) and the report. Where the benchmark has a ported
  * file evaluator, the printed metrics are computed from the written files, as the official script
- * would compute them.
+ * would compute them. With `searchTopK`, `recall@<k>` of the supporting paragraphs (recall.ts) goes
+ * beside them (`retrieval` in metrics.json) where the benchmark has gold support.
  */
-export function finishEvalSession(s: EvalSession, settings: Record<string, string | number | boolean> = {}, extraMarkdown: readonly string[] = []): EvalResult {
+export function finishEvalSession(s: EvalSession, settings: Record<string, string | number | boolean> = {}, extraMarkdown: readonly string[] = [], searchTopK?: number): EvalResult {
   const { preds, missing } = s.log.collect(s.episodes);
   if (missing.length > 0) throw new Error(`eval: ${missing.length} episode(s) have no prediction yet (first: ${missing[0]})`);
   const written = writeOfficialPredictions(s.bench, s.outDir, s.episodes, preds, s.dataFile);
   const report = buildReport(s.bench, s.dataFile, s.episodes, preds, settings);
   if (s.bench.scoreFiles && written.gold) report.metrics = s.bench.scoreFiles(written.gold, written.predictions);
+  const recall = searchTopK === undefined ? null : supportRecall(preds, s.episodes);
+  if (recall !== null) report.retrieval = { [`recall@${searchTopK}`]: Math.round(recall * 1000) / 1000 };
   const files = writeReport(s.outDir, report, extraMarkdown);
   return { report, files: { ...written, ...files } };
 }

@@ -16,6 +16,11 @@ export interface Prediction {
   supportIdx: number[];
   /** False when the system judged the question unanswerable (MuSiQue full). */
   answerable: boolean;
+  /**
+   * Paragraph idx of the episode that any search of the trajectory returned, in first-retrieved
+   * order (recall of the supporting paragraphs, recall.ts); absent in logs of older runs.
+   */
+  retrievedIdx?: number[];
   /** Free-text reasoning trace (GAIA submissions carry one). */
   trace?: string;
 }

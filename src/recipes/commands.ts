@@ -143,6 +143,9 @@ export const evalFlags = {
   credit: { description: 'also run counterfactual credit and report it' },
   list: { description: 'list the benchmarks' },
   policy: { value: 'name', description: 'lm (checkpoint) or expert (scripted expert, no model)', choices: ['lm', 'expert'], default: 'lm' },
+  retrieval: { value: 'mode', description: "episode: search each question's own paragraphs; open: one BM25 index of every paragraph of the file (open-domain)", choices: ['episode', 'open'] },
+  index: { value: 'dir', description: 'search this BM25 index (sharp index build)' },
+  retriever: { value: 'url', description: 'search a Search-R1 retrieval server (its POST /retrieve URL)' },
   ...backendFlag,
 } as const;
 export type EvalFlags = OptionsOf<typeof evalFlags>;
@@ -270,6 +273,25 @@ const viewFlags = {
 } as const;
 export type ViewFlags = OptionsOf<typeof viewFlags>;
 
+const indexBuildFlags = {
+  corpus: { value: 'file', description: 'corpus: Search-R1 JSONL {id, contents}, or a MuSiQue / HotpotQA / 2Wiki file (its paragraphs, pooled)', required: true },
+  out: { value: 'dir', description: 'index folder (created; replaced only when it holds an index)', required: true },
+} as const;
+export type IndexBuildFlags = OptionsOf<typeof indexBuildFlags>;
+
+const indexInfoFlags = {
+  dir: { positional: true, description: 'index folder' },
+} as const;
+export type IndexInfoFlags = OptionsOf<typeof indexInfoFlags>;
+
+const serveRetrievalFlags = {
+  index: { value: 'dir', description: 'index folder (sharp index build)', required: true },
+  host: { value: 'host', description: 'address to bind (127.0.0.1: this machine only)', default: '127.0.0.1' },
+  port: { value: 'n', type: 'int', description: 'port (0 = any free one)', default: 8000 },
+  maxTermShare: { value: 'p', type: 'number', description: 'leave out query words found in more than this share of the passages (1 = exact BM25; see docs/retrieval.md)', default: 1 },
+} as const;
+export type ServeRetrievalFlags = OptionsOf<typeof serveRetrievalFlags>;
+
 /** The commands in the order `sharp --help` lists them. */
 export const COMMANDS: readonly CommandSpec[] = [
   command({ name: 'train', description: 'SHARP-GRPO training (rollouts -> credit -> advantages -> update)', flags: trainFlags, load: async () => (await import('./train.ts')).run }),
@@ -313,6 +335,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     description: 'serve the rollout and replay jobs of distributed training runs (rollout.distributed)',
     flags: workerFlags,
     load: async () => (await import('./worker.ts')).run,
+  }),
+  { name: 'index', description: 'on-disk BM25 indexes of a corpus for the search tool', flags: {} },
+  command({ name: 'index build', description: 'build a BM25 index (SQLite FTS5) of a corpus file', flags: indexBuildFlags, load: async () => (await import('./index-build.ts')).run }),
+  command({ name: 'index info', description: 'passages, size, tokenizer, BM25 k1/b and corpus checksum of an index', flags: indexInfoFlags, load: async () => (await import('./index-info.ts')).run }),
+  { name: 'serve', description: 'servers for other processes', flags: {} },
+  command({
+    name: 'serve retrieval',
+    description: "an index behind Search-R1's POST /retrieve protocol (rollout.search.backend remote)",
+    flags: serveRetrievalFlags,
+    load: async () => (await import('./serve-retrieval.ts')).run,
   }),
   command({ name: 'plot', description: 'render reward / accuracy / credit curves of a run to PNG', flags: plotFlags, load: async () => (await import('./plot.ts')).run }),
   command({

@@ -22,6 +22,7 @@ import type { Policy } from '../rollout/policy.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
 import type { EvalFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
+import { evalRetrieval } from './stages/eval-retrieval.ts';
 import { UserError } from '../errors.ts';
 
 /**
@@ -86,10 +87,10 @@ export async function run(opts: EvalFlags): Promise<void> {
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
   const out = evalOutDir(opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), policyName === 'lm' ? [{ path: model.dir, what: '--model' }] : []);
   const session = openSession(bench, data, limit, out);
-  const r = cfg.rollout;
+  const { rollout: r, setup: retrieval } = await evalRetrieval(opts, cfg.rollout, session.dataFile, out);
   // The weights' content, not only their path: a checkpoint replaced in place must not resume.
   const modelHash = policyName === 'lm' ? checkpointHashOf(model.dir) : 'scripted-expert';
-  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, modelHash, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
+  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, modelHash, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed, ...(retrieval ? { retrieval } : {}) };
   checkSetup(out, setup);
 
   const pending = session.pending();
@@ -145,7 +146,7 @@ export async function run(opts: EvalFlags): Promise<void> {
     }
   }
   const settings = { model: model.dir, agents, limit, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
-  const result = finishEvalSession(session, settings, extra);
+  const result = finishEvalSession(session, { ...settings, ...(retrieval ? { retrieval } : {}) }, extra, agents === 'direct' ? undefined : r.search.topK);
   const m = result.report.metrics;
   const numbers = Object.entries(m)
     .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(3)}`)
@@ -153,6 +154,7 @@ export async function run(opts: EvalFlags): Promise<void> {
   process.stdout.write(
     `eval ${bench} (${agents}): ${session.episodes.length} episodes (${stats.ran} run now in ${stats.seconds.toFixed(1)} s, ${stats.steps} decoding calls, largest batch ${stats.maxBatch})\n` +
       `${numbers}\n` +
+      (result.report.retrieval ? `retrieval: ${Object.entries(result.report.retrieval).map(([k, v]) => `${k} ${v}`).join(', ')}\n` : '') +
       `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${credit ? `, ${join(out, 'credit.json')}` : ''}${pairsNote}\n`,
   );
 }

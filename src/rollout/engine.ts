@@ -214,6 +214,7 @@ class TrajectoryRun {
           call.valid = out.ok;
           if (!out.ok) call.error = out.output;
           if (out.retrievedIdx) call.retrievedIdx = [...out.retrievedIdx];
+          if (out.retrievedIds) call.retrievedIds = [...out.retrievedIds];
           if (out.workerAgent !== undefined) call.workerAgent = out.workerAgent;
           if (out.masked) call.masked = true;
           stopped ??= out.stop;

@@ -18,6 +18,7 @@ const toolCallSchema = z.strictObject({
   error: z.string().optional(),
   result: z.string().optional(),
   retrievedIdx: z.array(z.number().int()).optional(),
+  retrievedIds: z.array(z.string()).optional(),
   workerAgent: z.number().int().nonnegative().optional(),
   masked: z.boolean().optional(),
 });

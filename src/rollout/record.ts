@@ -72,7 +72,10 @@ export class TrajectoryBuilder {
 }
 
 function copyCall(c: ToolCall): ToolCall {
-  return c.retrievedIdx ? { ...c, retrievedIdx: [...c.retrievedIdx] } : { ...c };
+  const out = { ...c };
+  if (c.retrievedIdx) out.retrievedIdx = [...c.retrievedIdx];
+  if (c.retrievedIds) out.retrievedIds = [...c.retrievedIds];
+  return out;
 }
 
 /** Assistant messages of one agent, in order (its turns). */

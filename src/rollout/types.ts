@@ -27,6 +27,8 @@ export interface ToolCall {
   result?: string;
   /** `search` only: paragraph idx values returned, in rank order. */
   retrievedIdx?: number[];
+  /** `search` over a corpus (index, remote backends) only: the corpus ids returned, in rank order. */
+  retrievedIds?: string[];
   /** `delegate` only: index into Trajectory.agents of the worker this call spawned. */
   workerAgent?: number;
   /** `delegate` only, replays only: the report was replaced by the placeholder (no worker ran). */

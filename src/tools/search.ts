@@ -29,7 +29,7 @@ export interface SearchOptions {
 }
 
 /** Longest query accepted; longer text is not a search query but a paste. */
-const MAX_QUERY_CHARS = 1000;
+export const MAX_QUERY_CHARS = 1000;
 
 interface IndexedParagraph {
   id: number;
@@ -63,9 +63,14 @@ function indexFor(paragraphs: readonly Paragraph[]): MiniSearch<IndexedParagraph
 
 /** One hit as the agent reads it: `[idx] Title: text`, text cut to maxChars, newlines flattened. */
 export function formatHit(p: Paragraph, maxChars: number): string {
-  const flat = p.text.replace(/\s+/g, ' ').trim();
+  return formatHitLine(p.idx, p.title, p.text, maxChars);
+}
+
+/** The line of formatHit for any label: a corpus passage shows its corpus id (tools/retrieval/search-tool.ts). */
+export function formatHitLine(label: string | number, title: string, body: string, maxChars: number): string {
+  const flat = body.replace(/\s+/g, ' ').trim();
   const text = flat.length > maxChars ? `${flat.slice(0, Math.max(0, maxChars - 3)).trimEnd()}...` : flat;
-  return `[${p.idx}] ${p.title}: ${text}`;
+  return `[${label}] ${title}: ${text}`;
 }
 
 /** Words that tell no sentence from another: question words and the commonest function words. */
@@ -79,7 +84,7 @@ const wordsOf = (s: string): string[] =>
  * The `n` sentences of `text` sharing the most distinct non-stopword words with `query`, in text
  * order (ties: the earlier sentence). Sentences end at `.`, `!` or `?` followed by a space.
  */
-function snippetOf(text: string, query: string, n: number): string {
+export function snippetOf(text: string, query: string, n: number): string {
   const sentences = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?]) (?=\S)/);
   if (sentences.length <= n) return sentences.join(' ');
   const q = new Set(wordsOf(query));
@@ -88,7 +93,7 @@ function snippetOf(text: string, query: string, n: number): string {
   return keep.map((i) => sentences[i]).join(' ');
 }
 
-function validateOptions(opts: SearchOptions): void {
+export function validateOptions(opts: SearchOptions): void {
   if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new Error(`search: topK must be a positive integer, got ${opts.topK}`);
   if (!Number.isInteger(opts.maxChars) || opts.maxChars <= 3) throw new Error(`search: maxChars must be an integer > 3, got ${opts.maxChars}`);
 }

@@ -9,6 +9,8 @@ export interface ToolOutcome {
   output: string;
   /** search only: paragraph idx values returned, in rank order. */
   retrievedIdx?: number[];
+  /** search over a corpus (index, remote) only: the corpus ids returned, in rank order. */
+  retrievedIds?: string[];
 }
 
 export type ToolName = 'search' | 'calculate' | 'code';

@@ -43,6 +43,20 @@ export const rolloutSection = z
         corpus: z.enum(['episode', 'pooled']).default('episode').describe("episode: the episode's paragraphs (distractor setting); pooled: all episodes' paragraphs."),
         maxChars: z.number().int().positive().default(300).describe('Characters of each paragraph shown to the agent.'),
         snippet: z.number().int().nonnegative().default(0).describe('Show each hit as its N sentences that share the most words with the query, as search engines show snippets (0 = the whole paragraph).'),
+        backend: z
+          .enum(['episode', 'index', 'remote'])
+          .default('episode')
+          .describe("episode: BM25 (minisearch) in memory over the episode's paragraphs (synthetic world, distractor benchmarks); index: the on-disk BM25 index rollout.search.index (sharp index build); remote: a Search-R1 retrieval server at rollout.search.url (docs/retrieval.md)."),
+        index: z.string().default('').describe('Index folder of the index backend (sharp index build --out).'),
+        url: z.string().default('').describe('POST /retrieve URL of the remote backend, e.g. http://127.0.0.1:8000/retrieve (Search-R1 protocol; sharp serve retrieval).'),
+        timeoutMs: z.number().int().positive().default(10_000).describe('remote: milliseconds one request may take before it counts as failed.'),
+        retries: z.number().int().min(0).max(5).default(2).describe('remote: retries of a request that failed, timed out or got a 5xx, before the search returns an error to the agent.'),
+        maxTermShare: z
+          .number()
+          .gt(0)
+          .max(1)
+          .default(1)
+          .describe('index: leave out of a query the words found in more than this share of the passages, when it has rarer ones (1 = exact BM25; 0.05 makes queries with common words over large corpora many times faster, docs/retrieval.md).'),
       })
       .prefault({}),
     code: z

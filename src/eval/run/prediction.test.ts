@@ -58,8 +58,9 @@ describe('predictionOf', () => {
     expect(citedIdx(t, t.agents[1], episode)).toEqual([1, 3, 0]);
     // Worker 2 ("Thornwick") retrieved 2 and 0 (its invalid search does not count): only 0 says Thornwick.
     expect(citedIdx(t, t.agents[2], episode)).toEqual([0]);
-    // Union, sorted; the masked worker 3 adds nothing; the answer is trimmed.
-    expect(predictionOf(t, episode)).toEqual({ id: episode.id, answer: 'Thornwick', supportIdx: [0, 1, 3], answerable: true });
+    // Union, sorted; the masked worker 3 adds nothing; the answer is trimmed. Retrieved: every valid
+    // search of any agent (the masked worker's too), in first-retrieved order.
+    expect(predictionOf(t, episode)).toEqual({ id: episode.id, answer: 'Thornwick', supportIdx: [0, 1, 3], answerable: true, retrievedIdx: [1, 3, 0, 2] });
   });
 
   it('falls back to the top result of the last search when no paragraph states the answer', () => {
@@ -70,14 +71,14 @@ describe('predictionOf', () => {
     root.answer = '1958';
     b.traj.finalAnswer = '1958';
     // Single-agent trajectory: the root's own searches; nothing states "1958", last search's top is 2.
-    expect(predictionOf(b.traj, episode)).toEqual({ id: episode.id, answer: '1958', supportIdx: [2], answerable: true });
+    expect(predictionOf(b.traj, episode)).toEqual({ id: episode.id, answer: '1958', supportIdx: [2], answerable: true, retrievedIdx: [3, 1, 2] });
   });
 
   it('an agent that never answered gives an empty, unanswerable prediction', () => {
     const b = new TrajectoryBuilder('n', episode.id, 0);
     const root = b.addAgent('planner', null);
     say(b, root, '<search>a</search>', [search([0])]);
-    expect(predictionOf(b.traj, episode)).toEqual({ id: episode.id, answer: '', supportIdx: [], answerable: false });
+    expect(predictionOf(b.traj, episode)).toEqual({ id: episode.id, answer: '', supportIdx: [], answerable: false, retrievedIdx: [0] });
   });
 
   it('rejects a trajectory of another episode', () => {

@@ -57,5 +57,13 @@ export function predictionOf(traj: Trajectory, episode: Episode): Prediction {
   const answer = (traj.finalAnswer ?? '').trim();
   const support = new Set<number>();
   for (const a of answeringAgents(traj)) for (const i of citedIdx(traj, a, episode)) support.add(i);
-  return { id: episode.id, answer, supportIdx: [...support].sort((x, y) => x - y), answerable: answer.length > 0 };
+  return { id: episode.id, answer, supportIdx: [...support].sort((x, y) => x - y), answerable: answer.length > 0, retrievedIdx: retrievedIdxOf(traj, episode) };
+}
+
+/** Episode paragraph idx returned by any valid search of any agent, in first-retrieved order. */
+function retrievedIdxOf(traj: Trajectory, episode: Episode): number[] {
+  const known = new Set(episode.paragraphs.map((p) => p.idx));
+  const out = new Set<number>();
+  for (const m of traj.messages) for (const c of m.toolCalls) if (c.name === 'search' && c.valid) for (const i of c.retrievedIdx ?? []) if (known.has(i)) out.add(i);
+  return [...out];
 }
