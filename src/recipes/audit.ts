@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { engineReplayRunner, replaySettings } from '../credit/engine-adapters.ts';
