@@ -3,7 +3,8 @@ import type { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { tidyObject } from '../model/tidy.ts';
 import type { KvCache } from './kv-cache.ts';
-import { emptyPrefillStats, prefillPrompts, type PrefillStats } from './prefill.ts';
+import { emptyPrefillStats, prefillPrompts, prefillWithCache, type PrefillStats } from './prefill.ts';
+import type { PrefixCache } from './prefix-cache.ts';
 import { checkSampling, sampleNext, type SamplingParams } from './sampling.ts';
 import { IncrementalDecoder, findStop, type Decodes } from '../tokenizer/incremental.ts';
 
@@ -52,6 +53,12 @@ export interface GenerateOptions extends SamplingParams {
   stats?: PrefillStats;
   /** Most prefill attention-score floats per batch (default PREFILL_SCORE_BUDGET); larger calls run in several batches. */
   prefillScoreBudget?: number;
+  /**
+   * KV prefix cache across calls (prefix-cache.ts): prompts reuse the keys/values of their longest
+   * cached prefix, and every finished sequence (prompt and generated tokens) is stored. It must
+   * belong to `model`'s current weights (generate validates it: a stale cache is emptied).
+   */
+  prefixCache?: PrefixCache;
   /** Called after every decode step of a batch with the steps done and the rows still generating (progress of long generations). */
   onStep?: (step: number, live: number) => void;
 }
@@ -119,6 +126,7 @@ function pushText(s: RowState, token: number, eos: ReadonlySet<number>): void {
 export async function generate(model: CausalLM, requests: GenerateRequest[], opts: GenerateOptions): Promise<GenerateResult[]> {
   checkSampling(opts);
   validate(requests, model.config.vocabSize);
+  opts.prefixCache?.validate(model);
   const eos = new Set(opts.eosIds);
   const states: RowState[] = requests.map((req) => newRow(req, opts.decoder, req.seed === undefined ? opts.rng.fork() : new Rng(req.seed)));
   // Rows with nothing to generate never enter the batch.
@@ -160,6 +168,16 @@ export function prefillChunks(promptLengths: readonly number[], heads: number, b
   return out;
 }
 
+/** Stores the keys/values of the rows of `live` not in `keep` (finished): their prompt and every generated token fed so far. */
+function storeFinished(pc: PrefixCache, cache: KvCache, states: RowState[], live: number[], keep: number[]): void {
+  const kept = new Set(keep);
+  live.forEach((i, r) => {
+    if (kept.has(r)) return;
+    const s = states[i] as RowState;
+    pc.insert([...s.req.promptIds, ...s.tokens.slice(0, -1)], cache.rowKv(r)); // the newest token was never fed
+  });
+}
+
 /** Prefill and decode of the rows `rows` of `states` in one batch, filling their tokens and text. */
 async function decodeRows(model: CausalLM, states: RowState[], rows: number[], eos: ReadonlySet<number>, headT: tf.Tensor2D, opts: GenerateOptions): Promise<void> {
   let live = rows;
@@ -170,7 +188,8 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
     {
       const prompts = live.map((i) => (states[i] as RowState).req.promptIds);
       const minTokens = opts.prefixMinTokens ?? DEFAULT_PREFIX_MIN_TOKENS;
-      const pre = prefillPrompts(model, prompts, { padId: opts.padId ?? 0, headT, minTokens, stats: opts.stats ?? emptyPrefillStats() });
+      const pOpts = { padId: opts.padId ?? 0, headT, minTokens, stats: opts.stats ?? emptyPrefillStats() };
+      const pre = opts.prefixCache ? prefillWithCache(model, prompts, { ...pOpts, cache: opts.prefixCache }) : prefillPrompts(model, prompts, pOpts);
       logits = pre.logits; // [B, V]
       cache = pre.cache;
     }
@@ -206,6 +225,7 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
         }
         if (s.finish === undefined) keep.push(r);
       });
+      if (opts.prefixCache && keep.length < b) storeFinished(opts.prefixCache, cache as KvCache, states, live, keep);
       opts.onStep?.(++steps, keep.length);
       if (keep.length === 0) break;
       if (keep.length < b) cache.keepRows(keep);

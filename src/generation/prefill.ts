@@ -1,9 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
+import type { LayerKv } from '../model/attention.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { positionsFromMask } from '../model/decoder.ts';
 import { tidyObject } from '../model/tidy.ts';
-import { KvCache } from './kv-cache.ts';
+import { KvCache, type ColumnRuns } from './kv-cache.ts';
 import { findSharedPrefixes, type PrefixGroup } from './prefix.ts';
+import type { PrefixCache, PrefixMatch } from './prefix-cache.ts';
 
 /**
  * The prefill of generate(): prompts in, first-step logits and a KV cache out.
@@ -55,7 +57,7 @@ function plainPrefill(model: CausalLM, prompts: readonly number[][], padId: numb
   const pos = positionsFromMask(mask); // [B, Tp]
   try {
     const out = model.forwardCached(ids, pos, mask, undefined, true, headT); // logits [B, V]
-    return { logits: out.logits, cache: new KvCache(out.kv, mask, model.config.kvHeads) };
+    return { logits: out.logits, cache: new KvCache(out.kv, mask, model.config.kvHeads, prompts.map((p) => [[tp - p.length, tp]])) };
   } finally {
     tf.dispose([ids, pos]);
   }
@@ -115,7 +117,8 @@ function sharedPrefill(model: CausalLM, prompts: readonly number[][], groups: Pr
     const suf = model.forwardCached(tf.tensor2d(sufIds, [b, tSuf], 'int32'), pos, mask, past, true, headT); // logits [B, V], kv [B*KV, Tpre+Tsuf, hd]
     return { logits: suf.logits, kv: suf.kv, mask };
   });
-  return { logits: out.logits, cache: new KvCache(out.kv, out.mask, kvH) };
+  const runs = prompts.map((p, r): ColumnRuns => [[tPre - preLen(r), tPre], [w - (p.length - preLen(r)), w]]);
+  return { logits: out.logits, cache: new KvCache(out.kv, out.mask, kvH, runs) };
 }
 
 /**
@@ -126,4 +129,100 @@ export function prefillPrompts(model: CausalLM, prompts: readonly number[][], op
   const groups = findSharedPrefixes(prompts, opts.minTokens);
   if (groups.length === 0) return plainPrefill(model, prompts, opts.padId, opts.headT, opts.stats);
   return sharedPrefill(model, prompts, groups, opts.padId, opts.headT, opts.stats);
+}
+
+/**
+ * Prefill through the prefix cache (prefix-cache.ts): each prompt's longest cached prefix (all but
+ * at least its last token) is sliced from the cache and only the rest runs, on top of it. Shared
+ * prefixes of the batch (>= minTokens, as prefillPrompts) that the cache lacks are prefilled first,
+ * once each, and stored, so the rows that share them hit. Cache layout per row: [left pad][cached |
+ * L][left pad][rest], positions from the full mask (each token keeps its position in its own
+ * prompt); masked columns get weight exp(-1e9) = 0, so the result equals the plain prefill up to
+ * float rounding of differently shaped matmuls. The returned KvCache knows each row's real columns
+ * (KvCache.rowKv), so generate() can store the finished sequences.
+ */
+export function prefillWithCache(
+  model: CausalLM,
+  prompts: readonly number[][],
+  opts: { padId: number; headT: tf.Tensor2D; minTokens: number; stats: PrefillStats; cache: PrefixCache; countLookups?: boolean },
+): PrefillResult {
+  const { cache } = opts;
+  const groups = findSharedPrefixes(prompts, opts.minTokens).filter((g) => {
+    const p = prompts[g.members[0] as number] as number[];
+    return (cache.match(p, g.length)?.length ?? 0) < g.length;
+  });
+  if (groups.length > 0) {
+    const prefixes = groups.map((g) => (prompts[g.members[0] as number] as number[]).slice(0, g.length));
+    const warm = prefillWithCache(model, prefixes, { ...opts, minTokens: 0, countLookups: false });
+    warm.logits.dispose();
+    try {
+      prefixes.forEach((p, r) => cache.insert(p, warm.cache.rowKv(r)));
+    } finally {
+      warm.cache.dispose();
+    }
+    for (const g of groups) {
+      opts.stats.sharedPrefixes += 1;
+      opts.stats.reusedTokens += (g.members.length - 1) * g.length;
+    }
+  }
+  const matches: (PrefixMatch | undefined)[] = prompts.map((p) => cache.match(p, p.length - 1));
+  const lens = matches.map((m) => m?.length ?? 0);
+  if (opts.countLookups !== false) {
+    cache.stats.neededTokens += prompts.reduce((a, p) => a + p.length, 0);
+    cache.stats.hitTokens += lens.reduce((a, x) => a + x, 0);
+  }
+  const b = prompts.length;
+  const kvH = model.config.kvHeads;
+  const lMax = Math.max(...lens);
+  const tSuf = Math.max(...prompts.map((p, r) => p.length - (lens[r] as number)));
+  const w = lMax + tSuf;
+  const sufIds = new Int32Array(b * tSuf).fill(opts.padId);
+  const fullMask = new Float32Array(b * w);
+  const runs: ColumnRuns[] = [];
+  // Distinct (entry, length) pieces of the cache, each sliced once; rows without a hit read piece 0 under a zero mask.
+  const pieces: PrefixMatch[] = [];
+  const kvRows = new Int32Array(b * kvH);
+  prompts.forEach((p, r) => {
+    const l = lens[r] as number;
+    const m = matches[r];
+    let k = 0;
+    if (m && l > 0) {
+      k = pieces.findIndex((x) => x.entry === m.entry && x.length === l);
+      if (k < 0) k = pieces.push(m) - 1;
+      fullMask.fill(1, r * w + lMax - l, r * w + lMax);
+    }
+    const rest = p.slice(l);
+    sufIds.set(rest, r * tSuf + tSuf - rest.length);
+    fullMask.fill(1, r * w + w - rest.length, (r + 1) * w);
+    runs.push([[lMax - l, lMax], [w - rest.length, w]]);
+    for (let j = 0; j < kvH; j++) kvRows[r * kvH + j] = k * kvH + j;
+  });
+  opts.stats.prefillTokens += prompts.reduce((a, p, r) => a + p.length - (lens[r] as number), 0);
+  opts.stats.prefillColumns += b * tSuf;
+
+  const out = tidyObject(() => {
+    let past: LayerKv[] | undefined;
+    if (lMax > 0) {
+      const sliced = pieces.map((m) => cache.slice(m)); // per piece, per layer [KV, L, hd]
+      const rows = tf.tensor1d(kvRows, 'int32'); // [B*KV]
+      past = [];
+      for (let i = 0; i < model.config.layers; i++) {
+        const stack = (which: 'k' | 'v'): tf.Tensor3D => {
+          const padded = sliced.map((layers, k) => {
+            const x = (layers[i] as LayerKv)[which]; // [KV, L, hd]
+            const l = (pieces[k] as PrefixMatch).length;
+            return l === lMax ? x : (tf.pad(x, [[0, 0], [lMax - l, 0], [0, 0]]) as tf.Tensor3D); // [KV, Lmax, hd]
+          });
+          const all = padded.length === 1 ? (padded[0] as tf.Tensor3D) : (tf.concat(padded, 0) as tf.Tensor3D); // [P*KV, Lmax, hd]
+          return tf.gather(all, rows) as tf.Tensor3D; // [B*KV, Lmax, hd]
+        };
+        past.push({ k: stack('k'), v: stack('v') });
+      }
+    }
+    const mask = tf.tensor2d(fullMask, [b, w], 'float32'); // [B, Lmax+Tsuf]
+    const pos = tf.slice(positionsFromMask(mask), [0, lMax], [b, tSuf]) as tf.Tensor2D; // [B, Tsuf] positions within each own prompt
+    const res = model.forwardCached(tf.tensor2d(sufIds, [b, tSuf], 'int32'), pos, mask, past, true, opts.headT); // logits [B, V], kv [B*KV, Lmax+Tsuf, hd]
+    return { logits: res.logits, kv: res.kv, mask };
+  });
+  return { logits: out.logits, cache: new KvCache(out.kv, out.mask, kvH, runs) };
 }

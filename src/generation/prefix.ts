@@ -15,7 +15,7 @@ export interface PrefixGroup {
 }
 
 /** Length of the longest common prefix of a and b. */
-export function commonPrefixLength(a: readonly number[], b: readonly number[]): number {
+export function commonPrefixLength(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
