@@ -6,6 +6,7 @@ import { gpuFallbackWarning, resolveBackendName } from '../../backend/gpu-check.
 import { BackendError, initBackend, trainingStateBytes, type BackendName } from '../../backend/select.ts';
 import { enableNativeKernels } from '../../backend/native/index.ts';
 import { loadConfig } from '../../config/load.ts';
+import { setPrefixCacheBytes } from '../../generation/prefix-cache.ts';
 import { numel } from '../../model/io/header.ts';
 import { readSafetensorsHeader } from '../../model/io/safetensors.ts';
 import type { Config } from '../../config/schema.ts';
@@ -53,6 +54,7 @@ export async function startBackend(flag: string | undefined, cfg: Config, warn: 
     if (err instanceof BackendError) throw new UserError(err.message);
     throw err;
   }
+  setPrefixCacheBytes(cfg.rollout.prefixCacheMiB * 2 ** 20);
   const warning = gpuFallbackWarning(requested, choice, requested === 'tensorflow' ? probeCudaLibs() : []);
   if (warning) warn(warning);
   let native = 'off';
