@@ -63,6 +63,23 @@ export interface GenerateOptions extends SamplingParams {
   onStep?: (step: number, live: number) => void;
 }
 
+/** Token counts of every generate() call of the process (the bench's prefill tokens computed vs needed). */
+export interface GenerationTotals {
+  /** Prompt tokens of the requests that were generated for. */
+  promptTokens: number;
+  /** Prompt tokens run through the model (after shared and cached prefixes). */
+  prefillTokens: number;
+  /** Tokens fed by decode steps (every generated token but each row's last). */
+  decodeTokens: number;
+}
+
+const totals: GenerationTotals = { promptTokens: 0, prefillTokens: 0, decodeTokens: 0 };
+
+/** A copy of the process's generation totals (subtract two copies to measure a stretch). */
+export function generationTotals(): GenerationTotals {
+  return { ...totals };
+}
+
 /** 2^24 floats (64 MiB) of prefill attention scores per batch: several such tensors live at once, and the wasm heap fragments. */
 const PREFILL_SCORE_BUDGET = 2 ** 24;
 
@@ -188,8 +205,12 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
     {
       const prompts = live.map((i) => (states[i] as RowState).req.promptIds);
       const minTokens = opts.prefixMinTokens ?? DEFAULT_PREFIX_MIN_TOKENS;
-      const pOpts = { padId: opts.padId ?? 0, headT, minTokens, stats: opts.stats ?? emptyPrefillStats() };
+      const stats = emptyPrefillStats();
+      const pOpts = { padId: opts.padId ?? 0, headT, minTokens, stats };
       const pre = opts.prefixCache ? prefillWithCache(model, prompts, { ...pOpts, cache: opts.prefixCache }) : prefillPrompts(model, prompts, pOpts);
+      totals.promptTokens += prompts.reduce((a, p) => a + p.length, 0);
+      totals.prefillTokens += stats.prefillTokens;
+      if (opts.stats) for (const k of Object.keys(stats) as (keyof PrefillStats)[]) opts.stats[k] += stats[k];
       logits = pre.logits; // [B, V]
       cache = pre.cache;
     }
@@ -236,6 +257,7 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
       });
       const positions = live.map((i) => (states[i] as RowState).length - 1);
       const c: KvCache = cache;
+      totals.decodeTokens += live.length;
       const step = tidyObject(() => {
         const ids = tf.tensor2d(next, [live.length, 1], 'int32'); // [B, 1]
         const pos = tf.tensor2d(positions, [live.length, 1], 'float32'); // [B, 1]

@@ -214,3 +214,8 @@ export function prefixCacheFor(model: CausalLM): PrefixCache | undefined {
   current.validate(model);
   return current;
 }
+
+/** A copy of the process cache's counters (undefined while it is off). */
+export function prefixCacheStats(): PrefixCacheStats | undefined {
+  return current ? { ...current.stats } : undefined;
+}
