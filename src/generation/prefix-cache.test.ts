@@ -58,7 +58,7 @@ describe.each([
     const m = model();
     const rng = new Rng(1);
     const ctx = seq(rng, 30);
-    const other = seq(rng, 12);
+    const other = seq(rng, 20);
     const cache = new PrefixCache(2 ** 26);
     cache.validate(m);
     const headT = m.inferenceHead(); // [D, V]
@@ -69,7 +69,7 @@ describe.each([
       cache.insert(ctx, warm.cache.rowKv(0));
       cache.insert(other, warm.cache.rowKv(1));
       warm.cache.dispose();
-      // Hits of 30 (ctx + tail), 20 (a replay that changes ctx from token 20), 12 (other + tail), 0 (a stranger), 29 (ctx itself: its last token runs).
+      // Hits of 30 (ctx + tail), 20 (a replay that changes ctx from token 20), 20 (other + tail), 0 (a stranger), 29 (ctx itself: its last token runs).
       const prompts = [[...ctx, ...seq(rng, 7)], [...ctx.slice(0, 20), ...seq(rng, 15)], [...other, ...seq(rng, 2)], seq(rng, 9), ctx];
       const stats = emptyPrefillStats();
       const before = { ...cache.stats };
@@ -77,9 +77,9 @@ describe.each([
       const off = prefillPrompts(m, prompts, { padId: 0, headT, minTokens: 0, stats: emptyPrefillStats() });
       try {
         expect(maxAbsDiff(on.logits, off.logits)).toBeLessThan(1e-4);
-        // Hand count: needed 37 + 35 + 14 + 9 + 30 = 125; hit 30 + 20 + 12 + 0 + 29 = 91; computed 125 - 91 = 34.
-        expect(cache.stats.neededTokens - before.neededTokens).toBe(125);
-        expect(cache.stats.hitTokens - before.hitTokens).toBe(91);
+        // Hand count: needed 37 + 35 + 22 + 9 + 30 = 133; hit 30 + 20 + 20 + 0 + 29 = 99; computed 133 - 99 = 34.
+        expect(cache.stats.neededTokens - before.neededTokens).toBe(133);
+        expect(cache.stats.hitTokens - before.hitTokens).toBe(99);
         expect(stats.prefillTokens).toBe(34);
         // A row taken back out of the batch is the plain prefill's row (the keys cached for ctx + 7).
         const row = on.cache.rowKv(0);
@@ -143,7 +143,7 @@ describe.each([
     const ctx = seq(rng, 60);
     // The rollout generated the context's last turn: the cache holds ctx.
     await generate(m, [{ promptIds: ctx, maxNewTokens: 1 }], opts({ prefixCache: cache }));
-    const replays: GenerateRequest[] = [10, 25, 40, 59].map((cut, i) => ({
+    const replays: GenerateRequest[] = [16, 25, 40, 59].map((cut, i) => ({
       promptIds: [...ctx.slice(0, cut), ...seq(rng, 8)],
       maxNewTokens: 5,
       ...(i % 2 === 0 ? { forcedTokens: seq(rng, 5) } : {}),
@@ -188,24 +188,28 @@ describe('prefix cache memory', () => {
     expect(tf.memory().numTensors).toBe(base);
   });
 
-  it('a conversation is stored once: a sequence that extends an entry replaces it, one it extends is not stored', () => {
+  it('a conversation is stored once: a sequence that extends an entry replaces it, one it extends is not stored; shorter than a block is not stored', () => {
     const cache = new PrefixCache(2 ** 20);
     const kv = (n: number): { k: tf.Tensor3D; v: tf.Tensor3D }[] => [{ k: tf.zeros([1, n, 2]) as tf.Tensor3D, v: tf.zeros([1, n, 2]) as tf.Tensor3D }];
+    const ids = (n: number, from = 1): number[] => Array.from({ length: n }, (_, i) => from + i);
     const base = tf.memory().numTensors;
-    cache.insert([1, 2, 3], kv(3));
-    cache.insert([1, 2, 3, 4, 5], kv(5));
+    cache.insert(ids(20), kv(20));
+    cache.insert(ids(40), kv(40));
     expect(cache.size).toBe(1);
-    expect(cache.bytes).toBe(2 * 5 * 2 * 4);
-    cache.insert([1, 2], kv(2));
+    expect(cache.bytes).toBe(2 * 40 * 2 * 4);
+    cache.insert(ids(33), kv(33));
     expect(cache.size).toBe(1);
-    cache.insert([1, 9], kv(2));
+    cache.insert([...ids(16), 99, 98, 97], kv(19));
+    expect(cache.size).toBe(2);
+    cache.insert(ids(15, 200), kv(15));
     expect(cache.size).toBe(2);
     expect(tf.memory().numTensors - base).toBe(4);
-    expect(cache.match([1, 2, 3, 7], 3)?.length).toBe(3);
-    expect(cache.match([1, 2, 3, 4, 5, 6], 10)?.length).toBe(5);
-    expect(cache.match([1, 9, 9], 2)?.length).toBe(2);
-    expect(cache.match([2, 2], 2)).toBeUndefined();
-    expect(() => cache.insert([1, 2, 3, 8], kv(3))).toThrow(/4 tokens but keys of 3 positions/);
+    expect(cache.match([...ids(30), 7], 30)?.length).toBe(30);
+    expect(cache.match(ids(50), 60)?.length).toBe(40);
+    expect(cache.match([...ids(16), 99, 98, 1], 18)?.length).toBe(18);
+    expect(cache.match(ids(15), 15)).toBeUndefined();
+    expect(cache.match(ids(40, 2), 40)).toBeUndefined();
+    expect(() => cache.insert(ids(30, 5), kv(29))).toThrow(/30 tokens but keys of 29 positions/);
     cache.dispose();
     expect(tf.memory().numTensors).toBe(base);
     expect(() => new PrefixCache(-1)).toThrow(/maxBytes must be a non-negative number/);

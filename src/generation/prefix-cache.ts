@@ -62,12 +62,24 @@ function weightsStamp(model: CausalLM): unknown[] {
   return [inPlaceWeightUpdates(), ...vars.map((v) => v.dataId)];
 }
 
+/** Prefixes are indexed at multiples of BLOCK tokens (a shorter cached prefix is not reused). */
+const BLOCK = 16;
+/** Entries compared token by token per lookup, at most. */
+const MAX_CANDIDATES = 32;
+/** Polynomial hash of a token prefix, modulo a number below 2^33 so that h * 1000003 stays exact in a double. */
+const HASH_MOD = 8589934583;
+const hashStep = (h: number, t: number): number => (h * 1000003 + t + 1) % HASH_MOD;
+
 function sameStamp(a: readonly unknown[] | undefined, b: readonly unknown[]): boolean {
   return a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 export class PrefixCache {
   private entries: Entry[] = [];
+  /** Prefix hash at each BLOCK boundary -> the entries that hold that prefix. */
+  private readonly byBlock = new Map<number, Set<Entry>>();
+  /** Whole-sequence hash -> the entries of that sequence (to find the entries a new sequence extends). */
+  private readonly byFull = new Map<number, Set<Entry>>();
   private total = 0;
   private clock = 0;
   private stamp: unknown[] | undefined;
@@ -99,16 +111,32 @@ export class PrefixCache {
     this.stamp = stamp;
   }
 
-  /** Longest cached prefix of `tokens`, at most maxLength long (undefined: none). */
-  match(tokens: readonly number[], maxLength: number): PrefixMatch | undefined {
+  /**
+   * Longest cached prefix of `tokens`, at most maxLength long (undefined: none shorter than BLOCK).
+   * The block index gives the entries that hold the deepest BLOCK-aligned prefix; the token
+   * comparison then measures each (a hash collision only costs a shorter match, never a wrong one).
+   */
+  match(tokens: ArrayLike<number>, maxLength: number): PrefixMatch | undefined {
+    let h = 0;
+    let candidates: Set<Entry> | undefined;
+    const n = Math.min(tokens.length, maxLength);
+    for (let i = 0; i < n; i++) {
+      h = hashStep(h, tokens[i] as number);
+      if ((i + 1) % BLOCK !== 0) continue;
+      const s = this.byBlock.get(h);
+      if (!s) break;
+      candidates = s;
+    }
+    if (!candidates) return undefined;
     let best: Entry | undefined;
     let bestLen = 0;
-    for (const e of this.entries) {
-      if (e.tokens[0] !== tokens[0]) continue;
-      const n = Math.min(commonPrefixLength(e.tokens, tokens), maxLength);
-      if (n > bestLen) {
+    let seen = 0;
+    for (const e of candidates) {
+      if (seen++ >= MAX_CANDIDATES) break;
+      const len = Math.min(commonPrefixLength(e.tokens, tokens), n);
+      if (len > bestLen) {
         best = e;
-        bestLen = n;
+        bestLen = len;
       }
     }
     if (!best) return undefined;
@@ -130,7 +158,7 @@ export class PrefixCache {
 
   /**
    * Stores a sequence: `layers` (per layer [KV, n, hd], n = tokens.length) become the cache's (it
-   * disposes them). A sequence an entry already extends is not stored; entries it extends are
+   * disposes them). A sequence shorter than BLOCK, or one an entry already extends, is not stored; entries it extends are
    * replaced. Least recently used entries go until the budget holds (the new one too, when alone it exceeds it).
    */
   insert(tokens: readonly number[], layers: LayerKv[]): void {
@@ -141,16 +169,23 @@ export class PrefixCache {
       disposeLayers(layers);
       throw new Error(`PrefixCache: ${n} tokens but keys of ${got} positions`);
     }
-    const covered = this.entries.find((e) => e.tokens.length >= n && commonPrefixLength(e.tokens, tokens) === n);
-    if (n === 0 || covered) {
-      if (covered) covered.used = ++this.clock;
+    const covered = n < BLOCK ? undefined : this.match(tokens, n);
+    if (n < BLOCK || covered?.length === n) {
       disposeLayers(layers);
       return;
     }
-    for (const e of this.entries.filter((x) => x.tokens.length < n && commonPrefixLength(x.tokens, tokens) === x.tokens.length)) this.remove(e);
+    // Entries that are prefixes of this sequence: their whole-sequence hash is one of its prefix hashes.
+    let h = 0;
+    const shorter: Entry[] = [];
+    for (let i = 0; i < n - 1; i++) {
+      h = hashStep(h, tokens[i] as number);
+      for (const e of this.byFull.get(h) ?? []) if (e.tokens.length === i + 1 && commonPrefixLength(e.tokens, tokens) === i + 1) shorter.push(e);
+    }
+    for (const e of shorter) this.remove(e);
     const bytes = layers.reduce((a, l) => a + 4 * (l.k.size + l.v.size), 0);
     const entry: Entry = { tokens: Int32Array.from(tokens), layers: layers.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })), bytes, used: ++this.clock };
     this.entries.push(entry);
+    this.index(entry, true);
     this.total += bytes;
     this.stats.insertions += 1;
     while (this.total > this.maxBytes && this.entries.length > 0) {
@@ -164,6 +199,8 @@ export class PrefixCache {
   clear(): void {
     for (const e of this.entries) disposeLayers(e.layers);
     this.entries = [];
+    this.byBlock.clear();
+    this.byFull.clear();
     this.total = 0;
   }
 
@@ -173,10 +210,31 @@ export class PrefixCache {
     this.stamp = undefined;
   }
 
+  /** Adds (or removes) an entry's prefix hashes at every BLOCK boundary and its whole-sequence hash. */
+  private index(e: Entry, add: boolean): void {
+    const put = (map: Map<number, Set<Entry>>, h: number): void => {
+      let s = map.get(h);
+      if (add) {
+        if (!s) map.set(h, (s = new Set()));
+        s.add(e);
+      } else if (s) {
+        s.delete(e);
+        if (s.size === 0) map.delete(h);
+      }
+    };
+    let h = 0;
+    e.tokens.forEach((t, i) => {
+      h = hashStep(h, t);
+      if ((i + 1) % BLOCK === 0) put(this.byBlock, h);
+    });
+    put(this.byFull, h);
+  }
+
   private remove(e: Entry): void {
     const i = this.entries.indexOf(e);
     if (i < 0) return;
     this.entries.splice(i, 1);
+    this.index(e, false);
     this.total -= e.bytes;
     disposeLayers(e.layers);
   }
