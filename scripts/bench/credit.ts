@@ -33,6 +33,10 @@ const METHODS = ['broadcast', 'loo', 'shapley'] as const;
 
 interface Arm {
   seconds: number;
+  /** Seconds of the rollout, the replays and credit, and the update. */
+  generate: number;
+  credit: number;
+  update: number;
   gen: GenerationTotals;
   cache: PrefixCacheStats | undefined;
 }
@@ -45,7 +49,7 @@ function cacheOn(cfg: Config, on: boolean): void {
   setPrefixCacheBytes(on ? cfg.rollout.prefixCacheMiB * 2 ** 20 : 0);
 }
 
-async function rlStep(base: Config, method: (typeof METHODS)[number], on: boolean, tokenizer: Tokenizer, train: ReturnType<typeof loadTrainData>['train']): Promise<Arm> {
+export async function rlStep(base: Config, method: (typeof METHODS)[number], on: boolean, tokenizer: Tokenizer, train: ReturnType<typeof loadTrainData>['train']): Promise<Arm> {
   const cfg: Config = { ...base, credit: { ...base.credit, method }, train: { ...base.train, steps: 1 } };
   cacheOn(cfg, on);
   const runDir = await mkdtemp(join(tmpdir(), 'sharp-bench-credit-'));
@@ -73,8 +77,9 @@ async function rlStep(base: Config, method: (typeof METHODS)[number], on: boolea
     await rm(runDir, { recursive: true, force: true });
   }
   const c1 = prefixCacheStats();
-  const seconds = (record['perf/rollout_s'] as number) + (record['perf/update_s'] as number);
-  return { seconds, gen: diff(g0, generationTotals()), cache: c1 && c0 ? diff(c0, c1) : c1 };
+  const num = (k: string): number => (typeof record[k] === 'number' ? (record[k] as number) : Number.NaN);
+  const seconds = num('perf/rollout_s') + num('perf/update_s');
+  return { seconds, generate: num('perf/generate_s'), credit: num('perf/credit_s'), update: num('perf/update_s'), gen: diff(g0, generationTotals()), cache: c1 && c0 ? diff(c0, c1) : c1 };
 }
 
 /** A Policy that remembers, per agent, the length of its conversation after its latest turn. */
@@ -122,20 +127,23 @@ export async function benchCredit(quick = false): Promise<BenchRow[]> {
   try {
     await rlStep(cfg, 'broadcast', false, tokenizer, data.train); // warm-up: kernels, tokenizer and prompt caches
     const settings = quick ? [true] : [false, true];
+    // Off and on of one method run back to back, so that a change in the machine's load hits both alike.
+    const results = new Map<string, Arm>();
+    for (const method of METHODS) for (const on of settings) results.set(`${method} ${on}`, await rlStep(cfg, method, on, tokenizer, data.train));
     for (const on of settings) {
       const label = on ? 'cache on' : 'cache off';
-      const arms = new Map<string, Arm>();
-      for (const method of METHODS) arms.set(method, await rlStep(cfg, method, on, tokenizer, data.train));
+      const arms = new Map(METHODS.map((m) => [m, results.get(`${m} ${on}`) as Arm]));
       const broadcast = (arms.get('broadcast') as Arm).seconds;
       for (const method of METHODS) {
         const a = arms.get(method) as Arm;
         const ratio = a.seconds / broadcast;
         const name = method === 'loo' ? 'LOO' : method === 'shapley' ? 'Shapley' : 'broadcast';
         const target = !on ? undefined : method === 'loo' ? '<= 1.25' : method === 'shapley' ? '<= 1.6' : undefined;
-        console.log(`${name.padEnd(9)} ${label}: ${a.seconds.toFixed(1)} s, ${ratio.toFixed(2)}x broadcast; prefill ${a.gen.prefillTokens} of ${a.gen.promptTokens} prompt tokens computed, ${a.gen.decodeTokens} decode` +
+        console.log(`${name.padEnd(9)} ${label}: ${a.seconds.toFixed(1)} s (rollout ${a.generate.toFixed(1)}, replays + credit ${a.credit.toFixed(1)}, update ${a.update.toFixed(1)}), ${ratio.toFixed(2)}x broadcast; prefill ${a.gen.prefillTokens} of ${a.gen.promptTokens} prompt tokens computed, ${a.gen.decodeTokens} decode` +
           (a.cache ? `; cache hits ${a.cache.hitTokens} of ${a.cache.neededTokens} tokens (${((100 * a.cache.hitTokens) / Math.max(1, a.cache.neededTokens)).toFixed(1)}%)` : ''));
         row(`${name} RL step, ${label}`, a.seconds, 's');
         row(`${name} / broadcast, ${label}`, ratio, 'x', target);
+        row(`${name} replays + credit, ${label}`, a.credit, 's');
         row(`${name} prefill tokens computed, ${label}`, a.gen.prefillTokens, 'tokens');
         row(`${name} prefill tokens needed, ${label}`, a.gen.promptTokens, 'tokens');
         if (a.cache) row(`${name} cache hit rate, ${label}`, (100 * a.cache.hitTokens) / Math.max(1, a.cache.neededTokens), '%');

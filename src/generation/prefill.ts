@@ -171,6 +171,89 @@ export function prefillWithCache(
     cache.stats.neededTokens += prompts.reduce((a, p) => a + p.length, 0);
     cache.stats.hitTokens += lens.reduce((a, x) => a + x, 0);
   }
+  const rest = prompts.map((p, r) => p.length - (lens[r] as number));
+  const buckets = suffixBuckets(rest);
+  if (buckets.length === 1) {
+    const one = cachedPart(model, prompts, matches, lens, opts);
+    return { logits: one.logits, cache: new KvCache(one.kv, one.mask, model.config.kvHeads, one.runs) };
+  }
+  const parts = buckets.map((rows) => cachedPart(model, rows.map((r) => prompts[r] as number[]), rows.map((r) => matches[r]), rows.map((r) => lens[r] as number), opts));
+  return mergeParts(parts, buckets, model.config.kvHeads);
+}
+
+/**
+ * Rows in batches of similar suffix length (the suffix pass computes rows x longest suffix
+ * columns: one row that misses the cache would make every row of the batch pay its length). Rows
+ * sorted by suffix, longest first; a row starts a new batch when its suffix is under half the
+ * batch's longest.
+ */
+export function suffixBuckets(rest: readonly number[]): number[][] {
+  const order = rest.map((_, i) => i).sort((a, b) => (rest[b] as number) - (rest[a] as number) || a - b);
+  const out: number[][] = [];
+  let longest = 0;
+  for (const r of order) {
+    const n = rest[r] as number;
+    if (out.length === 0 || 2 * n < longest) {
+      out.push([]);
+      longest = n;
+    }
+    (out[out.length - 1] as number[]).push(r);
+  }
+  return out;
+}
+
+interface Part {
+  logits: tf.Tensor2D; // [b, V]
+  kv: LayerKv[]; // [b*KV, W, hd]
+  mask: tf.Tensor2D; // [b, W]
+  runs: ColumnRuns[];
+}
+
+/** One cache of the batches of `buckets` (row indices each): columns left-padded to the widest, rows back in request order. */
+function mergeParts(parts: Part[], buckets: number[][], kvH: number): PrefillResult {
+  const w = Math.max(...parts.map((p) => p.mask.shape[1]));
+  const order = buckets.flat(); // concatenated position -> request row
+  const where = new Int32Array(order.length); // request row -> concatenated position
+  order.forEach((r, k) => (where[r] = k));
+  const kvWhere = new Int32Array(order.length * kvH);
+  where.forEach((k, r) => {
+    for (let j = 0; j < kvH; j++) kvWhere[r * kvH + j] = k * kvH + j;
+  });
+  const runs: ColumnRuns[] = new Array<ColumnRuns>(order.length);
+  parts.forEach((p, i) => {
+    const shift = w - p.mask.shape[1];
+    (buckets[i] as number[]).forEach((r, k) => (runs[r] = (p.runs[k] as ColumnRuns).map(([a, b]) => [a + shift, b + shift] as const)));
+  });
+  const out = tidyObject(() => {
+    const padCols = <T extends tf.Tensor>(x: T, axis: number): T => {
+      const extra = w - (x.shape[axis] as number);
+      if (extra === 0) return x;
+      const pads = x.shape.map((_, a) => (a === axis ? [extra, 0] : [0, 0])) as [number, number][];
+      return tf.pad(x, pads) as T;
+    };
+    const rows = tf.tensor1d(where, 'int32'); // [B]
+    const kvRows = tf.tensor1d(kvWhere, 'int32'); // [B*KV]
+    const layers = (parts[0] as Part).kv.map((_, i) => ({
+      k: tf.gather(tf.concat(parts.map((p) => padCols((p.kv[i] as LayerKv).k, 1)), 0), kvRows) as tf.Tensor3D, // [B*KV, W, hd]
+      v: tf.gather(tf.concat(parts.map((p) => padCols((p.kv[i] as LayerKv).v, 1)), 0), kvRows) as tf.Tensor3D, // [B*KV, W, hd]
+    }));
+    const mask = tf.gather(tf.concat(parts.map((p) => padCols(p.mask, 1)), 0), rows) as tf.Tensor2D; // [B, W]
+    const logits = tf.gather(tf.concat(parts.map((p) => p.logits), 0), rows) as tf.Tensor2D; // [B, V]
+    return { layers, mask, logits };
+  });
+  for (const p of parts) tf.dispose([p.logits, p.mask, ...p.kv.flatMap((l) => [l.k, l.v])]);
+  return { logits: out.logits, cache: new KvCache(out.layers, out.mask, kvH, runs) };
+}
+
+/** The cached prefill of one batch: the rows' cached prefixes sliced in, their rests run on top. */
+function cachedPart(
+  model: CausalLM,
+  prompts: readonly number[][],
+  matches: readonly (PrefixMatch | undefined)[],
+  lens: readonly number[],
+  opts: { padId: number; headT: tf.Tensor2D; stats: PrefillStats; cache: PrefixCache },
+): Part {
+  const { cache } = opts;
   const b = prompts.length;
   const kvH = model.config.kvHeads;
   const lMax = Math.max(...lens);
@@ -224,5 +307,5 @@ export function prefillWithCache(
     const res = model.forwardCached(tf.tensor2d(sufIds, [b, tSuf], 'int32'), pos, mask, past, true, opts.headT); // logits [B, V], kv [B*KV, Lmax+Tsuf, hd]
     return { logits: res.logits, kv: res.kv, mask };
   });
-  return { logits: out.logits, cache: new KvCache(out.kv, out.mask, kvH, runs) };
+  return { ...out, runs };
 }

@@ -7,7 +7,7 @@ import { hfConfigFor } from '../model/config.ts';
 import { Rng } from '../random/rng.ts';
 import { testBackend } from '../../test/backend.ts';
 import { generate, type GenerateOptions, type GenerateRequest, type GenerateResult } from './generate.ts';
-import { emptyPrefillStats, prefillPrompts, prefillWithCache } from './prefill.ts';
+import { emptyPrefillStats, prefillPrompts, prefillWithCache, suffixBuckets } from './prefill.ts';
 import { PrefixCache, prefixCacheFor, setPrefixCacheBytes } from './prefix-cache.ts';
 
 const NUMERIC = { decode: (ids: readonly number[]): string => ids.map((i) => ` ${i}`).join('') };
@@ -155,6 +155,15 @@ describe.each([
     expectSame(on, off);
     expect(stats.prefillTokens).toBe(4 * 8);
     cache.dispose();
+  });
+});
+
+describe('suffixBuckets', () => {
+  it('batches rows whose rest is at least half the batch longest, longest first', () => {
+    // The first exactness test's rests: 15 and 9 together, 7 alone (14 < 15), 2 and 1 together.
+    expect(suffixBuckets([7, 15, 2, 9, 1])).toEqual([[1, 3], [0], [2, 4]]);
+    expect(suffixBuckets([4, 4, 4])).toEqual([[0, 1, 2]]);
+    expect(suffixBuckets([1, 300, 1, 2])).toEqual([[1], [3, 0, 2]]);
   });
 });
 
