@@ -25,14 +25,19 @@ import type { BenchRow } from './types.ts';
  * (4 questions x 8 trajectories, rollout, counterfactual replays, credit, update) under broadcast,
  * LOO and Shapley, with the KV prefix cache (src/generation/prefix-cache.ts) off and on, in one
  * process from the same starting policy. Prints each arm's seconds and its ratio to broadcast with
- * the same cache setting, prefill tokens computed against needed, and the cache's hit rate; then
+ * the same cache setting (in CPU seconds of this process, which other processes' load changes far
+ * less than wall time; the wall seconds are printed beside them), prefill tokens computed against needed, and the cache's hit rate; then
  * how many tokens a multi-turn rollout computes per token it adds to the conversations.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const METHODS = ['broadcast', 'loo', 'shapley'] as const;
 
 interface Arm {
+  /** Wall-clock seconds of the step (collect + update), and the CPU seconds of this process over it (other processes' load left out). */
   seconds: number;
+  cpu: number;
+  /** CPU seconds of the collect alone (rollout, replays, credit). */
+  collectCpu: number;
   /** Seconds of the rollout, the replays and credit, and the update. */
   generate: number;
   credit: number;
@@ -56,6 +61,14 @@ export async function rlStep(base: Config, method: (typeof METHODS)[number], on:
   const g0 = generationTotals();
   const c0 = prefixCacheStats();
   let record: MetricRecord = {};
+  const cpuNow = (): number => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
+  let cpu0 = 0;
+  let cpu1 = 0;
+  let cpu2 = 0;
+  const inner = makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
   try {
     const res = await runGrpo({
       runDir,
@@ -64,13 +77,21 @@ export async function rlStep(base: Config, method: (typeof METHODS)[number], on:
       fullConfig: cfg,
       initialModel: () => CausalLM.load(resolve(ROOT, cfg.model.path)),
       data: train,
-      collect: makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
+      collect: async (...args) => {
+        cpu0 = cpuNow();
+        const out = await inner(args[0], args[1], args[2]);
+        cpu1 = cpuNow();
+        return out;
+      },
       enc: tokenizer,
       padId: tokenizer.padId,
       maxTokens: cfg.rollout.maxContext,
       resume: false,
       progress: false,
-      onStep: (_, m) => (record = m),
+      onStep: (_, m) => {
+        cpu2 = cpuNow();
+        record = m;
+      },
     });
     res.model.dispose();
   } finally {
@@ -79,7 +100,7 @@ export async function rlStep(base: Config, method: (typeof METHODS)[number], on:
   const c1 = prefixCacheStats();
   const num = (k: string): number => (typeof record[k] === 'number' ? (record[k] as number) : Number.NaN);
   const seconds = num('perf/rollout_s') + num('perf/update_s');
-  return { seconds, generate: num('perf/generate_s'), credit: num('perf/credit_s'), update: num('perf/update_s'), gen: diff(g0, generationTotals()), cache: c1 && c0 ? diff(c0, c1) : c1 };
+  return { seconds, cpu: cpu2 - cpu0, collectCpu: cpu1 - cpu0, generate: num('perf/generate_s'), credit: num('perf/credit_s'), update: num('perf/update_s'), gen: diff(g0, generationTotals()), cache: c1 && c0 ? diff(c0, c1) : c1 };
 }
 
 /** A Policy that remembers, per agent, the length of its conversation after its latest turn. */
@@ -133,16 +154,19 @@ export async function benchCredit(quick = false): Promise<BenchRow[]> {
     for (const on of settings) {
       const label = on ? 'cache on' : 'cache off';
       const arms = new Map(METHODS.map((m) => [m, results.get(`${m} ${on}`) as Arm]));
-      const broadcast = (arms.get('broadcast') as Arm).seconds;
+      const bArm = arms.get('broadcast') as Arm;
       for (const method of METHODS) {
         const a = arms.get(method) as Arm;
-        const ratio = a.seconds / broadcast;
+        const ratio = a.cpu / bArm.cpu;
+        const collectRatio = a.collectCpu / bArm.collectCpu;
         const name = method === 'loo' ? 'LOO' : method === 'shapley' ? 'Shapley' : 'broadcast';
         const target = !on ? undefined : method === 'loo' ? '<= 1.25' : method === 'shapley' ? '<= 1.6' : undefined;
-        console.log(`${name.padEnd(9)} ${label}: ${a.seconds.toFixed(1)} s (rollout ${a.generate.toFixed(1)}, replays + credit ${a.credit.toFixed(1)}, update ${a.update.toFixed(1)}), ${ratio.toFixed(2)}x broadcast; prefill ${a.gen.prefillTokens} of ${a.gen.promptTokens} prompt tokens computed, ${a.gen.decodeTokens} decode` +
+        console.log(`${name.padEnd(9)} ${label}: ${ratio.toFixed(2)}x broadcast (CPU ${a.cpu.toFixed(1)} s; rollout + replays alone ${collectRatio.toFixed(2)}x, CPU ${a.collectCpu.toFixed(1)} s); wall ${a.seconds.toFixed(1)} s (rollout ${a.generate.toFixed(1)}, replays + credit ${a.credit.toFixed(1)}, update ${a.update.toFixed(1)}; in generate() ${a.gen.seconds.toFixed(1)}); prefill ${a.gen.prefillTokens} of ${a.gen.promptTokens} prompt tokens computed, ${a.gen.decodeTokens} decode` +
           (a.cache ? `; cache hits ${a.cache.hitTokens} of ${a.cache.neededTokens} tokens (${((100 * a.cache.hitTokens) / Math.max(1, a.cache.neededTokens)).toFixed(1)}%)` : ''));
-        row(`${name} RL step, ${label}`, a.seconds, 's');
-        row(`${name} / broadcast, ${label}`, ratio, 'x', target);
+        row(`${name} RL step wall, ${label}`, a.seconds, 's');
+        row(`${name} RL step CPU, ${label}`, a.cpu, 's');
+        row(`${name} / broadcast (CPU), ${label}`, ratio, 'x', target);
+        row(`${name} / broadcast, rollout + replays alone (CPU), ${label}`, collectRatio, 'x');
         row(`${name} replays + credit, ${label}`, a.credit, 's');
         row(`${name} prefill tokens computed, ${label}`, a.gen.prefillTokens, 'tokens');
         row(`${name} prefill tokens needed, ${label}`, a.gen.promptTokens, 'tokens');

@@ -71,9 +71,11 @@ export interface GenerationTotals {
   prefillTokens: number;
   /** Tokens fed by decode steps (every generated token but each row's last). */
   decodeTokens: number;
+  /** Wall-clock seconds inside generate() (calls that overlap count twice). */
+  seconds: number;
 }
 
-const totals: GenerationTotals = { promptTokens: 0, prefillTokens: 0, decodeTokens: 0 };
+const totals: GenerationTotals = { promptTokens: 0, prefillTokens: 0, decodeTokens: 0, seconds: 0 };
 
 /** A copy of the process's generation totals (subtract two copies to measure a stretch). */
 export function generationTotals(): GenerationTotals {
@@ -151,11 +153,13 @@ export async function generate(model: CausalLM, requests: GenerateRequest[], opt
   const live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);
   const heads = model.config.heads;
   const chunks = prefillChunks(live.map((i) => (states[i] as RowState).req.promptIds.length), heads, opts.prefillScoreBudget ?? PREFILL_SCORE_BUDGET);
+  const t0 = performance.now();
   const headT = model.inferenceHead(); // [D, V] transposed once per call, not per batch or step
   try {
     for (const chunk of chunks) await decodeRows(model, states, chunk.map((k) => live[k] as number), eos, headT, opts);
   } finally {
     headT.dispose();
+    totals.seconds += (performance.now() - t0) / 1000;
   }
   return states.map((s) => ({ tokenIds: s.tokens, logprobs: s.logprobs, text: s.text, finishReason: s.finish ?? 'length' }));
 }
