@@ -4,7 +4,7 @@ import type { CausalLM } from '../model/causal-lm.ts';
 import { positionsFromMask } from '../model/decoder.ts';
 import { tidyObject } from '../model/tidy.ts';
 import { KvCache, type ColumnRuns } from './kv-cache.ts';
-import { findSharedPrefixes, type PrefixGroup } from './prefix.ts';
+import { branchPrefixes, findSharedPrefixes, type PrefixGroup } from './prefix.ts';
 import type { PrefixCache, PrefixMatch } from './prefix-cache.ts';
 
 /**
@@ -133,9 +133,9 @@ export function prefillPrompts(model: CausalLM, prompts: readonly number[][], op
 
 /**
  * Prefill through the prefix cache (prefix-cache.ts): each prompt's longest cached prefix (all but
- * at least its last token) is sliced from the cache and only the rest runs, on top of it. Shared
- * prefixes of the batch (>= minTokens, as prefillPrompts) that the cache lacks are prefilled first,
- * once each, and stored, so the rows that share them hit. Cache layout per row: [left pad][cached |
+ * at least its last token) is sliced from the cache and only the rest runs, on top of it. The
+ * prefixes the batch shares (>= minTokens; prefix.ts branchPrefixes) that the cache lacks are
+ * prefilled first, once each, and stored, so the rows that share them hit. Cache layout per row: [left pad][cached |
  * L][left pad][rest], positions from the full mask (each token keeps its position in its own
  * prompt); masked columns get weight exp(-1e9) = 0, so the result equals the plain prefill up to
  * float rounding of differently shaped matmuls. The returned KvCache knows each row's real columns
@@ -147,23 +147,18 @@ export function prefillWithCache(
   opts: { padId: number; headT: tf.Tensor2D; minTokens: number; stats: PrefillStats; cache: PrefixCache; countLookups?: boolean },
 ): PrefillResult {
   const { cache } = opts;
-  const groups = findSharedPrefixes(prompts, opts.minTokens).filter((g) => {
-    const p = prompts[g.members[0] as number] as number[];
-    return (cache.match(p, g.length)?.length ?? 0) < g.length;
-  });
-  if (groups.length > 0) {
-    const prefixes = groups.map((g) => (prompts[g.members[0] as number] as number[]).slice(0, g.length));
-    const warm = prefillWithCache(model, prefixes, { ...opts, minTokens: 0, countLookups: false });
+  // Every branch of the batch's token trie that the cache lacks is prefilled first, once (and the
+  // branches among those before them, by the same call), and stored.
+  const prefixes = branchPrefixes(prompts, opts.minTokens).filter((p) => (cache.match(p, p.length)?.length ?? 0) < p.length);
+  if (prefixes.length > 0) {
+    const warm = prefillWithCache(model, prefixes, { ...opts, countLookups: false });
     warm.logits.dispose();
     try {
       prefixes.forEach((p, r) => cache.insert(p, warm.cache.rowKv(r)));
     } finally {
       warm.cache.dispose();
     }
-    for (const g of groups) {
-      opts.stats.sharedPrefixes += 1;
-      opts.stats.reusedTokens += (g.members.length - 1) * g.length;
-    }
+    opts.stats.sharedPrefixes += prefixes.length;
   }
   const matches: (PrefixMatch | undefined)[] = prompts.map((p) => cache.match(p, p.length - 1));
   const lens = matches.map((m) => m?.length ?? 0);

@@ -46,7 +46,7 @@ export interface PrefixCacheStats {
   invalidations: number;
 }
 
-export function emptyPrefixCacheStats(): PrefixCacheStats {
+function emptyPrefixCacheStats(): PrefixCacheStats {
   return { neededTokens: 0, hitTokens: 0, insertions: 0, evictions: 0, invalidations: 0 };
 }
 
