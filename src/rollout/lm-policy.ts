@@ -14,7 +14,10 @@ import { cachedPromptIds } from './prompt-cache.ts';
  * every request of the call is decoded in one batched generate(): every agent generating at a
  * step is served by one call. Every LmPolicy of one model shares the process's KV prefix cache
  * (generation/prefix-cache.ts, rollout.prefixCacheMiB), so the rollout's, the replays' and the
- * judge's policies of a step reuse each other's keys and values until the weights change.
+ * judge's policies of a step reuse each other's keys and values until the weights change. A new
+ * LmPolicy empties it: which prefixes are cached changes the float rounding of a hit, so what a step
+ * (or a held-out measurement) computes must not depend on what ran before it, and a resumed run
+ * must equal an uninterrupted one even across a step that made no update.
  */
 
 export interface LmPolicyOptions extends SamplingParams {
@@ -43,6 +46,7 @@ export class LmPolicy implements Policy {
   ) {
     checkSampling(opts);
     if (!Number.isInteger(opts.maxContext) || opts.maxContext < 2) throw new Error(`LmPolicy: maxContext must be an integer >= 2 (got ${opts.maxContext})`);
+    prefixCacheFor(model)?.clear();
   }
 
   async generate(requests: PolicyRequest[]): Promise<LmPolicyResponse[]> {
