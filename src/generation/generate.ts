@@ -11,7 +11,8 @@ import { IncrementalDecoder, findStop, type Decodes } from '../tokenizer/increme
 /**
  * Batched generation with a KV cache: the prompts are
  * left-padded and prefilled once (a prefix shared by several prompts only once for all of them,
- * prefill.ts), then one token per step is fed; nothing of the prefix is recomputed. Finished sequences leave the batch (their cache rows are dropped), and the only
+ * prefill.ts), then one token per step is fed; nothing of the prefix is recomputed. With a prefix
+ * cache (prefix-cache.ts) a prompt's longest prefix computed by an earlier call is reused too. Finished sequences leave the batch (their cache rows are dropped), and the only
  * device-to-host read per step is the chosen ids with their logprobs.
  */
 export interface GenerateRequest {
