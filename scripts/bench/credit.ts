@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { enableNativeKernels } from '../../src/backend/native/index.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import type { Config } from '../../src/config/schema.ts';
-import { generationTotals, type GenerationTotals } from '../../src/generation/generate.ts';
+import { generate, generationTotals, type GenerationTotals } from '../../src/generation/generate.ts';
+import { hfConfigFor } from '../../src/model/config.ts';
+import { BENCH_MODEL } from './model.ts';
+import { median } from './median.ts';
 import { prefixCacheStats, setPrefixCacheBytes, type PrefixCacheStats } from '../../src/generation/prefix-cache.ts';
 import { CausalLM } from '../../src/model/causal-lm.ts';
 import { Rng } from '../../src/random/rng.ts';
@@ -27,7 +30,8 @@ import type { BenchRow } from './types.ts';
  * process from the same starting policy. Prints each arm's seconds and its ratio to broadcast with
  * the same cache setting (in CPU seconds of this process, which other processes' load changes far
  * less than wall time; the wall seconds are printed beside them), prefill tokens computed against needed, and the cache's hit rate; then
- * how many tokens a multi-turn rollout computes per token it adds to the conversations.
+ * how many tokens a multi-turn rollout computes per token it adds to the conversations, and the
+ * rollout decode speed at batch 8 and 16.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const METHODS = ['broadcast', 'loo', 'shapley'] as const;
@@ -135,6 +139,34 @@ async function multiTurn(cfg: Config, on: boolean, tokenizer: Tokenizer, train: 
   }
 }
 
+/**
+ * Rollout decoding of the bench model (scripts/bench/model.ts) at batch 8 and 16: a 64-token prompt,
+ * then 64 sampled tokens; the median ms per decode step over 5 runs. scripts/torch-decode.py is its
+ * PyTorch twin (run by hand).
+ */
+async function decodeSpeed(batch: number): Promise<number> {
+  const model = CausalLM.random(hfConfigFor(BENCH_MODEL), 1);
+  const decoder = { decode: (ids: readonly number[]): string => ids.join(' ') };
+  try {
+    const times: number[] = [];
+    for (let r = 0; r < 6; r++) {
+      const rng = new Rng(r);
+      const reqs = Array.from({ length: batch }, () => ({ promptIds: Array.from({ length: 64 }, () => rng.int(1, BENCH_MODEL.vocab - 1)), maxNewTokens: 64 }));
+      let t0 = 0;
+      let t1 = 0;
+      const onStep = (step: number): void => {
+        if (step === 1) t0 = performance.now();
+        t1 = performance.now();
+      };
+      await generate(model, reqs, { temperature: 1, topK: 0, topP: 1, rng, eosIds: [], decoder, onStep });
+      if (r > 0) times.push((t1 - t0) / 63); // the first run warms the kernels
+    }
+    return median(times);
+  } finally {
+    model.dispose();
+  }
+}
+
 export async function benchCredit(quick = false): Promise<BenchRow[]> {
   if (tf.getBackend() === 'wasm' && process.env.SHARP_NATIVE !== '0') enableNativeKernels(); // as the CLI runs
   const cfg = loadConfig({ file: join(ROOT, 'configs/quickstart.yaml'), sets: [] });
@@ -179,6 +211,11 @@ export async function benchCredit(quick = false): Promise<BenchRow[]> {
       console.log(`multi-turn rollout ${label}: ${m.computed} tokens computed for ${m.added} in the conversations (${(m.computed / m.added).toFixed(2)}x), ${m.seconds.toFixed(1)} s`);
       row(`rollout tokens computed / tokens added, ${label}`, m.computed / m.added, 'x', on ? '<= 1.2' : undefined);
       row(`rollout seconds, ${label}`, m.seconds, 's');
+    }
+    for (const b of [8, 16]) {
+      const ms = await decodeSpeed(b);
+      console.log(`rollout decode, batch ${b}: ${ms.toFixed(2)} ms/step, ${((b * 1000) / ms).toFixed(0)} tok/s (PyTorch twin: scripts/torch-decode.py)`);
+      row(`rollout decode tokens/s, batch ${b}`, (b * 1000) / ms, 'tok/s');
     }
   } finally {
     setPrefixCacheBytes(0);
