@@ -8,7 +8,7 @@ import type { BenchRow, BenchSection } from './bench/types.ts';
 /**
  * `npm run bench`: prints backend, threads and a table, writes bench/results.json
  * atomically. Sections live in scripts/bench/<name>.ts; add one by appending to SECTIONS.
- * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,profile,ops,rollout,native,prefix,optimizer,distributed,tools.
+ * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,profile,ops,rollout,native,prefix,optimizer,distributed,credit,tools.
  * The profile section prints tf.profile's per-op table of one train step (kernel, calls, ms); the ops
  * section times each custom-gradient op's forward and backward alone at that step's shapes.
  */
@@ -22,6 +22,7 @@ const SECTIONS: BenchSection[] = [
   { name: 'prefix', run: async (quick) => (await import('./bench/prefix.ts')).benchPrefix(quick) },
   { name: 'optimizer', run: async (quick) => (await import('./bench/optimizer.ts')).benchOptimizer(quick) },
   { name: 'distributed', run: async (quick) => (await import('./bench/distributed.ts')).benchDistributed(quick) },
+  { name: 'credit', run: async (quick) => (await import('./bench/credit.ts')).benchCredit(quick) },
   { name: 'tools', run: async (quick) => (await import('./bench/tools.ts')).benchTools(quick) },
 ];
 

@@ -48,6 +48,14 @@ describe('loadConfig', () => {
     expect(msg.split('\n')).toHaveLength(1);
   });
 
+  it('rollout.prefixCacheMiB: 512 by default, 0 turns it off, a negative or fractional budget is one line naming the key', () => {
+    expect(loadConfig({ sets: [] }).rollout.prefixCacheMiB).toBe(512);
+    expect(loadConfig({ sets: ['rollout.prefixCacheMiB=0'] }).rollout.prefixCacheMiB).toBe(0);
+    for (const bad of ['-1', '1.5']) {
+      expect(() => loadConfig({ sets: [`rollout.prefixCacheMiB=${bad}`] })).toThrow(new RegExp(`^config: rollout\\.prefixCacheMiB: [^\\n]+ \\(from --set rollout\\.prefixCacheMiB=${bad.replace('.', '\\.')}\\)$`));
+    }
+  });
+
   it('names an unknown key and its file', () => {
     const f = tmpYaml('train:\n  lrr: 0.1\n');
     const msg = errorOf(() => loadConfig({ file: f }));

@@ -3,14 +3,16 @@ import type { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { tidyObject } from '../model/tidy.ts';
 import type { KvCache } from './kv-cache.ts';
-import { emptyPrefillStats, prefillPrompts, type PrefillStats } from './prefill.ts';
+import { emptyPrefillStats, prefillPrompts, prefillWithCache, type PrefillStats } from './prefill.ts';
+import type { PrefixCache } from './prefix-cache.ts';
 import { checkSampling, sampleNext, type SamplingParams } from './sampling.ts';
 import { IncrementalDecoder, findStop, type Decodes } from '../tokenizer/incremental.ts';
 
 /**
  * Batched generation with a KV cache: the prompts are
  * left-padded and prefilled once (a prefix shared by several prompts only once for all of them,
- * prefill.ts), then one token per step is fed; nothing of the prefix is recomputed. Finished sequences leave the batch (their cache rows are dropped), and the only
+ * prefill.ts), then one token per step is fed; nothing of the prefix is recomputed. With a prefix
+ * cache (prefix-cache.ts) a prompt's longest prefix computed by an earlier call is reused too. Finished sequences leave the batch (their cache rows are dropped), and the only
  * device-to-host read per step is the chosen ids with their logprobs.
  */
 export interface GenerateRequest {
@@ -52,8 +54,33 @@ export interface GenerateOptions extends SamplingParams {
   stats?: PrefillStats;
   /** Most prefill attention-score floats per batch (default PREFILL_SCORE_BUDGET); larger calls run in several batches. */
   prefillScoreBudget?: number;
+  /**
+   * KV prefix cache across calls (prefix-cache.ts): prompts reuse the keys/values of their longest
+   * cached prefix, and every finished sequence (prompt and generated tokens) is stored. It must
+   * belong to `model`'s current weights (generate validates it: a stale cache is emptied).
+   */
+  prefixCache?: PrefixCache;
   /** Called after every decode step of a batch with the steps done and the rows still generating (progress of long generations). */
   onStep?: (step: number, live: number) => void;
+}
+
+/** Token counts of every generate() call of the process (the bench's prefill tokens computed vs needed). */
+export interface GenerationTotals {
+  /** Prompt tokens of the requests that were generated for. */
+  promptTokens: number;
+  /** Prompt tokens run through the model (after shared and cached prefixes). */
+  prefillTokens: number;
+  /** Tokens fed by decode steps (every generated token but each row's last). */
+  decodeTokens: number;
+  /** Wall-clock seconds inside generate() (calls that overlap count twice). */
+  seconds: number;
+}
+
+const totals: GenerationTotals = { promptTokens: 0, prefillTokens: 0, decodeTokens: 0, seconds: 0 };
+
+/** A copy of the process's generation totals (subtract two copies to measure a stretch). */
+export function generationTotals(): GenerationTotals {
+  return { ...totals };
 }
 
 /** 2^24 floats (64 MiB) of prefill attention scores per batch: several such tensors live at once, and the wasm heap fragments. */
@@ -119,6 +146,7 @@ function pushText(s: RowState, token: number, eos: ReadonlySet<number>): void {
 export async function generate(model: CausalLM, requests: GenerateRequest[], opts: GenerateOptions): Promise<GenerateResult[]> {
   checkSampling(opts);
   validate(requests, model.config.vocabSize);
+  opts.prefixCache?.validate(model);
   const eos = new Set(opts.eosIds);
   const states: RowState[] = requests.map((req) => newRow(req, opts.decoder, req.seed === undefined ? opts.rng.fork() : new Rng(req.seed)));
   // Rows with nothing to generate never enter the batch.
@@ -126,11 +154,13 @@ export async function generate(model: CausalLM, requests: GenerateRequest[], opt
   const live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);
   const heads = model.config.heads;
   const chunks = prefillChunks(live.map((i) => (states[i] as RowState).req.promptIds.length), heads, opts.prefillScoreBudget ?? PREFILL_SCORE_BUDGET);
+  const t0 = performance.now();
   const headT = model.inferenceHead(); // [D, V] transposed once per call, not per batch or step
   try {
     for (const chunk of chunks) await decodeRows(model, states, chunk.map((k) => live[k] as number), eos, headT, opts);
   } finally {
     headT.dispose();
+    totals.seconds += (performance.now() - t0) / 1000;
   }
   return states.map((s) => ({ tokenIds: s.tokens, logprobs: s.logprobs, text: s.text, finishReason: s.finish ?? 'length' }));
 }
@@ -160,6 +190,16 @@ export function prefillChunks(promptLengths: readonly number[], heads: number, b
   return out;
 }
 
+/** Stores the keys/values of the rows of `live` not in `keep` (finished): their prompt and every generated token fed so far. */
+function storeFinished(pc: PrefixCache, cache: KvCache, states: RowState[], live: number[], keep: number[]): void {
+  const kept = new Set(keep);
+  live.forEach((i, r) => {
+    if (kept.has(r)) return;
+    const s = states[i] as RowState;
+    pc.insert([...s.req.promptIds, ...s.tokens.slice(0, -1)], cache.rowKv(r)); // the newest token was never fed
+  });
+}
+
 /** Prefill and decode of the rows `rows` of `states` in one batch, filling their tokens and text. */
 async function decodeRows(model: CausalLM, states: RowState[], rows: number[], eos: ReadonlySet<number>, headT: tf.Tensor2D, opts: GenerateOptions): Promise<void> {
   let live = rows;
@@ -170,7 +210,12 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
     {
       const prompts = live.map((i) => (states[i] as RowState).req.promptIds);
       const minTokens = opts.prefixMinTokens ?? DEFAULT_PREFIX_MIN_TOKENS;
-      const pre = prefillPrompts(model, prompts, { padId: opts.padId ?? 0, headT, minTokens, stats: opts.stats ?? emptyPrefillStats() });
+      const stats = emptyPrefillStats();
+      const pOpts = { padId: opts.padId ?? 0, headT, minTokens, stats };
+      const pre = opts.prefixCache ? prefillWithCache(model, prompts, { ...pOpts, cache: opts.prefixCache }) : prefillPrompts(model, prompts, pOpts);
+      totals.promptTokens += prompts.reduce((a, p) => a + p.length, 0);
+      totals.prefillTokens += stats.prefillTokens;
+      if (opts.stats) for (const k of Object.keys(stats) as (keyof PrefillStats)[]) opts.stats[k] += stats[k];
       logits = pre.logits; // [B, V]
       cache = pre.cache;
     }
@@ -206,6 +251,7 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
         }
         if (s.finish === undefined) keep.push(r);
       });
+      if (opts.prefixCache && keep.length < b) storeFinished(opts.prefixCache, cache as KvCache, states, live, keep);
       opts.onStep?.(++steps, keep.length);
       if (keep.length === 0) break;
       if (keep.length < b) cache.keepRows(keep);
@@ -216,6 +262,7 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
       });
       const positions = live.map((i) => (states[i] as RowState).length - 1);
       const c: KvCache = cache;
+      totals.decodeTokens += live.length;
       const step = tidyObject(() => {
         const ids = tf.tensor2d(next, [live.length, 1], 'int32'); // [B, 1]
         const pos = tf.tensor2d(positions, [live.length, 1], 'float32'); // [B, 1]

@@ -1,16 +1,47 @@
 import * as tf from '@tensorflow/tfjs';
 import type { LayerKv } from '../model/attention.ts';
 
+/** Half-open column ranges [start, end) of a row's real tokens, in order. */
+export type ColumnRuns = readonly (readonly [number, number])[];
+
 /**
  * Keys/values of every layer for the sequences still generating, plus their key mask. Owns its
  * tensors: each update disposes the previous ones, so the tensor count stays flat over a decode.
+ * With `runs` (the real columns of each row after the prefill; every later column is a decoded
+ * token) a row's keys/values can be taken out without padding (rowKv), for the prefix cache.
  */
 export class KvCache {
+  private readonly prefillWidth: number;
+
   constructor(
     private layers: LayerKv[],
     private mask: tf.Tensor2D, // [B, Tk] 1 = real token
     private readonly kvHeads: number,
-  ) {}
+    private runs?: ColumnRuns[],
+  ) {
+    this.prefillWidth = mask.shape[1];
+  }
+
+  /**
+   * Keys/values of batch row r's real tokens, per layer [KV, n, hd] (new tensors the caller owns),
+   * n = its prefilled tokens + the decode steps fed since.
+   */
+  rowKv(r: number): LayerKv[] {
+    if (!this.runs) throw new Error('KvCache: built without column runs');
+    const tk = this.mask.shape[1];
+    const runs = [...(this.runs[r] as ColumnRuns), ...(tk > this.prefillWidth ? [[this.prefillWidth, tk] as const] : [])].filter(([a, b]) => b > a);
+    const kv = this.kvHeads;
+    return tf.tidy(() =>
+      this.layers.map((l) => {
+        const hd = l.k.shape[2];
+        const part = (x: tf.Tensor3D): tf.Tensor3D => {
+          const pieces = runs.map(([a, b]) => tf.slice(x, [r * kv, a, 0], [kv, b - a, hd]) as tf.Tensor3D); // [KV, b-a, hd]
+          return (pieces.length === 1 ? tf.clone(pieces[0] as tf.Tensor3D) : tf.concat(pieces, 1)) as tf.Tensor3D; // [KV, n, hd]
+        };
+        return { k: part(l.k), v: part(l.v) };
+      }),
+    );
+  }
 
   get past(): LayerKv[] {
     return this.layers;
@@ -47,6 +78,7 @@ export class KvCache {
       };
     });
     this.update(next.layers, next.mask);
+    if (this.runs) this.runs = rows.map((r) => this.runs?.[r] as ColumnRuns);
   }
 
   dispose(): void {

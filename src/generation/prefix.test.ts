@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commonPrefixLength, findSharedPrefixes } from './prefix.ts';
+import { branchPrefixes, commonPrefixLength, findSharedPrefixes } from './prefix.ts';
 
 const range = (a: number, n: number): number[] => Array.from({ length: n }, (_, i) => a + i);
 
@@ -43,5 +43,20 @@ describe('findSharedPrefixes', () => {
     expect(commonPrefixLength([1, 2, 3], [1, 2, 4])).toBe(2);
     expect(commonPrefixLength([1, 2], [1, 2, 3])).toBe(2);
     expect(commonPrefixLength([], [1])).toBe(0);
+  });
+});
+
+describe('branchPrefixes', () => {
+  const ctx = Array.from({ length: 20 }, (_, i) => i + 1);
+  it('gives each branch point once, drops one that prefixes another, stops before each prompt\'s last token', () => {
+    // Neighbours: (ctx 5 6 7, ctx 5 6 8) part after ctx 5 6; (ctx 5 6 8, ctx 9) after ctx; the duplicate ctx 9 pair
+    // shares all but its last token, ctx; [50, 51] shares nothing. ctx prefixes ctx 5 6: only ctx 5 6 remains.
+    const prompts = [[...ctx, 9], [50, 51], [...ctx, 5, 6, 8], [...ctx, 9], [...ctx, 5, 6, 7]];
+    expect(branchPrefixes(prompts, 16)).toEqual([[...ctx, 5, 6]]);
+    expect(branchPrefixes(prompts, 0)).toEqual([]);
+    expect(branchPrefixes(prompts, 23)).toEqual([]);
+  });
+  it('branches that do not prefix each other are all kept', () => {
+    expect(branchPrefixes([[...ctx, 1, 2], [...ctx, 1, 3], [...ctx, 7, 8], [...ctx, 7, 9]], 16)).toEqual([[...ctx, 1], [...ctx, 7]]);
   });
 });

@@ -15,7 +15,7 @@ export interface PrefixGroup {
 }
 
 /** Length of the longest common prefix of a and b. */
-export function commonPrefixLength(a: readonly number[], b: readonly number[]): number {
+export function commonPrefixLength(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
@@ -69,4 +69,31 @@ export function findSharedPrefixes(prompts: readonly (readonly number[])[], minT
   close();
   // Stable output order: by first member.
   return groups.sort((a, b) => (a.members[0] as number) - (b.members[0] as number));
+}
+
+/**
+ * The prefixes a batch shares at every branch of its token trie (the nodes where prompts part, as
+ * in SGLang's RadixAttention): for lexicographic neighbours a, b the prefix of length
+ * min(lcp(a, b), |a| - 1, |b| - 1) when it is >= minTokens, without duplicates and without a
+ * prefix of another one (an entry that extends a prefix serves it). Prefilling these, and then
+ * again the branches among them, computes every shared token once: counterfactual replays that
+ * mask nested sets of reports share ever longer prefixes. minTokens 0: none.
+ */
+export function branchPrefixes(prompts: readonly (readonly number[])[], minTokens: number): number[][] {
+  if (!Number.isInteger(minTokens) || minTokens < 0) throw new Error(`generate: prefixMinTokens must be a non-negative integer (got ${minTokens})`);
+  if (minTokens <= 0 || prompts.length < 2) return [];
+  const sorted = [...prompts].sort(compareIds);
+  const found = new Map<string, number[]>();
+  for (let k = 1; k < sorted.length; k++) {
+    const a = sorted[k - 1] as readonly number[];
+    const b = sorted[k] as readonly number[];
+    const len = Math.min(commonPrefixLength(a, b), a.length - 1, b.length - 1);
+    if (len >= minTokens) found.set(a.slice(0, len).join(','), a.slice(0, len));
+  }
+  const cands = [...found.values()].sort(compareIds);
+  // In lexicographic order a prefix of another candidate is a prefix of the next one.
+  return cands.filter((c, i) => {
+    const next = cands[i + 1];
+    return !(next && next.length > c.length && commonPrefixLength(c, next) === c.length);
+  });
 }

@@ -10,6 +10,7 @@ import type { PolicyRequest } from './policy.ts';
 import { fitBpeTokenizer, writeTokenizerFiles } from '../tokenizer/fit.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { LmPolicy } from './lm-policy.ts';
+import { prefixCacheFor, prefixCacheStats, setPrefixCacheBytes } from '../generation/prefix-cache.ts';
 import { renderPromptIds } from '../tokenizer/chat-prompt.ts';
 
 let dir: string;
@@ -78,5 +79,34 @@ describe('LmPolicy', () => {
   it('rejects bad options with one-line errors', () => {
     expect(() => new LmPolicy(model, tok, { temperature: 1, topK: 0, topP: 1, maxContext: 1, rng: new Rng(0) })).toThrow(/maxContext/);
     expect(() => new LmPolicy(model, tok, { temperature: 1, topK: 0, topP: 2, maxContext: 64, rng: new Rng(0) })).toThrow(/topP/);
+  });
+});
+
+describe('LmPolicy with the prefix cache', () => {
+  it('a second turn reuses the first turn\'s conversation, answers as without the cache, and a new LmPolicy starts empty', async () => {
+    const long = 'Who wrote the book? The answer is 42. Paris is the capital of France. Who wrote the book?';
+    const turn2 = (first: string): PolicyRequest =>
+      request(long, { messages: [...request(long).messages, { role: 'assistant', content: first }, { role: 'user', content: 'Paris?' }], maxNewTokens: 6 });
+    const run = async (): Promise<{ texts: string[]; logprobs: number[][] }> => {
+      const policy = new LmPolicy(model, tok, { temperature: 0, topK: 0, topP: 1, maxContext: 256, rng: new Rng(3) });
+      const a = await policy.generate([request(long, { maxNewTokens: 6 })]);
+      const b = await policy.generate([turn2(a[0]?.text ?? '')]);
+      return { texts: [...a, ...b].map((r) => r.text), logprobs: [...a, ...b].map((r) => r.logprobs) };
+    };
+    const off = await run();
+    setPrefixCacheBytes(2 ** 24);
+    try {
+      const on = await run();
+      expect(on.texts).toEqual(off.texts);
+      on.logprobs.flat().forEach((lp, i) => expect(Math.abs(lp - (off.logprobs.flat()[i] as number))).toBeLessThan(1e-4));
+      const stats = prefixCacheStats();
+      // The second turn's prompt starts with the whole first prompt (>= 16 tokens): it was served from the cache.
+      expect(stats?.hitTokens).toBeGreaterThanOrEqual(renderPromptIds(tok, request(long).messages).length);
+      expect(prefixCacheFor(model)?.size).toBeGreaterThan(0);
+      new LmPolicy(model, tok, { temperature: 0, topK: 0, topP: 1, maxContext: 256, rng: new Rng(3) });
+      expect(prefixCacheFor(model)?.size).toBe(0);
+    } finally {
+      setPrefixCacheBytes(0);
+    }
   });
 });

@@ -4,6 +4,7 @@ import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
 import type { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { generate, type GenerateRequest } from '../generation/generate.ts';
 import { checkSampling, type SamplingParams } from '../generation/sampling.ts';
+import { prefixCacheFor } from '../generation/prefix-cache.ts';
 import { cachedPromptIds } from './prompt-cache.ts';
 
 /**
@@ -11,7 +12,12 @@ import { cachedPromptIds } from './prompt-cache.ts';
  * renderPromptIds (src/tokenizer/chat-prompt.ts, the rendering the trainer re-scores with; through
  * prompt-cache.ts, as the trainer's sequences), and
  * every request of the call is decoded in one batched generate(): every agent generating at a
- * step is served by one call.
+ * step is served by one call. Every LmPolicy of one model shares the process's KV prefix cache
+ * (generation/prefix-cache.ts, rollout.prefixCacheMiB), so the rollout's, the replays' and the
+ * judge's policies of a step reuse each other's keys and values until the weights change. A new
+ * LmPolicy empties it: which prefixes are cached changes the float rounding of a hit, so what a step
+ * (or a held-out measurement) computes must not depend on what ran before it, and a resumed run
+ * must equal an uninterrupted one even across a step that made no update.
  */
 
 export interface LmPolicyOptions extends SamplingParams {
@@ -40,6 +46,7 @@ export class LmPolicy implements Policy {
   ) {
     checkSampling(opts);
     if (!Number.isInteger(opts.maxContext) || opts.maxContext < 2) throw new Error(`LmPolicy: maxContext must be an integer >= 2 (got ${opts.maxContext})`);
+    prefixCacheFor(model)?.clear();
   }
 
   async generate(requests: PolicyRequest[]): Promise<LmPolicyResponse[]> {
@@ -67,6 +74,7 @@ export class LmPolicy implements Policy {
       padId: this.tokenizer.padId,
       decoder: this.tokenizer,
       prefixMinTokens: this.opts.prefixMinTokens,
+      prefixCache: prefixCacheFor(this.model),
     });
     return out.map((g, i) => {
       const r = requests[i] as PolicyRequest;

@@ -72,6 +72,13 @@ export function fusedAdamWReady(): boolean {
   return fusedContext() !== undefined;
 }
 
+/** Fused steps run so far: they write weights in place (no new data id), so a cache of anything computed from the weights compares this count. */
+let inPlaceSteps = 0;
+
+export function inPlaceWeightUpdates(): number {
+  return inPlaceSteps;
+}
+
 export function nativeAdamW(vars: readonly tf.Variable[], grads: readonly tf.Tensor[], m: readonly tf.Variable[], v: readonly tf.Variable[], step: number, hp: AdamWHyper): AdamWResult {
   validate(vars, grads, m, v, step, hp);
   const ctx = fusedContext();
@@ -80,6 +87,7 @@ export function nativeAdamW(vars: readonly tf.Variable[], grads: readonly tf.Ten
     return { path: 'tfjs', copied: 0 };
   }
   const backend = tf.backend() as unknown as KernelBackend;
+  inPlaceSteps += 1;
   let copied = 0;
   for (const x of [...vars, ...m, ...v]) if (unshare(ctx, backend, x)) copied++;
   const A = ctx.args;

@@ -2,5 +2,5 @@
 export { enableNativeKernels, disableNativeKernels } from './register.ts';
 export type { NativeStatus } from './register.ts';
 export { NATIVE_BACKEND, nativeKernelHere, registerNativeBackend } from './backend.ts';
-export { fusedAdamWReady, nativeAdamW } from './adamw.ts';
+export { fusedAdamWReady, inPlaceWeightUpdates, nativeAdamW } from './adamw.ts';
 export { FUSED_KERNELS } from './kernels/fused.ts';

@@ -33,6 +33,13 @@ export const rolloutSection = z
     maxWorkerTurns: z.number().int().positive().default(4).describe('Messages per worker before it is stopped.'),
     maxNewTokens: z.number().int().positive().default(64).describe('New tokens per message.'),
     maxContext: z.number().int().positive().default(1024).describe('Context length in tokens of any agent.'),
+    prefixCacheMiB: z
+      .number()
+      .int()
+      .min(0)
+      .max(65536)
+      .default(512)
+      .describe('KV prefix cache across generate calls, in MiB of keys and values: the next turn of an agent, the other samples of a group, the replays and the held-out samples reuse what an earlier call computed (least recently used entries go first; emptied whenever the weights change). 0 = off; distributed runs keep it off (a job must equal the in-process reference bit for bit).'),
     workerFailureText: z.string().default(DEFAULT_WORKER_FAILURE).describe('Report the planner gets from a worker that ended without an answer.'),
     temperature: z.number().nonnegative().default(1).describe('Sampling temperature (0 = greedy).'),
     topK: z.number().int().nonnegative().default(0).describe('Top-k sampling; 0 = off.'),

@@ -4,7 +4,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../config/schema.ts';
 import { UserError } from '../../errors.ts';
-import { configFrom, resumeDir, withRun } from './run-setup.ts';
+import { configFrom, prefixCacheBytes, resumeDir, withRun } from './run-setup.ts';
+
+describe('prefixCacheBytes', () => {
+  it('rollout.prefixCacheMiB in bytes, off in distributed runs (redis or local)', () => {
+    const cfg = configSchema.parse({});
+    expect(prefixCacheBytes(cfg)).toBe(512 * 2 ** 20);
+    expect(prefixCacheBytes({ ...cfg, rollout: { ...cfg.rollout, prefixCacheMiB: 3 } })).toBe(3 * 2 ** 20);
+    expect(prefixCacheBytes({ ...cfg, rollout: { ...cfg.rollout, distributed: { ...cfg.rollout.distributed, local: true } } })).toBe(0);
+    expect(prefixCacheBytes({ ...cfg, rollout: { ...cfg.rollout, distributed: { ...cfg.rollout.distributed, redis: 'redis://127.0.0.1:6379' } } })).toBe(0);
+  });
+});
 
 describe('resumeDir', () => {
   it('--resume without a value picks the newest run of this name; with a value, that folder', () => {

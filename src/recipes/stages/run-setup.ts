@@ -6,6 +6,7 @@ import { gpuFallbackWarning, resolveBackendName } from '../../backend/gpu-check.
 import { BackendError, initBackend, trainingStateBytes, type BackendName } from '../../backend/select.ts';
 import { enableNativeKernels } from '../../backend/native/index.ts';
 import { loadConfig } from '../../config/load.ts';
+import { setPrefixCacheBytes } from '../../generation/prefix-cache.ts';
 import { numel } from '../../model/io/header.ts';
 import { readSafetensorsHeader } from '../../model/io/safetensors.ts';
 import type { Config } from '../../config/schema.ts';
@@ -39,6 +40,16 @@ export function configFrom(opts: ConfigSource, fallbackFile?: string): Config {
   return loadConfig({ file: opts.config ?? fallbackFile, sets: [...(opts.set ?? [])] });
 }
 
+/**
+ * The KV prefix cache's budget (rollout.prefixCacheMiB). Off in distributed runs: a job's results
+ * must equal the in-process reference's bit for bit, and which prefixes a process has cached
+ * (which jobs it ran before) changes the float rounding of a hit.
+ */
+export function prefixCacheBytes(cfg: Config): number {
+  const d = cfg.rollout.distributed;
+  return d.redis !== '' || d.local ? 0 : cfg.rollout.prefixCacheMiB * 2 ** 20;
+}
+
 export async function startBackend(flag: string | undefined, cfg: Config, warn: (msg: string) => void): Promise<BackendInfo> {
   let requested: BackendName;
   try {
@@ -53,6 +64,7 @@ export async function startBackend(flag: string | undefined, cfg: Config, warn: 
     if (err instanceof BackendError) throw new UserError(err.message);
     throw err;
   }
+  setPrefixCacheBytes(prefixCacheBytes(cfg));
   const warning = gpuFallbackWarning(requested, choice, requested === 'tensorflow' ? probeCudaLibs() : []);
   if (warning) warn(warning);
   let native = 'off';
