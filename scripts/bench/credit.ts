@@ -18,7 +18,8 @@ import { rollout } from '../../src/rollout/engine.ts';
 import { LmPolicy, samplingAt } from '../../src/rollout/lm-policy.ts';
 import type { Policy, PolicyRequest, PolicyResponse } from '../../src/rollout/policy.ts';
 import { Tokenizer } from '../../src/tokenizer/tokenizer.ts';
-import { makeCollect } from '../../src/train/grpo/collect.ts';
+import { inProcessStages } from '../../src/recipes/stages/step-stages.ts';
+import type { StepStages } from '../../src/train/grpo/types.ts';
 import { batchAt, runGrpo } from '../../src/train/grpo/loop.ts';
 import type { MetricRecord } from '../../src/train/metrics/jsonl.ts';
 import type { BenchRow } from './types.ts';
@@ -40,7 +41,7 @@ interface Arm {
   /** Wall-clock seconds of the step (collect + update), and the CPU seconds of this process over it (other processes' load left out). */
   seconds: number;
   cpu: number;
-  /** CPU seconds of the collect alone (rollout, replays, credit). */
+  /** CPU seconds of the generating stages alone (rollout and counterfactual replays). */
   collectCpu: number;
   /** Seconds of the rollout, the replays and credit, and the update. */
   generate: number;
@@ -72,7 +73,26 @@ export async function rlStep(base: Config, method: (typeof METHODS)[number], on:
   let cpu0 = 0;
   let cpu1 = 0;
   let cpu2 = 0;
-  const inner = makeCollect({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
+  const inner = inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
+  // The CPU clock read as the rollout starts and as the replays end (the step has one of each).
+  const stages: StepStages = {
+    begin: async (model, seeds) => {
+      const run = await inner.begin(model, seeds);
+      return {
+        ...run,
+        rollout: (episodes) => {
+          cpu0 = cpuNow();
+          return run.rollout(episodes);
+        },
+        runReplays: async (plans) => {
+          const out = await run.runReplays(plans);
+          cpu1 = cpuNow();
+          return out;
+        },
+      };
+    },
+    close: () => inner.close(),
+  };
   try {
     const res = await runGrpo({
       runDir,
@@ -81,12 +101,8 @@ export async function rlStep(base: Config, method: (typeof METHODS)[number], on:
       fullConfig: cfg,
       initialModel: () => CausalLM.load(resolve(ROOT, cfg.model.path)),
       data: train,
-      collect: async (...args) => {
-        cpu0 = cpuNow();
-        const out = await inner(args[0], args[1], args[2]);
-        cpu1 = cpuNow();
-        return out;
-      },
+      stages,
+      credit: cfg.credit,
       enc: tokenizer,
       padId: tokenizer.padId,
       maxTokens: cfg.rollout.maxContext,
