@@ -160,7 +160,8 @@ describe('the head at kept positions only (keep)', () => {
   ];
   /** Log-probs, entropy and gradients of a weighted sum of kept log-probs, with or without `keep`. */
   function keptStats(m: CausalLM, withKeep: boolean, keepRows = KEEP): { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> } {
-    return tf.tidy(() => {
+    let out: { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> } | undefined;
+    tf.tidy(() => {
       const ids = tf.tensor2d(IDS.flat(), [2, 8], 'int32');
       const mask = tf.tensor2d(MASK.flat(), [2, 8], 'int32');
       const keep = tf.tensor2d(keepRows.flat(), [2, 7]); // [2, 7]
@@ -172,8 +173,9 @@ describe('the head at kept positions only (keep)', () => {
       const wts = tf.mul(tf.tensor2d(Array.from({ length: 14 }, (_, i) => 1 + i / 7), [2, 7]), keep); // [2, 7]
       const { grads } = tf.variableGrads(() => tf.neg(tf.sum(tf.mul(tokenLogprobs(m, ids, mask, k), wts))) as tf.Scalar, m.trainableVariables());
       const byName = new Map([...m.namedVariables()].map(([name, v]) => [name, (grads[v.name] as tf.Tensor).dataSync() as Float32Array]));
-      return { lp, ent, grads: byName };
+      out = { lp, ent, grads: byName };
     });
+    return out as { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> };
   }
 
   const cases: [string, BuildOptions, boolean][] = [
@@ -218,7 +220,7 @@ describe('the head at kept positions only (keep)', () => {
       const mask = tf.tensor2d(MASK.flat(), [2, 8], 'int32');
       const lp = tokenLogprobs(m, ids, mask, tf.tensor2d(KEEP.flat(), [2, 7])).arraySync();
       KEEP.forEach((row, b) => row.forEach((k, t) => (k && MASK[b]?.[t + 1] ? expect(lp[b]?.[t]).toBeLessThan(-1) : expect(Math.abs(lp[b]?.[t] as number)).toBe(0))));
-      const none = tf.zeros([2, 7]);
+      const none = tf.zeros([2, 7]) as tf.Tensor2D;
       expect(Array.from(tokenLogprobs(m, ids, mask, none).dataSync(), Math.abs)).toEqual(new Array(14).fill(0));
       const { grads } = tf.variableGrads(() => tf.neg(tf.sum(tokenLogprobs(m, ids, mask, none))) as tf.Scalar, m.trainableVariables());
       for (const g of Object.values(grads)) expect(tf.max(tf.abs(g)).dataSync()[0]).toBe(0);

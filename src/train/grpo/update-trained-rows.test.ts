@@ -39,7 +39,7 @@ function sequences(): RlSequence[] {
     const n = 9 + ((i * 5) % 8);
     const ids = Array.from({ length: n }, () => Math.floor(rng.float() * VOCAB));
     const trainMask = ids.map((_, j) => (j > 0 && (j % 5 === 2 || j % 5 === 3 || j === n - 1) ? 1 : 0));
-    return { ids, trainMask, adv: i % 2 === 0 ? 1 - i / 10 : -0.7, source: { trajectory: `t${i}`, agent: 0, message: 1 } };
+    return { ids, trainMask, sampleLogp: ids.map(() => 0), adv: i % 2 === 0 ? 1 - i / 10 : -0.7, source: { trajectory: `t${i}`, agent: 0, message: 1 } };
   });
 }
 
