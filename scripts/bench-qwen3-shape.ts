@@ -129,6 +129,7 @@ interface SequencesFile {
 
 interface TorchResult {
   lora_s?: number;
+  lora_cpu_s?: number;
   lora_peak_rss_gib?: number;
   rollout_s?: number;
   rollout_peak_rss_gib?: number;
@@ -240,11 +241,12 @@ async function main(): Promise<void> {
       prepareForTraining(lm, trainingSetup({ ...t, lora: { ...t.lora, rank } }), 0);
       const trainable = lm.trainableVariables();
       const n = trainable.reduce((a, v) => a + v.size, 0);
-      const ours = async (): Promise<number> => {
+      const ours = async (): Promise<{ wall: number; cpu: number }> => {
         const optimizer = createAdamW(optimizerSettings(t, 'grpo')); // fused in place where the native kernels serve the backend, as `sharp train`
         const accumulator = new GradientAccumulator(trainable);
         const update = (): UpdateMetrics => grpoUpdate({ model: lm, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t);
         const t0 = performance.now();
+        const c0 = process.cpuUsage();
         const stats = await stage(`GRPO update, LoRA r${rank} (${(n / 1e6).toFixed(1)}M trained)`, async () => {
           if (!process.argv.includes('--profile')) return update();
           let r: UpdateMetrics | undefined;
@@ -256,10 +258,13 @@ async function main(): Promise<void> {
           return r as UpdateMetrics;
         }, (s) => updateNote(seqs, s));
         const seconds = (performance.now() - t0) / 1000;
+        const c = process.cpuUsage(c0);
+        const cpu = (c.user + c.system) / 1e6;
+        console.log(`  process CPU ${cpu.toFixed(1)} s`);
         accumulator.dispose();
         optimizer.dispose();
         if (!Number.isFinite(stats['losses/total'])) throw new Error('GRPO update (LoRA): loss is not finite');
-        return seconds;
+        return { wall: seconds, cpu };
       };
       const python = flag('torch');
       if (!python) await ours();
@@ -269,8 +274,9 @@ async function main(): Promise<void> {
         const ourRollout = stages.find((x) => x.stage.startsWith('rollout'));
         const pairs = Number(flag('pairs') ?? 1);
         const ratios: number[] = [];
+        const cpuRatios: number[] = [];
         for (let i = 0; i < pairs; i++) {
-          let a = 0;
+          let a = { wall: 0, cpu: 0 };
           let p: TorchResult;
           if (i % 2 === 0) {
             a = await ours();
@@ -280,13 +286,17 @@ async function main(): Promise<void> {
             a = await ours();
           }
           const b = p.lora_s as number;
-          ratios.push(a / b);
-          console.log(`pair ${i + 1}: LoRA update: ours ${a.toFixed(1)} s, PyTorch ${b.toFixed(1)} s (peak RSS ${p.lora_peak_rss_gib?.toFixed(2)} GiB), ratio ${(a / b).toFixed(2)}x`);
+          ratios.push(a.wall / b);
+          cpuRatios.push(a.cpu / (p.lora_cpu_s as number));
+          console.log(
+            `pair ${i + 1}: LoRA update: ours ${a.wall.toFixed(1)} s, PyTorch ${b.toFixed(1)} s (peak RSS ${p.lora_peak_rss_gib?.toFixed(2)} GiB), ratio ${(a.wall / b).toFixed(2)}x; ` +
+              `process CPU ${a.cpu.toFixed(1)} / ${p.lora_cpu_s?.toFixed(1)} s, ratio ${(cpuRatios[i] as number).toFixed(2)}x`,
+          );
           if (p.rollout_s !== undefined && ourRollout) {
             console.log(`rollout: ours ${ourRollout.seconds.toFixed(1)} s, PyTorch ${p.rollout_s.toFixed(1)} s (prefill + decode of the same prompts), ratio ${(ourRollout.seconds / p.rollout_s).toFixed(2)}x`);
           }
         }
-        console.log(`LoRA update: median ratio ${median(ratios).toFixed(2)}x over ${pairs} pair(s) (ours / PyTorch, ${layers} layers)`);
+        console.log(`LoRA update: median ratio ${median(ratios).toFixed(2)}x over ${pairs} pair(s) (ours / PyTorch, ${layers} layers; process CPU time: ${median(cpuRatios).toFixed(2)}x)`);
       }
     }
 

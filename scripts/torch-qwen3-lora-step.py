@@ -215,23 +215,25 @@ def main():
     res = {'layers': a.layers, 'threads': a.threads}
     if a.rollout:
         model.eval()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         toks = rollout(model, seqs, data['maxNewTokens'], torch.Generator().manual_seed(1))
         res['rollout_s'] = time.perf_counter() - t0
+        res['rollout_cpu_s'] = time.process_time() - c0
         res['rollout_peak_rss_gib'] = peak_rss_gib()
-        print(f"torch rollout: {res['rollout_s']:.1f} s ({toks.shape[0]} x {toks.shape[1]} tokens), peak RSS {res['rollout_peak_rss_gib']:.2f} GiB", flush=True)
+        print(f"torch rollout: {res['rollout_s']:.1f} s (process CPU {res['rollout_cpu_s']:.1f} s, {toks.shape[0]} x {toks.shape[1]} tokens), peak RSS {res['rollout_peak_rss_gib']:.2f} GiB", flush=True)
     if not a.no_update:
         model.train()
         trainable = [q for q in model.parameters() if q.requires_grad]
         opt = torch.optim.AdamW(trainable, lr=1e-6, weight_decay=0.0)
         tokens = sum(len(s['ids']) for s in seqs)
         trained = sum(sum(1 for m in s['trainMask'] if m) for s in seqs)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         loss, norm = grpo_update(model, opt, seqs, a)
         res['lora_s'] = time.perf_counter() - t0
+        res['lora_cpu_s'] = time.process_time() - c0
         res['lora_peak_rss_gib'] = peak_rss_gib()
         where = 'all positions' if a.all_positions else 'trained positions'
-        print(f"torch GRPO update, LoRA r{a.rank} ({sum(q.numel() for q in trainable) / 1e6:.1f}M trained, head at {where}): {res['lora_s']:.1f} s, "
+        print(f"torch GRPO update, LoRA r{a.rank} ({sum(q.numel() for q in trainable) / 1e6:.1f}M trained, head at {where}): {res['lora_s']:.1f} s (process CPU {res['lora_cpu_s']:.1f} s), "
               f"peak RSS {res['lora_peak_rss_gib']:.2f} GiB, {len(seqs)} sequences, {tokens} tokens ({trained} trained), loss {loss:.4f}, grad norm {norm:.3f}", flush=True)
     if a.json:
         print(json.dumps(res))
