@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
-import { freemem, tmpdir } from 'node:os';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, freemem, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initBackend, type BackendName } from '../src/backend/select.ts';
@@ -23,6 +24,8 @@ import { grpoUpdate, type UpdateMetrics } from '../src/train/grpo/update.ts';
 import { GradientAccumulator } from '../src/train/optim/accumulate.ts';
 import { createAdamW, optimizerSettings } from '../src/train/optim/optimizer.ts';
 import { prepareForTraining, trainingSetup } from '../src/train/optim/trainable.ts';
+import { median } from './bench/median.ts';
+import { profileTable, summarize } from './bench/profile.ts';
 
 /**
  * `npm run bench:qwen3-shape`: a random-init model of Qwen3-0.6B's exact shape (config.json in the
@@ -49,7 +52,14 @@ import { prepareForTraining, trainingSetup } from '../src/train/optim/trainable.
  * Flags: --backend auto|native|wasm|cpu|tensorflow (native), --questions N (4), --g N (4),
  * --max-new-tokens N (16), --lora-rank N (16; 0 skips the LoRA update), --logprob-chunk N (512),
  * --no-checkpoint-layers, --no-full (skip the full-parameter update), --no-save (keep the random model
- * in memory), --layers N (28; fewer only to smoke-test the script itself).
+ * in memory), --layers N (28; fewer for quick pairs against PyTorch),
+ * --save-sequences FILE (write the update's sequences and the rollout's length as JSON),
+ * --sequences FILE (such a file: no rollout, the update trains these),
+ * --profile (tf.profile's per-op table of the LoRA update),
+ * --torch PYTHON (a Python with PyTorch: after each LoRA update, run scripts/torch-qwen3-lora-step.py
+ * on the same sequences and layers, with --rollout when this run rolled out, and print both times and
+ * their ratio), --pairs N (with --torch: N LoRA updates of ours and N of PyTorch's, alternating which
+ * goes first; the median ratio).
  */
 const QWEN3_0_6B = {
   architectures: ['Qwen3ForCausalLM'],
@@ -112,6 +122,30 @@ interface Stage {
 
 const stages: Stage[] = [];
 
+/** What the bench writes with --save-sequences and reads with --sequences (also scripts/torch-qwen3-lora-step.py's input). */
+interface SequencesFile {
+  sequences: { ids: number[]; trainMask: number[]; adv: number }[];
+  maxNewTokens: number;
+}
+
+interface TorchResult {
+  lora_s?: number;
+  lora_cpu_s?: number;
+  lora_peak_rss_gib?: number;
+  rollout_s?: number;
+  rollout_peak_rss_gib?: number;
+}
+
+/** Runs the PyTorch twin on the sequences file; its last line is JSON. Its own output goes to ours. */
+function runTorch(python: string, script: string, file: string, layers: number, rollout: boolean): TorchResult {
+  const args = [script, '--sequences', file, '--layers', String(layers), '--threads', String(availableParallelism()), '--json', ...(rollout ? ['--rollout'] : [])];
+  const out = execFileSync(python, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PYTHONUNBUFFERED: '1' } });
+  const lines = out.trim().split('\n');
+  for (const l of lines.slice(0, -1)) console.log(`  ${l}`);
+  return JSON.parse(lines[lines.length - 1] as string) as TorchResult;
+}
+
+
 function record(name: string, seconds: number, note: string): void {
   const s: Stage = { stage: name, seconds, peakRssGiB: Number(gib(peakRss())), tfGiB: Number(gib(tf.memory().numBytes)), note };
   stages.push(s);
@@ -172,33 +206,99 @@ async function main(): Promise<void> {
     }
     const lm = model;
     const tokenizer = await Tokenizer.load(dir);
-    const episodes = generateSynth({ seed: 3, n: questions }).map(toEpisode);
-    const collected = await runStepStages(inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }), cfg.credit, episodes, lm, new Rng(1));
-    const m = collected.metrics;
-    record(
-      `rollout (${questions} questions x ${g}, json protocol)`,
-      m['perf/generate_s'] ?? Number.NaN,
-      `${m['rollout/trajectories']} trajectories, ${m['rollout/generated_tokens']} generated tokens, ${m['rollout/policy_calls']} policy calls, max batch ${m['rollout/max_batch']}`,
-    );
-    record('LOO credit (counterfactual replays)', m['perf/credit_s'] ?? Number.NaN, `${m['credit/replays'] ?? 0} replay items; peak RSS as of the whole collect stage`);
-    const batch = buildRlBatch(collected.groups, tokenizer, t.advEps, cfg.rollout.maxContext, t.scaleRewards);
-    let seqs = batch.sequences;
-    if (seqs.length === 0) {
-      seqs = alternatingSequences(collected.groups, tokenizer);
-      console.log(`advantages: every group skipped (all rewards equal, as a random model's are); the update uses +1 / -1 per trajectory instead`);
+    const given = flag('sequences');
+    let seqs: RlSequence[];
+    let rollout = false;
+    if (given) {
+      const file = JSON.parse(readFileSync(given, 'utf8')) as SequencesFile;
+      seqs = file.sequences.map((q, i) => ({ ids: q.ids, trainMask: q.trainMask, sampleLogp: q.ids.map(() => 0), adv: q.adv, source: { trajectory: `t${i}`, agent: 0, message: 0 } }));
+      console.log(`sequences from ${given}: ${seqs.length} (no rollout)`);
+    } else {
+      const episodes = generateSynth({ seed: 3, n: questions }).map(toEpisode);
+      const collected = await runStepStages(inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }), cfg.credit, episodes, lm, new Rng(1));
+      const m = collected.metrics;
+      record(
+        `rollout (${questions} questions x ${g}, json protocol)`,
+        m['perf/generate_s'] ?? Number.NaN,
+        `${m['rollout/trajectories']} trajectories, ${m['rollout/generated_tokens']} generated tokens, ${m['rollout/policy_calls']} policy calls, max batch ${m['rollout/max_batch']}`,
+      );
+      record('LOO credit (counterfactual replays)', m['perf/credit_s'] ?? Number.NaN, `${m['credit/replays'] ?? 0} replay items; peak RSS as of the whole collect stage`);
+      const batch = buildRlBatch(collected.groups, tokenizer, t.advEps, cfg.rollout.maxContext, t.scaleRewards);
+      seqs = batch.sequences;
+      if (seqs.length === 0) {
+        seqs = alternatingSequences(collected.groups, tokenizer);
+        console.log(`advantages: every group skipped (all rewards equal, as a random model's are); the update uses +1 / -1 per trajectory instead`);
+      }
+      rollout = (m['rollout/policy_calls'] ?? 0) === 1; // one batched generate: the twin's prefill + decode is the same work
+    }
+    const seqFile = flag('save-sequences') ?? (flag('torch') ? join(dir, 'sequences.json') : undefined);
+    if (seqFile) {
+      const out: SequencesFile = { sequences: seqs.map((q) => ({ ids: [...q.ids], trainMask: [...q.trainMask], adv: q.adv })), maxNewTokens };
+      await writeFile(seqFile, JSON.stringify(out));
     }
 
     const rssBeforeLora = process.memoryUsage().rss;
     if (rank > 0) {
       prepareForTraining(lm, trainingSetup({ ...t, lora: { ...t.lora, rank } }), 0);
       const trainable = lm.trainableVariables();
-      const optimizer = createAdamW(optimizerSettings(t, 'grpo')); // fused in place where the native kernels serve the backend, as `sharp train`
-      const accumulator = new GradientAccumulator(trainable);
       const n = trainable.reduce((a, v) => a + v.size, 0);
-      const stats = await stage(`GRPO update, LoRA r${rank} (${(n / 1e6).toFixed(1)}M trained)`, () => grpoUpdate({ model: lm, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t), (s) => updateNote(seqs, s));
-      accumulator.dispose();
-      optimizer.dispose();
-      if (!Number.isFinite(stats['losses/total'])) throw new Error('GRPO update (LoRA): loss is not finite');
+      const ours = async (): Promise<{ wall: number; cpu: number }> => {
+        const optimizer = createAdamW(optimizerSettings(t, 'grpo')); // fused in place where the native kernels serve the backend, as `sharp train`
+        const accumulator = new GradientAccumulator(trainable);
+        const update = (): UpdateMetrics => grpoUpdate({ model: lm, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t);
+        const t0 = performance.now();
+        const c0 = process.cpuUsage();
+        const stats = await stage(`GRPO update, LoRA r${rank} (${(n / 1e6).toFixed(1)}M trained)`, async () => {
+          if (!process.argv.includes('--profile')) return update();
+          let r: UpdateMetrics | undefined;
+          const info = await tf.profile(() => {
+            r = update();
+          });
+          const lines = summarize(info.kernels, (name) => tf.getKernel(name, tf.getBackend()) !== undefined);
+          console.log(`per-op profile of the LoRA update (${tf.getBackend()} backend; tf.profile, its own timing adds to the stage's seconds):\n${profileTable(lines)}`);
+          return r as UpdateMetrics;
+        }, (s) => updateNote(seqs, s));
+        const seconds = (performance.now() - t0) / 1000;
+        const c = process.cpuUsage(c0);
+        const cpu = (c.user + c.system) / 1e6;
+        console.log(`  process CPU ${cpu.toFixed(1)} s`);
+        accumulator.dispose();
+        optimizer.dispose();
+        if (!Number.isFinite(stats['losses/total'])) throw new Error('GRPO update (LoRA): loss is not finite');
+        return { wall: seconds, cpu };
+      };
+      const python = flag('torch');
+      if (!python) await ours();
+      else {
+        // Alternating pairs on the same sequences: the machine's load moves both sides alike.
+        const script = join(root, 'scripts/torch-qwen3-lora-step.py');
+        const ourRollout = stages.find((x) => x.stage.startsWith('rollout'));
+        const pairs = Number(flag('pairs') ?? 1);
+        const ratios: number[] = [];
+        const cpuRatios: number[] = [];
+        for (let i = 0; i < pairs; i++) {
+          let a = { wall: 0, cpu: 0 };
+          let p: TorchResult;
+          if (i % 2 === 0) {
+            a = await ours();
+            p = runTorch(python, script, seqFile as string, layers, rollout && i === 0);
+          } else {
+            p = runTorch(python, script, seqFile as string, layers, false);
+            a = await ours();
+          }
+          const b = p.lora_s as number;
+          ratios.push(a.wall / b);
+          cpuRatios.push(a.cpu / (p.lora_cpu_s as number));
+          console.log(
+            `pair ${i + 1}: LoRA update: ours ${a.wall.toFixed(1)} s, PyTorch ${b.toFixed(1)} s (peak RSS ${p.lora_peak_rss_gib?.toFixed(2)} GiB), ratio ${(a.wall / b).toFixed(2)}x; ` +
+              `process CPU ${a.cpu.toFixed(1)} / ${p.lora_cpu_s?.toFixed(1)} s, ratio ${(cpuRatios[i] as number).toFixed(2)}x`,
+          );
+          if (p.rollout_s !== undefined && ourRollout) {
+            console.log(`rollout: ours ${ourRollout.seconds.toFixed(1)} s, PyTorch ${p.rollout_s.toFixed(1)} s (prefill + decode of the same prompts), ratio ${(ourRollout.seconds / p.rollout_s).toFixed(2)}x`);
+          }
+        }
+        console.log(`LoRA update: median ratio ${median(ratios).toFixed(2)}x over ${pairs} pair(s) (ours / PyTorch, ${layers} layers; process CPU time: ${median(cpuRatios).toFixed(2)}x)`);
+      }
     }
 
     if (!process.argv.includes('--no-full')) {

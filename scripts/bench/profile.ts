@@ -28,7 +28,7 @@ interface ProfileLine {
 }
 
 /** Kernel records of a tf.profile summed by name, slowest first (tf.profile has awaited every time: a number, or an error object counted as 0). */
-function summarize(kernels: readonly { name: string; kernelTimeMs: unknown }[], isKernel: (name: string) => boolean): ProfileLine[] {
+export function summarize(kernels: readonly { name: string; kernelTimeMs: unknown }[], isKernel: (name: string) => boolean): ProfileLine[] {
   const by = new Map<string, ProfileLine>();
   for (const k of kernels) {
     const ms = typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
@@ -40,7 +40,7 @@ function summarize(kernels: readonly { name: string; kernelTimeMs: unknown }[], 
   return [...by.values()].sort((a, b) => b.ms - a.ms || a.name.localeCompare(b.name));
 }
 
-function profileTable(lines: readonly ProfileLine[]): string {
+export function profileTable(lines: readonly ProfileLine[]): string {
   const total = lines.filter((l) => !l.scope).reduce((a, l) => a + l.ms, 0);
   const row = (l: ProfileLine): string[] => [l.scope ? `${l.name} (scope)` : l.name, String(l.calls), l.ms.toFixed(2), l.scope ? '' : `${((100 * l.ms) / Math.max(total, 1e-9)).toFixed(1)}%`];
   const cells = [...lines.filter((l) => !l.scope).map(row), ['kernels total', String(lines.filter((l) => !l.scope).reduce((a, l) => a + l.calls, 0)), total.toFixed(2), '100%'], ...lines.filter((l) => l.scope).map(row)];

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../backend/select.ts';
 import { CausalLM } from './causal-lm.ts';
 import { hfConfigFor, type BuildOptions } from './config.ts';
-import { tokenLogprobs, tokenStats } from './logprobs.ts';
+import { keptRows, tokenLogprobs, tokenStats } from './logprobs.ts';
 import { testBackend } from '../../test/backend.ts';
 
 const QWEN3: BuildOptions = { arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 61, tieEmbeddings: false };
@@ -150,4 +150,91 @@ describe('memory-lean training forward', () => {
       m.dispose();
     });
   }
+});
+
+describe('the head at kept positions only (keep)', () => {
+  // Kept positions spread through both rows, on left and right padding; [1, 6] targets padding (0 either way).
+  const KEEP = [
+    [0, 0, 1, 0, 1, 1, 0],
+    [1, 0, 0, 1, 0, 0, 1],
+  ];
+  /** Log-probs, entropy and gradients of a weighted sum of kept log-probs, with or without `keep`. */
+  function keptStats(m: CausalLM, withKeep: boolean, keepRows = KEEP): { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> } {
+    let out: { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> } | undefined;
+    tf.tidy(() => {
+      const ids = tf.tensor2d(IDS.flat(), [2, 8], 'int32');
+      const mask = tf.tensor2d(MASK.flat(), [2, 8], 'int32');
+      const keep = tf.tensor2d(keepRows.flat(), [2, 7]); // [2, 7]
+      const k = withKeep ? keep : undefined;
+      const st = tokenStats(m, ids, mask, true, k);
+      // Unkept entries carry no loss: the masked values of both paths are compared.
+      const lp = tf.mul(st.logprobs, keep).dataSync() as Float32Array;
+      const ent = tf.mul(st.entropy as tf.Tensor2D, keep).dataSync() as Float32Array;
+      const wts = tf.mul(tf.tensor2d(Array.from({ length: 14 }, (_, i) => 1 + i / 7), [2, 7]), keep); // [2, 7]
+      const { grads } = tf.variableGrads(() => tf.neg(tf.sum(tf.mul(tokenLogprobs(m, ids, mask, k), wts))) as tf.Scalar, m.trainableVariables());
+      const byName = new Map([...m.namedVariables()].map(([name, v]) => [name, (grads[v.name] as tf.Tensor).dataSync() as Float32Array]));
+      out = { lp, ent, grads: byName };
+    });
+    return out as { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> };
+  }
+
+  const cases: [string, BuildOptions, boolean][] = [
+    ['qwen3 untied head', QWEN3, false],
+    ['qwen2 tied head', QWEN2, false],
+    ['qwen3 with LoRA (frozen head)', QWEN3, true],
+  ];
+  for (const [name, o, lora] of cases) {
+    it(`${name}: the same masked values and gradients as the head on every position (1e-5), chunked or not`, () => {
+      const m = CausalLM.random(hfConfigFor(o), 9);
+      if (lora) {
+        m.attachLora({ rank: 4, alpha: 8, dropout: 0, targets: ['q_proj', 'v_proj', 'o_proj', 'up_proj', 'down_proj'] }, 3);
+        for (const [n, v] of m.namedVariables()) if (n.endsWith('lora_B.weight')) tf.tidy(() => v.assign(tf.mul(tf.randomNormal(v.shape, 0, 1, 'float32', 5), 0.1)));
+      }
+      for (const memory of [
+        { logprobChunk: 0, checkpointLayers: false },
+        { logprobChunk: 2, checkpointLayers: true },
+      ]) {
+        m.memory = memory;
+        const all = keptStats(m, false);
+        const count = tf.memory().numTensors;
+        const got = keptStats(m, true);
+        expect(tf.memory().numTensors).toBe(count); // nothing leaks
+        expect(maxDiff(got.lp, all.lp)).toBeLessThan(1e-5);
+        expect(maxDiff(got.ent, all.ent)).toBeLessThan(1e-5);
+        expect(Math.max(...Array.from(all.lp, Math.abs))).toBeGreaterThan(1); // kept values are real log-probs
+        expect(got.grads.size).toBe(all.grads.size);
+        for (const [n, g] of all.grads) {
+          const scale = Math.max(1, ...Array.from(g, Math.abs));
+          expect(maxDiff(got.grads.get(n) as Float32Array, g) / scale, `${n} ${JSON.stringify(memory)}`).toBeLessThan(1e-5);
+        }
+        expect(Math.max(...[...all.grads.values()].map((g) => Math.max(...Array.from(g, Math.abs))))).toBeGreaterThan(1e-3);
+      }
+      m.dispose();
+    });
+  }
+
+  it('is 0 at every unkept position, and a keep of zeros gives zeros and zero gradients', () => {
+    const m = CausalLM.random(hfConfigFor(QWEN3), 10);
+    tf.tidy(() => {
+      const ids = tf.tensor2d(IDS.flat(), [2, 8], 'int32');
+      const mask = tf.tensor2d(MASK.flat(), [2, 8], 'int32');
+      const lp = tokenLogprobs(m, ids, mask, tf.tensor2d(KEEP.flat(), [2, 7])).arraySync();
+      KEEP.forEach((row, b) => row.forEach((k, t) => (k && MASK[b]?.[t + 1] ? expect(lp[b]?.[t]).toBeLessThan(-1) : expect(Math.abs(lp[b]?.[t] as number)).toBe(0))));
+      const none = tf.zeros([2, 7]) as tf.Tensor2D;
+      expect(Array.from(tokenLogprobs(m, ids, mask, none).dataSync(), Math.abs)).toEqual(new Array(14).fill(0));
+      const { grads } = tf.variableGrads(() => tf.neg(tf.sum(tokenLogprobs(m, ids, mask, none))) as tf.Scalar, m.trainableVariables());
+      for (const g of Object.values(grads)) expect(tf.max(tf.abs(g)).dataSync()[0]).toBe(0);
+    });
+    m.dispose();
+  });
+
+  it('keptRows: source rows, target ids and where each position reads its value', () => {
+    const r = keptRows([0, 1, 0, 1, 1, 0], 2, 4); // B 2, T 4: positions (0,1), (1,0), (1,1)
+    expect(Array.from(r.src)).toEqual([1, 4, 5]); // rows of h [B*T, D]
+    expect(Array.from(r.target)).toEqual([2, 5, 6]); // ids [B*T]
+    expect(Array.from(r.spread)).toEqual([3, 0, 3, 1, 2, 3]); // 3 = the appended 0
+    const none = keptRows([0, 0], 1, 3);
+    expect(Array.from(none.src)).toEqual([0]);
+    expect(Array.from(none.spread)).toEqual([1, 1]);
+  });
 });

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { OpSet } from './ops/op-set.ts';
 import type { LoraLookup } from './lora.ts';
 import type { WeightGetter } from './attention.ts';
+import { dropout } from './ops/dropout.ts';
 
 /**
  * One projection of the decoder: x W (+ b), plus its LoRA update scale * dropout(x) A B when the
@@ -12,7 +13,7 @@ export function project(ops: OpSet, x: tf.Tensor2D, w: WeightGetter, name: strin
   const y = ops.linear(x, w(name) as tf.Tensor2D, bias); // [N, out]
   const ad = lora?.(name);
   if (!ad) return y;
-  const xin = ad.dropout > 0 ? (tf.dropout(x, ad.dropout, undefined, ad.seed) as tf.Tensor2D) : x; // [N, in]
+  const xin = dropout(x, ad.dropout, ad.seed); // [N, in]
   const low = ops.linear(xin, w(ad.a) as tf.Tensor2D); // [N, r]
   return tf.add(y, tf.mul(ops.linear(low, w(ad.b) as tf.Tensor2D), ad.scale)) as tf.Tensor2D; // [N, out]
 }

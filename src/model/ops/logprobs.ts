@@ -96,57 +96,52 @@ function chunkStats(logits: tf.Tensor2D, targets: tf.Tensor1D, withEntropy: bool
 export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targets: tf.Tensor1D, chunk: number, withEntropy: boolean): tf.Tensor {
   if (!(Number.isInteger(chunk) && chunk > 0)) throw new Error(`chunkedHeadLogprobs: chunk must be a positive integer, got ${chunk}`);
   const [n] = hidden.shape;
-  const dV = (w: tf.Tensor2D): tf.Tensor2D => (head.tied ? tf.transpose(w) : w); // [D, V]
-  const vD = (w: tf.Tensor2D): tf.Tensor2D => (head.tied ? w : tf.transpose(w)); // [V, D]
+  // The head's products take the weight as it is stored, through the GEMM's transpose flags: a
+  // tied [V, D] table transposed to [D, V] is a copy of 150M values per call, which on the native
+  // backend's Transpose kernel took longer than all of a LoRA update's other kernels together.
+  const logitsOf = (hc: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D => tf.matMul(hc, w, false, head.tied); // [c, D] x [V, D]^T or [D, V] -> [c, V]
   const forward = (h: tf.Tensor2D, w: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor => {
-    const wdv = dV(w); // [D, V] once per call, not per chunk
     const parts: tf.Tensor[] = [];
     for (let s = 0; s < n; s += chunk) {
       const c = Math.min(chunk, n - s);
       parts.push(tf.tidy(() => {
-        const st = chunkStats(tf.matMul(rows(h, s, c), wdv), rows(targets, s, c), withEntropy); // [c, V] -> [c]
+        const st = chunkStats(logitsOf(rows(h, s, c), w), rows(targets, s, c), withEntropy); // [c, V] -> [c]
         return st.ent ? tf.stack([st.lp, st.ent], 1) : st.lp; // [c, 2] or [c]
       }));
     }
     const out = tf.concat(parts, 0); // [N] or [N, 2]
     tf.dispose(parts);
-    if (wdv !== w) wdv.dispose();
     return out;
   };
   // The backward reads only saved tensors: the caller's scope has freed everything else by then.
   const backward = (dy: tf.Tensor, h: tf.Tensor2D, w: tf.Tensor2D, targets: tf.Tensor1D, wantW: boolean): { dh: tf.Tensor2D; dw?: tf.Tensor2D } => {
     const dyLp = (withEntropy ? tf.reshape(tf.slice(dy, [0, 0], [n, 1]), [n]) : dy) as tf.Tensor1D; // [N]
-    const wdv = dV(w); // [D, V]
-    const wvd = vD(w); // [V, D]
     const dhs: tf.Tensor[] = [];
-    let dwdv: tf.Tensor2D | undefined; // [D, V] sum over chunks of h_c^T g_c
+    let dwSum: tf.Tensor2D | undefined; // the head's gradient in its stored layout ([V, D] tied, [D, V] untied), summed over chunks
     for (let s = 0; s < n; s += chunk) {
       const c = Math.min(chunk, n - s);
       const { dh, part } = tf.tidy(() => {
         const hc = rows(h, s, c); // [c, D]
-        const logits = tf.matMul(hc, wdv); // [c, V]
+        const logits = logitsOf(hc, w); // [c, V]
         const probs = tf.softmax(logits); // [c, V]
         const onehot = tf.cast(tf.oneHot(tf.cast(rows(targets, s, c), 'int32'), logits.shape[1] as number), 'float32'); // [c, V]
         const g = tf.mul(tf.sub(onehot, probs), tf.expandDims(rows(dyLp, s, c), 1)) as tf.Tensor2D; // [c, V]
-        return { dh: tf.matMul(g, wvd), part: wantW ? (tf.matMul(tf.transpose(hc), g) as tf.Tensor2D) : undefined }; // [c, D], [D, V]
+        const dh = tf.matMul(g, w, false, !head.tied); // [c, V] x [V, D] or [D, V]^T -> [c, D]
+        if (!wantW) return { dh, part: undefined };
+        return { dh, part: (head.tied ? tf.matMul(g, hc, true, false) : tf.matMul(hc, g, true, false)) as tf.Tensor2D }; // g^T h [V, D] or h^T g [D, V]
       });
       dhs.push(dh);
       if (part) {
-        if (dwdv) {
-          const next = tf.add(dwdv, part) as tf.Tensor2D; // [D, V]
-          tf.dispose([dwdv, part]);
-          dwdv = next;
-        } else dwdv = part;
+        if (dwSum) {
+          const next = tf.add(dwSum, part) as tf.Tensor2D; // stored layout
+          tf.dispose([dwSum, part]);
+          dwSum = next;
+        } else dwSum = part;
       }
     }
     const dh = tf.concat(dhs, 0) as tf.Tensor2D; // [N, D]
     tf.dispose(dhs);
-    tf.dispose([wdv, wvd].filter((x) => x !== w));
-    if (!dwdv) return { dh };
-    if (!head.tied) return { dh, dw: dwdv };
-    const dw = tf.transpose(dwdv) as tf.Tensor2D; // [V, D]
-    dwdv.dispose();
-    return { dh, dw };
+    return dwSum ? { dh, dw: dwSum } : { dh };
   };
   if (head.trainable) {
     const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {

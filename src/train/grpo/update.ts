@@ -90,7 +90,7 @@ export function grpoUpdate(ctx: UpdateContext, seqs: readonly RlSequence[], cfg:
       ctx.accumulator.reset();
       for (const mb of mbs) {
         ctx.accumulator.add(() => {
-          const ts = tokenStats(ctx.model, mb.batch.ids, mb.batch.attn, cfg.logEntropy); // [b, L-1]
+          const ts = tokenStats(ctx.model, mb.batch.ids, mb.batch.attn, cfg.logEntropy, mb.batch.mask); // [b, L-1], the head at trained positions only
           return grpoLoss(
             { logp: ts.logprobs, oldLogp: mb.old ?? stopGradient(ts.logprobs), adv: mb.adv, mask: mb.batch.mask, refLogp: mb.ref, entropy: ts.entropy },
             { clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, beta: cfg.klBeta, aggregation: cfg.aggregation, normalizer, maxLen },
@@ -155,5 +155,5 @@ function checkSequence(s: RlSequence, i: number, vocab: number, needSample: bool
 
 /** Log-probs without a gradient tape (pi_old, pi_ref). */
 function logprobsNoGrad(model: CausalLM, b: PaddedBatch): tf.Tensor2D {
-  return tokenStats(model, b.ids, b.attn, false).logprobs; // [b, L-1]
+  return tokenStats(model, b.ids, b.attn, false, b.mask).logprobs; // [b, L-1], the head at trained positions only
 }

@@ -105,7 +105,7 @@ function stackPairs(pairs: readonly PairSequences[], idx: readonly number[]) {
 function pairLogps(model: CausalLM, pairs: readonly PairSequences[], idx: readonly number[], padId: number): tf.Tensor1D {
   const batch = padBatch(stackPairs(pairs, idx), padId);
   try {
-    return tf.tidy(() => sequenceLogp(tokenLogprobs(model, batch.ids, batch.attn), batch.mask)); // [2b]
+    return tf.tidy(() => sequenceLogp(tokenLogprobs(model, batch.ids, batch.attn, batch.mask), batch.mask)); // [2b]
   } finally {
     disposeBatch(batch);
   }
@@ -139,7 +139,7 @@ export function accumulateDpo(acc: GradientAccumulator, model: CausalLM, prep: P
     const b = idx.length;
     try {
       acc.add(() => {
-        const lp = sequenceLogp(tokenLogprobs(model, batch.ids, batch.attn), batch.mask); // [2b]
+        const lp = sequenceLogp(tokenLogprobs(model, batch.ids, batch.attn, batch.mask), batch.mask); // [2b]
         const { loss, stats } = dpoLoss(
           {
             chosen: tf.slice(lp, [0], [b]), // [b]

@@ -90,6 +90,11 @@ export class GradientAccumulator {
     return out;
   }
 
+  /** Multiplies every gradient sum by `factor` (global-norm clipping), one buffer at a time. */
+  scale(factor: number): void {
+    for (const a of this.acc.values()) tf.tidy(() => a.assign(tf.mul(a, factor)));
+  }
+
   /** Zeroes the gradient sums for the next update (and drops unread stats). */
   reset(): void {
     tf.dispose([...this.losses, ...this.stats.flatMap((s) => Object.values(s))]);

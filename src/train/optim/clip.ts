@@ -17,13 +17,21 @@ function globalNorm(grads: tf.NamedTensorMap): tf.Scalar {
   });
 }
 
-export function clipByGlobalNorm(grads: tf.NamedTensorMap, maxNorm: number): { grads: tf.NamedTensorMap; norm: number } {
+/**
+ * The pre-clip global norm (one host sync) and the factor clipping applies: maxNorm / (norm + 1e-6)
+ * when norm > maxNorm > 0, else exactly 1. Throws NonFiniteGradientError on a NaN or Inf norm.
+ */
+function globalNormScale(grads: tf.NamedTensorMap, maxNorm: number): { norm: number; scale: number } {
   if (!(maxNorm >= 0)) throw new Error(`clipByGlobalNorm: maxNorm must be >= 0, got ${maxNorm}`);
   const normT = globalNorm(grads);
   const norm = normT.dataSync()[0] as number;
   normT.dispose();
   if (!Number.isFinite(norm)) throw new NonFiniteGradientError(norm);
-  const scale = maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6) : 1;
+  return { norm, scale: maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6) : 1 };
+}
+
+export function clipByGlobalNorm(grads: tf.NamedTensorMap, maxNorm: number): { grads: tf.NamedTensorMap; norm: number } {
+  const { norm, scale } = globalNormScale(grads, maxNorm);
   const out: tf.NamedTensorMap = {};
   tf.tidy(() => {
     for (const [name, g] of Object.entries(grads)) out[name] = tf.keep(scale === 1 ? tf.clone(g) : tf.mul(g, scale)); // same shape as g
@@ -34,13 +42,13 @@ export function clipByGlobalNorm(grads: tf.NamedTensorMap, maxNorm: number): { g
 /**
  * The end of every update (GRPO, SFT, DPO): clip the accumulated gradients by global norm, then one
  * AdamW step at the step's learning rate `lr` (the loop's schedule value). Returns the pre-clip norm.
+ * The optimizer reads the accumulator's own buffers: nothing is copied when the norm is within
+ * bounds, and clipping scales the buffers in place, one at a time (the accumulator is reset before
+ * its next use).
  */
 export function clipAndStep(accumulator: GradientAccumulator, optimizer: AdamW, lr: number, gradClip: number): number {
-  const { grads, norm } = clipByGlobalNorm(accumulator.grads(), gradClip);
-  try {
-    optimizer.applyGradients(grads, lr);
-  } finally {
-    tf.dispose(grads);
-  }
+  const { norm, scale } = globalNormScale(accumulator.grads(), gradClip);
+  if (scale !== 1) accumulator.scale(scale);
+  optimizer.applyGradients(accumulator.grads(), lr);
   return norm;
 }

@@ -38,7 +38,7 @@ export function sftUpdate(ctx: SftUpdateContext, seqs: readonly SftSequence[], c
   for (const idx of microBatchOrder(seqs.map((s) => s.ids.length), cfg.microBatch)) {
     const batch = padBatch(idx.map((i) => seqs[i] as SftSequence), ctx.padId);
     try {
-      ctx.accumulator.add(() => sftLoss(tokenLogprobs(ctx.model, batch.ids, batch.attn), batch.mask, { normalizer: tokens }), 'sft');
+      ctx.accumulator.add(() => sftLoss(tokenLogprobs(ctx.model, batch.ids, batch.attn, batch.mask), batch.mask, { normalizer: tokens }), 'sft');
     } finally {
       disposeBatch(batch);
     }
