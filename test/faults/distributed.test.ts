@@ -73,19 +73,19 @@ describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
   it('2 workers give the in-process run; a worker killed with -9 mid-job has its job re-run by the other', async () => {
     const [a, b] = startWorkers('kill9') as [WorkerProcess, WorkerProcess];
     const train = sharp(root, ['train', '--config', microConfig(root, 'kill9', STEPS), ...dist('kill9')]);
-    const first = await Promise.race([a.waitFor(/start group .*\.s2\.q0/), b.waitFor(/start group .*\.s2\.q0/)]);
+    const first = await Promise.race([a.waitFor(/start rollout .*\.s2\.q0/), b.waitFor(/start rollout .*\.s2\.q0/)]);
     const victim = a.lines.includes(first) ? a : b;
     const other = victim === a ? b : a;
     victim.proc.kill('SIGKILL');
     const r = await train;
     expect(r.code, r.stderr).toBe(0);
-    const id = /start group (\S+)/.exec(first)?.[1] as string;
-    expect(other.lines).toContain(`worker ${other.proc.pid}: done group ${id}`);
+    const id = /start rollout (\S+)/.exec(first)?.[1] as string;
+    expect(other.lines).toContain(`worker ${other.proc.pid}: done rollout ${id}`);
     await expectReference(runDirOf(join(root, 'runs'), 'kill9'));
     // A duplicate of a finished job is the same job: adding it again changes nothing.
     const queue = new Queue('kill9', { connection: { host: '127.0.0.1', port: redis.port } });
     const before = await queue.getJobCounts();
-    const dup = await queue.add('group', {}, { jobId: id });
+    const dup = await queue.add('rollout', {}, { jobId: id });
     expect(dup.id).toBe(id);
     expect(await queue.getJobState(id)).toBe('completed');
     expect(await queue.getJobCounts()).toEqual(before);
@@ -96,7 +96,7 @@ describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
   it('Redis restarting mid-step is survived: the step completes on reconnect', async () => {
     const [a, b] = startWorkers('restart') as [WorkerProcess, WorkerProcess];
     const train = sharp(root, ['train', '--config', microConfig(root, 'restart', STEPS), ...dist('restart')]);
-    await Promise.race([a.waitFor(/start group .*\.s2\./), b.waitFor(/start group .*\.s2\./)]);
+    await Promise.race([a.waitFor(/start rollout .*\.s2\./), b.waitFor(/start rollout .*\.s2\./)]);
     // Down for 3 s (longer than the trainer's poll and the workers' lock), then back from its append-only file.
     await redis.stop();
     await new Promise((res) => setTimeout(res, 3000));
@@ -121,7 +121,7 @@ describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
     const [a, b] = startWorkers('resume') as [WorkerProcess, WorkerProcess];
     const cfg = microConfig(root, 'resume', STEPS);
     const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg, ...dist('resume')], { cwd: root, stdio: 'ignore' });
-    await Promise.race([a.waitFor(/start group .*\.s2\./), b.waitFor(/start group .*\.s2\./)]);
+    await Promise.race([a.waitFor(/start rollout .*\.s2\./), b.waitFor(/start rollout .*\.s2\./)]);
     child.kill('SIGKILL');
     await new Promise((res) => child.once('exit', res));
     const run = runDirOf(join(root, 'runs'), 'resume');

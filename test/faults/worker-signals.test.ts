@@ -78,8 +78,8 @@ describe.skipIf(!HAVE_REDIS)('sharp worker: signals and lost connections', () =>
     await a.waitFor(/serving queue 'held'/);
     const cfg = microConfig(root, 'held', 2);
     const train = sharp(root, ['train', '--config', cfg, '--set', `rollout.distributed.redis=${redis.url}`, '--set', 'rollout.distributed.queue=held', '--set', 'rollout.distributed.jobTimeoutS=300']);
-    const line = await a.waitFor(/start group \S+/, 300_000);
-    const id = /start group (\S+)/.exec(line)?.[1] as string;
+    const line = await a.waitFor(/start rollout \S+/, 300_000);
+    const id = /start rollout (\S+)/.exec(line)?.[1] as string;
     const r = await signal(a, 'SIGTERM');
     expect(r.code).toBe(0);
     expect(r.ms).toBeLessThan(STOP_MS);
@@ -91,7 +91,7 @@ describe.skipIf(!HAVE_REDIS)('sharp worker: signals and lost connections', () =>
     const b = start('held');
     const done = await train;
     expect(done.code, done.stderr).toBe(0);
-    expect(b.lines).toContain(`worker ${b.proc.pid}: done group ${id}`);
+    expect(b.lines).toContain(`worker ${b.proc.pid}: done rollout ${id}`);
     await b.stop();
   }, 600_000);
 });
