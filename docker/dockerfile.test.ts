@@ -7,7 +7,10 @@ import { describe, expect, it } from 'vitest';
 // The rules the image must keep, checked statically (no Docker engine or GPU here).
 const dir = import.meta.dirname;
 const dockerfile = readFileSync(join(dir, 'Dockerfile'), 'utf8');
-const lines = dockerfile.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const lines = dockerfile
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
 const stages = dockerfile.split(/^FROM /m).slice(1);
 const finalStage = stages[stages.length - 1] ?? '';
 
@@ -36,7 +39,12 @@ describe('docker/Dockerfile', () => {
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^(root|0)$/);
     expect(finalStage).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"/m);
-    for (const env of ['NODE_ENV=production', 'TF_FORCE_GPU_ALLOW_GROWTH=true', 'CUDA_CACHE_PATH=/cache/cuda', 'CUDA_CACHE_MAXSIZE=']) {
+    for (const env of [
+      'NODE_ENV=production',
+      'TF_FORCE_GPU_ALLOW_GROWTH=true',
+      'CUDA_CACHE_PATH=/cache/cuda',
+      'CUDA_CACHE_MAXSIZE=',
+    ]) {
       expect(finalStage).toContain(env);
     }
     expect(finalStage).toMatch(/VOLUME \[[^\]]*"\/cache\/cuda"/);
@@ -50,7 +58,14 @@ describe('docker/Dockerfile', () => {
 
 describe('docker/compose.yaml', () => {
   const compose = parse(readFileSync(join(dir, 'compose.yaml'), 'utf8'), { merge: true }) as {
-    services: Record<string, { deploy: { resources: { reservations: { devices: { driver: string; capabilities: string[] }[] } } }; volumes: string[]; entrypoint: string[] }>;
+    services: Record<
+      string,
+      {
+        deploy: { resources: { reservations: { devices: { driver: string; capabilities: string[] }[] } } };
+        volumes: string[];
+        entrypoint: string[];
+      }
+    >;
   };
 
   it('has train and eval services with a GPU reservation and the data/checkpoint/run/cache volumes', () => {
@@ -65,7 +80,17 @@ describe('docker/compose.yaml', () => {
   });
 
   it('has a scalable worker service on the redis service, which keeps its queue across restarts', () => {
-    const all = compose.services as unknown as Record<string, { entrypoint?: string[]; command?: string[]; depends_on?: string[]; image?: string; container_name?: string; ports?: string[] }>;
+    const all = compose.services as unknown as Record<
+      string,
+      {
+        entrypoint?: string[];
+        command?: string[];
+        depends_on?: string[];
+        image?: string;
+        container_name?: string;
+        ports?: string[];
+      }
+    >;
     expect(all.worker?.entrypoint?.slice(-1)).toEqual(['worker']);
     expect(all.worker?.command).toEqual(['--redis', 'redis://redis:6379']);
     expect(all.worker?.depends_on).toEqual(['redis']);

@@ -42,12 +42,15 @@ const DESIGNS: [number, number, number][] = [
 const f4 = (x: number): string => x.toFixed(4);
 
 for (const arm of [...new Set(runs.map((r) => r.method))].filter((m) => m !== against && m !== 'single')) {
-  const seeds = [...new Set(runs.filter((r) => r.method === arm && cell.has(`${against}/${r.seed}`)).map((r) => r.seed))].sort((a, b) => a - b);
+  const seeds = [
+    ...new Set(runs.filter((r) => r.method === arm && cell.has(`${against}/${r.seed}`)).map((r) => r.seed)),
+  ].sort((a, b) => a - b);
   if (seeds.length < 2) continue;
   const ref = cell.get(`${against}/${seeds[0]}`) as Run;
   const k = ref.after.samples;
   const ids = ref.after.questions.map((q) => q.id);
-  const correct = (m: string, s: number): Map<string, number> => new Map((cell.get(`${m}/${s}`) as Run).after.questions.map((q) => [q.id, q.correct]));
+  const correct = (m: string, s: number): Map<string, number> =>
+    new Map((cell.get(`${m}/${s}`) as Run).after.questions.map((q) => [q.id, q.correct]));
   const S = seeds.length;
   const Q = ids.length;
   const d: number[][] = [];
@@ -71,9 +74,14 @@ for (const arm of [...new Set(runs.map((r) => r.method))].filter((m) => m !== ag
   const vSeed = Math.max(0, (msSeed - vRes) / Q);
   const vQuestion = Math.max(0, (msQuestion - vRes) / S);
   const vRest = Math.max(0, vRes - within);
-  console.log(`${arm} - ${against}: mean ${mean.toFixed(3)} (S ${S}, Q ${Q}, k ${k}); v_seed ${f4(vSeed)}, v_question ${f4(vQuestion)}, v_within(k=${k}) ${f4(within)}, v_rest ${f4(vRest)}`);
+  console.log(
+    `${arm} - ${against}: mean ${mean.toFixed(3)} (S ${S}, Q ${Q}, k ${k}); v_seed ${f4(vSeed)}, v_question ` +
+      `${f4(vQuestion)}, v_within(k=${k}) ${f4(within)}, v_rest ${f4(vRest)}`,
+  );
   for (const [s, q, kk] of DESIGNS) {
     const se = Math.sqrt(vSeed / s + vQuestion / q + (2 * (vRest + (within * k) / kk)) / (s * q));
-    console.log(`  seeds ${String(s).padStart(2)}, test questions ${String(q).padStart(3)}, samples ${kk}: MDE ${f4(2.8 * se)}`);
+    console.log(
+      `  seeds ${String(s).padStart(2)}, test questions ${String(q).padStart(3)}, samples ${kk}: MDE ${f4(2.8 * se)}`,
+    );
   }
 }

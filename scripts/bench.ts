@@ -8,9 +8,10 @@ import type { BenchRow, BenchSection } from './bench/types.ts';
 /**
  * `npm run bench`: prints backend, threads and a table, writes bench/results.json
  * atomically. Sections live in scripts/bench/<name>.ts; add one by appending to SECTIONS.
- * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only model,profile,ops,rollout,native,prefix,optimizer,distributed,credit,tools.
- * The profile section prints tf.profile's per-op table of one train step (kernel, calls, ms); the ops
- * section times each custom-gradient op's forward and backward alone at that step's shapes.
+ * Flags: --backend auto|wasm|cpu|tensorflow (default wasm), --quick, --only
+ * model,profile,ops,rollout,native,prefix,optimizer,distributed,credit,tools. The profile section prints tf.profile's
+ * per-op table of one train step (kernel, calls, ms); the ops section times each custom-gradient op's forward and
+ * backward alone at that step's shapes.
  */
 // Each section is imported lazily, so one that cannot load (say, a native addon not built) fails alone.
 const SECTIONS: BenchSection[] = [
@@ -32,10 +33,17 @@ function flag(name: string): string | undefined {
 }
 
 function table(rows: BenchRow[]): string {
-  const cells = rows.map((r) => [r.section, r.metric, r.value >= 100 ? r.value.toFixed(0) : r.value.toFixed(2), r.unit, r.target ?? '']);
+  const cells = rows.map((r) => [
+    r.section,
+    r.metric,
+    r.value >= 100 ? r.value.toFixed(0) : r.value.toFixed(2),
+    r.unit,
+    r.target ?? '',
+  ]);
   const head = ['section', 'metric', 'value', 'unit', 'target'];
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
-  const line = (c: string[]): string => c.map((x, i) => (i === 2 ? x.padStart(widths[i] as number) : x.padEnd(widths[i] as number))).join('  ');
+  const line = (c: string[]): string =>
+    c.map((x, i) => (i === 2 ? x.padStart(widths[i] as number) : x.padEnd(widths[i] as number))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
 }
 
@@ -45,7 +53,10 @@ async function main(): Promise<void> {
   const only = flag('only')?.split(',');
   const choice = await initBackend(backendName);
   const threads = choice.wasm?.threads ?? availableParallelism();
-  console.log(`backend ${choice.backend} (${choice.pkg}), threads ${threads}, simd ${choice.wasm?.simd ?? 'n/a'}, cpu ${cpus()[0]?.model ?? '?'} x ${availableParallelism()}`);
+  console.log(
+    `backend ${choice.backend} (${choice.pkg}), threads ${threads}, simd ${choice.wasm?.simd ?? 'n/a'}, cpu ` +
+      `${cpus()[0]?.model ?? '?'} x ${availableParallelism()}`,
+  );
   const rows: BenchRow[] = [];
   const failed: string[] = [];
   for (const s of SECTIONS) {
@@ -54,7 +65,9 @@ async function main(): Promise<void> {
       rows.push(...(await s.run(quick)));
     } catch (err) {
       failed.push(s.name);
-      console.error(`bench section '${s.name}' failed: ${String(err instanceof Error ? err.message : err).split('\n')[0]}`);
+      console.error(
+        `bench section '${s.name}' failed: ${String(err instanceof Error ? err.message : err).split('\n')[0]}`,
+      );
     }
   }
   console.log(table(rows));
@@ -62,7 +75,16 @@ async function main(): Promise<void> {
   const file = join(root, 'bench', 'results.json');
   await mkdir(dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}`;
-  const out = { date: new Date().toISOString(), backend: choice.backend, threads, simd: choice.wasm?.simd ?? null, node: process.version, quick, failed, rows };
+  const out = {
+    date: new Date().toISOString(),
+    backend: choice.backend,
+    threads,
+    simd: choice.wasm?.simd ?? null,
+    node: process.version,
+    quick,
+    failed,
+    rows,
+  };
   await writeFile(tmp, JSON.stringify(out, null, 2) + '\n');
   await rename(tmp, file);
   console.log(`wrote ${file}`);

@@ -44,7 +44,8 @@ function prebuiltOne(file) {
   if (!existsSync(`${file}.sha256`)) return { why: `${rel}.sha256 missing` };
   const want = readFileSync(`${file}.sha256`, 'utf8').trim().split(/\s+/)[0];
   const got = createHash('sha256').update(readFileSync(file)).digest('hex');
-  if (got !== want) return { why: `${rel} has sha256 ${got.slice(0, 16)}..., ${rel}.sha256 records ${want.slice(0, 16)}...` };
+  if (got !== want)
+    return { why: `${rel} has sha256 ${got.slice(0, 16)}..., ${rel}.sha256 records ${want.slice(0, 16)}...` };
   try {
     return { rel, config: createRequire(import.meta.url)(file).blasConfig() };
   } catch (err) {
@@ -71,12 +72,26 @@ if (!strict && process.env.SHARP_NATIVE !== 'local') {
 
 const has = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
 const cxx = process.env.CXX || 'c++';
-if (!has(cxx, ['--version']) && !has('g++', ['--version'])) done(false, `skipped: no C++ compiler (${cxx}); using the pure-wasm fallback`);
+if (!has(cxx, ['--version']) && !has('g++', ['--version']))
+  done(false, `skipped: no C++ compiler (${cxx}); using the pure-wasm fallback`);
 if (!has('make', ['--version'])) done(false, 'skipped: make not found; using the pure-wasm fallback');
-if (!has(process.env.PYTHON || 'python3', ['--version'])) done(false, 'skipped: python3 not found (node-gyp needs it); using the pure-wasm fallback');
+if (!has(process.env.PYTHON || 'python3', ['--version']))
+  done(false, 'skipped: python3 not found (node-gyp needs it); using the pure-wasm fallback');
 
-const blasHeaders = ['/usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h', '/usr/include/aarch64-linux-gnu/openblas-pthread/cblas.h', '/usr/include/openblas/cblas.h', '/usr/include/cblas.h', '/usr/include/x86_64-linux-gnu/cblas.h'];
-const blasLibDirs = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'];
+const blasHeaders = [
+  '/usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h',
+  '/usr/include/aarch64-linux-gnu/openblas-pthread/cblas.h',
+  '/usr/include/openblas/cblas.h',
+  '/usr/include/cblas.h',
+  '/usr/include/x86_64-linux-gnu/cblas.h',
+];
+const blasLibDirs = [
+  '/usr/lib/x86_64-linux-gnu',
+  '/usr/lib/aarch64-linux-gnu',
+  '/usr/lib64',
+  '/usr/lib',
+  '/usr/local/lib',
+];
 if (!blasHeaders.some(existsSync) || !blasLibDirs.some((d) => existsSync(join(d, 'libopenblas.so')))) {
   done(false, 'skipped: OpenBLAS not found (Debian: apt-get install libopenblas-dev); using the pure-wasm fallback');
 }
@@ -93,9 +108,14 @@ try {
   done(false, 'skipped: node-gyp is not installed; using the pure-wasm fallback');
 }
 
-const r = spawnSync(process.execPath, [gyp, 'rebuild', `--nodedir=${nodedir}`, '--directory=native', '--loglevel=warn'], { cwd: root, stdio: 'inherit', env: { ...process.env, npm_config_offline: 'true' } });
+const r = spawnSync(
+  process.execPath,
+  [gyp, 'rebuild', `--nodedir=${nodedir}`, '--directory=native', '--loglevel=warn'],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, npm_config_offline: 'true' } },
+);
 const built = join(root, 'native', 'build', 'Release', 'sharp_native.node');
-if (r.status !== 0 || !existsSync(built)) done(false, `build failed (node-gyp exit ${r.status ?? r.signal}); using the pure-wasm fallback`);
+if (r.status !== 0 || !existsSync(built))
+  done(false, `build failed (node-gyp exit ${r.status ?? r.signal}); using the pure-wasm fallback`);
 
 try {
   const addon = createRequire(import.meta.url)(built);

@@ -38,7 +38,8 @@ const fail = (msg) => {
 };
 const say = (msg) => console.log(`build:prebuild: ${msg}`);
 
-if (process.platform !== 'linux' || process.arch !== 'x64') fail(`builds linux-x64 only (this is ${process.platform}-${process.arch})`);
+if (process.platform !== 'linux' || process.arch !== 'x64')
+  fail(`builds linux-x64 only (this is ${process.platform}-${process.arch})`);
 
 const OPENBLAS = {
   version: '0.3.21',
@@ -66,10 +67,18 @@ const work = resolve(opt('work') ?? process.env.SHARP_PREBUILD_WORK ?? join(tmpd
 const outDir = join(root, 'prebuilds', 'linux-x64');
 
 function run(cmd, argv, options = {}) {
-  const r = spawnSync(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 28, ...options });
+  const r = spawnSync(cmd, argv, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+    ...options,
+  });
   if (r.status !== 0) {
     const tail = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
-    fail(`${cmd} ${argv.slice(0, 3).join(' ')} ... exited ${r.status ?? r.signal}${r.error ? ` (${r.error.message})` : ''}\n${tail}`);
+    fail(
+      `${cmd} ${argv.slice(0, 3).join(' ')} ... exited ` +
+        `${r.status ?? r.signal}${r.error ? ` (${r.error.message})` : ''}\n${tail}`,
+    );
   }
   return r.stdout;
 }
@@ -88,7 +97,16 @@ if (!existsSync(tarball) || !existsSync(debianTarball)) {
   mkdirSync(join(apt, 'lists', 'partial'), { recursive: true });
   mkdirSync(join(apt, 'cache', 'archives', 'partial'), { recursive: true });
   writeFileSync(join(apt, 'sources.list'), 'deb-src http://deb.debian.org/debian bookworm main\n');
-  const aptOpts = ['-o', `Dir::Etc::SourceList=${join(apt, 'sources.list')}`, '-o', 'Dir::Etc::SourceParts=/dev/null', '-o', `Dir::State::Lists=${join(apt, 'lists')}`, '-o', `Dir::Cache=${join(apt, 'cache')}`];
+  const aptOpts = [
+    '-o',
+    `Dir::Etc::SourceList=${join(apt, 'sources.list')}`,
+    '-o',
+    'Dir::Etc::SourceParts=/dev/null',
+    '-o',
+    `Dir::State::Lists=${join(apt, 'lists')}`,
+    '-o',
+    `Dir::Cache=${join(apt, 'cache')}`,
+  ];
   run('apt-get', [...aptOpts, 'update']);
   run('apt-get', [...aptOpts, 'source', '--download-only', `openblas=${OPENBLAS.debianVersion}`], { cwd: work });
 }
@@ -132,7 +150,9 @@ if (!existsSync(lib)) fail(`${lib} missing after the OpenBLAS build`);
 
 // 3. The addon.
 const prefix = resolve(dirname(process.execPath), '..');
-const nodeInclude = [prefix, '/usr', '/usr/local'].map((d) => join(d, 'include', 'node')).find((d) => existsSync(join(d, 'node_api.h')));
+const nodeInclude = [prefix, '/usr', '/usr/local']
+  .map((d) => join(d, 'include', 'node'))
+  .find((d) => existsSync(join(d, 'node_api.h')));
 if (!nodeInclude) fail(`Node headers not found under ${prefix}/include/node`);
 const naaDir = dirname(require.resolve('node-addon-api/package.json'));
 const naaVersion = JSON.parse(readFileSync(join(naaDir, 'package.json'), 'utf8')).version;
@@ -141,10 +161,30 @@ const sources = readdirSync(join(root, 'native', 'src'))
   .filter((f) => f.endsWith('.cc'))
   .sort()
   .map((f) => `native/src/${f}`);
-const cxxflags = ['-O3', ...MARCH.split(' '), '-std=c++17', '-fno-math-errno', '-fno-trapping-math', '-fPIC', '-fvisibility=hidden', `-DNAPI_VERSION=${NAPI_VERSION}`, '-DNAPI_DISABLE_CPP_EXCEPTIONS', `-ffile-prefix-map=${root}=.`];
+const cxxflags = [
+  '-O3',
+  ...MARCH.split(' '),
+  '-std=c++17',
+  '-fno-math-errno',
+  '-fno-trapping-math',
+  '-fPIC',
+  '-fvisibility=hidden',
+  `-DNAPI_VERSION=${NAPI_VERSION}`,
+  '-DNAPI_DISABLE_CPP_EXCEPTIONS',
+  `-ffile-prefix-map=${root}=.`,
+];
 // native/prebuild/glibc-compat.cc binds these to their glibc 2.27 versions (see there).
 const wrapped = ['pthread_create', 'pthread_join', 'pthread_getaffinity_np', 'pthread_setaffinity_np', 'pow'];
-const ldflags = ['-shared', '-s', '-Wl,--exclude-libs,ALL', ...wrapped.map((f) => `-Wl,--wrap=${f}`), '-Wl,--as-needed', '-Wl,-z,noexecstack', '-Wl,-z,relro', '-Wl,-z,now'];
+const ldflags = [
+  '-shared',
+  '-s',
+  '-Wl,--exclude-libs,ALL',
+  ...wrapped.map((f) => `-Wl,--wrap=${f}`),
+  '-Wl,--as-needed',
+  '-Wl,-z,noexecstack',
+  '-Wl,-z,relro',
+  '-Wl,-z,now',
+];
 const libs = [lib, '-Wl,--no-as-needed', '-l:libpthread.so.0', '-Wl,--as-needed', '-lm'];
 const objDir = join(work, 'obj');
 const allSources = [...sources, 'native/prebuild/glibc-compat.cc'];
@@ -157,14 +197,18 @@ function buildVariant(v) {
   mkdirSync(dir, { recursive: true });
   const objects = allSources.map((src) => {
     const obj = join(dir, `${src.replace(/[/.]/g, '_')}.o`);
-    run(cxx, ['-c', ...cxxflags, ...v.flags, `-I${nodeInclude}`, `-I${naaDir}`, `-I${srcDir}`, src, '-o', obj], { cwd: root });
+    run(cxx, ['-c', ...cxxflags, ...v.flags, `-I${nodeInclude}`, `-I${naaDir}`, `-I${srcDir}`, src, '-o', obj], {
+      cwd: root,
+    });
     return obj;
   });
   run(cxx, [...objects, ...ldflags, '-o', built, ...libs], { cwd: root });
 
   // What it needs from the system: glibc, and the C++ runtime that Node itself links (libstdc++,
   // libgcc_s); no BLAS, no Fortran. Then the newest symbol versions it asks for.
-  const needed = [...run('readelf', ['-d', built]).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
+  const needed = [...run('readelf', ['-d', built]).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map(
+    (m) => m[1],
+  );
   const allowed = new Set(['libc.so.6', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6', 'libgcc_s.so.1']);
   const extra = needed.filter((n) => !allowed.has(n));
   if (extra.length > 0) fail(`${built} needs ${extra.join(', ')} (only glibc and the C++ runtime are allowed)`);
@@ -177,16 +221,47 @@ function buildVariant(v) {
       .join('.') ?? 'none';
   const glibcMin = newest('GLIBC');
   const cxxabiMin = newest('CXXABI');
-  const older = (a, b) => a.split('.').map(Number).reduce((d, x, i) => d || x - (b.split('.').map(Number)[i] ?? 0), 0) <= 0;
-  if (!older(glibcMin, '2.27')) fail(`${built} asks for glibc ${glibcMin}; the binary is meant to load on glibc >= 2.27 (native/prebuild/glibc-compat.cc)`);
+  const older = (a, b) =>
+    a
+      .split('.')
+      .map(Number)
+      .reduce((d, x, i) => d || x - (b.split('.').map(Number)[i] ?? 0), 0) <= 0;
+  if (!older(glibcMin, '2.27'))
+    fail(
+      `${built} asks for glibc ${glibcMin}; the binary is meant to load on glibc >= 2.27 ` +
+        `(native/prebuild/glibc-compat.cc)`,
+    );
 
   // It loads, it is the OpenBLAS built above, and its loops are the ones asked for.
-  const probe = spawnSync(process.execPath, ['-e', `const a = require(${JSON.stringify(built)}); console.log(a.blasConfig()); a.setThreads(2); console.log(a.getThreads());`], { encoding: 'utf8' });
+  const probe = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `const a = require(${JSON.stringify(built)}); console.log(a.blasConfig()); a.setThreads(2); ` +
+        `console.log(a.getThreads());`,
+    ],
+    { encoding: 'utf8' },
+  );
   if (probe.status !== 0) fail(`${built} does not load: ${probe.stderr.trim().split('\n')[0]}`);
   const [blasConfig] = probe.stdout.trim().split('\n');
-  if (!blasConfig.includes(`OpenBLAS ${OPENBLAS.version}`) || !blasConfig.includes('DYNAMIC_ARCH') || !blasConfig.endsWith(`; kernels ${v.kernels}`)) fail(`unexpected blasConfig of ${v.name}: ${blasConfig}`);
+  if (
+    !blasConfig.includes(`OpenBLAS ${OPENBLAS.version}`) ||
+    !blasConfig.includes('DYNAMIC_ARCH') ||
+    !blasConfig.endsWith(`; kernels ${v.kernels}`)
+  )
+    fail(`unexpected blasConfig of ${v.name}: ${blasConfig}`);
   const flags = [...cxxflags.filter((f) => !f.startsWith('-ffile-prefix-map')), ...v.flags];
-  return { file: v.name, built, sha256: sha256(built), bytes: readFileSync(built).length, needs: needed, glibcMin, cxxabiMin, blasConfig, cxxflags: flags };
+  return {
+    file: v.name,
+    built,
+    sha256: sha256(built),
+    bytes: readFileSync(built).length,
+    needs: needed,
+    glibcMin,
+    cxxabiMin,
+    blasConfig,
+    cxxflags: flags,
+  };
 }
 
 const builds = VARIANTS.map(buildVariant);
@@ -194,7 +269,8 @@ if (check) {
   for (const b of builds) {
     const target = join(outDir, b.file);
     const committed = existsSync(target) ? sha256(target) : 'missing';
-    if (committed !== b.sha256) fail(`rebuilt sha256 ${b.sha256} differs from the committed ${relative(root, target)} (${committed})`);
+    if (committed !== b.sha256)
+      fail(`rebuilt sha256 ${b.sha256} differs from the committed ${relative(root, target)} (${committed})`);
     say(`rebuilt ${b.file}: ${b.bytes} bytes, sha256 ${b.sha256}, identical to the committed binary`);
   }
   process.exit(0);
@@ -222,8 +298,13 @@ const license = readFileSync(join(srcDir, 'LICENSE'), 'utf8');
 const copyright = run('tar', ['-xOf', debianTarball, 'debian/copyright']);
 writeFileSync(
   join(outDir, 'OpenBLAS-LICENSE.txt'),
-  `${VARIANTS.map((v) => v.name).join(' and ')} contain OpenBLAS ${OPENBLAS.version} (https://www.openblas.net/), linked statically,\n` +
-    `built from ${OPENBLAS.tarball} of ${OPENBLAS.debianSource}.\n\n` +
-    `== OpenBLAS LICENSE ==\n\n${license.trim()}\n\n== Debian's copyright file for the package (all copyright holders) ==\n\n${copyright.trim()}\n`,
+  `${VARIANTS.map((v) => v.name).join(' and ')} contain OpenBLAS ${OPENBLAS.version} (https://www.openblas.net/), ` +
+    `linked statically,\nbuilt from ${OPENBLAS.tarball} of ${OPENBLAS.debianSource}.\n\n== OpenBLAS LICENSE ` +
+    `==\n\n${license.trim()}\n\n== Debian's copyright file for the package (all copyright holders) ` +
+    `==\n\n${copyright.trim()}\n`,
 );
-for (const b of builds) say(`wrote ${relative(root, join(outDir, b.file))}: ${b.bytes} bytes, sha256 ${b.sha256}; needs ${b.needs.join(', ')} (glibc >= ${b.glibcMin}, CXXABI ${b.cxxabiMin}); ${b.blasConfig}`);
+for (const b of builds)
+  say(
+    `wrote ${relative(root, join(outDir, b.file))}: ${b.bytes} bytes, sha256 ${b.sha256}; needs ` +
+      `${b.needs.join(', ')} (glibc >= ${b.glibcMin}, CXXABI ${b.cxxabiMin}); ${b.blasConfig}`,
+  );

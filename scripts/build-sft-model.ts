@@ -97,7 +97,10 @@ async function stageTranscripts(stage: Stage, base: Transcript[]): Promise<Trans
   const file = resolve(cfg.train.sft.data.replace(/\.jsonl$/, '') + `-seed${seed}-copy${copyWeight}.jsonl`);
   const episodes = loadTrainData({ ...cfg.data, synthetic: { ...cfg.data.synthetic, seed } }).train;
   const got = await ensureTranscripts(file, episodes, { ...cfg, expert: { ...cfg.train.sft.expert, copyWeight } });
-  log(`stage data: ${episodes.length} fresh episodes (data seed ${seed}), ${got.transcripts.length} transcripts, copy turns weighted ${copyWeight}`);
+  log(
+    `stage data: ${episodes.length} fresh episodes (data seed ${seed}), ${got.transcripts.length} transcripts, ` +
+      `copy turns weighted ${copyWeight}`,
+  );
   return got.transcripts;
 }
 
@@ -125,7 +128,9 @@ function stagesDone(f: BuildFacts): number {
     total += st.steps;
   }
   if (total === f.steps) return CONTINUATION_STAGES.length;
-  throw new Error(`${join(out, 'build.json')}: ${f.steps} steps match no prefix of the stages; rebuild without --continue`);
+  throw new Error(
+    `${join(out, 'build.json')}: ${f.steps} steps match no prefix of the stages; rebuild without --continue`,
+  );
 }
 
 async function train(): Promise<BuildFacts> {
@@ -143,7 +148,10 @@ async function train(): Promise<BuildFacts> {
   const transcriptsFile = resolve(cfg.train.sft.data);
   if (!prior) await rm(transcriptsFile, { force: true });
   const got = await ensureTranscripts(transcriptsFile, data.train, { ...cfg, expert: cfg.train.sft.expert });
-  log(`${data.train.length} training episodes, ${got.transcripts.length} transcripts (expert solved ${got.generated?.solved}/${got.generated?.episodes} runs)`);
+  log(
+    `${data.train.length} training episodes, ${got.transcripts.length} transcripts (expert solved ` +
+      `${got.generated?.solved}/${got.generated?.episodes} runs)`,
+  );
   const tSft = performance.now();
   let sftDir: string;
   let tokenizer: Tokenizer;
@@ -158,7 +166,11 @@ async function train(): Promise<BuildFacts> {
     ({ firstLoss, lastLoss, steps, parameters } = prior);
   } else {
     const initDir = join(work, 'init');
-    const init = await ensureModel({ ...cfg.model, path: initDir, init: { ...cfg.model.init, enabled: true } }, cfg.run.seed, () => tokenizerCorpus(data.train, got.transcripts));
+    const init = await ensureModel(
+      { ...cfg.model, path: initDir, init: { ...cfg.model.init, enabled: true } },
+      cfg.run.seed,
+      () => tokenizerCorpus(data.train, got.transcripts),
+    );
     tokenizer = await Tokenizer.load(init.dir);
     log(`model: ${init.parameters} parameters, vocab ${init.vocab}`);
     sftDir = join(work, 'sft');
@@ -170,7 +182,8 @@ async function train(): Promise<BuildFacts> {
       tokenizer,
       transcripts: got.transcripts,
       onStep: (step, st) => {
-        if (step === 1 || step % 100 === 0) log(`sft step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
+        if (step === 1 || step % 100 === 0)
+          log(`sft step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
       },
     });
     ({ firstLoss, lastLoss } = sft);
@@ -180,7 +193,10 @@ async function train(): Promise<BuildFacts> {
   for (const [k, stage] of CONTINUATION_STAGES.entries()) {
     if (k < done) continue;
     const { data: _data, ...schedule } = stage;
-    const stageCfg: Config = { ...cfg, train: { ...cfg.train, sft: { ...cfg.train.sft, warmupSteps: 0, ...schedule } } };
+    const stageCfg: Config = {
+      ...cfg,
+      train: { ...cfg.train, sft: { ...cfg.train.sft, warmupSteps: 0, ...schedule } },
+    };
     const from = sftDir;
     sftDir = join(work, `sft-stage-${k + 1}`);
     const res = await sftStage({
@@ -191,7 +207,11 @@ async function train(): Promise<BuildFacts> {
       tokenizer,
       transcripts: await stageTranscripts(stage, got.transcripts),
       onStep: (step, st) => {
-        if (step % 100 === 0) log(`sft stage ${k + 1}/${CONTINUATION_STAGES.length} step ${step}/${stage.steps} (total ${steps + step}) loss ${st['sft/loss']?.toFixed(4)}`);
+        if (step % 100 === 0)
+          log(
+            `sft stage ${k + 1}/${CONTINUATION_STAGES.length} step ${step}/${stage.steps} (total ${steps + step}) ` +
+              `loss ${st['sft/loss']?.toFixed(4)}`,
+          );
       },
     });
     steps += stage.steps;
@@ -241,7 +261,11 @@ async function extend(t0: number): Promise<BuildFacts> {
   const data = loadTrainData({ ...cfg.data, synthetic: { ...cfg.data.synthetic, seed: dataSeed } });
   const file = stage === 1 ? cfg.train.sft.data : cfg.train.sft.data.replace(/\.jsonl$/, `-stage${stage}.jsonl`);
   const got = await ensureTranscripts(resolve(file), data.train, { ...cfg, expert: cfg.train.sft.expert });
-  log(`stage ${stage} from ${from}: ${data.train.length} training episodes (data seed ${dataSeed}), ${got.transcripts.length} transcripts (expert solved ${got.generated?.solved ?? '?'}/${got.generated?.episodes ?? '?'} runs)`);
+  log(
+    `stage ${stage} from ${from}: ${data.train.length} training episodes (data seed ${dataSeed}), ` +
+      `${got.transcripts.length} transcripts (expert solved ` +
+      `${got.generated?.solved ?? '?'}/${got.generated?.episodes ?? '?'} runs)`,
+  );
   const baseFacts = JSON.parse(readFileSync(join(base, 'build.json'), 'utf8')) as BuildFacts;
   const tokenizer = await Tokenizer.load(from);
   const tSft = performance.now();
@@ -255,7 +279,8 @@ async function extend(t0: number): Promise<BuildFacts> {
     transcripts: got.transcripts,
     onResume: (step) => log(`resuming stage ${stage} at step ${step}`),
     onStep: (step, st) => {
-      if (step === 1 || step % 100 === 0) log(`sft stage ${stage} step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
+      if (step === 1 || step % 100 === 0)
+        log(`sft stage ${stage} step ${step}/${cfg.train.sft.steps} loss ${st['sft/loss']?.toFixed(4)}`);
     },
   });
   const facts: BuildFacts = {
@@ -276,7 +301,9 @@ async function extend(t0: number): Promise<BuildFacts> {
 async function main(): Promise<void> {
   const be = await startBackend(undefined, cfg, log);
   log(`backend ${be.backend}, native kernels: ${be.native}`);
-  const facts = values['card-only'] ? (JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildFacts) : await train();
+  const facts = values['card-only']
+    ? (JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildFacts)
+    : await train();
   const data = loadTrainData(cfg.data);
   // An extension build is measured where its target is set: on the validation split of the held-out
   // episodes (eval.validationShare, the split the ablation makes choices on; the test split stays unseen).
@@ -289,14 +316,25 @@ async function main(): Promise<void> {
       for (const temperature of [cfg.eval.temperature, 0]) {
         const key = `${agents}, ${temperature === 0 ? 'greedy' : `temperature ${temperature}`}`;
         if (results[key]) continue;
-        results[key] = await heldOutAccuracy(model, tokenizer, measured, { ...cfg, rollout: { ...cfg.rollout, agents }, eval: { ...cfg.eval, temperature } });
-        log(`held-out accuracy (${key}): ${formatRate(results[key].breakdown.accuracy)}${byShape(results[key])}${results[key].planted ? `; planted reports ${formatRate({ num: results[key].planted.planted, den: results[key].planted.calls, rate: results[key].planted.share })}` : ''}`);
+        results[key] = await heldOutAccuracy(model, tokenizer, measured, {
+          ...cfg,
+          rollout: { ...cfg.rollout, agents },
+          eval: { ...cfg.eval, temperature },
+        });
+        const r = results[key];
+        const planted = r.planted
+          ? `; planted reports ${formatRate({ num: r.planted.planted, den: r.planted.calls, rate: r.planted.share })}`
+          : '';
+        log(`held-out accuracy (${key}): ${formatRate(r.breakdown.accuracy)}${byShape(r)}${planted}`);
       }
     }
   } finally {
     model.dispose();
   }
-  writeFileAtomic(join(out, 'README.md'), extending ? extensionCard(cfg, { ...facts, results }, measured.length) : modelCard(cfg, { ...facts, results }));
+  writeFileAtomic(
+    join(out, 'README.md'),
+    extending ? extensionCard(cfg, { ...facts, results }, measured.length) : modelCard(cfg, { ...facts, results }),
+  );
   writeFileAtomic(join(out, 'heldout.json'), `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote ${join(out, 'README.md')}`);
 }
@@ -307,41 +345,81 @@ function byShape(a: AccuracyResult): string {
   return parts.length < 2 ? '' : `; ${parts.map(([sh, x]) => `${sh} ${(x as number).toFixed(3)}`).join(', ')}`;
 }
 
-function extensionCard(c: Config, r: BuildFacts & { results: Record<string, AccuracyResult> }, measuredOn: number): string {
+function extensionCard(
+  c: Config,
+  r: BuildFacts & { results: Record<string, AccuracyResult> },
+  measuredOn: number,
+): string {
   const e = c.train.sft.expert;
   const s = c.data.synthetic;
   const w = s.shapes;
   const rows = Object.entries(r.results).map(([k, a]) => {
     const shapes = QUESTION_SHAPES.map((sh) => accuracyOn(a, [sh])?.toFixed(3) ?? '-');
-    const planted = a.planted?.share === null || a.planted === undefined ? '-' : `${(100 * a.planted.share).toFixed(1)}% (${a.planted.planted}/${a.planted.calls})`;
-    return `| ${k} | ${formatRate(a.breakdown.accuracy)} | ${shapes.join(' | ')} | ${planted} | ${((a.breakdown.invalidCalls.rate ?? 0) * 100).toFixed(1)}% |`;
+    const planted =
+      a.planted?.share === null || a.planted === undefined
+        ? '-'
+        : `${(100 * a.planted.share).toFixed(1)}% (${a.planted.planted}/${a.planted.calls})`;
+    return (
+      `| ${k} | ${formatRate(a.breakdown.accuracy)} | ${shapes.join(' | ')} | ${planted} | ` +
+      `${((a.breakdown.invalidCalls.rate ?? 0) * 100).toFixed(1)}% |`
+    );
   });
-  return `# ${c.run.name}
+  return (
+    `# ${c.run.name}
 
-The starting policy of the world with parallel workers (\`configs/ablation-parallel.yaml\`):
-\`${r.from?.dir ?? c.model.path}\` (${r.from?.steps.toLocaleString('en') ?? '?'} SFT steps, same architecture and tokenizer,
-${r.parameters.toLocaleString('en')} parameters) continued by ${r.stages ?? 1} SFT stage${(r.stages ?? 1) > 1 ? 's' : ''} of ${c.train.sft.steps.toLocaleString('en')} steps each (lr ${c.train.sft.lr}, ${c.train.sft.schedule}, warmup
-${c.train.sft.warmupSteps}, batch ${c.train.sft.batch}, copy turns weighted ${e.copyWeight}), each from the previous weights with a fresh
-optimizer, stage k on the scripted expert's transcripts of ${s.train} fresh episodes of that world (data seed ${s.seed} + k - 1): question shapes chain : comparison : aggregation = ${w.chain} : ${w.comparison} : ${w.aggregation},
-a planted wrong claim in ${100 * s.misleading.rate}% of episodes, up to ${c.rollout.maxParallelDelegations} delegations per planner message.
-The expert keeps its mistakes: it trusts a rumour it is shown with probability ${e.trustPlanted}, answers without searching
-${e.noSearch}, from a distractor ${e.distractor}, delegates a hop twice ${e.redundant}, an irrelevant subtask ${e.irrelevant}.
+The starting policy of the world with parallel workers ` +
+    `(\`configs/ablation-parallel.yaml\`):
+\`${r.from?.dir ?? c.model.path}\` ` +
+    `(${r.from?.steps.toLocaleString('en') ?? '?'} SFT steps, same architecture and ` +
+    `tokenizer,
+${r.parameters.toLocaleString('en')} parameters) continued by ${r.stages ?? 1} SFT ` +
+    `stage${(r.stages ?? 1) > 1 ? 's' : ''} of ${c.train.sft.steps.toLocaleString('en')} steps each (lr ` +
+    `${c.train.sft.lr}, ${c.train.sft.schedule}, warmup
+${c.train.sft.warmupSteps}, batch ${c.train.sft.batch}, ` +
+    `copy turns weighted ${e.copyWeight}), each from the previous weights with a fresh
+optimizer, stage k on ` +
+    `the scripted expert's transcripts of ${s.train} fresh episodes of that world (data seed ${s.seed} + k - ` +
+    `1): question shapes chain : comparison : aggregation = ${w.chain} : ${w.comparison} : ${w.aggregation},
+a ` +
+    `planted wrong claim in ${100 * s.misleading.rate}% of episodes, up to ${c.rollout.maxParallelDelegations} ` +
+    `delegations per planner message.
+The expert keeps its mistakes: it trusts a rumour it is shown with ` +
+    `probability ${e.trustPlanted}, answers without searching
+${e.noSearch}, from a distractor ${e.distractor}, ` +
+    `delegates a hop twice ${e.redundant}, an irrelevant subtask ${e.irrelevant}.
 
-Built by \`npm run build:sft-model -- --config configs/${c.run.name}.yaml\`${(r.stages ?? 1) > 1 ? `, then the same with \`--continue\` ${(r.stages ?? 1) - 1} time${(r.stages ?? 1) > 2 ? 's' : ''}` : ''} (settings copied here as sharp-build.yaml),
-${r.transcripts} transcripts, loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}; SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
-${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
+Built by \`npm run ` +
+    `build:sft-model -- --config ` +
+    `configs/${c.run.name}.yaml\`${
+      (r.stages ?? 1) > 1
+        ? `, then the same ` + `with \`--continue\` ${(r.stages ?? 1) - 1} time${(r.stages ?? 1) > 2 ? 's' : ''}`
+        : ''
+    } ` +
+    `(settings copied here as sharp-build.yaml),
+${r.transcripts} transcripts, loss ${r.firstLoss.toFixed(3)} ` +
+    `-> ${r.lastLoss.toFixed(3)}; SFT took ${Math.round(r.sftSeconds)} s, the whole build ` +
+    `${Math.round(r.buildSeconds)} s on
+${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the ` +
+    `native OpenBLAS kernels).
 
-Accuracy on the validation half of the held-out episodes (${measuredOn} questions, names never seen in
-training; one trajectory each; 95% Wilson interval), by question shape, and the share of worker
+Accuracy on the validation half of the held-out episodes (${measuredOn} ` +
+    `questions, names never seen in
+training; one trajectory each; 95% Wilson interval), by question shape, and ` +
+    `the share of worker
 calls that repeat the planted claim (src/eval/planted.ts):
 
-| agents, decoding | accuracy | chain | comparison | aggregation | worker calls repeating the planted claim | invalid tool calls |
+| agents, decoding | ` +
+    `accuracy | chain | comparison | aggregation | worker calls repeating the planted claim | invalid tool ` +
+    `calls |
 | --- | --- | --- | --- | --- | --- | --- |
 ${rows.join('\n')}
 
-The target for this starting policy, sampled at temperature 1: multi-agent accuracy 0.2-0.5 on the
-comparison and aggregation questions, and at least 5% of worker calls repeating the planted claim.
-`;
+The target for this starting ` +
+    `policy, sampled at temperature 1: multi-agent accuracy 0.2-0.5 on the
+comparison and aggregation ` +
+    `questions, and at least 5% of worker calls repeating the planted claim.
+`
+  );
 }
 
 function modelCard(c: Config, r: BuildFacts & { results: Record<string, AccuracyResult> }): string {
@@ -351,36 +429,71 @@ function modelCard(c: Config, r: BuildFacts & { results: Record<string, Accuracy
   const rows = Object.entries(r.results).map(([k, a]) => {
     const b = a.breakdown;
     const harmful = a.workerCalls ? `${(100 * a.workerCalls.harmful).toFixed(1)}%` : '-';
-    return `| ${k} | ${formatRate(b.accuracy)} | ${b.report.rate?.toFixed(2) ?? '-'} | ${harmful} | ${((b.invalidCalls.rate ?? 0) * 100).toFixed(1)}% |`;
+    return (
+      `| ${k} | ${formatRate(b.accuracy)} | ${b.report.rate?.toFixed(2) ?? '-'} | ${harmful} | ` +
+      `${((b.invalidCalls.rate ?? 0) * 100).toFixed(1)}% |`
+    );
   });
-  return `# sharp-tiny-sft
+  return (
+    `# sharp-tiny-sft
 
-The starting policy of \`configs/quickstart.yaml\` and \`configs/ablation.yaml\`: a ${i.layers}-layer ${c.model.init.arch}
-model (hidden ${i.hidden}, ${i.heads} heads, ${i.kvHeads} KV heads, vocab ${i.vocab}, ${r.parameters.toLocaleString('en')} parameters,
-float32) trained by SFT on the transcripts of sharp-rl's scripted expert in the synthetic multi-hop
-world (MuSiQue format, ${s.minHops}-${s.maxHops} hops, one fresh world per episode). It plays every role:
-planner, worker, and the lone agent of single-agent runs. The expert makes mistakes on purpose and
-the model inherits them, so RL has something to fix:
-worker answers without searching ${e.noSearch}, answers from a distractor paragraph ${e.distractor}, planner
-delegates a hop twice ${e.redundant}, delegates an irrelevant subtask ${e.irrelevant}.
+The starting policy of \`configs/quickstart.yaml\` and \`configs/ablation.yaml\`: a ` +
+    `${i.layers}-layer ${c.model.init.arch}
+model (hidden ${i.hidden}, ${i.heads} heads, ${i.kvHeads} KV heads, ` +
+    `vocab ${i.vocab}, ${r.parameters.toLocaleString('en')} parameters,
+float32) trained by SFT on the ` +
+    `transcripts of sharp-rl's scripted expert in the synthetic multi-hop
+world (MuSiQue format, ` +
+    `${s.minHops}-${s.maxHops} hops, one fresh world per episode). It plays every role:
+planner, worker, and ` +
+    `the lone agent of single-agent runs. The expert makes mistakes on purpose and
+the model inherits them, so ` +
+    `RL has something to fix:
+worker answers without searching ${e.noSearch}, answers from a distractor ` +
+    `paragraph ${e.distractor}, planner
+delegates a hop twice ${e.redundant}, delegates an irrelevant subtask ` +
+    `${e.irrelevant}.
 
-Built by \`npm run build:sft-model\` (scripts/build-sft-model.ts, settings in configs/sharp-tiny-sft.yaml,
-copied here as sharp-build.yaml), seeded: ${s.train} training episodes -> ${r.transcripts} transcripts (one packed
-sequence each); ${r.steps.toLocaleString('en')} SFT steps of ${c.train.sft.batch} transcripts: ${c.train.sft.steps} (lr ${c.train.sft.lr}, ${c.train.sft.schedule}, warmup ${c.train.sft.warmupSteps}),
-then ${CONTINUATION_STAGES.map((st) => `${st.steps} (lr ${st.lr}, ${st.schedule}${st.data ? `, on the transcripts of ${s.train} fresh episodes (data seed ${st.data.seed}) with copy turns weighted ${st.data.copyWeight}` : ''})`).join(', ')}, each from the previous weights;
-loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}. SFT took ${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
-${cpus().length} x ${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
+Built by \`npm run build:sft-model\` (scripts/build-sft-model.ts, settings in ` +
+    `configs/sharp-tiny-sft.yaml,
+copied here as sharp-build.yaml), seeded: ${s.train} training episodes -> ` +
+    `${r.transcripts} transcripts (one packed
+sequence each); ${r.steps.toLocaleString('en')} SFT steps of ` +
+    `${c.train.sft.batch} transcripts: ${c.train.sft.steps} (lr ${c.train.sft.lr}, ${c.train.sft.schedule}, ` +
+    `warmup ${c.train.sft.warmupSteps}),
+then ` +
+    `${CONTINUATION_STAGES.map(
+      (st) =>
+        `${st.steps} (lr ${st.lr}, ${st.schedule}${
+          st.data
+            ? `, on the transcripts ` +
+              `of ${s.train} fresh episodes (data seed ${st.data.seed}) with copy turns ` +
+              `weighted ${st.data.copyWeight}`
+            : ''
+        })`,
+    ).join(', ')}, ` +
+    `each from the previous weights;
+loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}. SFT took ` +
+    `${Math.round(r.sftSeconds)} s, the whole build ${Math.round(r.buildSeconds)} s on
+${cpus().length} x ` +
+    `${cpus()[0]?.model ?? 'cpu'} (wasm backend with the native OpenBLAS kernels).
 
-Held-out accuracy (${s.heldOut} episodes whose names never occur in training; one trajectory each;
+Held-out accuracy ` +
+    `(${s.heldOut} episodes whose names never occur in training; one trajectory each;
 95% Wilson interval):
 
-| agents, decoding | accuracy | worker reports right | harmful worker calls (LOO) | invalid tool calls |
-| --- | --- | --- | --- | --- |
+| ` +
+    `agents, decoding | accuracy | worker reports right | harmful worker calls (LOO) | invalid tool calls |
+| ` +
+    `--- | --- | --- | --- | --- |
 ${rows.join('\n')}
 
-The target for a starting policy is SFT-only accuracy of roughly 0.3-0.6, so that RL has room and
-credit has mistakes to tell apart; where this build stands against it, and why: docs/results.md.
-`;
+The target for a starting policy is SFT-only accuracy of ` +
+    `roughly 0.3-0.6, so that RL has room and
+credit has mistakes to tell apart; where this build stands ` +
+    `against it, and why: docs/results.md.
+`
+  );
 }
 
 try {

@@ -31,7 +31,9 @@ export const TINY_MODEL_DIR = 'models/tiny-random';
 const VOCAB = 1024;
 const SEED = 0;
 
-/** Every text the eval will render: samples (questions, paragraphs, answers) and both roles' prompts in both protocols. */
+/**
+ * Every text the eval will render: samples (questions, paragraphs, answers) and both roles' prompts in both protocols.
+ */
 function corpus(): string[] {
   const texts: string[] = [];
   for (const b of Object.values(BENCHMARKS)) {
@@ -43,7 +45,10 @@ function corpus(): string[] {
   }
   const r = configSchema.parse({}).rollout;
   for (const p of Object.values(PROTOCOLS)) {
-    texts.push(p.systemPrompt(r.plannerPrompt, roleSpecs('planner')), p.systemPrompt(r.workerPrompt, roleSpecs('worker')));
+    texts.push(
+      p.systemPrompt(r.plannerPrompt, roleSpecs('planner')),
+      p.systemPrompt(r.workerPrompt, roleSpecs('worker')),
+    );
   }
   return texts;
 }
@@ -55,7 +60,18 @@ export async function buildTinyModel(outDir: string): Promise<void> {
   await mkdir(tmp, { recursive: true });
   await writeTokenizerFiles(tmp, fitBpeTokenizer(corpus(), VOCAB), { maxLength: 2048 });
   const tok = await Tokenizer.load(tmp);
-  const cfg = hfConfigFor({ arch: 'llama', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 172, vocab: VOCAB, maxPositions: 2048, tieEmbeddings: true, eosTokenId: tok.eosIds[0] });
+  const cfg = hfConfigFor({
+    arch: 'llama',
+    layers: 2,
+    hidden: 64,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 172,
+    vocab: VOCAB,
+    maxPositions: 2048,
+    tieEmbeddings: true,
+    eosTokenId: tok.eosIds[0],
+  });
   const model = CausalLM.random(cfg, SEED);
   try {
     await model.save(tmp);

@@ -16,7 +16,11 @@ const fixture = join(repo, 'test', 'fixtures', 'knip-planted');
 const PLANTED = 'plantedUnusedExport';
 
 function runKnip(dir: string): { code: number | null; out: string } {
-  const r = spawnSync(knip, ['--no-progress', '--no-config-hints'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(knip, ['--no-progress', '--no-config-hints'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 }
 

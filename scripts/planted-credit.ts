@@ -19,7 +19,9 @@ if (positionals.length === 0) {
 }
 
 const fmt = (c: CallCredit): string =>
-  `${String(c.calls).padStart(5)} calls  Delta mean ${c.meanDelta.toFixed(3).padStart(6)}  <0 ${pct(c.negative, c.calls)}  >0 ${pct(c.positive, c.calls)}  phi mean ${c.meanPhi === null ? '   -  ' : c.meanPhi.toFixed(3).padStart(6)}`;
+  `${String(c.calls).padStart(5)} calls  Delta mean ${c.meanDelta.toFixed(3).padStart(6)}  <0 ` +
+  `${pct(c.negative, c.calls)}  >0 ${pct(c.positive, c.calls)}  phi mean ` +
+  `${c.meanPhi === null ? '   - ' + ' ' : c.meanPhi.toFixed(3).padStart(6)}`;
 function pct(n: number, d: number): string {
   return d === 0 ? '   -  ' : `${((100 * n) / d).toFixed(1).padStart(5)}%`;
 }
@@ -33,9 +35,16 @@ const print = (r: PlantedCredit): void => {
 const pooled = new Map<string, RecordedRun[]>();
 for (const dir of positionals) {
   const cfg = loadConfig({ file: join(dir, 'config.yaml') });
-  const run: RecordedRun = { records: listStepRecords(dir).map(readStepRecord).filter((r) => r.kind === 'train'), episodes: loadTrainData(cfg.data).train };
+  const run: RecordedRun = {
+    records: listStepRecords(dir)
+      .map(readStepRecord)
+      .filter((r) => r.kind === 'train'),
+    episodes: loadTrainData(cfg.data).train,
+  };
   const first = run.records[0];
-  const setting = first ? `${first.credit.method}${first.credit.counterfactual === 'resample' ? '-resample' : ''}` : 'none';
+  const setting = first
+    ? `${first.credit.method}${first.credit.counterfactual === 'resample' ? '-resample' : ''}`
+    : 'none';
   pooled.set(setting, [...(pooled.get(setting) ?? []), run]);
   console.log(`${dir} (${setting}, ${run.records.length} steps)`);
   print(plantedCredit([run]));

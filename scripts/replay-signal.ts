@@ -65,28 +65,52 @@ async function main(): Promise<void> {
   const r = cfg.rollout;
   const engine = { cfg: r, agents: r.agents };
   const t0 = performance.now();
-  const policy = new LmPolicy(model, tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng: new Rng(seed) });
+  const policy = new LmPolicy(model, tokenizer, {
+    ...samplingAt(r.temperature, r),
+    maxContext: r.maxContext,
+    rng: new Rng(seed),
+  });
   const run = await rollout(policy, episodes, engine);
   const rolloutS = (performance.now() - t0) / 1000;
-  console.log(`replay signal: ${episodes.length} questions x ${r.groupSize} trajectories (${run.trajectories.length}) in ${rolloutS.toFixed(1)} s; kernels ${native.mode}; replay mode ${cfg.credit.replayMode}, counterfactual ${cfg.credit.counterfactual}`);
-  console.log('| replays n | temperature | reliability (split-half r) | noise floor | non-zero Delta in successes | in failures | replay items | seconds per estimate |');
+  console.log(
+    `replay signal: ${episodes.length} questions x ${r.groupSize} trajectories (${run.trajectories.length}) in ` +
+      `${rolloutS.toFixed(1)} s; kernels ${native.mode}; replay mode ${cfg.credit.replayMode}, counterfactual ` +
+      `${cfg.credit.counterfactual}`,
+  );
+  console.log(
+    '| replays n | temperature | reliability (split-half r) | noise floor | non-zero Delta in successes | in ' +
+      'failures | replay items | seconds per estimate |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const temperature of values.temperatures.split(',').map(Number)) {
     for (const n of values.replays.split(',').map(Number)) {
       if (temperature === 0 && n > 1) continue; // greedy replays are exact: one is all there is
       const c = { ...cfg.credit, replays: n };
-      const replayPolicy = new LmPolicy(model, tokenizer, { ...samplingAt(temperature, r), maxContext: r.maxContext, rng: new Rng(seed + 1) });
+      const replayPolicy = new LmPolicy(model, tokenizer, {
+        ...samplingAt(temperature, r),
+        maxContext: r.maxContext,
+        rng: new Rng(seed + 1),
+      });
       const estimates: number[][] = [];
       // The first estimate's credit summaries give the noise floor and the non-zero shares (credit/report.ts).
       const summaries: TrajectoryCreditSummary[] = [];
       let items = 0;
       let seconds = 0;
       for (const base of [1001, 2002]) {
-        const runner = engineReplayRunner(replayPolicy, engine, { replayMode: c.replayMode, placeholder: c.placeholder, streamSeed: base });
+        const runner = engineReplayRunner(replayPolicy, engine, {
+          replayMode: c.replayMode,
+          placeholder: c.placeholder,
+          streamSeed: base,
+        });
         const deltas: number[] = [];
         const t1 = performance.now();
         for (const e of episodes) {
-          const res = await computeCredits(run.trajectories.filter((t) => t.episodeId === e.id), e, runner, c);
+          const res = await computeCredits(
+            run.trajectories.filter((t) => t.episodeId === e.id),
+            e,
+            runner,
+            c,
+          );
           for (const t of res.trajectories) deltas.push(...t.deltas);
           items += res.stats.replayItems;
           if (base === 1001) summaries.push(...res.trajectories);
@@ -97,7 +121,9 @@ async function main(): Promise<void> {
       const rep = creditReport(summaries, []);
       const pct = (x: number | null): string => (x === null ? '-' : `${(100 * x).toFixed(1)}%`);
       console.log(
-        `| ${n} | ${temperature} | ${corr(estimates[0] as number[], estimates[1] as number[]).toFixed(3)} | ${pct(rep.noiseFloor)} | ${pct(rep.nonzeroInSuccess)} | ${pct(rep.nonzeroInFailure)} | ${items / 2} | ${(seconds / 2).toFixed(1)} |`,
+        `| ${n} | ${temperature} | ${corr(estimates[0] as number[], estimates[1] as number[]).toFixed(3)} | ` +
+          `${pct(rep.noiseFloor)} | ${pct(rep.nonzeroInSuccess)} | ${pct(rep.nonzeroInFailure)} | ${items / 2} | ` +
+          `${(seconds / 2).toFixed(1)} |`,
       );
     }
   }

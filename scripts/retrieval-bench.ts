@@ -48,7 +48,9 @@ const { values: args } = parseArgs({
 });
 if (args.serve) {
   const server = createRetrievalServer(new Bm25Index(args.serve));
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`at http://127.0.0.1:${(server.address() as AddressInfo).port}/retrieve\n`));
+  server.listen(0, '127.0.0.1', () =>
+    process.stdout.write(`at http://127.0.0.1:${(server.address() as AddressInfo).port}/retrieve\n`),
+  );
   process.once('SIGTERM', () => process.exit(0));
   await new Promise(() => {});
 }
@@ -61,7 +63,10 @@ const pct = (xs: number[], q: number): number => {
 const ms = (x: number): string => x.toFixed(2);
 const share = Number(args['max-term-share']);
 
-/** A generated corpus of `n` passages, written in pieces of 500 records (never all in memory), and sub-questions to query it with. */
+/**
+ * A generated corpus of `n` passages, written in pieces of 500 records (never all in memory), and sub-questions to
+ * query it with.
+ */
 function generatedCorpus(n: number, per: number, nQueries: number): { file: string; queries: string[]; chars: number } {
   const file = join(work, 'generated.jsonl');
   const rows: { id: string; contents: string }[] = [];
@@ -89,7 +94,9 @@ function generatedCorpus(n: number, per: number, nQueries: number): { file: stri
 }
 
 async function serveIndex(dir: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [...process.execArgv, process.argv[1] as string, '--serve', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, process.argv[1] as string, '--serve', dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((res, rej) => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -130,8 +137,12 @@ async function latency(indexDir: string, queries: string[]): Promise<void> {
   }
   await server.stop();
   console.log(`| in-process (Bm25Index) | ${queries.length} | ${ms(pct(local, 0.5))} | ${ms(pct(local, 0.99))} |`);
-  console.log(`| in-process, maxTermShare ${share} | ${queries.length} | ${ms(pct(pruned, 0.5))} | ${ms(pct(pruned, 0.99))} |`);
-  console.log(`| sharp serve retrieval (HTTP, loopback) | ${queries.length} | ${ms(pct(http, 0.5))} | ${ms(pct(http, 0.99))} |`);
+  console.log(
+    `| in-process, maxTermShare ${share} | ${queries.length} | ${ms(pct(pruned, 0.5))} | ${ms(pct(pruned, 0.99))} |`,
+  );
+  console.log(
+    `| sharp serve retrieval (HTTP, loopback) | ${queries.length} | ${ms(pct(http, 0.5))} | ${ms(pct(http, 0.99))} |`,
+  );
 }
 
 interface Query {
@@ -141,10 +152,12 @@ interface Query {
 }
 
 function recallOf(found: (q: string) => Promise<string[]>, queries: Query[]): Promise<number> {
-  return queries.reduce(async (acc, q) => {
-    const keys = new Set(await found(q.text));
-    return (await acc) + q.gold.filter((g) => keys.has(g)).length / q.gold.length;
-  }, Promise.resolve(0)).then((s) => s / queries.length);
+  return queries
+    .reduce(async (acc, q) => {
+      const keys = new Set(await found(q.text));
+      return (await acc) + q.gold.filter((g) => keys.has(g)).length / q.gold.length;
+    }, Promise.resolve(0))
+    .then((s) => s / queries.length);
 }
 
 async function recall(name: string, file: string, episodes: Episode[]): Promise<void> {
@@ -168,10 +181,14 @@ async function recall(name: string, file: string, episodes: Episode[]): Promise<
   const mini = createSearch(pooled.paragraphs, { topK: 5, maxChars: 100_000 });
   const viaIndex = (q: string): Promise<string[]> => Promise.resolve(index.searchOne(q, 5).map(passageKey));
   const viaPruned = (q: string): Promise<string[]> => Promise.resolve(pruned.searchOne(q, 5).map(passageKey));
-  const viaMini = async (q: string): Promise<string[]> => ((await mini(q)).retrievedIdx ?? []).map((i) => passageKey(pooled.paragraphs[i] as Episode['paragraphs'][number]));
+  const viaMini = async (q: string): Promise<string[]> =>
+    ((await mini(q)).retrievedIdx ?? []).map((i) => passageKey(pooled.paragraphs[i] as Episode['paragraphs'][number]));
   const row = async (what: string, qs: Query[]): Promise<void> => {
     if (qs.length === 0) return;
-    console.log(`| ${name} | ${m.passages} | ${what} | ${qs.length} | ${(await recallOf(viaIndex, qs)).toFixed(3)} | ${(await recallOf(viaPruned, qs)).toFixed(3)} | ${(await recallOf(viaMini, qs)).toFixed(3)} |`);
+    console.log(
+      `| ${name} | ${m.passages} | ${what} | ${qs.length} | ${(await recallOf(viaIndex, qs)).toFixed(3)} | ` +
+        `${(await recallOf(viaPruned, qs)).toFixed(3)} | ${(await recallOf(viaMini, qs)).toFixed(3)} |`,
+    );
   };
   await row('question', questions);
   await row('gold sub-question', hops);
@@ -183,16 +200,25 @@ try {
   const n = Number(args.passages);
   const t0 = performance.now();
   const gen = generatedCorpus(n, Number(args.join), Number(args.queries));
-  console.log(`generated ${n} passages (mean ${gen.chars.toFixed(0)} characters of text) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `generated ${n} passages (mean ${gen.chars.toFixed(0)} characters of text) in ` +
+      `${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   const dir = join(work, 'generated-index');
   const t1 = performance.now();
   const m = await buildIndex({ corpus: gen.file, out: dir });
   const seconds = (performance.now() - t1) / 1000;
   console.log('\n| passages | corpus MiB | build s | passages/s | index MiB |\n| --- | --- | --- | --- | --- |');
-  console.log(`| ${m.passages} | ${(statSync(gen.file).size / 2 ** 20).toFixed(1)} | ${seconds.toFixed(1)} | ${Math.round(m.passages / seconds)} | ${(statSync(join(dir, DB_FILE)).size / 2 ** 20).toFixed(1)} |`);
+  console.log(
+    `| ${m.passages} | ${(statSync(gen.file).size / 2 ** 20).toFixed(1)} | ${seconds.toFixed(1)} | ` +
+      `${Math.round(m.passages / seconds)} | ${(statSync(join(dir, DB_FILE)).size / 2 ** 20).toFixed(1)} |`,
+  );
   console.log('\n| path | queries | p50 ms | p99 ms |\n| --- | --- | --- | --- |');
   await latency(dir, gen.queries);
-  console.log(`\n| pool | passages | queries | n | recall@5 FTS5 index | recall@5 FTS5, maxTermShare ${share} | recall@5 minisearch (episode backend) |\n| --- | --- | --- | --- | --- | --- | --- |`);
+  console.log(
+    `\n| pool | passages | queries | n | recall@5 FTS5 index | recall@5 FTS5, maxTermShare ${share} | recall@5 ` +
+      `minisearch (episode backend) |\n| --- | --- | --- | --- | --- | --- | --- |`,
+  );
   const musique = resolve(args.musique);
   if (existsSync(musique)) await recall('MuSiQue', musique, readMusique(musique));
   else console.log(`(skipped: ${musique} not found)`);

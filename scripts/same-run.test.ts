@@ -20,10 +20,24 @@ function run(metrics: object[], weights: string, state = '{}'): string {
 
 describe('same-run', () => {
   it('ignores wall-clock fields, key order and the trainer state; names every other difference', async () => {
-    const a = run([{ step: 1, time: 't0', 'losses/total': 0.5, 'perf/update_s': 1, 'grad/norm': 2 }], 'w', '{"configHash":"a"}');
-    const b = run([{ step: 1, time: 't1', 'grad/norm': 2, 'losses/total': 0.5, 'perf/update_s': 9 }], 'w', '{"configHash":"b"}');
+    const a = run(
+      [{ step: 1, time: 't0', 'losses/total': 0.5, 'perf/update_s': 1, 'grad/norm': 2 }],
+      'w',
+      '{"configHash":"a"}',
+    );
+    const b = run(
+      [{ step: 1, time: 't1', 'grad/norm': 2, 'losses/total': 0.5, 'perf/update_s': 9 }],
+      'w',
+      '{"configHash":"b"}',
+    );
     expect(await runDifferences(a, b)).toEqual([]);
-    const c = run([{ step: 1, time: 't0', 'losses/total': 0.25, 'grad/norm': 2 }, { step: 2, time: 't', 'grad/norm': 1 }], 'x');
+    const c = run(
+      [
+        { step: 1, time: 't0', 'losses/total': 0.25, 'grad/norm': 2 },
+        { step: 2, time: 't', 'grad/norm': 1 },
+      ],
+      'x',
+    );
     expect(await runDifferences(a, c)).toEqual([
       'metrics.jsonl: 1 lines against 2',
       'metrics.jsonl step 1: losses/total 0.5 against 0.25',

@@ -20,7 +20,9 @@ export function metricsDifferences(a: readonly MetricsLine[], b: readonly Metric
   a.slice(0, b.length).forEach((x, i) => {
     const y = b[i] as MetricsLine;
     const keys = new Set([...Object.keys(x), ...Object.keys(y)].filter((k) => !wallClock(k)));
-    for (const k of keys) if (!Object.is(x[k], y[k])) out.push(`metrics.jsonl step ${x.step}: ${k} ${JSON.stringify(x[k])} against ${JSON.stringify(y[k])}`);
+    for (const k of keys)
+      if (!Object.is(x[k], y[k]))
+        out.push(`metrics.jsonl step ${x.step}: ${k} ${JSON.stringify(x[k])} against ${JSON.stringify(y[k])}`);
   });
   return out;
 }
@@ -51,6 +53,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     process.exit(2);
   }
   const diffs = await runDifferences(a, b);
-  console.log(diffs.length === 0 ? 'same metrics (wall-clock fields left out) and the same checkpoint bytes' : diffs.join('\n'));
+  console.log(
+    diffs.length === 0 ? 'same metrics (wall-clock fields left out) and the same checkpoint bytes' : diffs.join('\n'),
+  );
   process.exit(diffs.length === 0 ? 0 : 1);
 }

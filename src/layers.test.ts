@@ -57,8 +57,12 @@ export function violations(files: ReadonlyMap<string, string>, layers: ReadonlyM
       const lb = layers.get(b);
       if (la === undefined) out.push(`${from}: src/${a} has no layer in docs/architecture.md`);
       else if (lb === undefined) out.push(`${from} -> ${to}: src/${b} has no layer in docs/architecture.md`);
-      else if (a === 'cli' && !CLI_MAY_IMPORT.includes(b)) out.push(`${from} -> ${to}: the CLI imports only ${CLI_MAY_IMPORT.join(', ')}`);
-      else if (lb >= la) out.push(`${from} -> ${to}: ${a} (layer ${la}) imports ${b} (layer ${lb}), ${lb === la ? 'a peer' : 'a higher layer'}`);
+      else if (a === 'cli' && !CLI_MAY_IMPORT.includes(b))
+        out.push(`${from} -> ${to}: the CLI imports only ${CLI_MAY_IMPORT.join(', ')}`);
+      else if (lb >= la)
+        out.push(
+          `${from} -> ${to}: ${a} (layer ${la}) imports ${b} (layer ${lb}), ${lb === la ? 'a peer' : 'a higher layer'}`,
+        );
     }
   }
   return out;
@@ -68,7 +72,8 @@ function sourceFiles(dir: string, out = new Map<string, string>()): Map<string, 
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) sourceFiles(p, out);
-    else if (e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')) out.set(relative(ROOT, p).replace(/\\/g, '/'), readFileSync(p, 'utf8'));
+    else if (e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'))
+      out.set(relative(ROOT, p).replace(/\\/g, '/'), readFileSync(p, 'utf8'));
   }
   return out;
 }
@@ -85,21 +90,32 @@ describe('layers (docs/architecture.md)', () => {
     expect(layers.get('generation')).toBeLessThan(layers.get('rollout') as number);
   });
 
-  it('no source file imports upward, sideways into a peer, or vitest; the CLI imports only recipes, config and errors', () => {
-    expect(violations(sourceFiles(join(ROOT, 'src')), layers)).toEqual([]);
-  });
+  it(
+    'no source file imports upward, sideways into a peer, or vitest; the CLI imports only recipes, config and ' +
+      'errors',
+    () => {
+      expect(violations(sourceFiles(join(ROOT, 'src')), layers)).toEqual([]);
+    },
+  );
 
   it('the check fails on each kind of broken arrow', () => {
     const bad = new Map([
       ['src/generation/x.ts', "import type { Policy } from '../rollout/policy.ts';"], // up
       ['src/train/y.ts', "export { z } from '../eval/z.ts';"], // a peer
-      ['src/model/z.ts', "const m = await import('../recipes/stages/run-setup.ts');"], // dynamic, up, into a nested folder
+      // dynamic, up, into a nested folder
+      ['src/model/z.ts', 'const m ' + '= ' + 'await ' + "import('../recipes/stages/run-setup.ts');"],
       ['src/cli/commands/w.ts', "import { rollout } from '../../rollout/engine.ts';"], // CLI past the recipes
       ['src/credit/v.ts', "import { expect } from 'vitest';"],
       ['src/rollout/u.ts', "import { tiny } from '../../test/tiny-lm.ts';"],
       ['src/newthing/t.ts', "import { x } from '../model/x.ts';"],
-      ['src/rollout/ok.ts', "import { generate } from '../generation/generate.ts';\nimport { a } from './b.ts';"], // fine: down, own folder
-      ['src/recipes/stages/ok.ts', "import { a } from '../train.ts';\nimport { b } from '../../train/c.ts';"], // fine: a nested folder is its top-level folder's layer
+      [
+        'src/rollout/ok.ts',
+        "import { generate } from '../generation/generate.ts';\nimport { a } " + 'from ' + "'./b.ts';",
+      ], // fine: down, own folder
+      [
+        'src/recipes/stages/ok.ts',
+        "import { a } from '../train.ts';\nimport { b " + '} ' + 'from ' + "'../../train/c.ts';",
+      ], // fine: a nested folder is its top-level folder's layer
     ]);
     expect(violations(bad, layers)).toEqual([
       'src/generation/x.ts -> src/rollout/policy.ts: generation (layer 5) imports rollout (layer 6), a higher layer',
@@ -114,6 +130,10 @@ describe('layers (docs/architecture.md)', () => {
 
   it('reads the layer table as written', () => {
     const doc = '| layer | folders | what |\n| --- | --- | --- |\n| 2 | `config`, `data` | x |\n| 11 | `cli` | y |\n';
-    expect([...layersFromDoc(doc)]).toEqual([['config', 2], ['data', 2], ['cli', 11]]);
+    expect([...layersFromDoc(doc)]).toEqual([
+      ['config', 2],
+      ['data', 2],
+      ['cli', 11],
+    ]);
   });
 });

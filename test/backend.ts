@@ -7,6 +7,7 @@ import type { BackendName } from '../src/backend/select.ts';
 export function testBackend(): BackendName {
   const name = process.env['SHARP_TEST_BACKEND'];
   if (name === undefined || name === '') return 'wasm';
-  if (name !== 'wasm' && name !== 'native' && name !== 'cpu') throw new Error(`SHARP_TEST_BACKEND must be wasm, native or cpu, got '${name}'`);
+  if (name !== 'wasm' && name !== 'native' && name !== 'cpu')
+    throw new Error(`SHARP_TEST_BACKEND must be wasm, native or cpu, got '${name}'`);
   return name;
 }

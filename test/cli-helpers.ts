@@ -24,9 +24,11 @@ export function microConfig(dir: string, name: string, steps: number, sftSteps =
     file,
     [
       `run: {name: ${name}, dir: ${join(dir, 'runs')}, seed: 0, backend: wasm}`,
-      `model: {path: ${join(dir, `${name}-model`)}, init: {enabled: true, layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 128, vocab: 400}}`,
+      `model: {path: ${join(dir, `${name}-model`)}, init: {enabled: true, layers: 2, hidden: 64, heads: 4, ` +
+        `kvHeads: 2, intermediate: 128, vocab: 400}}`,
       'data: {synthetic: {seed: 1, train: 12, heldOut: 3, minHops: 2, maxHops: 2}}',
-      'rollout: {groupSize: 2, maxNewTokens: 12, maxContext: 512, maxPlannerTurns: 3, maxDelegations: 2, maxWorkerTurns: 2}',
+      'rollout: {groupSize: 2, maxNewTokens: 12, maxContext: 512, maxPlannerTurns: 3, maxDelegations: 2, ' +
+        'maxWorkerTurns: 2}',
       `train: {steps: ${steps}, batchQuestions: 2, checkpointEvery: 1, keepCheckpoints: 20, microBatch: 8, lr: 0.001,`,
       `        sft: {data: ${join(dir, `${name}-transcripts.jsonl`)}, steps: ${sftSteps}, batch: 4, lr: 0.002}}`,
       '',
@@ -38,7 +40,10 @@ export function microConfig(dir: string, name: string, steps: number, sftSteps =
 /** Runs the CLI to completion (async: a blocking spawnSync would starve vitest's worker RPC). */
 export function sharp(root: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, ...args], { cwd: root, env: { ...process.env, FORCE_COLOR: '0' } });
+    const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, ...args], {
+      cwd: root,
+      env: { ...process.env, FORCE_COLOR: '0' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -68,4 +73,3 @@ export async function expectLoadable(runDir: string): Promise<number[]> {
   }
   return steps;
 }
-

@@ -35,27 +35,67 @@ export interface TrajectorySpec {
 
 export function makeTrajectory(spec: TrajectorySpec): Trajectory {
   const messages: Message[] = [];
-  const push = (m: Omit<Message, 'index' | 'tokenIds' | 'logprobs' | 'toolCalls'> & { toolCalls?: ToolCall[] }): void => {
+  const push = (
+    m: Omit<Message, 'index' | 'tokenIds' | 'logprobs' | 'toolCalls'> & { toolCalls?: ToolCall[] },
+  ): void => {
     messages.push({ index: messages.length, tokenIds: [], logprobs: [], toolCalls: [], ...m });
   };
-  const agents: AgentRecord[] = [{ id: 0, role: 'planner', delegation: null, answer: spec.finalAnswer, endReason: spec.finalAnswer === null ? 'max_turns' : 'answer' }];
+  const agents: AgentRecord[] = [
+    {
+      id: 0,
+      role: 'planner',
+      delegation: null,
+      answer: spec.finalAnswer,
+      endReason: spec.finalAnswer === null ? 'max_turns' : 'answer',
+    },
+  ];
   push({ agent: 0, role: 'planner', chatRole: 'system', text: 'You are the planner.' });
   push({ agent: 0, role: 'planner', chatRole: 'user', text: 'question' });
   spec.workers.forEach((w, d) => {
     const id = d + 1;
-    agents.push({ id, role: 'worker', delegation: d, subtask: w.subtask, answer: w.answer, endReason: w.answer === null ? 'max_turns' : 'answer' });
+    agents.push({
+      id,
+      role: 'worker',
+      delegation: d,
+      subtask: w.subtask,
+      answer: w.answer,
+      endReason: w.answer === null ? 'max_turns' : 'answer',
+    });
     const valid = spec.delegateValid?.[d] ?? true;
-    push({ agent: 0, role: 'planner', chatRole: 'assistant', text: `<delegate>${w.subtask}</delegate>`, toolCalls: [{ name: 'delegate', args: w.subtask, valid, workerAgent: id }] });
+    push({
+      agent: 0,
+      role: 'planner',
+      chatRole: 'assistant',
+      text: `<delegate>${w.subtask}</delegate>`,
+      toolCalls: [{ name: 'delegate', args: w.subtask, valid, workerAgent: id }],
+    });
     push({ agent: id, role: 'worker', chatRole: 'system', text: 'You are a worker.' });
     push({ agent: id, role: 'worker', chatRole: 'user', text: w.subtask });
     for (const ok of w.calls ?? [true]) {
-      push({ agent: id, role: 'worker', chatRole: 'assistant', text: `<search>${w.subtask}</search>`, toolCalls: [{ name: 'search', args: w.subtask, valid: ok, result: ok ? 'paragraph' : 'error' }] });
+      push({
+        agent: id,
+        role: 'worker',
+        chatRole: 'assistant',
+        text: `<search>${w.subtask}</search>`,
+        toolCalls: [{ name: 'search', args: w.subtask, valid: ok, result: ok ? 'paragraph' : 'error' }],
+      });
       push({ agent: id, role: 'worker', chatRole: 'tool', text: '<result>paragraph</result>' });
     }
-    if (w.answer !== null) push({ agent: id, role: 'worker', chatRole: 'assistant', text: `<answer>${w.answer}</answer>` });
-    push({ agent: 0, role: 'planner', chatRole: 'tool', text: `<result>${w.answer ?? 'the worker gave no answer'}</result>` });
+    if (w.answer !== null)
+      push({ agent: id, role: 'worker', chatRole: 'assistant', text: `<answer>${w.answer}</answer>` });
+    push({
+      agent: 0,
+      role: 'planner',
+      chatRole: 'tool',
+      text: `<result>${w.answer ?? 'the worker gave no answer'}</result>`,
+    });
   });
-  push({ agent: 0, role: 'planner', chatRole: 'assistant', text: spec.finalAnswer === null ? 'I am not sure.' : `<answer>${spec.finalAnswer}</answer>` });
+  push({
+    agent: 0,
+    role: 'planner',
+    chatRole: 'assistant',
+    text: spec.finalAnswer === null ? 'I am not sure.' : `<answer>${spec.finalAnswer}</answer>`,
+  });
   return { id: spec.id, episodeId: spec.episodeId ?? 'ep', sample: 0, messages, agents, finalAnswer: spec.finalAnswer };
 }
 
@@ -64,7 +104,9 @@ export function makeTrajectory(spec: TrajectorySpec): Trajectory {
  * It stands in for the engine only to check the bookkeeping (batching, caching, averaging); the
  * end-to-end test drives the real engine.
  */
-export function gameRunner(game: (reporting: number, k: number, r: number, trajectoryId: string) => boolean): ReplayRunner & { batches: ReplayItem[][] } {
+export function gameRunner(
+  game: (reporting: number, k: number, r: number, trajectoryId: string) => boolean,
+): ReplayRunner & { batches: ReplayItem[][] } {
   const batches: ReplayItem[][] = [];
   const repeat = new Map<string, number>();
   const run = (items: ReplayItem[]) => {
@@ -87,7 +129,13 @@ export function gameRunner(game: (reporting: number, k: number, r: number, traje
  * The credit stages of one group, as a training step runs them, with the viewer's record of it:
  * plan -> the runner -> evaluate -> assign -> groupRecord (the replayed answers behind v(S)).
  */
-export async function creditAndRecord(group: readonly Trajectory[], episode: Episode, runner: ReplayRunner, cfg: CreditConfig, opts: AssignOptions = {}): Promise<{ res: AssignedGroup; record: GroupRecord }> {
+export async function creditAndRecord(
+  group: readonly Trajectory[],
+  episode: Episode,
+  runner: ReplayRunner,
+  cfg: CreditConfig,
+  opts: AssignOptions = {},
+): Promise<{ res: AssignedGroup; record: GroupRecord }> {
   const plan = planReplays(group, episode, cfg);
   const replayed = plan.items.length > 0 ? await runner(plan.items) : [];
   const { tables } = evaluateReplays(plan, replayed, successFunction(cfg.success, { f1Threshold: cfg.f1Threshold }));
@@ -105,6 +153,19 @@ export function withCredits(group: readonly Trajectory[], credits: readonly Agen
     });
     const k = workerCount(trajectory);
     const success = agents[0]?.parts.broadcast ?? 0;
-    return { trajectory, agents, credit: { trajectoryId: trajectory.id, success, noise: 0, k, deltas: [], workerMarginal: new Array<number>(k).fill(0), plannerMarginal: 0, values: [] } };
+    return {
+      trajectory,
+      agents,
+      credit: {
+        trajectoryId: trajectory.id,
+        success,
+        noise: 0,
+        k,
+        deltas: [],
+        workerMarginal: new Array<number>(k).fill(0),
+        plannerMarginal: 0,
+        values: [],
+      },
+    };
   });
 }

@@ -1,14 +1,20 @@
-import { mkdir } from 'node:fs/promises';
-import { checkWeightShapes } from '../src/model/io/expected-shapes.ts';
-import { parseHfConfig, readHfConfig, writeGenerationConfig, writeHfConfig, type HfModelConfig, type HfModelConfigInput } from '../src/model/io/hf-config.ts';
-import { readWeights, writeWeights, type HostTensor, type WriteTensor } from '../src/model/io/safetensors.ts';
-
 /**
  * A model folder in the Hugging Face layout: config.json, weights
  * (model.safetensors or shards) and generation_config.json. The tokenizer files are src/tokenizer's.
  * Reading checks every tensor against the config, so a model is never built from a checkpoint that
  * does not fit it.
  */
+import { mkdir } from 'node:fs/promises';
+import { checkWeightShapes } from '../src/model/io/expected-shapes.ts';
+import {
+  parseHfConfig,
+  readHfConfig,
+  writeGenerationConfig,
+  writeHfConfig,
+  type HfModelConfig,
+  type HfModelConfigInput,
+} from '../src/model/io/hf-config.ts';
+import { readWeights, writeWeights, type HostTensor, type WriteTensor } from '../src/model/io/safetensors.ts';
 
 export interface Checkpoint {
   config: HfModelConfig;

@@ -37,17 +37,24 @@ export const toTensor = (a: Arr): tf.Tensor => tf.tensor(Float32Array.from(a.dat
 
 /** Shape must match exactly and the normwise relative error stay <= tol (1e-5). */
 export function expectClose(got: tf.Tensor, want: Arr, tol = 1e-5): number {
-  if (got.shape.join(',') !== want.shape.join(',')) throw new Error(`shape [${got.shape.join(',')}] != reference [${want.shape.join(',')}]`);
+  if (got.shape.join(',') !== want.shape.join(','))
+    throw new Error(`shape [${got.shape.join(',')}] != reference [${want.shape.join(',')}]`);
   const e = relErr(got.dataSync(), want.data);
   if (!(e <= tol)) throw new Error(`relative error ${e.toExponential(2)} > ${tol} for shape [${want.shape.join(',')}]`);
   return e;
 }
 
 /** Random dims in [lo, hi]. */
-export const dims = (rng: Rng, n: number, lo: number, hi: number): number[] => Array.from({ length: n }, () => rng.int(lo, hi));
+export const dims = (rng: Rng, n: number, lo: number, hi: number): number[] =>
+  Array.from({ length: n }, () => rng.int(lo, hi));
 
 /** Values and gradients (w.r.t. every input) of f and g at the same inputs, upstream gradient dy. */
-export function compareFused(f: (...xs: tf.Tensor[]) => tf.Tensor, g: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[], rng: Rng): number[] {
+export function compareFused(
+  f: (...xs: tf.Tensor[]) => tf.Tensor,
+  g: (...xs: tf.Tensor[]) => tf.Tensor,
+  inputs: tf.Tensor[],
+  rng: Rng,
+): number[] {
   const out = f(...inputs);
   const dy = toTensor(randArr(rng, out.shape)); // same shape as out
   const errs: number[] = [];

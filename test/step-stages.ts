@@ -7,8 +7,18 @@ import type { Rng } from '../src/random/rng.ts';
 import { stepReport, type StepOutput } from '../src/train/grpo/step-report.ts';
 import type { StepStages } from '../src/train/grpo/types.ts';
 
-/** The stages of one RL step before advantages, as train/grpo/loop.ts runs them (its first draw from `rng` is the step seed). */
-export async function runStepStages(stages: StepStages, credit: CreditConfig, episodes: readonly Episode[], model: CausalLM, rng: Rng, step = 1): Promise<StepOutput> {
+/**
+ * The stages of one RL step before advantages, as train/grpo/loop.ts runs them (its first draw from `rng` is the step
+ * seed).
+ */
+export async function runStepStages(
+  stages: StepStages,
+  credit: CreditConfig,
+  episodes: readonly Episode[],
+  model: CausalLM,
+  rng: Rng,
+  step = 1,
+): Promise<StepOutput> {
   const stepSeed = rng.int(0, 0x7fffffff);
   const run = await stages.begin(model, { step, stepSeed, rng });
   const rolled = await run.rollout(episodes);

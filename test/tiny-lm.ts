@@ -38,11 +38,22 @@ function corpus(): string[] {
   const rollout = configSchema.parse({}).rollout;
   const texts: string[] = [];
   for (const p of Object.values(PROTOCOLS)) {
-    texts.push(p.systemPrompt(rollout.plannerPrompt, roleSpecs('planner')), p.systemPrompt(rollout.workerPrompt, roleSpecs('worker')));
-    texts.push(p.formatCall('search', 'Who founded Zorvex?'), p.formatAnswer('1950'), p.formatResult('[3] Zorvex: a company').content);
+    texts.push(
+      p.systemPrompt(rollout.plannerPrompt, roleSpecs('planner')),
+      p.systemPrompt(rollout.workerPrompt, roleSpecs('worker')),
+    );
+    texts.push(
+      p.formatCall('search', 'Who founded Zorvex?'),
+      p.formatAnswer('1950'),
+      p.formatResult('[3] Zorvex: a company').content,
+    );
   }
   for (const r of generateSynth({ seed: 99, n: 30 })) {
-    texts.push(r.question, ...r.paragraphs.slice(0, 4).map((p) => `[${p.idx}] ${p.title}: ${p.paragraph_text}`), ...r.question_decomposition.map((h) => h.question));
+    texts.push(
+      r.question,
+      ...r.paragraphs.slice(0, 4).map((p) => `[${p.idx}] ${p.title}: ${p.paragraph_text}`),
+      ...r.question_decomposition.map((h) => h.question),
+    );
   }
   return texts;
 }
@@ -54,13 +65,29 @@ export async function createTinyLm(opts: TinyLmOptions): Promise<TinyLm> {
     const tokenizer = await Tokenizer.load(dir);
     const hidden = opts.hidden ?? 64;
     const model = CausalLM.random(
-      hfConfigFor({ arch: 'qwen3', layers: opts.layers ?? 2, hidden, heads: 4, kvHeads: 2, intermediate: hidden * 2, vocab: tokenizer.vocabSize, maxPositions: 4096 }),
+      hfConfigFor({
+        arch: 'qwen3',
+        layers: opts.layers ?? 2,
+        hidden,
+        heads: 4,
+        kvHeads: 2,
+        intermediate: hidden * 2,
+        vocab: tokenizer.vocabSize,
+        maxPositions: 4096,
+      }),
       opts.seed,
     );
     return {
       model,
       tokenizer,
-      policy: (p) => new LmPolicy(model, tokenizer, { temperature: p.temperature ?? 1, topK: 0, topP: 1, maxContext: p.maxContext, rng: new Rng(p.seed) }),
+      policy: (p) =>
+        new LmPolicy(model, tokenizer, {
+          temperature: p.temperature ?? 1,
+          topK: 0,
+          topP: 1,
+          maxContext: p.maxContext,
+          rng: new Rng(p.seed),
+        }),
       dispose: async () => model.dispose(),
     };
   } finally {

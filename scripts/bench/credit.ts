@@ -30,15 +30,18 @@ import type { BenchRow } from './types.ts';
  * LOO and Shapley, with the KV prefix cache (src/generation/prefix-cache.ts) off and on, in one
  * process from the same starting policy. Prints each arm's seconds and its ratio to broadcast with
  * the same cache setting (in CPU seconds of this process, which other processes' load changes far
- * less than wall time; the wall seconds are printed beside them), prefill tokens computed against needed, and the cache's hit rate; then
- * how many tokens a multi-turn rollout computes per token it adds to the conversations, and the
+ * less than wall time; the wall seconds are printed beside them), prefill tokens computed against needed, and the
+ * cache's hit rate; then how many tokens a multi-turn rollout computes per token it adds to the conversations, and the
  * rollout decode speed at batch 8 and 16.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const METHODS = ['broadcast', 'loo', 'shapley'] as const;
 
 interface Arm {
-  /** Wall-clock seconds of the step (collect + update), and the CPU seconds of this process over it (other processes' load left out). */
+  /**
+   * Wall-clock seconds of the step (collect + update), and the CPU seconds of this process over it (other processes'
+   * load left out).
+   */
   seconds: number;
   cpu: number;
   /** CPU seconds of the generating stages alone (rollout and counterfactual replays). */
@@ -52,14 +55,22 @@ interface Arm {
 }
 
 function diff<T extends object>(a: T, b: T): T {
-  return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, (v as number) - ((a as Record<string, number>)[k] ?? 0)])) as T;
+  return Object.fromEntries(
+    Object.entries(b).map(([k, v]) => [k, (v as number) - ((a as Record<string, number>)[k] ?? 0)]),
+  ) as T;
 }
 
 function cacheOn(cfg: Config, on: boolean): void {
   setPrefixCacheBytes(on ? cfg.rollout.prefixCacheMiB * 2 ** 20 : 0);
 }
 
-export async function rlStep(base: Config, method: (typeof METHODS)[number], on: boolean, tokenizer: Tokenizer, train: ReturnType<typeof loadTrainData>['train']): Promise<Arm> {
+export async function rlStep(
+  base: Config,
+  method: (typeof METHODS)[number],
+  on: boolean,
+  tokenizer: Tokenizer,
+  train: ReturnType<typeof loadTrainData>['train'],
+): Promise<Arm> {
   const cfg: Config = { ...base, credit: { ...base.credit, method }, train: { ...base.train, steps: 1 } };
   cacheOn(cfg, on);
   const runDir = await mkdtemp(join(tmpdir(), 'sharp-bench-credit-'));
@@ -120,7 +131,16 @@ export async function rlStep(base: Config, method: (typeof METHODS)[number], on:
   const c1 = prefixCacheStats();
   const num = (k: string): number => (typeof record[k] === 'number' ? (record[k] as number) : Number.NaN);
   const seconds = num('perf/rollout_s') + num('perf/update_s');
-  return { seconds, cpu: cpu2 - cpu0, collectCpu: cpu1 - cpu0, generate: num('perf/generate_s'), credit: num('perf/credit_s'), update: num('perf/update_s'), gen: diff(g0, generationTotals()), cache: c1 && c0 ? diff(c0, c1) : c1 };
+  return {
+    seconds,
+    cpu: cpu2 - cpu0,
+    collectCpu: cpu1 - cpu0,
+    generate: num('perf/generate_s'),
+    credit: num('perf/credit_s'),
+    update: num('perf/update_s'),
+    gen: diff(g0, generationTotals()),
+    cache: c1 && c0 ? diff(c0, c1) : c1,
+  };
 }
 
 /** A Policy that remembers, per agent, the length of its conversation after its latest turn. */
@@ -138,18 +158,33 @@ class ConversationLengths implements Policy {
 }
 
 /** Tokens a rollout of the step's questions runs through the model per token its conversations hold. */
-async function multiTurn(cfg: Config, on: boolean, tokenizer: Tokenizer, train: ReturnType<typeof loadTrainData>['train']): Promise<{ computed: number; added: number; seconds: number }> {
+async function multiTurn(
+  cfg: Config,
+  on: boolean,
+  tokenizer: Tokenizer,
+  train: ReturnType<typeof loadTrainData>['train'],
+): Promise<{ computed: number; added: number; seconds: number }> {
   cacheOn(cfg, on);
   const model = await CausalLM.load(resolve(ROOT, cfg.model.path));
   try {
     const r = cfg.rollout;
-    const policy = new ConversationLengths(new LmPolicy(model, tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng: new Rng(cfg.run.seed) }));
+    const policy = new ConversationLengths(
+      new LmPolicy(model, tokenizer, {
+        ...samplingAt(r.temperature, r),
+        maxContext: r.maxContext,
+        rng: new Rng(cfg.run.seed),
+      }),
+    );
     const g0 = generationTotals();
     const t0 = performance.now();
     await rollout(policy, batchAt(train, 0, cfg.train.batchQuestions, cfg.run.seed), { cfg: r, agents: r.agents });
     const seconds = (performance.now() - t0) / 1000;
     const g = diff(g0, generationTotals());
-    return { computed: g.prefillTokens + g.decodeTokens, added: [...policy.last.values()].reduce((a, b) => a + b, 0), seconds };
+    return {
+      computed: g.prefillTokens + g.decodeTokens,
+      added: [...policy.last.values()].reduce((a, b) => a + b, 0),
+      seconds,
+    };
   } finally {
     model.dispose();
   }
@@ -167,7 +202,10 @@ async function decodeSpeed(batch: number): Promise<number> {
     const times: number[] = [];
     for (let r = 0; r < 6; r++) {
       const rng = new Rng(r);
-      const reqs = Array.from({ length: batch }, () => ({ promptIds: Array.from({ length: 64 }, () => rng.int(1, BENCH_MODEL.vocab - 1)), maxNewTokens: 64 }));
+      const reqs = Array.from({ length: batch }, () => ({
+        promptIds: Array.from({ length: 64 }, () => rng.int(1, BENCH_MODEL.vocab - 1)),
+        maxNewTokens: 64,
+      }));
       let t0 = 0;
       let t1 = 0;
       const onStep = (step: number): void => {
@@ -198,7 +236,8 @@ export async function benchCredit(quick = false): Promise<BenchRow[]> {
     const settings = quick ? [true] : [false, true];
     // Off and on of one method run back to back, so that a change in the machine's load hits both alike.
     const results = new Map<string, Arm>();
-    for (const method of METHODS) for (const on of settings) results.set(`${method} ${on}`, await rlStep(cfg, method, on, tokenizer, data.train));
+    for (const method of METHODS)
+      for (const on of settings) results.set(`${method} ${on}`, await rlStep(cfg, method, on, tokenizer, data.train));
     for (const on of settings) {
       const label = on ? 'cache on' : 'cache off';
       const arms = new Map(METHODS.map((m) => [m, results.get(`${m} ${on}`) as Arm]));
@@ -209,8 +248,18 @@ export async function benchCredit(quick = false): Promise<BenchRow[]> {
         const collectRatio = a.collectCpu / bArm.collectCpu;
         const name = method === 'loo' ? 'LOO' : method === 'shapley' ? 'Shapley' : 'broadcast';
         const target = !on ? undefined : method === 'loo' ? '<= 1.25' : method === 'shapley' ? '<= 1.6' : undefined;
-        console.log(`${name.padEnd(9)} ${label}: ${ratio.toFixed(2)}x broadcast (CPU ${a.cpu.toFixed(1)} s; rollout + replays alone ${collectRatio.toFixed(2)}x, CPU ${a.collectCpu.toFixed(1)} s); wall ${a.seconds.toFixed(1)} s (rollout ${a.generate.toFixed(1)}, replays + credit ${a.credit.toFixed(1)}, update ${a.update.toFixed(1)}; in generate() ${a.gen.seconds.toFixed(1)}); prefill ${a.gen.prefillTokens} of ${a.gen.promptTokens} prompt tokens computed, ${a.gen.decodeTokens} decode` +
-          (a.cache ? `; cache hits ${a.cache.hitTokens} of ${a.cache.neededTokens} tokens (${((100 * a.cache.hitTokens) / Math.max(1, a.cache.neededTokens)).toFixed(1)}%)` : ''));
+        console.log(
+          `${name.padEnd(9)} ${label}: ${ratio.toFixed(2)}x broadcast (CPU ${a.cpu.toFixed(1)} s; rollout + ` +
+            `replays alone ${collectRatio.toFixed(2)}x, CPU ${a.collectCpu.toFixed(1)} s); wall ` +
+            `${a.seconds.toFixed(1)} s (rollout ${a.generate.toFixed(1)}, replays + credit ` +
+            `${a.credit.toFixed(1)}, update ${a.update.toFixed(1)}; in generate() ${a.gen.seconds.toFixed(1)}); ` +
+            `prefill ${a.gen.prefillTokens} of ${a.gen.promptTokens} prompt tokens computed, ` +
+            `${a.gen.decodeTokens} decode` +
+            (a.cache
+              ? `; cache hits ${a.cache.hitTokens} of ${a.cache.neededTokens} tokens ` +
+                `(${((100 * a.cache.hitTokens) / Math.max(1, a.cache.neededTokens)).toFixed(1)}%)`
+              : ''),
+        );
         row(`${name} RL step wall, ${label}`, a.seconds, 's');
         row(`${name} RL step CPU, ${label}`, a.cpu, 's');
         row(`${name} / broadcast (CPU), ${label}`, ratio, 'x', target);
@@ -218,19 +267,26 @@ export async function benchCredit(quick = false): Promise<BenchRow[]> {
         row(`${name} replays + credit, ${label}`, a.credit, 's');
         row(`${name} prefill tokens computed, ${label}`, a.gen.prefillTokens, 'tokens');
         row(`${name} prefill tokens needed, ${label}`, a.gen.promptTokens, 'tokens');
-        if (a.cache) row(`${name} cache hit rate, ${label}`, (100 * a.cache.hitTokens) / Math.max(1, a.cache.neededTokens), '%');
+        if (a.cache)
+          row(`${name} cache hit rate, ${label}`, (100 * a.cache.hitTokens) / Math.max(1, a.cache.neededTokens), '%');
       }
     }
     for (const on of settings) {
       const m = await multiTurn(cfg, on, tokenizer, data.train);
       const label = on ? 'cache on' : 'cache off';
-      console.log(`multi-turn rollout ${label}: ${m.computed} tokens computed for ${m.added} in the conversations (${(m.computed / m.added).toFixed(2)}x), ${m.seconds.toFixed(1)} s`);
+      console.log(
+        `multi-turn rollout ${label}: ${m.computed} tokens computed for ${m.added} in the conversations ` +
+          `(${(m.computed / m.added).toFixed(2)}x), ${m.seconds.toFixed(1)} s`,
+      );
       row(`rollout tokens computed / tokens added, ${label}`, m.computed / m.added, 'x', on ? '<= 1.2' : undefined);
       row(`rollout seconds, ${label}`, m.seconds, 's');
     }
     for (const b of [8, 16]) {
       const ms = await decodeSpeed(b);
-      console.log(`rollout decode, batch ${b}: ${ms.toFixed(2)} ms/step, ${((b * 1000) / ms).toFixed(0)} tok/s (PyTorch twin: scripts/torch-decode.py)`);
+      console.log(
+        `rollout decode, batch ${b}: ${ms.toFixed(2)} ms/step, ${((b * 1000) / ms).toFixed(0)} tok/s (PyTorch ` +
+          `twin: scripts/torch-decode.py)`,
+      );
       row(`rollout decode tokens/s, batch ${b}`, (b * 1000) / ms, 'tok/s');
     }
   } finally {

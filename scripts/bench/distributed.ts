@@ -39,16 +39,30 @@ export async function benchDistributed(quick: boolean): Promise<BenchRow[]> {
   };
   try {
     const inProcess = inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
-    await runStepStages(inProcess, cfg.credit, episodes.slice(0, 1), model, new Rng(1)); // warm-up: wasm kernels and caches
+    // warm-up: wasm kernels and caches
+    await runStepStages(inProcess, cfg.credit, episodes.slice(0, 1), model, new Rng(1));
     const tIn = await time(() => runStepStages(inProcess, cfg.credit, episodes, model, new Rng(7)));
-    rows.push({ section, metric: `in-process: trajectories/s (B=${B}, G=${cfg.rollout.groupSize}, LOO)`, value: trajectories / tIn, unit: 'traj/s' });
+    rows.push({
+      section,
+      metric: `in-process: trajectories/s (B=${B}, G=${cfg.rollout.groupSize}, LOO)`,
+      value: trajectories / tIn,
+      unit: 'traj/s',
+    });
     const local = localStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit });
     let replayJobs = 0;
     const tLocal = await time(async () => {
       const c = await runStepStages(local, cfg.credit, episodes, model, new Rng(7), 1);
-      replayJobs = c.groups.reduce((a, g) => a + g.trajectories.filter((t) => t.agents.some((x) => x.role === 'worker')).length, 0);
+      replayJobs = c.groups.reduce(
+        (a, g) => a + g.trajectories.filter((t) => t.agents.some((x) => x.role === 'worker')).length,
+        0,
+      );
     });
-    rows.push({ section, metric: 'distributed units in the trainer (local): trajectories/s', value: trajectories / tLocal, unit: 'traj/s' });
+    rows.push({
+      section,
+      metric: 'distributed units in the trainer (local): trajectories/s',
+      value: trajectories / tLocal,
+      unit: 'traj/s',
+    });
     if (!HAVE_REDIS) {
       console.error(`bench distributed: ${NO_REDIS_MESSAGE}; the 1- and 2-worker rows are not measured`);
       return rows;
@@ -64,16 +78,34 @@ export async function benchDistributed(quick: boolean): Promise<BenchRow[]> {
           await w.waitFor(/serving queue/);
           workers.push(w);
         }
-        const dc = redisStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit, dist: { ...cfg.rollout.distributed, redis: redis.url, queue: 'bench' }, runDir: join(root, `run-${n}`), companions: companionFiles(MODEL), progress: () => undefined });
+        const dc = redisStages({
+          tokenizer,
+          rollout: cfg.rollout,
+          credit: cfg.credit,
+          dist: { ...cfg.rollout.distributed, redis: redis.url, queue: 'bench' },
+          runDir: join(root, `run-${n}`),
+          companions: companionFiles(MODEL),
+          progress: () => undefined,
+        });
         // Step 1 warms the workers up (wasm kernels; the joining worker's first load); step 2 is timed and,
         // as every step of a run, publishes a new policy version that each worker loads once.
         await runStepStages(dc, cfg.credit, episodes, model, new Rng(7), 1);
         const t = await time(() => runStepStages(dc, cfg.credit, episodes, model, new Rng(7), 2));
         await dc.close();
         if (n === 1) tOne = t;
-        rows.push({ section, metric: `${n} worker${n > 1 ? 's' : ''}: trajectories/s`, value: trajectories / t, unit: 'traj/s' });
+        rows.push({
+          section,
+          metric: `${n} worker${n > 1 ? 's' : ''}: trajectories/s`,
+          value: trajectories / t,
+          unit: 'traj/s',
+        });
       }
-      rows.push({ section, metric: `coordinator overhead per job ((T1 - Tlocal) / ${B + replayJobs} jobs)`, value: ((tOne - tLocal) * 1000) / (B + replayJobs), unit: 'ms' });
+      rows.push({
+        section,
+        metric: `coordinator overhead per job ((T1 - Tlocal) / ${B + replayJobs} jobs)`,
+        value: ((tOne - tLocal) * 1000) / (B + replayJobs),
+        unit: 'ms',
+      });
     } finally {
       await Promise.all(workers.map((w) => w.stop()));
       await redis.dispose();

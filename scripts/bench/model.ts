@@ -16,7 +16,16 @@ import { median } from './median.ts';
  * (2 layers, d=128, 4 heads, vocab 2000, batch 8 x 64). Targets on wasm, 2 cores: train step
  * <= 300 ms median, decode <= 5 ms/step.
  */
-export const BENCH_MODEL: BuildOptions = { arch: 'llama', layers: 2, hidden: 128, heads: 4, kvHeads: 4, intermediate: 344, vocab: 2000, tieEmbeddings: true };
+export const BENCH_MODEL: BuildOptions = {
+  arch: 'llama',
+  layers: 2,
+  hidden: 128,
+  heads: 4,
+  kvHeads: 4,
+  intermediate: 344,
+  vocab: 2000,
+  tieEmbeddings: true,
+};
 const BATCH = 8;
 const SEQ = 64;
 
@@ -52,7 +61,11 @@ async function trainStep(model: CausalLM, steps: number, warmup: number): Promis
   for (let i = 0; i < warmup + steps; i++) {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    const loss = opt.minimize(() => tf.neg(tf.mean(tokenLogprobs(model, ids, mask))) as tf.Scalar, true, model.trainableVariables());
+    const loss = opt.minimize(
+      () => tf.neg(tf.mean(tokenLogprobs(model, ids, mask))) as tf.Scalar,
+      true,
+      model.trainableVariables(),
+    );
     await loss?.data(); // wait for the step to finish (the loss read is the step's only sync)
     loss?.dispose();
     if (i >= warmup) {
@@ -67,7 +80,13 @@ async function trainStep(model: CausalLM, steps: number, warmup: number): Promis
   const ms = median(times);
   return [
     { section: 'model', metric: 'train step (fwd+bwd+Adam), median', value: ms, unit: 'ms', target: '<= 300' },
-    { section: 'model', metric: 'train step, process CPU time, median', value: median(cpu), unit: 'ms', target: '<= 300' },
+    {
+      section: 'model',
+      metric: 'train step, process CPU time, median',
+      value: median(cpu),
+      unit: 'ms',
+      target: '<= 300',
+    },
     { section: 'model', metric: 'train tokens/s', value: (BATCH * SEQ * 1000) / ms, unit: 'tok/s' },
     { section: 'model', metric: 'train tensor leak over steps', value: leak, unit: 'tensors', target: '0' },
   ];
@@ -89,18 +108,27 @@ async function prefill(model: CausalLM, reps: number): Promise<BenchRow[]> {
     if (i >= 2) times.push(performance.now() - t0);
   }
   headT.dispose();
-  return [{ section: 'model', metric: `prefill ${BATCH}x${SEQ}`, value: (BATCH * SEQ * 1000) / median(times), unit: 'tok/s' }];
+  return [
+    { section: 'model', metric: `prefill ${BATCH}x${SEQ}`, value: (BATCH * SEQ * 1000) / median(times), unit: 'tok/s' },
+  ];
 }
 
 async function decode(model: CausalLM, newTokens: number): Promise<BenchRow[]> {
   const rng = new Rng(3);
-  const prompts = Array.from({ length: BATCH }, () => ({ promptIds: randomIds(rng, 16, BENCH_MODEL.vocab), maxNewTokens: 1 }));
+  const prompts = Array.from({ length: BATCH }, () => ({
+    promptIds: randomIds(rng, 16, BENCH_MODEL.vocab),
+    maxNewTokens: 1,
+  }));
   const decoder = { decode: (ids: number[]): string => ids.join(' ') }; // bench has no tokenizer; the text is not used
   const opts = { temperature: 1, topK: 0, topP: 1, rng, eosIds: [], decoder };
   const run = async (n: number): Promise<[number, number]> => {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    await generate(model, prompts.map((p) => ({ ...p, maxNewTokens: n })), opts);
+    await generate(
+      model,
+      prompts.map((p) => ({ ...p, maxNewTokens: n })),
+      opts,
+    );
     return [performance.now() - t0, cpuMs(c0)];
   };
   await run(8); // warm-up: kernels, wasm memory growth
@@ -113,7 +141,13 @@ async function decode(model: CausalLM, newTokens: number): Promise<BenchRow[]> {
     { section: 'model', metric: `decode step, KV cache, batch ${BATCH}`, value: ms, unit: 'ms/step', target: '<= 5' },
     { section: 'model', metric: 'decode step, process CPU time', value: cpuPerStep, unit: 'ms/step', target: '<= 5' },
     { section: 'model', metric: 'decode tokens/s', value: (BATCH * 1000) / ms, unit: 'tok/s' },
-    { section: 'model', metric: 'decode tensor leak', value: tf.memory().numTensors - before, unit: 'tensors', target: '0' },
+    {
+      section: 'model',
+      metric: 'decode tensor leak',
+      value: tf.memory().numTensors - before,
+      unit: 'tensors',
+      target: '0',
+    },
   ];
 }
 
@@ -121,7 +155,11 @@ async function decode(model: CausalLM, newTokens: number): Promise<BenchRow[]> {
 export async function benchModel(quick = false): Promise<BenchRow[]> {
   const model = CausalLM.random(hfConfigFor(BENCH_MODEL), 0);
   try {
-    return [...(await trainStep(model, quick ? 2 : 40, quick ? 1 : 20)), ...(await prefill(model, quick ? 1 : 5)), ...(await decode(model, quick ? 4 : 64))];
+    return [
+      ...(await trainStep(model, quick ? 2 : 40, quick ? 1 : 20)),
+      ...(await prefill(model, quick ? 1 : 5)),
+      ...(await decode(model, quick ? 4 : 64)),
+    ];
   } finally {
     model.dispose();
   }

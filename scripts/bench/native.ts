@@ -1,6 +1,12 @@
 import * as tf from '@tensorflow/tfjs';
 import { nativeAdamW, type AdamWHyper } from '../../src/backend/native/adamw.ts';
-import { disableNativeKernels, enableFallbackKernels, enableNativeKernels, useBlasThreadsFor, type NativeStatus } from '../../src/backend/native/register.ts';
+import {
+  disableNativeKernels,
+  enableFallbackKernels,
+  enableNativeKernels,
+  useBlasThreadsFor,
+  type NativeStatus,
+} from '../../src/backend/native/register.ts';
 import { generate } from '../../src/generation/generate.ts';
 import { CausalLM } from '../../src/model/causal-lm.ts';
 import { hfConfigFor } from '../../src/model/config.ts';
@@ -15,7 +21,8 @@ import { median } from './median.ts';
  * vocab 2000, batch 8 x 64) timed with the native kernels, the pure-wasm fallback and plain wasm
  * side by side in one process, interleaved round by round so that machine load hits all three
  * alike. Train step = forward + backward + AdamW (fused native kernel when the addon is loaded, tfjs
- * ops otherwise); threads 'auto' (every kernel, GEMMs included, split across the addon's pool; decode-size GEMMs on one thread). Targets on the 2-core bench machine: native train <= 90 ms, decode <= 3.5 ms/step.
+ * ops otherwise); threads 'auto' (every kernel, GEMMs included, split across the addon's pool; decode-size GEMMs on one
+ * thread). Targets on the 2-core bench machine: native train <= 90 ms, decode <= 3.5 ms/step.
  */
 export type KernelMode = 'native' | 'wasm-fallback' | 'plain wasm';
 export const MODES: readonly KernelMode[] = ['native', 'wasm-fallback', 'plain wasm'];
@@ -26,11 +33,11 @@ const HP: AdamWHyper = { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDe
 /** Installs one mode's kernels; returns undefined when the mode is unavailable (no addon). */
 export function useMode(mode: KernelMode): NativeStatus | undefined {
   disableNativeKernels();
-  if (mode === 'plain wasm') return { loaded: false, mode: 'off', reason: 'plain wasm requested', kernels: [], blasThreads: 0 };
+  if (mode === 'plain wasm')
+    return { loaded: false, mode: 'off', reason: 'plain wasm requested', kernels: [], blasThreads: 0 };
   const s = mode === 'native' ? enableNativeKernels() : enableFallbackKernels();
   return mode === 'native' && s.mode !== 'native' ? undefined : s;
 }
-
 
 /** A model with its AdamW moments and a fixed batch: one train step = fwd + bwd + AdamW. */
 export class TrainHarness {
@@ -55,8 +62,18 @@ export class TrainHarness {
 
   /** One step; returns the loss (mean negative token logprob) before the update. */
   async step(): Promise<number> {
-    const { value, grads } = tf.variableGrads(() => tf.neg(tf.mean(tokenLogprobs(this.model, this.ids, this.mask))) as tf.Scalar, this.vars);
-    nativeAdamW(this.vars, this.vars.map((x) => grads[x.name]!), this.m, this.v, ++this.t, HP);
+    const { value, grads } = tf.variableGrads(
+      () => tf.neg(tf.mean(tokenLogprobs(this.model, this.ids, this.mask))) as tf.Scalar,
+      this.vars,
+    );
+    nativeAdamW(
+      this.vars,
+      this.vars.map((x) => grads[x.name]!),
+      this.m,
+      this.v,
+      ++this.t,
+      HP,
+    );
     const loss = (await value.data())[0]!;
     tf.dispose([value, ...Object.values(grads)]);
     return loss;
@@ -70,12 +87,19 @@ export class TrainHarness {
 
 async function decodeMs(model: CausalLM, newTokens: number): Promise<number> {
   const rng = new Rng(3);
-  const prompts = Array.from({ length: BATCH }, () => ({ promptIds: Array.from({ length: 16 }, () => rng.int(0, BENCH_MODEL.vocab - 1)), maxNewTokens: 1 }));
+  const prompts = Array.from({ length: BATCH }, () => ({
+    promptIds: Array.from({ length: 16 }, () => rng.int(0, BENCH_MODEL.vocab - 1)),
+    maxNewTokens: 1,
+  }));
   const decoder = { decode: (ids: number[]): string => ids.join(' ') };
   const opts = { temperature: 1, topK: 0, topP: 1, rng, eosIds: [], decoder };
   const run = async (n: number): Promise<number> => {
     const t0 = performance.now();
-    await generate(model, prompts.map((p) => ({ ...p, maxNewTokens: n })), opts);
+    await generate(
+      model,
+      prompts.map((p) => ({ ...p, maxNewTokens: n })),
+      opts,
+    );
     return performance.now() - t0;
   };
   const one = await run(1);
@@ -87,7 +111,8 @@ async function decodeMs(model: CausalLM, newTokens: number): Promise<number> {
 export async function benchNative(quick = false): Promise<BenchRow[]> {
   const modes = MODES.filter((m) => useMode(m) !== undefined);
   const rows: BenchRow[] = [];
-  if (!modes.includes('native')) rows.push({ section: 'native', metric: 'addon not loaded: native columns skipped', value: 0, unit: '' });
+  if (!modes.includes('native'))
+    rows.push({ section: 'native', metric: 'addon not loaded: native columns skipped', value: 0, unit: '' });
   const h = new TrainHarness(0);
   const train = new Map<KernelMode, number[]>(modes.map((m) => [m, []]));
   const decode = new Map<KernelMode, number[]>(modes.map((m) => [m, []]));
@@ -116,9 +141,27 @@ export async function benchNative(quick = false): Promise<BenchRow[]> {
     h.dispose();
   }
   for (const mode of modes) {
-    rows.push({ section: 'native', metric: `${mode}: train step (fwd+bwd+AdamW), median`, value: median(train.get(mode)!), unit: 'ms', target: mode === 'native' ? '<= 90' : undefined });
-    rows.push({ section: 'native', metric: `${mode}: decode step, KV cache, batch ${BATCH}, median`, value: median(decode.get(mode)!), unit: 'ms/step', target: mode === 'native' ? '<= 3.5' : undefined });
-    rows.push({ section: 'native', metric: `${mode}: train tensor leak`, value: leak.get(mode)!, unit: 'tensors', target: '0' });
+    rows.push({
+      section: 'native',
+      metric: `${mode}: train step (fwd+bwd+AdamW), median`,
+      value: median(train.get(mode)!),
+      unit: 'ms',
+      target: mode === 'native' ? '<= 90' : undefined,
+    });
+    rows.push({
+      section: 'native',
+      metric: `${mode}: decode step, KV cache, batch ${BATCH}, median`,
+      value: median(decode.get(mode)!),
+      unit: 'ms/step',
+      target: mode === 'native' ? '<= 3.5' : undefined,
+    });
+    rows.push({
+      section: 'native',
+      metric: `${mode}: train tensor leak`,
+      value: leak.get(mode)!,
+      unit: 'tensors',
+      target: '0',
+    });
   }
   return rows;
 }

@@ -25,7 +25,6 @@ const N = 512;
 const B = 8;
 const T = 64;
 
-
 const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
 
 /** CPU ms of the main thread so far (its run time from schedstat), else of the whole process. */
@@ -83,19 +82,68 @@ interface OpCase {
 }
 
 function cases(rng: Rng): OpCase[] {
-  const r = (shape: number[]): tf.Tensor => tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.float() - 0.5), shape, 'float32');
-  const ids = (n: number, v: number): tf.Tensor => tf.tensor1d(Array.from({ length: n }, () => rng.int(0, v - 1)), 'int32');
+  const r = (shape: number[]): tf.Tensor =>
+    tf.tensor(
+      Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.float() - 0.5),
+      shape,
+      'float32',
+    );
+  const ids = (n: number, v: number): tf.Tensor =>
+    tf.tensor1d(
+      Array.from({ length: n }, () => rng.int(0, v - 1)),
+      'int32',
+    );
   const { hidden: d, intermediate: ff, vocab: v, heads: h } = BENCH_MODEL;
   const hd = d / h;
   return [
-    { name: `linear [${N},${d}]x[${d},${d}] (q/k/v/o)`, inputs: [r([N, d]), r([d, d])], op: ([x, w]) => linear(x as tf.Tensor2D, w as tf.Tensor2D), grad: [0, 1] },
-    { name: `linear [${N},${d}]x[${d},${ff}] (gate/up)`, inputs: [r([N, d]), r([d, ff])], op: ([x, w]) => linear(x as tf.Tensor2D, w as tf.Tensor2D), grad: [0, 1] },
-    { name: `linear [${N},${ff}]x[${ff},${d}] (down)`, inputs: [r([N, ff]), r([ff, d])], op: ([x, w]) => linear(x as tf.Tensor2D, w as tf.Tensor2D), grad: [0, 1] },
-    { name: `matmulBT [${N},${d}]x[${v},${d}]^T (tied head)`, inputs: [r([N, d]), r([v, d])], op: ([x, w]) => matmulBT(x as tf.Tensor2D, w as tf.Tensor2D), grad: [0, 1] },
-    { name: `bmm [${B * h},${T},${hd}]x[${B * h},${hd},${T}] (scores)`, inputs: [r([B * h, T, hd]), r([B * h, hd, T])], op: ([a, b]) => bmm(a as tf.Tensor3D, b as tf.Tensor3D), grad: [0, 1] },
-    { name: `bmm [${B * h},${T},${T}]x[${B * h},${T},${hd}] (mixing)`, inputs: [r([B * h, T, T]), r([B * h, T, hd])], op: ([a, b]) => bmm(a as tf.Tensor3D, b as tf.Tensor3D), grad: [0, 1] },
-    { name: `embed [${v},${d}] at ${N} ids`, inputs: [r([v, d]), ids(N, v)], op: ([t, i]) => embed(t as tf.Tensor2D, i as tf.Tensor1D), grad: [0] },
-    { name: `selectedLogprobs [${N},${v}]`, inputs: [r([N, v]), ids(N, v)], op: ([l, i]) => selectedLogprobs(l as tf.Tensor2D, i as tf.Tensor1D), grad: [0] },
+    {
+      name: `linear [${N},${d}]x[${d},${d}] (q/k/v/o)`,
+      inputs: [r([N, d]), r([d, d])],
+      op: ([x, w]) => linear(x as tf.Tensor2D, w as tf.Tensor2D),
+      grad: [0, 1],
+    },
+    {
+      name: `linear [${N},${d}]x[${d},${ff}] (gate/up)`,
+      inputs: [r([N, d]), r([d, ff])],
+      op: ([x, w]) => linear(x as tf.Tensor2D, w as tf.Tensor2D),
+      grad: [0, 1],
+    },
+    {
+      name: `linear [${N},${ff}]x[${ff},${d}] (down)`,
+      inputs: [r([N, ff]), r([ff, d])],
+      op: ([x, w]) => linear(x as tf.Tensor2D, w as tf.Tensor2D),
+      grad: [0, 1],
+    },
+    {
+      name: `matmulBT [${N},${d}]x[${v},${d}]^T (tied head)`,
+      inputs: [r([N, d]), r([v, d])],
+      op: ([x, w]) => matmulBT(x as tf.Tensor2D, w as tf.Tensor2D),
+      grad: [0, 1],
+    },
+    {
+      name: `bmm [${B * h},${T},${hd}]x[${B * h},${hd},${T}] (scores)`,
+      inputs: [r([B * h, T, hd]), r([B * h, hd, T])],
+      op: ([a, b]) => bmm(a as tf.Tensor3D, b as tf.Tensor3D),
+      grad: [0, 1],
+    },
+    {
+      name: `bmm [${B * h},${T},${T}]x[${B * h},${T},${hd}] (mixing)`,
+      inputs: [r([B * h, T, T]), r([B * h, T, hd])],
+      op: ([a, b]) => bmm(a as tf.Tensor3D, b as tf.Tensor3D),
+      grad: [0, 1],
+    },
+    {
+      name: `embed [${v},${d}] at ${N} ids`,
+      inputs: [r([v, d]), ids(N, v)],
+      op: ([t, i]) => embed(t as tf.Tensor2D, i as tf.Tensor1D),
+      grad: [0],
+    },
+    {
+      name: `selectedLogprobs [${N},${v}]`,
+      inputs: [r([N, v]), ids(N, v)],
+      op: ([l, i]) => selectedLogprobs(l as tf.Tensor2D, i as tf.Tensor1D),
+      grad: [0],
+    },
   ];
 }
 
@@ -106,8 +154,13 @@ async function timeCase(c: OpCase, reps: number): Promise<{ fwd: Ms; bwd: Ms }> 
   out.dispose();
   const fwd = await timeMedian(() => [c.op(c.inputs)], reps);
   const both = await timeMedian(() => {
-    const g = tf.grads((...xs: tf.Tensor[]) => c.op(c.inputs.map((t, i) => (c.grad.includes(i) ? (xs[c.grad.indexOf(i)] as tf.Tensor) : t))));
-    return g(c.grad.map((i) => c.inputs[i] as tf.Tensor), dy);
+    const g = tf.grads((...xs: tf.Tensor[]) =>
+      c.op(c.inputs.map((t, i) => (c.grad.includes(i) ? (xs[c.grad.indexOf(i)] as tf.Tensor) : t))),
+    );
+    return g(
+      c.grad.map((i) => c.inputs[i] as tf.Tensor),
+      dy,
+    );
   }, reps);
   dy.dispose();
   return { fwd, bwd: minus(both, fwd) };
@@ -117,7 +170,11 @@ async function timeCase(c: OpCase, reps: number): Promise<{ fwd: Ms; bwd: Ms }> 
 async function stepOf(layers: number, reps: number): Promise<{ fwd: Ms; bwd: Ms }> {
   const model = CausalLM.random(hfConfigFor({ ...BENCH_MODEL, layers }), 0);
   const rng = new Rng(1);
-  const ids = tf.tensor2d(Array.from({ length: B * T }, () => rng.int(0, BENCH_MODEL.vocab - 1)), [B, T], 'int32'); // [B, T]
+  const ids = tf.tensor2d(
+    Array.from({ length: B * T }, () => rng.int(0, BENCH_MODEL.vocab - 1)),
+    [B, T],
+    'int32',
+  ); // [B, T]
   const mask = tf.ones([B, T], 'int32') as tf.Tensor2D; // [B, T]
   const loss = (): tf.Scalar => tf.neg(tf.mean(tokenLogprobs(model, ids, mask))) as tf.Scalar;
   try {

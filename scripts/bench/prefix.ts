@@ -18,7 +18,6 @@ export const REPLAYS = 8;
 export const CONTEXT = 300;
 export const TAIL = 20;
 
-
 export function replayBatch(vocab: number, newTokens: number): GenerateRequest[] {
   const rng = new Rng(3);
   const ids = (n: number): number[] => Array.from({ length: n }, () => rng.int(1, vocab - 1));
@@ -26,14 +25,28 @@ export function replayBatch(vocab: number, newTokens: number): GenerateRequest[]
   return Array.from({ length: REPLAYS }, () => ({ promptIds: [...ctx, ...ids(TAIL)], maxNewTokens: newTokens }));
 }
 
-async function timed(model: CausalLM, reqs: GenerateRequest[], prefixMinTokens: number, reps: number): Promise<{ ms: number; tokens: number }> {
+async function timed(
+  model: CausalLM,
+  reqs: GenerateRequest[],
+  prefixMinTokens: number,
+  reps: number,
+): Promise<{ ms: number; tokens: number }> {
   const decoder = { decode: (ids: readonly number[]): string => ids.join(' ') }; // no tokenizer; the text is not used
   const times: number[] = [];
   let tokens = 0;
   for (let i = 0; i < reps + 1; i++) {
     const stats = emptyPrefillStats();
     const t0 = performance.now();
-    await generate(model, reqs, { temperature: 1, topK: 0, topP: 1, rng: new Rng(i), eosIds: [], decoder, prefixMinTokens, stats });
+    await generate(model, reqs, {
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      rng: new Rng(i),
+      eosIds: [],
+      decoder,
+      prefixMinTokens,
+      stats,
+    });
     if (i > 0) times.push(performance.now() - t0); // the first run warms the kernels
     tokens = stats.prefillTokens;
   }
@@ -60,10 +73,21 @@ export async function benchPrefix(quick = false): Promise<BenchRow[]> {
       rows.push(
         { section: 'prefix', metric: `generate ${newTokens} tok, ${label}, reuse off`, value: off.ms, unit: 'ms' },
         { section: 'prefix', metric: `generate ${newTokens} tok, ${label}, reuse on`, value: on.ms, unit: 'ms' },
-        { section: 'prefix', metric: `generate ${newTokens} tok, speedup from reuse`, value: off.ms / on.ms, unit: 'x' },
+        {
+          section: 'prefix',
+          metric: `generate ${newTokens} tok, speedup from reuse`,
+          value: off.ms / on.ms,
+          unit: 'x',
+        },
       );
     }
-    rows.push({ section: 'prefix', metric: 'prefix reuse tensor leak', value: tf.memory().numTensors - before, unit: 'tensors', target: '0' });
+    rows.push({
+      section: 'prefix',
+      metric: 'prefix reuse tensor leak',
+      value: tf.memory().numTensors - before,
+      unit: 'tensors',
+      target: '0',
+    });
     return rows;
   } finally {
     model.dispose();

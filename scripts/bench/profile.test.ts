@@ -14,7 +14,9 @@ describe('bench profile and ops sections (quick)', () => {
     expect(rows.every((r) => r.section === 'profile' && Number.isFinite(r.value) && r.value >= 0)).toBe(true);
     expect(metrics.some((m) => m.startsWith('scope embed ('))).toBe(true);
     // The log-prob is a custom-gradient scope, or one fused kernel where the native kernels have it.
-    expect(metrics.some((m) => m.startsWith('scope selectedLogprobs (') || m.startsWith('kernel SharpSelectedLogprobs ('))).toBe(true);
+    expect(
+      metrics.some((m) => m.startsWith('scope selectedLogprobs (') || m.startsWith('kernel SharpSelectedLogprobs (')),
+    ).toBe(true);
     expect(metrics.some((m) => m.startsWith('kernel BatchMatMul ('))).toBe(true);
     expect(metrics.some((m) => m.includes('unnamed scope'))).toBe(false);
   });

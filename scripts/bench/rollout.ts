@@ -24,7 +24,12 @@ function generatedTokens(trajs: readonly Trajectory[]): number {
   return trajs.reduce((s, t) => s + t.messages.reduce((a, m) => a + m.tokenIds.length, 0), 0);
 }
 
-async function measure(name: string, policy: Policy, cfg: RolloutConfig, episodes: ReturnType<typeof toEpisode>[]): Promise<BenchRow[]> {
+async function measure(
+  name: string,
+  policy: Policy,
+  cfg: RolloutConfig,
+  episodes: ReturnType<typeof toEpisode>[],
+): Promise<BenchRow[]> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const { trajectories, stats } = await rollout(policy, episodes, { cfg, groupSize: G });
@@ -37,7 +42,12 @@ async function measure(name: string, policy: Policy, cfg: RolloutConfig, episode
     { section, metric: `${name}: trajectories/s (G=${G})`, value: trajectories.length / s, unit: 'traj/s' },
     { section, metric: `${name}: generated tokens/s`, value: tokens / s, unit: 'tok/s' },
     { section, metric: `${name}: generated tokens/s per CPU-s`, value: tokens / cpuS, unit: 'tok/cpu-s' },
-    { section, metric: `${name}: messages per decoding step`, value: stats.requests / Math.max(1, stats.steps), unit: 'msg/step' },
+    {
+      section,
+      metric: `${name}: messages per decoding step`,
+      value: stats.requests / Math.max(1, stats.steps),
+      unit: 'msg/step',
+    },
   ];
 }
 
@@ -49,9 +59,17 @@ export async function benchRollout(quick: boolean): Promise<BenchRow[]> {
     const sampled = await measure('sampled', lm.policy({ seed: 1, maxContext: cfg.maxContext }), cfg, episodes);
     const base = lm.policy({ seed: 2, maxContext: 1 << 14 });
     const forced: Policy = {
-      generate: (reqs) => base.generate(reqs.map((r) => ({ ...r, forcedTokens: lm.tokenizer.encode(expertText(r), { addSpecialTokens: false }) }))),
+      generate: (reqs) =>
+        base.generate(
+          reqs.map((r) => ({ ...r, forcedTokens: lm.tokenizer.encode(expertText(r), { addSpecialTokens: false }) })),
+        ),
     };
-    const expert = await measure('expert-forced', forced, { ...cfg, maxContext: 1 << 14 }, episodes.slice(0, quick ? 1 : 2));
+    const expert = await measure(
+      'expert-forced',
+      forced,
+      { ...cfg, maxContext: 1 << 14 },
+      episodes.slice(0, quick ? 1 : 2),
+    );
     return [...sampled, ...expert];
   } finally {
     await lm.dispose();

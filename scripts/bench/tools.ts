@@ -1,9 +1,3 @@
-import { closeCalculateWorker, createCalculate } from '../../src/tools/calculate.ts';
-import { closeCodeSandbox, createCode } from '../../src/tools/code.ts';
-import type { Tool } from '../../src/tools/types.ts';
-import type { BenchRow } from './types.ts';
-import { median } from './median.ts';
-
 /**
  * Tools section of `npm run bench`: latency of the two worker-hosted tools (src/tools/worker-host.ts).
  * - warm call: a trivial call to a started worker (median);
@@ -13,7 +7,11 @@ import { median } from './median.ts';
  *   one at once; this is how long the next call then takes (median, and the worst of the repeats).
  * The restart is what a rollout batch waits for after a model's runaway expression or program.
  */
-
+import { closeCalculateWorker, createCalculate } from '../../src/tools/calculate.ts';
+import { closeCodeSandbox, createCode } from '../../src/tools/code.ts';
+import type { Tool } from '../../src/tools/types.ts';
+import type { BenchRow } from './types.ts';
+import { median } from './median.ts';
 
 async function timed(f: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
@@ -23,7 +21,8 @@ async function timed(f: () => Promise<unknown>): Promise<number> {
 
 async function expectOk(tool: Tool, args: string, want: string): Promise<void> {
   const r = await tool(args);
-  if (!r.ok || r.output !== want) throw new Error(`bench tools: ${JSON.stringify(args)} gave ${JSON.stringify(r)}, expected ${want}`);
+  if (!r.ok || r.output !== want)
+    throw new Error(`bench tools: ${JSON.stringify(args)} gave ${JSON.stringify(r)}, expected ${want}`);
 }
 
 interface Subject {
@@ -50,7 +49,8 @@ async function measure(s: Subject, quick: boolean): Promise<BenchRow[]> {
   const restart: number[] = [];
   for (let i = 0; i < repeats; i++) {
     const r = await s.tool(s.runaway);
-    if (r.ok || !/timeout/.test(r.output)) throw new Error(`bench tools: runaway ${s.name} call gave ${JSON.stringify(r)}`);
+    if (r.ok || !/timeout/.test(r.output))
+      throw new Error(`bench tools: runaway ${s.name} call gave ${JSON.stringify(r)}`);
     restart.push(await timed(() => expectOk(s.tool, args, want)));
   }
   await s.close();
@@ -58,7 +58,12 @@ async function measure(s: Subject, quick: boolean): Promise<BenchRow[]> {
     { section, metric: `${s.name}: warm call`, value: median(warm), unit: 'ms' },
     { section, metric: `${s.name}: cold start (first call)`, value: median(cold), unit: 'ms' },
     { section, metric: `${s.name}: restart after a timeout`, value: median(restart), unit: 'ms', target: '< 1000' },
-    { section, metric: `${s.name}: restart after a timeout, worst of ${repeats}`, value: Math.max(...restart), unit: 'ms' },
+    {
+      section,
+      metric: `${s.name}: restart after a timeout, worst of ${repeats}`,
+      value: Math.max(...restart),
+      unit: 'ms',
+    },
   ];
 }
 

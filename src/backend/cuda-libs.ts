@@ -7,7 +7,16 @@ import { join } from 'node:path';
  * tfjs silently falls back to the CPU when libcudnn.so.8 is missing, so `sharp doctor` reports
  * each one it looked for and where.
  */
-export const CUDA_LIBS = ['libcudart.so.11.0', 'libcublas.so.11', 'libcublasLt.so.11', 'libcufft.so.10', 'libcurand.so.10', 'libcusolver.so.11', 'libcusparse.so.11', 'libcudnn.so.8'] as const;
+export const CUDA_LIBS = [
+  'libcudart.so.11.0',
+  'libcublas.so.11',
+  'libcublasLt.so.11',
+  'libcufft.so.10',
+  'libcurand.so.10',
+  'libcusolver.so.11',
+  'libcusparse.so.11',
+  'libcudnn.so.8',
+] as const;
 
 export interface LibProbe {
   lib: string;
@@ -18,7 +27,13 @@ export interface LibProbe {
 /** Library folders to search: LD_LIBRARY_PATH, the usual CUDA folders, and the ldconfig cache. */
 function libraryDirs(env: NodeJS.ProcessEnv = process.env): string[] {
   const dirs = (env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean);
-  dirs.push('/usr/local/cuda/lib64', '/usr/local/cuda-11.8/lib64', '/usr/lib/x86_64-linux-gnu', '/usr/lib64', '/usr/local/nvidia/lib64');
+  dirs.push(
+    '/usr/local/cuda/lib64',
+    '/usr/local/cuda-11.8/lib64',
+    '/usr/lib/x86_64-linux-gnu',
+    '/usr/lib64',
+    '/usr/local/nvidia/lib64',
+  );
   return [...new Set(dirs)];
 }
 

@@ -22,7 +22,9 @@ describe('gpuFallbackWarning', () => {
   });
 
   it('warns when the CPU build loaded or cuDNN is missing', () => {
-    expect(gpuFallbackWarning('tensorflow', cpuBuild, allLibs)).toContain('@tensorflow/tfjs-node loaded: training runs on the CPU');
+    expect(gpuFallbackWarning('tensorflow', cpuBuild, allLibs)).toContain(
+      '@tensorflow/tfjs-node loaded: training runs on the CPU',
+    );
     expect(gpuFallbackWarning('tensorflow', gpu, [{ lib: 'libcudnn.so.8', path: null }])).toBe(
       'tfjs-node-gpu loaded but libcudnn.so.8 not found: TensorFlow falls back to the CPU',
     );

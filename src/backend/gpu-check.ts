@@ -5,9 +5,16 @@ import type { LibProbe } from './cuda-libs.ts';
  * The backend a command uses: `--backend` flag, else the SHARP_BACKEND environment variable (the
  * Docker image sets it to `tensorflow`), else the config's `run.backend`.
  */
-export function resolveBackendName(flag: string | undefined, configured: BackendName, env: NodeJS.ProcessEnv = process.env): BackendName {
+export function resolveBackendName(
+  flag: string | undefined,
+  configured: BackendName,
+  env: NodeJS.ProcessEnv = process.env,
+): BackendName {
   const pick = flag ?? env.SHARP_BACKEND ?? configured;
-  if (!(BACKEND_NAMES as readonly string[]).includes(pick)) throw new BackendError(`backend must be ${BACKEND_NAMES.slice(0, -1).join(', ')} or ${BACKEND_NAMES.at(-1)}, got '${pick}'`);
+  if (!(BACKEND_NAMES as readonly string[]).includes(pick))
+    throw new BackendError(
+      `backend must be ${BACKEND_NAMES.slice(0, -1).join(', ')} or ${BACKEND_NAMES.at(-1)}, got '${pick}'`,
+    );
   return pick as BackendName;
 }
 
@@ -22,5 +29,7 @@ export function gpuFallbackWarning(requested: BackendName, choice: BackendChoice
     return `backend 'tensorflow' was requested but ${choice.pkg} loaded: training runs on the CPU`;
   }
   const missing = libs.filter((l) => l.path === null).map((l) => l.lib);
-  return missing.length > 0 ? `tfjs-node-gpu loaded but ${missing.join(', ')} not found: TensorFlow falls back to the CPU` : null;
+  return missing.length > 0
+    ? `tfjs-node-gpu loaded but ${missing.join(', ')} not found: TensorFlow falls back to the CPU`
+    : null;
 }

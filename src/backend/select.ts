@@ -71,7 +71,8 @@ async function tryTensorflow(pkg: string): Promise<void> {
   } catch (err) {
     throw new BackendError(`${pkg} is not installed or failed to load (${firstLine(err)})`);
   }
-  if (!(await tf.setBackend('tensorflow'))) throw new BackendError(`${pkg} loaded but the tensorflow backend did not initialise`);
+  if (!(await tf.setBackend('tensorflow')))
+    throw new BackendError(`${pkg} loaded but the tensorflow backend did not initialise`);
   smokeTest();
 }
 
@@ -110,9 +111,11 @@ async function tryCpu(): Promise<void> {
 }
 
 function smokeTest(): void {
-  const v = tf.tidy(() => tf.matMul(tf.tensor2d([1, 2, 3, 4], [2, 2]), tf.tensor2d([5, 6, 7, 8], [2, 2])).dataSync()); // [2, 2]
+  // [2, 2]
+  const v = tf.tidy(() => tf.matMul(tf.tensor2d([1, 2, 3, 4], [2, 2]), tf.tensor2d([5, 6, 7, 8], [2, 2])).dataSync());
   const want = [19, 22, 43, 50];
-  if (!want.every((w, i) => v[i] === w)) throw new BackendError(`2x2 matmul smoke test gave [${Array.from(v).join(', ')}]`);
+  if (!want.every((w, i) => v[i] === w))
+    throw new BackendError(`2x2 matmul smoke test gave [${Array.from(v).join(', ')}]`);
 }
 
 function firstLine(err: unknown): string {
@@ -127,7 +130,10 @@ function firstLine(err: unknown): string {
 export async function initBackend(name: BackendName = 'auto', threads = 0, stateBytes = 0): Promise<BackendChoice> {
   if (current && (name === 'auto' || name === current.backend)) return current;
   const skipped: BackendChoice['skipped'] = [];
-  const attempt = async (candidate: string, run: () => Promise<BackendChoice | undefined>): Promise<BackendChoice | undefined> => {
+  const attempt = async (
+    candidate: string,
+    run: () => Promise<BackendChoice | undefined>,
+  ): Promise<BackendChoice | undefined> => {
     try {
       return await run();
     } catch (err) {
@@ -145,17 +151,27 @@ export async function initBackend(name: BackendName = 'auto', threads = 0, state
       });
       if (choice) break;
       if (name === 'tensorflow' && pkg === '@tensorflow/tfjs-node') {
-        throw new BackendError(`backend 'tensorflow' is unavailable: ${skipped.map((s) => `${s.candidate}: ${s.reason}`).join('; ')}`);
+        throw new BackendError(
+          `backend 'tensorflow' is unavailable: ${skipped.map((s) => `${s.candidate}: ${s.reason}`).join('; ')}`,
+        );
       }
     }
   }
   const gib = (b: number): string => (b / 2 ** 30).toFixed(1);
-  const why = `the model's float32 state (${gib(stateBytes)} GiB before activations) exceeds the wasm heap (${gib(WASM_HEAP_BYTES)} GiB)`;
+  const why =
+    `the model's float32 state (${gib(stateBytes)} GiB before activations) exceeds the wasm heap ` +
+    `(${gib(WASM_HEAP_BYTES)} GiB)`;
   const order = name === 'auto' ? cpuOrder(stateBytes) : name === 'tensorflow' ? [] : [name];
   for (const candidate of order) {
     if (choice) break;
     if (candidate === 'native') {
-      choice = await attempt('native', async () => ({ backend: 'native', pkg: '@tensorflow/tfjs-backend-cpu + sharp-rl native addon', skipped, native: await tryNative(), ...(name === 'auto' && order[0] === 'native' ? { why } : {}) }));
+      choice = await attempt('native', async () => ({
+        backend: 'native',
+        pkg: '@tensorflow/tfjs-backend-cpu + sharp-rl native addon',
+        skipped,
+        native: await tryNative(),
+        ...(name === 'auto' && order[0] === 'native' ? { why } : {}),
+      }));
     } else if (candidate === 'wasm') {
       choice = await attempt('wasm', async () => {
         const wasm = await tryWasm(threads);
@@ -168,7 +184,10 @@ export async function initBackend(name: BackendName = 'auto', threads = 0, state
       });
     }
   }
-  if (!choice) throw new BackendError(`no tfjs backend could be initialised: ${skipped.map((s) => `${s.candidate}: ${s.reason}`).join('; ')}`);
+  if (!choice)
+    throw new BackendError(
+      `no tfjs backend could be initialised: ${skipped.map((s) => `${s.candidate}: ${s.reason}`).join('; ')}`,
+    );
   current = choice;
   return choice;
 }

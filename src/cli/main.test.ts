@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '../..');
-const sharp = (...args: string[]) => spawnSync(process.execPath, [join(root, 'bin/sharp.js'), ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+const sharp = (...args: string[]) =>
+  spawnSync(process.execPath, [join(root, 'bin/sharp.js'), ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
 
 describe('sharp CLI', () => {
   it('prints the resolved config', () => {
@@ -32,7 +33,7 @@ describe('sharp CLI', () => {
     expect(sharp('config', '--bogus').status).toBe(2);
   });
 
-  it('rejects a value outside a flag\'s choices, a bad integer and a missing required flag with exit 2', () => {
+  it("rejects a value outside a flag's choices, a bad integer and a missing required flag with exit 2", () => {
     expect(sharp('rollout', '--policy', 'oracle', '--out', 'x.jsonl').status).toBe(2);
     const bad = sharp('data', 'synth', '--n', 'x', '--out', 'x.jsonl');
     expect(bad.status).toBe(2);
@@ -52,7 +53,8 @@ describe('sharp CLI', () => {
   it('eval --list names every benchmark through the real binary', () => {
     const r = sharp('eval', '--list');
     expect(r.status).toBe(0);
-    for (const b of ['musique', 'hotpotqa', '2wiki', 'frames', 'webwalkerqa', 'gaia', 'docmath']) expect(r.stdout).toContain(b);
+    for (const b of ['musique', 'hotpotqa', '2wiki', 'frames', 'webwalkerqa', 'gaia', 'docmath'])
+      expect(r.stdout).toContain(b);
   });
 
   it('eval names an unknown benchmark in one line with exit 2', () => {
@@ -70,19 +72,41 @@ describe('sharp CLI', () => {
 });
 
 describe('buildProgram', () => {
-  it('registers every command of src/recipes/commands.ts, subcommands under their parent, flags in kebab-case', async () => {
-    const { buildProgram } = await import('./main.ts');
-    const program = buildProgram();
-    const names = (c: Command) => c.commands.map((s) => s.name());
-    expect(names(program)).toEqual(['train', 'ablate', 'sft', 'dpo', 'eval', 'audit', 'config', 'doctor', 'generate', 'export', 'init-model', 'data', 'rollout', 'worker', 'index', 'serve', 'plot', 'view']);
-    const sub = (name: string) => program.commands.find((c) => c.name() === name) as Command;
-    expect(names(sub('data'))).toEqual(['synth', 'expert']);
-    expect(names(sub('config'))).toEqual(['schema']);
-    expect(names(sub('index'))).toEqual(['build', 'info']);
-    expect(names(sub('serve'))).toEqual(['retrieval']);
-    expect(sub('generate').options.map((o) => o.flags)).toContain('--max-new-tokens <n>');
-    expect(sub('view').registeredArguments.map((a) => a.name())).toEqual(['runDir']);
-  });
+  it(
+    'registers every command of src/recipes/commands.ts, subcommands under their parent, flags in ' + 'kebab-case',
+    async () => {
+      const { buildProgram } = await import('./main.ts');
+      const program = buildProgram();
+      const names = (c: Command) => c.commands.map((s) => s.name());
+      expect(names(program)).toEqual([
+        'train',
+        'ablate',
+        'sft',
+        'dpo',
+        'eval',
+        'audit',
+        'config',
+        'doctor',
+        'generate',
+        'export',
+        'init-model',
+        'data',
+        'rollout',
+        'worker',
+        'index',
+        'serve',
+        'plot',
+        'view',
+      ]);
+      const sub = (name: string) => program.commands.find((c) => c.name() === name) as Command;
+      expect(names(sub('data'))).toEqual(['synth', 'expert']);
+      expect(names(sub('config'))).toEqual(['schema']);
+      expect(names(sub('index'))).toEqual(['build', 'info']);
+      expect(names(sub('serve'))).toEqual(['retrieval']);
+      expect(sub('generate').options.map((o) => o.flags)).toContain('--max-new-tokens <n>');
+      expect(sub('view').registeredArguments.map((a) => a.name())).toEqual(['runDir']);
+    },
+  );
 });
 
 describe('exitCodeFor', () => {
@@ -96,7 +120,10 @@ describe('exitCodeFor', () => {
     } finally {
       process.stderr.write = write;
     }
-    expect(written).toEqual(['sharp: the wasm backend aborted, most often because its memory is full: lower train.microBatch or rollout.maxContext (a training run resumes from its last checkpoint)\n']);
+    expect(written).toEqual([
+      'sharp: the wasm backend aborted, most often because its memory is full: lower train.microBatch or ' +
+        'rollout.maxContext (a training run resumes from its last checkpoint)\n',
+    ]);
   });
 
   it('prints a user error with its control bytes escaped: no terminal sequence, no second line', async () => {

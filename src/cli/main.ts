@@ -8,16 +8,20 @@ import { COMMANDS, type CommandSpec, type FlagSpec } from '../recipes/commands.t
  * exit code.
  */
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
-const int = (name: string) => (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n)) throw new UserError(`${name} expects an integer, got '${value}'`);
-  return n;
-};
-const num = (name: string) => (value: string): number => {
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new UserError(`${name} expects a number, got '${value}'`);
-  return n;
-};
+const int =
+  (name: string) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n)) throw new UserError(`${name} expects an integer, got '${value}'`);
+    return n;
+  };
+const num =
+  (name: string) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n)) throw new UserError(`${name} expects a number, got '${value}'`);
+    return n;
+  };
 
 /** `maxNewTokens` -> `max-new-tokens`. */
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -90,8 +94,11 @@ export async function main(argv: string[]): Promise<void> {
  * \xNN instead of sent to the terminal.
  */
 export function printable(message: string): string {
-  // eslint-disable-next-line no-control-regex
-  return message.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return message.replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }
 
 /** Exit code of an error that reached the CLI, after printing its one line (exported for tests). */
@@ -106,7 +113,10 @@ export function exitCodeFor(err: unknown): number {
   }
   if (err instanceof WebAssembly.RuntimeError && err.message.startsWith('Aborted')) {
     // Emscripten's abort: on the wasm backend nearly always a full heap (attention of a large batch).
-    process.stderr.write('sharp: the wasm backend aborted, most often because its memory is full: lower train.microBatch or rollout.maxContext (a training run resumes from its last checkpoint)\n');
+    process.stderr.write(
+      'sharp: the wasm backend aborted, most often because its memory is full: lower train.microBatch or ' +
+        'rollout.maxContext (a training run resumes from its last checkpoint)\n',
+    );
     return 1;
   }
   process.stderr.write(`sharp: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -31,7 +31,10 @@ describe('loadConfig', () => {
 
   it('lets YAML override defaults and --set override YAML, parsing scalars as YAML', () => {
     const f = tmpYaml('train:\n  lr: 0.001\n  steps: 3\nrollout:\n  protocol: json\n');
-    const c = loadConfig({ file: f, sets: ['train.steps=7', 'credit.weights.tool=0.5', 'run.name=abc', 'credit.toolGate=true'] });
+    const c = loadConfig({
+      file: f,
+      sets: ['train.steps=7', 'credit.weights.tool=0.5', 'run.name=abc', 'credit.toolGate=true'],
+    });
     expect(c.train.lr).toBe(0.001);
     expect(c.train.steps).toBe(7);
     expect(c.rollout.protocol).toBe('json');
@@ -48,13 +51,22 @@ describe('loadConfig', () => {
     expect(msg.split('\n')).toHaveLength(1);
   });
 
-  it('rollout.prefixCacheMiB: 512 by default, 0 turns it off, a negative or fractional budget is one line naming the key', () => {
-    expect(loadConfig({ sets: [] }).rollout.prefixCacheMiB).toBe(512);
-    expect(loadConfig({ sets: ['rollout.prefixCacheMiB=0'] }).rollout.prefixCacheMiB).toBe(0);
-    for (const bad of ['-1', '1.5']) {
-      expect(() => loadConfig({ sets: [`rollout.prefixCacheMiB=${bad}`] })).toThrow(new RegExp(`^config: rollout\\.prefixCacheMiB: [^\\n]+ \\(from --set rollout\\.prefixCacheMiB=${bad.replace('.', '\\.')}\\)$`));
-    }
-  });
+  it(
+    'rollout.prefixCacheMiB: 512 by default, 0 turns it off, a negative or fractional budget is one line naming the ' +
+      'key',
+    () => {
+      expect(loadConfig({ sets: [] }).rollout.prefixCacheMiB).toBe(512);
+      expect(loadConfig({ sets: ['rollout.prefixCacheMiB=0'] }).rollout.prefixCacheMiB).toBe(0);
+      for (const bad of ['-1', '1.5']) {
+        expect(() => loadConfig({ sets: [`rollout.prefixCacheMiB=${bad}`] })).toThrow(
+          new RegExp(
+            `^config: rollout\\.prefixCacheMiB: [^\\n]+ \\(from --set ` +
+              `rollout\\.prefixCacheMiB=${bad.replace('.', '\\.')}\\)$`,
+          ),
+        );
+      }
+    },
+  );
 
   it('names an unknown key and its file', () => {
     const f = tmpYaml('train:\n  lrr: 0.1\n');
@@ -67,7 +79,9 @@ describe('loadConfig', () => {
   });
 
   it('reports a missing file and an unparsable file in one line', () => {
-    expect(errorOf(() => loadConfig({ file: '/nonexistent/x.yaml' }))).toBe('config: file not found: /nonexistent/x.yaml');
+    expect(errorOf(() => loadConfig({ file: '/nonexistent/x.yaml' }))).toBe(
+      'config: file not found: /nonexistent/x.yaml',
+    );
     const f = tmpYaml('train:\n  lr: [1, 2\n');
     const msg = errorOf(() => loadConfig({ file: f }));
     expect(msg).toMatch(/cannot parse .*c\.yaml:\d+:\d+/);
@@ -85,12 +99,30 @@ describe('loadConfig', () => {
   });
 
   it('refuses the oracle without workers, and repair or the oracle on data without gold decompositions', () => {
-    expect(errorOf(() => loadConfig({ sets: ['credit.method=oracle', 'rollout.agents=single'] }))).toBe('config: credit.method oracle rewards each worker by its report, and rollout.agents single has no workers; use rollout.agents multi or another credit.method');
-    expect(errorOf(() => loadConfig({ sets: ['credit.counterfactual=repair', 'data.source=hotpotqa', 'data.path=x.json'] }))).toBe("config: credit.counterfactual repair needs gold decompositions (question_decomposition), and data.source 'hotpotqa' has none; use the synthetic world or MuSiQue");
-    expect(errorOf(() => loadConfig({ sets: ['credit.method=oracle', 'data.source=2wiki', 'data.path=x.json'] }))).toContain("credit.method oracle needs gold decompositions (question_decomposition), and data.source '2wiki' has none");
+    expect(errorOf(() => loadConfig({ sets: ['credit.method=oracle', 'rollout.agents=single'] }))).toBe(
+      'config: credit.method oracle rewards each worker by its report, and rollout.agents single has no workers; ' +
+        'use rollout.agents multi or another credit.method',
+    );
+    expect(
+      errorOf(() => loadConfig({ sets: ['credit.counterfactual=repair', 'data.source=hotpotqa', 'data.path=x.json'] })),
+    ).toBe(
+      'config: credit.counterfactual repair needs gold decompositions (question_decomposition), and data.source ' +
+        "'hotpotqa' has none; use the synthetic world or MuSiQue",
+    );
+    expect(
+      errorOf(() => loadConfig({ sets: ['credit.method=oracle', 'data.source=2wiki', 'data.path=x.json'] })),
+    ).toContain(
+      "credit.method oracle needs gold decompositions (question_decomposition), and data.source '2wiki' has none",
+    );
     // repair on broadcast replays nothing: no decomposition needed; MuSiQue has one.
-    expect(() => loadConfig({ sets: ['credit.counterfactual=repair', 'credit.method=broadcast', 'data.source=hotpotqa', 'data.path=x.json'] })).not.toThrow();
-    expect(() => loadConfig({ sets: ['credit.counterfactual=repair', 'data.source=musique', 'data.path=x.jsonl'] })).not.toThrow();
+    expect(() =>
+      loadConfig({
+        sets: ['credit.counterfactual=repair', 'credit.method=broadcast', 'data.source=hotpotqa', 'data.path=x.json'],
+      }),
+    ).not.toThrow();
+    expect(() =>
+      loadConfig({ sets: ['credit.counterfactual=repair', 'data.source=musique', 'data.path=x.jsonl'] }),
+    ).not.toThrow();
   });
 
   it('parses --set values', () => {
@@ -114,30 +146,50 @@ describe('loadConfig --set of a section and prototype keys', () => {
 
   it('blames a bad value inside a mapping-valued --set on that --set, not on the YAML file', () => {
     const f = tmpYaml('train:\n  steps: 3\n');
-    expect(errorOf(() => loadConfig({ file: f, sets: ['train={lr: abc}'] }))).toMatch(/^config: train\.lr: .* \(from --set train=\{lr: abc\}\)$/);
-    expect(errorOf(() => loadConfig({ file: f, sets: ['train={lrr: 1}'] }))).toBe('config: unknown key train.lrr (from --set train={lrr: 1})');
+    expect(errorOf(() => loadConfig({ file: f, sets: ['train={lr: abc}'] }))).toMatch(
+      /^config: train\.lr: .* \(from --set train=\{lr: abc\}\)$/,
+    );
+    expect(errorOf(() => loadConfig({ file: f, sets: ['train={lrr: 1}'] }))).toBe(
+      'config: unknown key train.lrr (from --set train={lrr: 1})',
+    );
     // A bad value that the file gave is still the file's.
     const g = tmpYaml('train:\n  lr: abc\n');
-    expect(errorOf(() => loadConfig({ file: g, sets: ['train={steps: 2}'] }))).toMatch(new RegExp(`^config: train\\.lr: .* \\(in ${g.replace(/[/.]/g, '\\$&')}\\)$`));
+    expect(errorOf(() => loadConfig({ file: g, sets: ['train={steps: 2}'] }))).toMatch(
+      new RegExp(`^config: train\\.lr: .* \\(in ${g.replace(/[/.]/g, '\\$&')}\\)$`),
+    );
   });
 
-  it.each(['__proto__.x=1', 'constructor.prototype.x=1', 'train.__proto__.x=1', 'train={__proto__: {x: 1}}', 'train.prototype=1'])('refuses --set %s and leaves Object.prototype clean', (set) => {
+  it.each([
+    '__proto__.x=1',
+    'constructor.prototype.x=1',
+    'train.__proto__.x=1',
+    'train={__proto__: {x: 1}}',
+    'train.prototype=1',
+  ])('refuses --set %s and leaves Object.prototype clean', (set) => {
     const msg = errorOf(() => loadConfig({ sets: [set] }));
-    expect(msg).toMatch(/key '.*(__proto__|constructor|prototype)' is not allowed \(it would reach Object\.prototype\)$/);
+    expect(msg).toMatch(
+      /key '.*(__proto__|constructor|prototype)' is not allowed \(it would reach Object\.prototype\)$/,
+    );
     expect(({} as Record<string, unknown>).x).toBeUndefined();
     expect(Object.prototype).not.toHaveProperty('x');
   });
 
   it('refuses a prototype key in the YAML file', () => {
     const f = tmpYaml('train:\n  __proto__:\n    x: 1\n');
-    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f}: key 'train.__proto__' is not allowed (it would reach Object.prototype)`);
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(
+      `config: ${f}: key 'train.__proto__' is not allowed (it would reach Object.prototype)`,
+    );
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 
   it('refuses a self-referencing YAML alias in --set and in a file instead of recursing forever', () => {
-    expect(errorOf(() => loadConfig({ sets: ['run=&a [*a]'] }))).toBe("config: --set run=&a [*a]: 'run.0' refers to itself (a YAML alias cycle)");
+    expect(errorOf(() => loadConfig({ sets: ['run=&a [*a]'] }))).toBe(
+      "config: --set run=&a [*a]: 'run.0' refers to itself (a YAML alias cycle)",
+    );
     const f = tmpYaml('train: &t\n  sft: *t\n');
-    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f}: 'train.sft' refers to itself (a YAML alias cycle)`);
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(
+      `config: ${f}: 'train.sft' refers to itself (a YAML alias cycle)`,
+    );
   });
 });
 
@@ -157,53 +209,92 @@ describe('loadConfig: size, duplicate keys, names and sane ranges', () => {
 
   it('still refuses a duplicate key, naming its line', () => {
     const f = tmpYaml('train:\n  lr: 0.1\n  steps: 1\n  lr: 0.2\n');
-    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: cannot parse ${f}:4:3: duplicate key 'lr' (map keys must be unique)`);
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(
+      `config: cannot parse ${f}:4:3: duplicate key 'lr' (map keys must be unique)`,
+    );
     const g = tmpYaml('run: {name: a}\nrun: {name: b}\n');
-    expect(errorOf(() => loadConfig({ file: g }))).toBe(`config: cannot parse ${g}:2:1: duplicate key 'run' (map keys must be unique)`);
+    expect(errorOf(() => loadConfig({ file: g }))).toBe(
+      `config: cannot parse ${g}:2:1: duplicate key 'run' (map keys must be unique)`,
+    );
     // Keys in different mappings may repeat.
     expect(loadConfig({ file: tmpYaml('train: {lr: 0.01, sft: {lr: 0.02}}\n') }).train.sft.lr).toBe(0.02);
   });
 
   it('refuses a file over 1 MiB before parsing it', () => {
     const f = tmpYaml(`# ${'x'.repeat(MAX_CONFIG_BYTES)}\n`);
-    expect(errorOf(() => loadConfig({ file: f }))).toBe(`config: ${f} is ${MAX_CONFIG_BYTES + 3} bytes; a config file may hold at most 1048576 bytes (1 MiB)`);
+    expect(errorOf(() => loadConfig({ file: f }))).toBe(
+      `config: ${f} is ${MAX_CONFIG_BYTES + 3} bytes; a config file may hold at most 1048576 bytes (1 MiB)`,
+    );
   });
 
   it('blames an unknown section given by --set on that --set, not on the file', () => {
     const f = tmpYaml('train:\n  steps: 3\n');
     expect(errorOf(() => loadConfig({ file: f, sets: ['a.b=1'] }))).toBe('config: unknown key a (from --set a.b=1)');
-    expect(errorOf(() => loadConfig({ file: tmpYaml('a: {b: 1}\n') }))).toMatch(/^config: unknown key a \(in .*c\.yaml\)$/);
+    expect(errorOf(() => loadConfig({ file: tmpYaml('a: {b: 1}\n') }))).toMatch(
+      /^config: unknown key a \(in .*c\.yaml\)$/,
+    );
   });
 
   it.each([
-    ['a/b', "config: run.name: 'a/b' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>) (from --set run.name=a/b)"],
-    ['../escape', "config: run.name: '../escape' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>) (from --set run.name=../escape)"],
+    [
+      'a/b',
+      "config: run.name: 'a/b' is not one folder name (no / or \\; the run folder is " +
+        '<run.dir>/<name>-<timestamp>) (from --set run.name=a/b)',
+    ],
+    [
+      '../escape',
+      "config: run.name: '../escape' is not one folder name (no / or \\; the run folder is " +
+        '<run.dir>/<name>-<timestamp>) (from --set run.name=../escape)',
+    ],
     ['..', "config: run.name: '..' is not a folder name (from --set run.name=..)"],
-    ['a\\b', "config: run.name: 'a\\b' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>) (from --set run.name=a\\b)"],
+    [
+      'a\\b',
+      "config: run.name: 'a\\b' is not one folder name (no / or \\; the run folder is " +
+        '<run.dir>/<name>-<timestamp>) (from --set run.name=a\\b)',
+    ],
   ])('refuses run.name=%s (one path segment only)', (name, msg) => {
     expect(errorOf(() => loadConfig({ sets: [`run.name=${name}`] }))).toBe(msg);
   });
 
   it('refuses a run name over 200 characters or bytes and accepts 200', () => {
-    expect(errorOf(() => loadConfig({ sets: [`run.name=${'x'.repeat(300)}`] }))).toMatch(/^config: run\.name: at most 200 characters /);
-    expect(errorOf(() => loadConfig({ sets: [`run.name=${'é'.repeat(150)}`] }))).toMatch(/^config: run\.name: 300 bytes; at most 200 /);
+    expect(errorOf(() => loadConfig({ sets: [`run.name=${'x'.repeat(300)}`] }))).toMatch(
+      /^config: run\.name: at most 200 characters /,
+    );
+    expect(errorOf(() => loadConfig({ sets: [`run.name=${'é'.repeat(150)}`] }))).toMatch(
+      /^config: run\.name: 300 bytes; at most 200 /,
+    );
     expect(loadConfig({ sets: [`run.name=${'x'.repeat(200)}`] }).run.name).toHaveLength(200);
   });
 
   it('bounds learning rates, batch and data sizes', () => {
     expect(errorOf(() => loadConfig({ sets: ['train.lr=1e10'] }))).toBe(
-      'config: train.lr: a learning rate above 1 would move every weight by up to lr per Adam step and wreck the model (sane: 1e-6..1e-2) (from --set train.lr=1e10)',
+      'config: train.lr: a learning rate above 1 would move every weight by up to lr per Adam step and wreck the ' +
+        'model (sane: 1e-6..1e-2) (from --set train.lr=1e10)',
     );
-    expect(errorOf(() => loadConfig({ sets: ['train.dpo.lr=5'] }))).toMatch(/^config: train\.dpo\.lr: a DPO learning rate above 1 /);
+    expect(errorOf(() => loadConfig({ sets: ['train.dpo.lr=5'] }))).toMatch(
+      /^config: train\.dpo\.lr: a DPO learning rate above 1 /,
+    );
     expect(loadConfig({ sets: ['train.lr=1'] }).train.lr).toBe(1);
-    expect(errorOf(() => loadConfig({ sets: ['train.batchQuestions=1e12'] }))).toBe('config: train.batchQuestions: Too big: expected number to be <=100000 (from --set train.batchQuestions=1e12)');
-    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.train=12', 'train.batchQuestions=10000000'] }))).toMatch(/^config: train\.batchQuestions: Too big/);
+    expect(errorOf(() => loadConfig({ sets: ['train.batchQuestions=1e12'] }))).toBe(
+      'config: train.batchQuestions: Too big: expected number to be <=100000 (from --set train.batchQuestions=1e12)',
+    );
+    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.train=12', 'train.batchQuestions=10000000'] }))).toMatch(
+      /^config: train\.batchQuestions: Too big/,
+    );
     expect(errorOf(() => loadConfig({ sets: ['data.synthetic.train=12', 'train.batchQuestions=13'] }))).toBe(
-      'config: train.batchQuestions (13) must be <= data.synthetic.train (12): a step takes each training question at most once',
+      'config: train.batchQuestions (13) must be <= data.synthetic.train (12): a step takes each training question ' +
+        'at most once',
     );
     // Without RL steps the batch size is unused.
-    expect(loadConfig({ sets: ['data.synthetic.train=12', 'train.batchQuestions=13', 'train.steps=0'] }).train.batchQuestions).toBe(13);
-    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.train=1e9'] }))).toBe('config: data.synthetic.train: Too big: expected number to be <=100000 (from --set data.synthetic.train=1e9)');
-    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.world.people=1e9'] }))).toMatch(/^config: data\.synthetic\.world\.people: Too big: expected number to be <=10000 /);
+    expect(
+      loadConfig({ sets: ['data.synthetic.train=12', 'train.batchQuestions=13', 'train.steps=0'] }).train
+        .batchQuestions,
+    ).toBe(13);
+    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.train=1e9'] }))).toBe(
+      'config: data.synthetic.train: Too big: expected number to be <=100000 (from --set data.synthetic.train=1e9)',
+    );
+    expect(errorOf(() => loadConfig({ sets: ['data.synthetic.world.people=1e9'] }))).toMatch(
+      /^config: data\.synthetic\.world\.people: Too big: expected number to be <=10000 /,
+    );
   });
 });

@@ -1,5 +1,14 @@
 import { existsSync, statSync } from 'node:fs';
-import { isMap, isScalar, isSeq, LineCounter, parse as parseYaml, parseDocument, YAMLParseError, type Node as YamlNode } from 'yaml';
+import {
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parse as parseYaml,
+  parseDocument,
+  YAMLParseError,
+  type Node as YamlNode,
+} from 'yaml';
 import type { z } from 'zod';
 import { UserError } from '../errors.ts';
 import { checkRules } from './rules.ts';
@@ -33,7 +42,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const parsed = configSchema.safeParse(tree);
   if (!parsed.success) throw new ConfigError(describeIssue(parsed.error.issues[0], opts.file, setPaths));
   const problems = checkRules(parsed.data);
-  if (problems.length > 0) throw new ConfigError(`config: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`);
+  if (problems.length > 0)
+    throw new ConfigError(`config: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`);
   return parsed.data;
 }
 
@@ -48,7 +58,10 @@ function readYamlFile(file: string): Tree {
   let text: string;
   try {
     const size = statSync(file).size;
-    if (size > MAX_CONFIG_BYTES) throw new ConfigError(`config: ${file} is ${size} bytes; a config file may hold at most ${MAX_CONFIG_BYTES} bytes (1 MiB)`);
+    if (size > MAX_CONFIG_BYTES)
+      throw new ConfigError(
+        `config: ${file} is ${size} bytes; a config file may hold at most ${MAX_CONFIG_BYTES} bytes (1 MiB)`,
+      );
     text = readTextFile(file, MAX_CONFIG_BYTES);
   } catch (err) {
     if (err instanceof ConfigError) throw err;
@@ -64,7 +77,9 @@ function readYamlFile(file: string): Tree {
     const dup = duplicateKey(d.contents);
     if (dup) {
       const pos = lineCounter.linePos(dup.offset);
-      throw new ConfigError(`config: cannot parse ${file}:${pos.line}:${pos.col}: duplicate key '${dup.key}' (map keys must be unique)`);
+      throw new ConfigError(
+        `config: cannot parse ${file}:${pos.line}:${pos.col}: duplicate key '${dup.key}' (map keys must be unique)`,
+      );
     }
     doc = d.toJS();
   } catch (err) {
@@ -73,10 +88,13 @@ function readYamlFile(file: string): Tree {
       const where = err.linePos?.[0] ? `:${err.linePos[0].line}:${err.linePos[0].col}` : '';
       throw new ConfigError(`config: cannot parse ${file}${where}: ${err.message.split('\n')[0]}`);
     }
-    throw new ConfigError(`config: cannot read ${file}: ${String(err instanceof Error ? err.message : err).split('\n')[0]}`);
+    throw new ConfigError(
+      `config: cannot read ${file}: ${String(err instanceof Error ? err.message : err).split('\n')[0]}`,
+    );
   }
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`config: ${file} must hold a mapping of sections at the top level`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new ConfigError(`config: ${file} must hold a mapping of sections at the top level`);
   const bad = badKeyIn(doc, []);
   if (bad) throw new ConfigError(`config: ${file}: ${bad}`);
   return doc as Tree;
@@ -96,7 +114,11 @@ function duplicateKey(root: YamlNode | null): { key: string; offset: number } | 
       for (const pair of node.items) {
         const k = pair.key;
         const name = isScalar(k) ? String(k.value) : String(k);
-        if (seen.has(name)) return { key: name.length > 80 ? `${name.slice(0, 80)}...` : name, offset: (k as YamlNode | null)?.range?.[0] ?? 0 };
+        if (seen.has(name))
+          return {
+            key: name.length > 80 ? `${name.slice(0, 80)}...` : name,
+            offset: (k as YamlNode | null)?.range?.[0] ?? 0,
+          };
         seen.add(name);
         todo.push(pair.value);
       }
@@ -113,7 +135,10 @@ export function parseSet(assignment: string): { path: string[]; value: unknown }
   const path = assignment.slice(0, eq).trim().split('.');
   if (path.some((p) => p === '')) throw new ConfigError(`config: --set has an empty key segment in '${assignment}'`);
   const badKey = path.find((p) => PROTOTYPE_KEYS.has(p));
-  if (badKey) throw new ConfigError(`config: --set ${assignment}: key '${badKey}' is not allowed (it would reach Object.prototype)`);
+  if (badKey)
+    throw new ConfigError(
+      `config: --set ${assignment}: key '${badKey}' is not allowed (it would reach Object.prototype)`,
+    );
   const raw = assignment.slice(eq + 1);
   let value: unknown;
   try {
@@ -146,9 +171,12 @@ function badKeyIn(value: unknown, at: string[], ancestors: Set<unknown> = new Se
   ancestors.add(value);
   try {
     // Own keys only: YAML and JSON parsers create `__proto__` as an own property.
-    const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    const entries: Array<[string, unknown]> = Array.isArray(value)
+      ? value.map((v, i) => [String(i), v])
+      : Object.entries(value);
     for (const [key, v] of entries) {
-      if (!Array.isArray(value) && PROTOTYPE_KEYS.has(key)) return `key '${[...at, key].join('.')}' is not allowed (it would reach Object.prototype)`;
+      if (!Array.isArray(value) && PROTOTYPE_KEYS.has(key))
+        return `key '${[...at, key].join('.')}' is not allowed (it would reach Object.prototype)`;
       const bad = badKeyIn(v, [...at, key], ancestors);
       if (bad) return bad;
     }
@@ -190,7 +218,11 @@ function setAtPath(tree: Tree, path: string[], value: unknown, assignment: strin
   else node[last] = value;
 }
 
-function describeIssue(issue: z.core.$ZodIssue | undefined, file: string | undefined, sets: Map<string, string>): string {
+function describeIssue(
+  issue: z.core.$ZodIssue | undefined,
+  file: string | undefined,
+  sets: Map<string, string>,
+): string {
   if (!issue) return 'config: invalid';
   const base = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {

@@ -18,7 +18,9 @@ function redisUrlProblem(url: string): string | null {
   } catch {
     u = new URL('x:');
   }
-  return u.protocol === 'redis:' || u.protocol === 'rediss:' ? null : `rollout.distributed.redis: not a Redis URL: '${url}' (expected redis://host:port)`;
+  return u.protocol === 'redis:' || u.protocol === 'rediss:'
+    ? null
+    : `rollout.distributed.redis: not a Redis URL: '${url}' (expected redis://host:port)`;
 }
 
 const configRules: ConfigRule[] = [
@@ -26,8 +28,12 @@ const configRules: ConfigRule[] = [
     name: 'search-backend-source',
     check: (c) => {
       const s = c.rollout.search;
-      if (s.backend === 'index' && s.index === '') return "rollout.search.index: required when rollout.search.backend is 'index'";
-      if (s.backend === 'remote' && !/^https?:\/\/./.test(s.url)) return `rollout.search.url: an http(s) URL is required when rollout.search.backend is 'remote' (got '${s.url}')`;
+      if (s.backend === 'index' && s.index === '')
+        return "rollout.search.index: required when rollout.search.backend is 'index'";
+      if (s.backend === 'remote' && !/^https?:\/\/./.test(s.url))
+        return (
+          `rollout.search.url: an http(s) URL is required when rollout.search.backend is 'remote' (got ` + `'${s.url}')`
+        );
       return null;
     },
   },
@@ -38,7 +44,8 @@ const configRules: ConfigRule[] = [
       const d = c.rollout.distributed;
       if (d.redis === '' && !d.local) return null;
       return c.credit.messageLevel || c.credit.failurePairs
-        ? 'rollout.distributed: credit.messageLevel and credit.failurePairs need a judge in the trainer and are not served by workers; turn them off or leave rollout.distributed.redis empty'
+        ? 'rollout.distributed: credit.messageLevel and credit.failurePairs need a judge in the trainer and are not ' +
+            'served by workers; turn them off or leave rollout.distributed.redis empty'
         : null;
     },
   },
@@ -46,16 +53,25 @@ const configRules: ConfigRule[] = [
     name: 'oracle-needs-workers',
     check: (c) =>
       c.credit.method === 'oracle' && c.rollout.agents === 'single'
-        ? 'credit.method oracle rewards each worker by its report, and rollout.agents single has no workers; use rollout.agents multi or another credit.method'
+        ? 'credit.method oracle rewards each worker by its report, and rollout.agents single has no workers; use ' +
+          'rollout.agents multi or another credit.method'
         : null,
   },
   {
     // Only the synthetic world and MuSiQue give a gold decomposition; an LLM judge's reference is not built.
     name: 'gold-decomposition',
     check: (c) => {
-      const what = c.credit.method === 'oracle' ? 'credit.method oracle' : c.credit.counterfactual === 'repair' && ['loo', 'shapley'].includes(c.credit.method) ? 'credit.counterfactual repair' : null;
+      const what =
+        c.credit.method === 'oracle'
+          ? 'credit.method oracle'
+          : c.credit.counterfactual === 'repair' && ['loo', 'shapley'].includes(c.credit.method)
+            ? 'credit.counterfactual repair'
+            : null;
       if (what === null || c.data.source === 'synthetic' || c.data.source === 'musique') return null;
-      return `${what} needs gold decompositions (question_decomposition), and data.source '${c.data.source}' has none; use the synthetic world or MuSiQue`;
+      return (
+        `${what} needs gold decompositions (question_decomposition), and data.source '${c.data.source}' has none; ` +
+        `use the synthetic world or MuSiQue`
+      );
     },
   },
   {
@@ -63,15 +79,22 @@ const configRules: ConfigRule[] = [
     check: (c) =>
       c.data.synthetic.minHops <= c.data.synthetic.maxHops
         ? null
-        : `data.synthetic.minHops (${c.data.synthetic.minHops}) must be <= data.synthetic.maxHops (${c.data.synthetic.maxHops})`,
+        : `data.synthetic.minHops (${c.data.synthetic.minHops}) must be <= data.synthetic.maxHops ` +
+          `(${c.data.synthetic.maxHops})`,
   },
   {
     name: 'dataset-path',
-    check: (c) => (c.data.source !== 'synthetic' && c.data.path === '' ? `data.path is required when data.source is '${c.data.source}'` : null),
+    check: (c) =>
+      c.data.source !== 'synthetic' && c.data.path === ''
+        ? `data.path is required when data.source is '${c.data.source}'`
+        : null,
   },
   {
     name: 'clip-low-below-one',
-    check: (c) => (c.train.clipLow < 1 ? null : `train.clipLow (${c.train.clipLow}) must be < 1 (the ratio clip range is [1 - clipLow, 1 + clipHigh])`),
+    check: (c) =>
+      c.train.clipLow < 1
+        ? null
+        : `train.clipLow (${c.train.clipLow}) must be < 1 (the ratio clip range is [1 - clipLow, 1 + clipHigh])`,
   },
   {
     name: 'group-needs-two',
@@ -89,14 +112,16 @@ const configRules: ConfigRule[] = [
   },
   {
     name: 'sft-needs-data',
-    check: (c) => (c.train.sft.steps > 0 && c.train.sft.data === '' ? 'train.sft.data is required when train.sft.steps > 0' : null),
+    check: (c) =>
+      c.train.sft.steps > 0 && c.train.sft.data === '' ? 'train.sft.data is required when train.sft.steps > 0' : null,
   },
   {
     // A step takes each question at most once; benchmark sources are checked once read (their size is the file's).
     name: 'batch-within-data',
     check: (c) =>
       c.train.steps > 0 && c.data.source === 'synthetic' && c.train.batchQuestions > c.data.synthetic.train
-        ? `train.batchQuestions (${c.train.batchQuestions}) must be <= data.synthetic.train (${c.data.synthetic.train}): a step takes each training question at most once`
+        ? `train.batchQuestions (${c.train.batchQuestions}) must be <= data.synthetic.train ` +
+          `(${c.data.synthetic.train}): a step takes each training question at most once`
         : null,
   },
   {

@@ -4,7 +4,15 @@ import { type Coalition, fullCoalition, leaveOneOutCoalitions } from './coalitio
 import type { CreditConfig } from './config.ts';
 import { evaluateReplays, type ValueTable, valueOf } from './counterfactual.ts';
 import type { CreditedGroup, CreditedTrajectory, TrajectoryCredit } from './credited.ts';
-import { type ContextOf, type FirstError, type PreferencePair, type Resampler, blameLabels, locateFirstError, preferencePairs } from './first-error.ts';
+import {
+  type ContextOf,
+  type FirstError,
+  type PreferencePair,
+  type Resampler,
+  blameLabels,
+  locateFirstError,
+  preferencePairs,
+} from './first-error.ts';
 import type { Judge } from './judges/types.ts';
 import { looDeltas, plannerCredit } from './loo.ts';
 import { type Label, trajectoryMessageRewards } from './message-shares.ts';
@@ -41,7 +49,13 @@ export interface AssignedGroup {
 function rewardRule(traj: Trajectory, cfg: CreditConfig): RewardRule {
   if (cfg.method === 'broadcast') return { kind: 'broadcast' };
   if (cfg.method === 'oracle') return { kind: 'oracle' };
-  if (cfg.method === 'matpo') return { kind: 'matpo', accuracy: cfg.matpo.accuracy, formatWeight: cfg.matpo.format, format: trajectoryToolReward(traj, cfg.noToolCallsValue) };
+  if (cfg.method === 'matpo')
+    return {
+      kind: 'matpo',
+      accuracy: cfg.matpo.accuracy,
+      formatWeight: cfg.matpo.format,
+      format: trajectoryToolReward(traj, cfg.noToolCallsValue),
+    };
   return { kind: 'sharp', weights: cfg.weights, toolGate: cfg.toolGate };
 }
 
@@ -51,11 +65,18 @@ function trajectoryCredit(p: TrajectoryPlan, table: ValueTable): TrajectoryCredi
   const v = (s: Coalition): number => valueOf(table, s);
   const recorded = table.recorded;
   const base = { trajectoryId: p.traj.id, success: recorded, noise: table.noise, k };
-  if (shape.kind === 'none') return { ...base, deltas: [], workerMarginal: new Array<number>(k).fill(0), plannerMarginal: 0, values: [] };
+  if (shape.kind === 'none')
+    return { ...base, deltas: [], workerMarginal: new Array<number>(k).fill(0), plannerMarginal: 0, values: [] };
   if (shape.kind === 'oracle') {
     // The ceiling: 1 for a report that is its hop's gold answer, else 0 (no replay); the planner keeps the outcome.
     const right = new Map((p.references ?? []).map((r) => [r.delegation, r.reportRight === true ? 1 : 0]));
-    return { ...base, deltas: [], workerMarginal: Array.from({ length: k }, (_, d) => right.get(d) ?? 0), plannerMarginal: 0, values: [] };
+    return {
+      ...base,
+      deltas: [],
+      workerMarginal: Array.from({ length: k }, (_, d) => right.get(d) ?? 0),
+      plannerMarginal: 0,
+      values: [],
+    };
   }
   // Marginals compare replays with replays (v(N) included); the broadcast reward stays the recorded outcome.
   const vFull = v(fullCoalition(k));
@@ -68,7 +89,13 @@ function trajectoryCredit(p: TrajectoryPlan, table: ValueTable): TrajectoryCredi
   // Shapley: the same rule applied to the other marginal estimate).
   let plannerMarginal = plannerCredit(workerMarginal);
   const repairs = [...(table.plannerRepairs ?? new Map<number, number>()).entries()];
-  const out: TrajectoryCredit = { ...base, deltas, workerMarginal, plannerMarginal, values: [...table.values.entries()] };
+  const out: TrajectoryCredit = {
+    ...base,
+    deltas,
+    workerMarginal,
+    plannerMarginal,
+    values: [...table.values.entries()],
+  };
   if (repairs.length > 0) {
     const blame = repairs.map(([d, vRepaired]) => [d, vFull - vRepaired] as [number, number]);
     plannerMarginal += blame.reduce((a, [, x]) => a + x, 0) / blame.length;
@@ -82,14 +109,30 @@ function trajectoryCredit(p: TrajectoryPlan, table: ValueTable): TrajectoryCredi
   return out;
 }
 
-export async function assignCredit(plan: GroupPlan, tables: readonly ValueTable[], cfg: CreditConfig, opts: AssignOptions = {}): Promise<AssignedGroup> {
-  if ((cfg.messageLevel || cfg.failurePairs) && !opts.judge) throw new Error('credit: credit.messageLevel / credit.failurePairs need a judge (opts.judge)');
-  if (cfg.failurePairs && (!opts.contextOf || !opts.resample)) throw new Error('credit: credit.failurePairs needs opts.contextOf and opts.resample');
+export async function assignCredit(
+  plan: GroupPlan,
+  tables: readonly ValueTable[],
+  cfg: CreditConfig,
+  opts: AssignOptions = {},
+): Promise<AssignedGroup> {
+  if ((cfg.messageLevel || cfg.failurePairs) && !opts.judge)
+    throw new Error('credit: credit.messageLevel / credit.failurePairs need a judge (opts.judge)');
+  if (cfg.failurePairs && (!opts.contextOf || !opts.resample))
+    throw new Error('credit: credit.failurePairs needs opts.contextOf and opts.resample');
   const episode: Episode = plan.episode;
   const credited: CreditedTrajectory[] = plan.trajectories.map((p, i) => {
     const credit = trajectoryCredit(p, tables[i]);
     if (p.references) credit.references = p.references;
-    const agents = agentCredits(p.traj, { broadcast: credit.success, workerMarginal: credit.workerMarginal, plannerMarginal: credit.plannerMarginal, tool: toolRewards(p.traj, cfg.noToolCallsValue) }, rewardRule(p.traj, cfg));
+    const agents = agentCredits(
+      p.traj,
+      {
+        broadcast: credit.success,
+        workerMarginal: credit.workerMarginal,
+        plannerMarginal: credit.plannerMarginal,
+        tool: toolRewards(p.traj, cfg.noToolCallsValue),
+      },
+      rewardRule(p.traj, cfg),
+    );
     return { trajectory: p.traj, agents, credit };
   });
   const pairs: PreferencePair[] = [];
@@ -113,7 +156,14 @@ export async function assignCredit(plan: GroupPlan, tables: readonly ValueTable[
     }
     // The failures' alternatives: one batched resample per round (first-error.ts).
     if (cfg.failurePairs && opts.contextOf && opts.resample) {
-      for (const pair of await preferencePairs(failures, opts.judge, opts.contextOf, opts.resample, cfg.failureResamples)) if (pair) pairs.push(pair);
+      for (const pair of await preferencePairs(
+        failures,
+        opts.judge,
+        opts.contextOf,
+        opts.resample,
+        cfg.failureResamples,
+      ))
+        if (pair) pairs.push(pair);
     }
   }
   return { credited, pairs };
@@ -128,9 +178,18 @@ export interface StepCredit {
   cachedCoalitions: number;
 }
 
-/** Stage "assign credit" of a whole RL step: values from each group's replays (counterfactual.ts), then each agent's credit. */
-export async function assignStep(plans: readonly GroupPlan[], replayed: readonly (readonly Trajectory[])[], cfg: CreditConfig, opts: AssignOptions): Promise<StepCredit> {
-  if (replayed.length !== plans.length) throw new Error(`credit: ${replayed.length} groups of replays for ${plans.length} plans`);
+/**
+ * Stage "assign credit" of a whole RL step: values from each group's replays (counterfactual.ts), then each agent's
+ * credit.
+ */
+export async function assignStep(
+  plans: readonly GroupPlan[],
+  replayed: readonly (readonly Trajectory[])[],
+  cfg: CreditConfig,
+  opts: AssignOptions,
+): Promise<StepCredit> {
+  if (replayed.length !== plans.length)
+    throw new Error(`credit: ${replayed.length} groups of replays for ${plans.length} plans`);
   const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
   const out: StepCredit = { groups: [], pairs: [], tables: [], replayItems: 0, cachedCoalitions: 0 };
   for (const [q, plan] of plans.entries()) {

@@ -42,7 +42,8 @@ export function maskedDelegations(s: Coalition, k: number): number[] {
 
 /** Every subset of K workers (2^K coalitions), in increasing mask order; K at most MAX_EXACT_SHAPLEY_WORKERS. */
 export function allCoalitions(k: number): Coalition[] {
-  if (k > MAX_EXACT_SHAPLEY_WORKERS) throw new Error(`coalitions: ${k} workers are too many to enumerate (max ${MAX_EXACT_SHAPLEY_WORKERS})`);
+  if (k > MAX_EXACT_SHAPLEY_WORKERS)
+    throw new Error(`coalitions: ${k} workers are too many to enumerate (max ${MAX_EXACT_SHAPLEY_WORKERS})`);
   const n = 2 ** k;
   const out: Coalition[] = new Array<number>(n);
   for (let s = 0; s < n; s++) out[s] = s;
@@ -64,7 +65,10 @@ export function workerCount(traj: Trajectory): number {
   const seen = new Set<number>();
   for (const d of delegations) {
     if (d === null || !Number.isInteger(d) || d < 0 || d >= delegations.length || seen.has(d)) {
-      throw new Error(`trajectory ${traj.id}: worker delegation numbers must be 0..${delegations.length - 1} without gaps (got ${JSON.stringify(delegations)})`);
+      throw new Error(
+        `trajectory ${traj.id}: worker delegation numbers must be 0..${delegations.length - 1} without gaps (got ` +
+          `${JSON.stringify(delegations)})`,
+      );
     }
     seen.add(d);
   }

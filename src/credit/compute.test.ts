@@ -20,7 +20,15 @@ const w = (subtask: string, answer: string) => ({ subtask, answer });
 
 describe('computeCredits (bookkeeping over a known game)', () => {
   // a: workers 0, 1 needed, 2 irrelevant -> success iff {0,1} report; b: one worker, fails anyway.
-  const a = makeTrajectory({ id: 'a', workers: [w('Who founded Acme?', 'Ada Byron'), w('Where was Ada Byron born?', 'yes'), w('What is the capital of Peru?', 'Lima')], finalAnswer: 'yes' });
+  const a = makeTrajectory({
+    id: 'a',
+    workers: [
+      w('Who founded Acme?', 'Ada Byron'),
+      w('Where was Ada Byron born?', 'yes'),
+      w('What is the capital of Peru?', 'Lima'),
+    ],
+    finalAnswer: 'yes',
+  });
   const b = makeTrajectory({ id: 'b', workers: [w('Who founded Acme?', 'Bob')], finalAnswer: 'no' });
   const game = (s: number, _k: number, _r: number, id: string): boolean => id === 'a' && (s & 3) === 3;
 
@@ -40,7 +48,16 @@ describe('computeCredits (bookkeeping over a known game)', () => {
     expect(r.credits[3].total).toBeCloseTo(1.1, 12);
     expect(r.credits.map((c) => c.trajectoryId)).toEqual(['a', 'a', 'a', 'a', 'b', 'b']);
     // report: deltas 1, 1, 0, 0 -> helpful 1/2, neutral 1/2
-    expect(r.report).toMatchObject({ workerCalls: 4, helpful: 0.5, neutral: 0.5, harmful: 0, maxEfficiencyResidual: null, noiseFloor: 0, nonzeroInSuccess: 2 / 3, nonzeroInFailure: 0 });
+    expect(r.report).toMatchObject({
+      workerCalls: 4,
+      helpful: 0.5,
+      neutral: 0.5,
+      harmful: 0,
+      maxEfficiencyResidual: null,
+      noiseFloor: 0,
+      nonzeroInSuccess: 2 / 3,
+      nonzeroInFailure: 0,
+    });
   });
   it('shapley exact: needed pair splits v(N) - v(empty), dummy 0, efficiency residual ~0', async () => {
     const cfg = creditSection.parse({ method: 'shapley', replays: 1 });
@@ -61,7 +78,9 @@ describe('computeCredits (bookkeeping over a known game)', () => {
     expect(phi[0] + phi[1]).toBeCloseTo(1, 12);
     expect(phi[2]).toBe(0);
     expect(r1.report.maxEfficiencyResidual).toBeLessThan(1e-12);
-    await expect(computeCredits([a], episode, gameRunner(game), creditSection.parse({ method: 'shapley', shapleyMode: 'exact' }))).resolves.toBeDefined();
+    await expect(
+      computeCredits([a], episode, gameRunner(game), creditSection.parse({ method: 'shapley', shapleyMode: 'exact' })),
+    ).resolves.toBeDefined();
   });
   it('broadcast: every agent of a trajectory gets the same reward, the recorded accuracy; no replays', async () => {
     const runner = gameRunner(game);
@@ -72,18 +91,27 @@ describe('computeCredits (bookkeeping over a known game)', () => {
   });
   it('matpo: 1.0 accuracy + 0.1 trajectory format validity, broadcast; no replays', async () => {
     const runner = gameRunner(game);
-    const bad = makeTrajectory({ id: 'c', workers: [{ subtask: 'Who founded Acme?', answer: 'Bob', calls: [false, true] }], finalAnswer: 'no' });
+    const bad = makeTrajectory({
+      id: 'c',
+      workers: [{ subtask: 'Who founded Acme?', answer: 'Bob', calls: [false, true] }],
+      finalAnswer: 'no',
+    });
     const r = await computeCredits([a, bad], episode, runner, creditSection.parse({ method: 'matpo' }));
     expect(runner.batches).toHaveLength(0);
     // a: 6 valid calls of 6 -> 1 + 0.1; c: 2 valid of 3 (delegate, failed search, search) -> 0 + 0.1 * 2/3
-    expect(r.credits.map((x) => x.total)).toEqual([1.1, 1.1, 1.1, 1.1, 0.2 / 3, 0.2 / 3].map((v) => expect.closeTo(v, 12)));
+    expect(r.credits.map((x) => x.total)).toEqual(
+      [1.1, 1.1, 1.1, 1.1, 0.2 / 3, 0.2 / 3].map((v) => expect.closeTo(v, 12)),
+    );
   });
   it('message level and failure pairs through the rule judge', async () => {
     const judge = createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') });
     const cfg = creditSection.parse({ method: 'loo', messageLevel: true, failurePairs: true });
     const r = await computeCredits([a, b], episode, gameRunner(game), cfg, {
       judge,
-      contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
+      contextOf: (ctx, i) =>
+        ctx.traj.messages
+          .filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i)
+          .map((m) => ({ role: m.chatRole, content: m.text })),
       resample: (reqs) => Promise.resolve(reqs.map(() => '<answer>Ada Byron</answer>')),
     });
     // b failed: worker 0 reported 'Bob' for hop 1 -> first error = its report; pair chosen = Ada Byron
@@ -93,12 +121,16 @@ describe('computeCredits (bookkeeping over a known game)', () => {
     expect(r.pairs[0]).toMatchObject({ chosen: '<answer>Ada Byron</answer>', rejected: '<answer>Bob</answer>' });
     // shares conserve each agent's total
     for (const c of r.credits) {
-      const sum = r.messageRewards.filter((m) => m.trajectoryId === c.trajectoryId && m.agent === c.agent).reduce((s, m) => s + m.reward, 0);
+      const sum = r.messageRewards
+        .filter((m) => m.trajectoryId === c.trajectoryId && m.agent === c.agent)
+        .reduce((s, m) => s + m.reward, 0);
       expect(sum).toBeCloseTo(c.total, 9);
     }
     await expect(computeCredits([a], episode, gameRunner(game), cfg)).rejects.toThrow(/need a judge/);
   });
   it('rejects trajectories of another episode', async () => {
-    await expect(computeCredits([{ ...a, episodeId: 'other' }], episode, gameRunner(game), creditSection.parse({}))).rejects.toThrow(/trajectory a is for episode other, not ep/);
+    await expect(
+      computeCredits([{ ...a, episodeId: 'other' }], episode, gameRunner(game), creditSection.parse({})),
+    ).rejects.toThrow(/trajectory a is for episode other, not ep/);
   });
 });

@@ -22,7 +22,10 @@ export type CreditOptions = PlanOptions & AssignOptions;
 
 export interface GroupCredit extends AssignedGroup {
   stats: EvaluateStats;
-  /** Views of `credited` (flattened, not copies): each trajectory's numbers, every agent's credit, every message share, the group's report. */
+  /**
+   * Views of `credited` (flattened, not copies): each trajectory's numbers, every agent's credit, every message share,
+   * the group's report.
+   */
   readonly trajectories: TrajectoryCredit[];
   readonly credits: AgentCredit[];
   readonly messageRewards: MessageReward[];
@@ -49,9 +52,19 @@ function withViews(g: AssignedGroup, stats: EvaluateStats): GroupCredit {
   };
 }
 
-export async function computeCredits(group: readonly Trajectory[], episode: Episode, runner: ReplayRunner, cfg: CreditConfig, opts: CreditOptions = {}): Promise<GroupCredit> {
+export async function computeCredits(
+  group: readonly Trajectory[],
+  episode: Episode,
+  runner: ReplayRunner,
+  cfg: CreditConfig,
+  opts: CreditOptions = {},
+): Promise<GroupCredit> {
   const plan = planReplays(group, episode, cfg, opts);
   const replayed = plan.items.length > 0 ? await runner(plan.items) : [];
-  const { tables, stats } = evaluateReplays(plan, replayed, successFunction(cfg.success, { f1Threshold: cfg.f1Threshold }));
+  const { tables, stats } = evaluateReplays(
+    plan,
+    replayed,
+    successFunction(cfg.success, { f1Threshold: cfg.f1Threshold }),
+  );
   return withViews(await assignCredit(plan, tables, cfg, opts), stats);
 }

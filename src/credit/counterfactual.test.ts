@@ -15,7 +15,14 @@ describe('coalitions', () => {
     expect(allCoalitions(2)).toEqual([0, 1, 2, 3]);
   });
   it('rejects trajectories whose delegation numbers have gaps', () => {
-    const t = makeTrajectory({ id: 'bad', workers: [{ subtask: 'a', answer: 'b' }, { subtask: 'c', answer: 'd' }], finalAnswer: 'x' });
+    const t = makeTrajectory({
+      id: 'bad',
+      workers: [
+        { subtask: 'a', answer: 'b' },
+        { subtask: 'c', answer: 'd' },
+      ],
+      finalAnswer: 'x',
+    });
     t.agents[2] = { ...t.agents[2], delegation: 5 };
     expect(() => workerCount(t)).toThrow(/trajectory bad: worker delegation numbers must be 0\.\.1/);
   });
@@ -23,7 +30,15 @@ describe('coalitions', () => {
 
 describe('evaluateCoalitions', () => {
   it('one runner call per group, each coalition once, v(N) replayed like the others', async () => {
-    const a = makeTrajectory({ id: 'a', workers: [{ subtask: 's0', answer: 'r' }, { subtask: 's1', answer: 'r' }, { subtask: 's2', answer: 'r' }], finalAnswer: 'yes' });
+    const a = makeTrajectory({
+      id: 'a',
+      workers: [
+        { subtask: 's0', answer: 'r' },
+        { subtask: 's1', answer: 'r' },
+        { subtask: 's2', answer: 'r' },
+      ],
+      finalAnswer: 'yes',
+    });
     const b = makeTrajectory({ id: 'b', workers: [{ subtask: 's0', answer: 'r' }], finalAnswer: 'no' });
     // game: success iff workers 0 and 1 both report
     const runner = gameRunner((s) => (s & 3) === 3);
@@ -49,15 +64,32 @@ describe('evaluateCoalitions', () => {
     expect(tables[1].noise).toBe(0);
     expect(tables[0].noise).toBe(0);
     // a second request for the same coalitions replays nothing
-    const again = await evaluateCoalitions([{ traj: a, episode, coalitions: allCoalitions(3) }], runner, { success: emSuccess, replays: 1 }, cache);
+    const again = await evaluateCoalitions(
+      [{ traj: a, episode, coalitions: allCoalitions(3) }],
+      runner,
+      { success: emSuccess, replays: 1 },
+      cache,
+    );
     expect(again.stats.runnerCalls).toBe(0);
     expect(runner.batches).toHaveLength(1);
   });
   it('averages n replays per coalition', async () => {
-    const a = makeTrajectory({ id: 'a', workers: [{ subtask: 's0', answer: 'r' }, { subtask: 's1', answer: 'r' }], finalAnswer: 'yes' });
+    const a = makeTrajectory({
+      id: 'a',
+      workers: [
+        { subtask: 's0', answer: 'r' },
+        { subtask: 's1', answer: 'r' },
+      ],
+      finalAnswer: 'yes',
+    });
     // replay r of a coalition succeeds on r = 0 and 2 of 4 when worker 0 reports: v = 0.5
     const runner = gameRunner((s, _k, r) => (s & 1) === 1 && r % 2 === 0);
-    const { tables, stats } = await evaluateCoalitions([{ traj: a, episode, coalitions: [0b01, 0b10] }], runner, { success: emSuccess, replays: 4 }, new CoalitionCache());
+    const { tables, stats } = await evaluateCoalitions(
+      [{ traj: a, episode, coalitions: [0b01, 0b10] }],
+      runner,
+      { success: emSuccess, replays: 4 },
+      new CoalitionCache(),
+    );
     expect(stats.replayItems).toBe(12); // (N + 2 coalitions) x 4
     expect(valueOf(tables[0], 0b01)).toBe(0.5);
     expect(valueOf(tables[0], 0b10)).toBe(0);
@@ -69,14 +101,34 @@ describe('evaluateCoalitions', () => {
   });
   it('clear errors for bad coalitions, replay counts and runner output', async () => {
     const a = makeTrajectory({ id: 'a', workers: [{ subtask: 's0', answer: 'r' }], finalAnswer: 'yes' });
-    await expect(evaluateCoalitions([{ traj: a, episode, coalitions: [4] }], gameRunner(() => true), { success: emSuccess, replays: 1 })).rejects.toThrow(/coalition 4 is not a subset of its 1 workers/);
-    await expect(evaluateCoalitions([{ traj: a, episode, coalitions: [0] }], gameRunner(() => true), { success: emSuccess, replays: 0 })).rejects.toThrow(/credit.replays/);
-    await expect(evaluateCoalitions([{ traj: a, episode, coalitions: [0] }], () => Promise.resolve([]), { success: emSuccess, replays: 1 })).rejects.toThrow(/returned 0 trajectories for 2 items/);
+    await expect(
+      evaluateCoalitions(
+        [{ traj: a, episode, coalitions: [4] }],
+        gameRunner(() => true),
+        { success: emSuccess, replays: 1 },
+      ),
+    ).rejects.toThrow(/coalition 4 is not a subset of its 1 workers/);
+    await expect(
+      evaluateCoalitions(
+        [{ traj: a, episode, coalitions: [0] }],
+        gameRunner(() => true),
+        { success: emSuccess, replays: 0 },
+      ),
+    ).rejects.toThrow(/credit.replays/);
+    await expect(
+      evaluateCoalitions([{ traj: a, episode, coalitions: [0] }], () => Promise.resolve([]), {
+        success: emSuccess,
+        replays: 1,
+      }),
+    ).rejects.toThrow(/returned 0 trajectories for 2 items/);
   });
   it('a trajectory without workers is not replayed: v(empty) = v(N) is its recorded outcome', async () => {
     const lone = makeTrajectory({ id: 'lone', workers: [], finalAnswer: 'yes' });
     const runner = gameRunner(() => false);
-    const { tables, stats } = await evaluateCoalitions([{ traj: lone, episode, coalitions: [] }], runner, { success: emSuccess, replays: 2 });
+    const { tables, stats } = await evaluateCoalitions([{ traj: lone, episode, coalitions: [] }], runner, {
+      success: emSuccess,
+      replays: 2,
+    });
     expect(stats.replayItems).toBe(0);
     expect(valueOf(tables[0], 0)).toBe(1);
   });

@@ -88,7 +88,8 @@ export async function evaluateCoalitions(
   opts: EvaluateOptions,
   cache: CoalitionCache = new CoalitionCache(),
 ): Promise<{ tables: ValueTable[]; stats: EvaluateStats }> {
-  if (!Number.isInteger(opts.replays) || opts.replays < 1) throw new Error(`credit.replays: ${opts.replays} is not a positive integer`);
+  if (!Number.isInteger(opts.replays) || opts.replays < 1)
+    throw new Error(`credit.replays: ${opts.replays} is not a positive integer`);
   const items: ReplayItem[] = [];
   const slots: { table: ValueTable; coalition: Coalition }[] = [];
   const tables: ValueTable[] = [];
@@ -99,9 +100,13 @@ export async function evaluateCoalitions(
     const full = fullCoalition(table.k);
     if (table.k === 0) table.values.set(full, table.recorded);
     const pending = new Set<Coalition>();
-    const wanted = req.coalitions.length === 0 || table.k === 0 || table.values.has(full) ? req.coalitions : [full, ...req.coalitions];
+    const wanted =
+      req.coalitions.length === 0 || table.k === 0 || table.values.has(full)
+        ? req.coalitions
+        : [full, ...req.coalitions];
     for (const s of wanted) {
-      if (!Number.isInteger(s) || s < 0 || s > full) throw new Error(`trajectory ${req.traj.id}: coalition ${s} is not a subset of its ${table.k} workers`);
+      if (!Number.isInteger(s) || s < 0 || s > full)
+        throw new Error(`trajectory ${req.traj.id}: coalition ${s} is not a subset of its ${table.k} workers`);
       if (table.values.has(s) || pending.has(s)) {
         cachedCoalitions += 1;
         continue;
@@ -114,7 +119,8 @@ export async function evaluateCoalitions(
   }
   if (items.length === 0) return { tables, stats: { runnerCalls: 0, replayItems: 0, cachedCoalitions } };
   const replayed = await runner(items);
-  if (replayed.length !== items.length) throw new Error(`replay runner returned ${replayed.length} trajectories for ${items.length} items`);
+  if (replayed.length !== items.length)
+    throw new Error(`replay runner returned ${replayed.length} trajectories for ${items.length} items`);
   slots.forEach((slot, i) => {
     let sum = 0;
     let off = 0;
@@ -133,7 +139,8 @@ export async function evaluateCoalitions(
 /** v(S) from a table; a coalition that was never evaluated is a programming error. */
 export function valueOf(table: ValueTable, s: Coalition): number {
   const v = table.values.get(s);
-  if (v === undefined) throw new Error(`trajectory ${table.trajectoryId}: coalition ${s} (size ${coalitionSize(s)}) was not evaluated`);
+  if (v === undefined)
+    throw new Error(`trajectory ${table.trajectoryId}: coalition ${s} (size ${coalitionSize(s)}) was not evaluated`);
   return v;
 }
 
@@ -143,8 +150,13 @@ export function valueOf(table: ValueTable, s: Coalition): number {
  * coalition's also gives the noise floor. A trajectory without workers replays nothing: v(N) = v(empty)
  * is its recorded outcome.
  */
-export function evaluateReplays(plan: GroupPlan, replayed: readonly Trajectory[], success: SuccessFn): { tables: ValueTable[]; stats: EvaluateStats } {
-  if (replayed.length !== plan.items.length) throw new Error(`replay runner returned ${replayed.length} trajectories for ${plan.items.length} items`);
+export function evaluateReplays(
+  plan: GroupPlan,
+  replayed: readonly Trajectory[],
+  success: SuccessFn,
+): { tables: ValueTable[]; stats: EvaluateStats } {
+  if (replayed.length !== plan.items.length)
+    throw new Error(`replay runner returned ${replayed.length} trajectories for ${plan.items.length} items`);
   const tables: ValueTable[] = plan.trajectories.map((p) => {
     const recorded = success(p.traj.finalAnswer, plan.episode.answers);
     const t: ValueTable = { trajectoryId: p.traj.id, k: p.k, recorded, values: new Map(), noise: 0 };
@@ -169,5 +181,12 @@ export function evaluateReplays(plan: GroupPlan, replayed: readonly Trajectory[]
     table.values.set(key.coalition, sum / plan.replays);
     if (key.coalition === fullCoalition(table.k)) table.noise = off / plan.replays;
   });
-  return { tables, stats: { runnerCalls: plan.items.length > 0 ? 1 : 0, replayItems: plan.items.length, cachedCoalitions: plan.repeated } };
+  return {
+    tables,
+    stats: {
+      runnerCalls: plan.items.length > 0 ? 1 : 0,
+      replayItems: plan.items.length,
+      cachedCoalitions: plan.repeated,
+    },
+  };
 }

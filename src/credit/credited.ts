@@ -37,10 +37,14 @@ export interface TrajectoryCredit extends TrajectoryCreditSummary {
   plannerMarginal: number;
   /** v(S) of every replayed coalition. */
   values: [Coalition, number][];
-  /** Counterfactual repair: v(N) - v(N with delegation d's subtask repaired), for each delegation the judge found wrong. */
+  /**
+   * Counterfactual repair: v(N) - v(N with delegation d's subtask repaired), for each delegation the judge found wrong.
+   */
   plannerRepairs?: [number, number][];
   firstError?: FirstError;
-  /** Counterfactual repair and the oracle: what the gold decomposition says of each delegation (the reference reports). */
+  /**
+   * Counterfactual repair and the oracle: what the gold decomposition says of each delegation (the reference reports).
+   */
   references?: DelegationReference[];
 }
 
@@ -50,6 +54,9 @@ export interface CreditedGroup {
 }
 
 /** The run report's inputs of credited trajectories (report.ts creditReport). */
-export function reportInputs(credited: readonly CreditedTrajectory[]): { summaries: TrajectoryCredit[]; credits: AgentCredit[] } {
+export function reportInputs(credited: readonly CreditedTrajectory[]): {
+  summaries: TrajectoryCredit[];
+  credits: AgentCredit[];
+} {
   return { summaries: credited.map((c) => c.credit), credits: credited.flatMap((c) => c.agents) };
 }

@@ -30,7 +30,8 @@ function coinPlanner(shared: Rng): ScriptFn {
   return (req) => {
     const m = requestMeta(req);
     const p = PROTOCOLS[m.protocol];
-    if (m.role === 'worker') return m.turn === 0 ? p.formatCall('search', m.subtask ?? '') : p.formatAnswer('something');
+    if (m.role === 'worker')
+      return m.turn === 0 ? p.formatCall('search', m.subtask ?? '') : p.formatAnswer('something');
     if (m.turn < SUBTASKS.length) return p.formatCall('delegate', SUBTASKS[m.turn] as string);
     const u = req.seed === undefined ? shared.float() : new Rng(req.seed).float();
     return p.formatAnswer(u < 0.5 ? '1950' : '1951');
@@ -39,27 +40,40 @@ function coinPlanner(shared: Rng): ScriptFn {
 
 describe('counterfactual replays under common random numbers', () => {
   for (const mode of ['final', 'replan'] as const) {
-    it(`a planner that ignores its reports gets Delta = phi = 0 exactly, v(N) from replays (noise from the coin) [${mode}]`, async () => {
-      const policy = new ScriptedPolicy(coinPlanner(new Rng(1)));
-      const { trajectories } = await rollout(policy, [episode], { cfg, groupSize: 6 });
-      expect(trajectories.every((t) => t.agents.length === 4)).toBe(true);
-      const loo = creditSection.parse({ method: 'loo', replayMode: mode, replays: 4 });
-      const shapley = creditSection.parse({ method: 'shapley', replayMode: mode, replays: 4 });
-      const runner = engineReplayRunner(policy, { cfg }, { replayMode: mode, placeholder: loo.placeholder, streamSeed: 42 });
-      const l = await computeCredits(trajectories, episode, runner, loo);
-      const s = await computeCredits(trajectories, episode, runner, shapley);
-      for (const t of l.trajectories) expect(t.deltas).toEqual([0, 0, 0]);
-      for (const t of s.trajectories) expect(t.phi).toEqual([0, 0, 0]);
-      expect(l.report).toMatchObject({ helpful: 0, harmful: 0, neutral: 1 });
-      // v(N) is a mean over 4 coins, not the recorded coin: it moves with the streams, and so does the noise floor
-      const vN = l.trajectories.map((t) => new Map(t.values).get(0b111) as number);
-      expect(vN.some((v) => v > 0 && v < 1)).toBe(true);
-      expect(l.report.noiseFloor).toBeGreaterThan(0);
-      // The control: a stream of its own for every replayed item (what one shared generator amounts to) gives every coalition its own coins.
-      const noisy = engineReplayRunner(policy, { cfg }, { replayMode: mode, placeholder: loo.placeholder, streamSeed: 42 });
-      const unseeded: typeof noisy = (items) => noisy(items.map((it, i) => ({ ...it, replica: 1000 + i })));
-      const c = await computeCredits(trajectories, episode, unseeded, loo);
-      expect(c.trajectories.flatMap((t) => t.deltas).some((d) => d !== 0)).toBe(true);
-    });
+    it(
+      `a planner that ignores its reports gets Delta = phi = 0 exactly, v(N) from replays (noise from the coin) ` +
+        `[${mode}]`,
+      async () => {
+        const policy = new ScriptedPolicy(coinPlanner(new Rng(1)));
+        const { trajectories } = await rollout(policy, [episode], { cfg, groupSize: 6 });
+        expect(trajectories.every((t) => t.agents.length === 4)).toBe(true);
+        const loo = creditSection.parse({ method: 'loo', replayMode: mode, replays: 4 });
+        const shapley = creditSection.parse({ method: 'shapley', replayMode: mode, replays: 4 });
+        const runner = engineReplayRunner(
+          policy,
+          { cfg },
+          { replayMode: mode, placeholder: loo.placeholder, streamSeed: 42 },
+        );
+        const l = await computeCredits(trajectories, episode, runner, loo);
+        const s = await computeCredits(trajectories, episode, runner, shapley);
+        for (const t of l.trajectories) expect(t.deltas).toEqual([0, 0, 0]);
+        for (const t of s.trajectories) expect(t.phi).toEqual([0, 0, 0]);
+        expect(l.report).toMatchObject({ helpful: 0, harmful: 0, neutral: 1 });
+        // v(N) is a mean over 4 coins, not the recorded coin: it moves with the streams, and so does the noise floor
+        const vN = l.trajectories.map((t) => new Map(t.values).get(0b111) as number);
+        expect(vN.some((v) => v > 0 && v < 1)).toBe(true);
+        expect(l.report.noiseFloor).toBeGreaterThan(0);
+        // The control: a stream of its own for every replayed item (what one shared generator amounts to) gives every
+        // coalition its own coins.
+        const noisy = engineReplayRunner(
+          policy,
+          { cfg },
+          { replayMode: mode, placeholder: loo.placeholder, streamSeed: 42 },
+        );
+        const unseeded: typeof noisy = (items) => noisy(items.map((it, i) => ({ ...it, replica: 1000 + i })));
+        const c = await computeCredits(trajectories, episode, unseeded, loo);
+        expect(c.trajectories.flatMap((t) => t.deltas).some((d) => d !== 0)).toBe(true);
+      },
+    );
   }
 });

@@ -1,3 +1,8 @@
+/**
+ * The credit module's three ports onto the rollout engine (credit drives the
+ * engine only through its replay API): the replay runner behind v(S), the agent context of a message
+ * (for DPO prefixes), and a resampler that asks the policy for another version of a message.
+ */
 import type { Counterfactual } from '../config/sections/credit.ts';
 import type { Policy, PolicyRequest } from '../rollout/policy.ts';
 import type { CreditConfig } from './config.ts';
@@ -7,12 +12,6 @@ import { type EngineOptions, type RequestMeta } from '../rollout/engine.ts';
 import { replay } from '../rollout/replay.ts';
 import type { ReplayItem, ReplayRunner } from './counterfactual.ts';
 import type { ContextOf, Resampler } from './first-error.ts';
-
-/**
- * The credit module's three ports onto the rollout engine (credit drives the
- * engine only through its replay API): the replay runner behind v(S), the agent context of a message
- * (for DPO prefixes), and a resampler that asks the policy for another version of a message.
- */
 
 export interface ReplaySettings {
   /** credit.replayMode */
@@ -29,7 +28,10 @@ export interface ReplaySettings {
 }
 
 /** The replay settings of a credit config: the one place they are read from it. */
-export function replaySettings(cfg: Pick<CreditConfig, 'replayMode' | 'placeholder' | 'counterfactual'>, streamSeed: number): ReplaySettings {
+export function replaySettings(
+  cfg: Pick<CreditConfig, 'replayMode' | 'placeholder' | 'counterfactual'>,
+  streamSeed: number,
+): ReplaySettings {
   return { replayMode: cfg.replayMode, placeholder: cfg.placeholder, counterfactual: cfg.counterfactual, streamSeed };
 }
 
@@ -38,7 +40,14 @@ export function replaySettings(cfg: Pick<CreditConfig, 'replayMode' | 'placehold
  * run. The n replays of one coalition (replica 0..n-1) get distinct ids and distinct streams.
  */
 export function engineReplayRunner(policy: Policy, engine: EngineOptions, settings: ReplaySettings): ReplayRunner {
-  return (items: ReplayItem[]) => replay(policy, items, { ...engine, mode: settings.replayMode, placeholder: settings.placeholder, streamSeed: settings.streamSeed, counterfactual: settings.counterfactual ?? 'mask' });
+  return (items: ReplayItem[]) =>
+    replay(policy, items, {
+      ...engine,
+      mode: settings.replayMode,
+      placeholder: settings.placeholder,
+      streamSeed: settings.streamSeed,
+      counterfactual: settings.counterfactual ?? 'mask',
+    });
 }
 
 /** The context the agent saw when it generated message `index` (the engine's own reconstruction). */
@@ -55,7 +64,9 @@ export function policyResampler(policy: Policy, protocol: Protocol, maxNewTokens
       const { traj, episode } = ctx;
       const msg = traj.messages[index];
       const agent = traj.agents[msg.agent];
-      const earlier = traj.messages.filter((m) => m.agent === agent.id && m.chatRole === 'assistant' && m.index < index);
+      const earlier = traj.messages.filter(
+        (m) => m.agent === agent.id && m.chatRole === 'assistant' && m.index < index,
+      );
       const results: RequestMeta['results'] = [];
       for (const m of earlier) {
         for (const c of m.toolCalls) {
@@ -66,12 +77,30 @@ export function policyResampler(policy: Policy, protocol: Protocol, maxNewTokens
         }
       }
       // The message index is in the id: two first errors of one trajectory never share a sampler stream.
-      const meta: RequestMeta = { episode, trajectoryId: `${traj.id}~resample${index}.${attempt}`, sample: traj.sample, agent: agent.id, role, delegation: agent.delegation, turn: earlier.length, protocol: protocol.name, results };
+      const meta: RequestMeta = {
+        episode,
+        trajectoryId: `${traj.id}~resample${index}.${attempt}`,
+        sample: traj.sample,
+        agent: agent.id,
+        role,
+        delegation: agent.delegation,
+        turn: earlier.length,
+        protocol: protocol.name,
+        results,
+      };
       if (agent.subtask !== undefined) meta.subtask = agent.subtask;
-      return { key: `${meta.trajectoryId}/${agent.id}`, role, messages: prefix, stop: [...protocol.stop], maxNewTokens, meta };
+      return {
+        key: `${meta.trajectoryId}/${agent.id}`,
+        role,
+        messages: prefix,
+        stop: [...protocol.stop],
+        maxNewTokens,
+        meta,
+      };
     });
     const res = await policy.generate(batch);
-    if (res.length !== batch.length) throw new Error(`resample: the policy returned ${res.length} responses for ${batch.length} requests`);
+    if (res.length !== batch.length)
+      throw new Error(`resample: the policy returned ${res.length} responses for ${batch.length} requests`);
     return res.map((r) => r.text);
   };
 }

@@ -22,7 +22,9 @@ const episode: Episode = {
   ],
 };
 
-/** A prefix judge that fails from message `errorAt` on, counting its calls (the judge is the test's subject's input). */
+/**
+ * A prefix judge that fails from message `errorAt` on, counting its calls (the judge is the test's subject's input).
+ */
 function thresholdJudge(errorAt: number | null): Judge & { calls: number } {
   const j = {
     name: 'threshold',
@@ -40,7 +42,11 @@ function thresholdJudge(errorAt: number | null): Judge & { calls: number } {
 describe('first-error binary search', () => {
   it('finds every possible first error within ceil(log2 T) + 1 judge calls', async () => {
     for (const nWorkers of [0, 1, 2, 3, 5, 9, 16]) {
-      const traj = makeTrajectory({ id: `t${nWorkers}`, workers: Array.from({ length: nWorkers }, (_, i) => ({ subtask: `s${i}`, answer: `a${i}` })), finalAnswer: 'x' });
+      const traj = makeTrajectory({
+        id: `t${nWorkers}`,
+        workers: Array.from({ length: nWorkers }, (_, i) => ({ subtask: `s${i}`, answer: `a${i}` })),
+        finalAnswer: 'x',
+      });
       const gen = traj.messages.filter((m) => m.chatRole === 'assistant').map((m) => m.index);
       const t = gen.length;
       for (const e of [...gen, null]) {
@@ -85,7 +91,14 @@ describe('first-error binary search', () => {
     expect([...labels.entries()].filter(([, l]) => l !== 0)).toEqual([[saboteurReport?.index, -1]]);
   });
   it('preference pair: resample until the judge accepts; JSONL round trip, atomic', async () => {
-    const traj = makeTrajectory({ id: 'sab', workers: [{ subtask: 'Who founded Acme?', answer: 'Bob Stone' }, { subtask: 'Where was Bob Stone born?', answer: 'Paris' }], finalAnswer: 'Paris' });
+    const traj = makeTrajectory({
+      id: 'sab',
+      workers: [
+        { subtask: 'Who founded Acme?', answer: 'Bob Stone' },
+        { subtask: 'Where was Bob Stone born?', answer: 'Paris' },
+      ],
+      finalAnswer: 'Paris',
+    });
     const ctx = { traj, episode };
     const judge = ruleJudge({ parseAnswer: protocolAnswer(getProtocol('tags')) });
     const first = await locateFirstError(ctx, judge);
@@ -95,7 +108,10 @@ describe('first-error binary search', () => {
       ctx,
       first,
       judge,
-      (c, i) => c.traj.messages.filter((m) => m.agent === c.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
+      (c, i) =>
+        c.traj.messages
+          .filter((m) => m.agent === c.traj.messages[i].agent && m.index < i)
+          .map((m) => ({ role: m.chatRole, content: m.text })),
       (reqs) => {
         seen.push(...reqs.map((r) => r.attempt));
         return Promise.resolve(reqs.map((r) => alternatives[r.attempt - 1] ?? '<answer>Dora</answer>'));
@@ -107,8 +123,22 @@ describe('first-error binary search', () => {
     expect(pair?.chosen).toBe('<answer>Ada Byron</answer>');
     expect(pair?.rejected).toBe('<answer>Bob Stone</answer>');
     expect(pair?.prefix.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
-    expect(pair?.metadata).toMatchObject({ trajectoryId: 'sab', episodeId: 'ep', agent: 1, role: 'worker', judge: 'rule', attempts: 3 });
-    const none = await preferencePair(ctx, first, judge, () => [], (reqs) => Promise.resolve(reqs.map(() => '<answer>Carl</answer>')), 3);
+    expect(pair?.metadata).toMatchObject({
+      trajectoryId: 'sab',
+      episodeId: 'ep',
+      agent: 1,
+      role: 'worker',
+      judge: 'rule',
+      attempts: 3,
+    });
+    const none = await preferencePair(
+      ctx,
+      first,
+      judge,
+      () => [],
+      (reqs) => Promise.resolve(reqs.map(() => '<answer>Carl</answer>')),
+      3,
+    );
     expect(none).toBeNull();
 
     const dir = mkdtempSync(join(tmpdir(), 'pairs-'));
@@ -124,11 +154,21 @@ describe('first-error binary search', () => {
   });
   it('preference pairs of several errors: one batched call per round, repaired errors drop out', async () => {
     const judge = ruleJudge({ parseAnswer: protocolAnswer(getProtocol('tags')) });
-    const make = (id: string) => makeTrajectory({ id, workers: [{ subtask: 'Who founded Acme?', answer: 'Bob Stone' }, { subtask: 'Where was Bob Stone born?', answer: 'Paris' }], finalAnswer: 'Paris' });
-    const items = await Promise.all(['a', 'b', 'c'].map(async (id) => {
-      const ctx = { traj: make(id), episode };
-      return { ctx, first: await locateFirstError(ctx, judge) };
-    }));
+    const make = (id: string) =>
+      makeTrajectory({
+        id,
+        workers: [
+          { subtask: 'Who founded Acme?', answer: 'Bob Stone' },
+          { subtask: 'Where was Bob Stone born?', answer: 'Paris' },
+        ],
+        finalAnswer: 'Paris',
+      });
+    const items = await Promise.all(
+      ['a', 'b', 'c'].map(async (id) => {
+        const ctx = { traj: make(id), episode };
+        return { ctx, first: await locateFirstError(ctx, judge) };
+      }),
+    );
     // c has no located error: it is never resampled.
     items[2] = { ...items[2], first: { ...items[2].first, index: null, agent: null, role: null } };
     const calls: string[][] = [];
@@ -140,7 +180,9 @@ describe('first-error binary search', () => {
       (reqs) => {
         calls.push(reqs.map((r) => `${r.ctx.traj.id}#${r.attempt}`));
         // a is repaired at once, b on its second attempt.
-        return Promise.resolve(reqs.map((r) => (r.ctx.traj.id === 'a' || r.attempt === 2 ? right : '<answer>Carl</answer>')));
+        return Promise.resolve(
+          reqs.map((r) => (r.ctx.traj.id === 'a' || r.attempt === 2 ? right : '<answer>Carl</answer>')),
+        );
       },
       3,
     );

@@ -106,10 +106,15 @@ export async function preferencePairs(
   maxAttempts: number,
 ): Promise<(PreferencePair | null)[]> {
   const out: (PreferencePair | null)[] = items.map(() => null);
-  let open = items.flatMap(({ ctx, first }, i) => (first.index === null || first.agent === null || first.role === null ? [] : [{ i, ctx, index: first.index, agent: first.agent, role: first.role, prefix: contextOf(ctx, first.index) }]));
+  let open = items.flatMap(({ ctx, first }, i) =>
+    first.index === null || first.agent === null || first.role === null
+      ? []
+      : [{ i, ctx, index: first.index, agent: first.agent, role: first.role, prefix: contextOf(ctx, first.index) }],
+  );
   for (let attempt = 1; attempt <= maxAttempts && open.length > 0; attempt++) {
     const alts = await resample(open.map(({ ctx, index, prefix, role }) => ({ ctx, index, prefix, role, attempt })));
-    if (alts.length !== open.length) throw new Error(`resampler returned ${alts.length} alternatives for ${open.length} requests`);
+    if (alts.length !== open.length)
+      throw new Error(`resampler returned ${alts.length} alternatives for ${open.length} requests`);
     const still: typeof open = [];
     for (const [j, l] of open.entries()) {
       const alt = alts[j];
@@ -122,7 +127,15 @@ export async function preferencePairs(
         prefix: l.prefix,
         chosen: alt,
         rejected,
-        metadata: { trajectoryId: l.ctx.traj.id, episodeId: l.ctx.episode.id, messageIndex: l.index, agent: l.agent, role: l.role, judge: judge.name, attempts: attempt },
+        metadata: {
+          trajectoryId: l.ctx.traj.id,
+          episodeId: l.ctx.episode.id,
+          messageIndex: l.index,
+          agent: l.agent,
+          role: l.role,
+          judge: judge.name,
+          attempts: attempt,
+        },
       };
     }
     open = still;
@@ -131,7 +144,14 @@ export async function preferencePairs(
 }
 
 /** preferencePairs for one first error. */
-export async function preferencePair(ctx: JudgeContext, first: FirstError, judge: Judge, contextOf: ContextOf, resample: Resampler, maxAttempts: number): Promise<PreferencePair | null> {
+export async function preferencePair(
+  ctx: JudgeContext,
+  first: FirstError,
+  judge: Judge,
+  contextOf: ContextOf,
+  resample: Resampler,
+  maxAttempts: number,
+): Promise<PreferencePair | null> {
   const [pair] = await preferencePairs([{ ctx, first }], judge, contextOf, resample, maxAttempts);
   return pair ?? null;
 }

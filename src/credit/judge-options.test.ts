@@ -7,7 +7,8 @@ import { judgeOptions } from './judge-options.ts';
 
 const base = configSchema.parse({}).credit;
 const protocol = getProtocol('tags');
-// Building the options never calls the policy (the resampler does, per first error: src/train/grpo/collect-failure-pairs.test.ts).
+// Building the options never calls the policy (the resampler does, per first error:
+// src/train/grpo/collect-failure-pairs.test.ts).
 const policy = {} as Policy;
 
 describe('judgeOptions', () => {
@@ -30,8 +31,12 @@ describe('judgeOptions', () => {
   });
 
   it('the llm judge needs a scorer', () => {
-    expect(() => judgeOptions({ ...base, failurePairs: true, judge: 'llm' }, policy, protocol, 16)).toThrow('credit.judge=llm needs a model scorer');
-    const o = judgeOptions({ ...base, failurePairs: true, judge: 'llm' }, policy, protocol, 16, (_p, c) => Promise.resolve(c.map(() => 0)));
+    expect(() => judgeOptions({ ...base, failurePairs: true, judge: 'llm' }, policy, protocol, 16)).toThrow(
+      'credit.judge=llm needs a model scorer',
+    );
+    const o = judgeOptions({ ...base, failurePairs: true, judge: 'llm' }, policy, protocol, 16, (_p, c) =>
+      Promise.resolve(c.map(() => 0)),
+    );
     expect(o.judge?.name).toBe('llm');
   });
 });

@@ -40,34 +40,38 @@ describe.skipIf(!existsSync(resolve(TINY, 'model.safetensors')))('credit replays
     await closeCodeSandbox();
   });
 
-  it('one batched replay run per group, v(N) replayed like every coalition: Delta = 0, noise floor 1, tensor count flat', async () => {
-    const episodes = generateSynth({ seed: 3, n: 2, minHops: 2, maxHops: 2 }).map(toEpisode);
-    const rcfg = rolloutConfig({ maxNewTokens: 8, maxContext: 512 });
-    const { trajectories } = await rollout(expertPolicy(), episodes, { cfg: rcfg, groupSize: 2 });
-    const lm = new LmPolicy(model, tok, { temperature: 1, topK: 0, topP: 1, maxContext: 512, rng: new Rng(5) });
-    const cfg = creditSection.parse({ method: 'shapley', replayMode: 'final', replays: 2 });
-    const runner = engineReplayRunner(lm, { cfg: rcfg }, { ...cfg, streamSeed: 9 });
-    let calls = 0;
-    const counted = (items: Parameters<typeof runner>[0]) => {
-      calls += 1;
-      return runner(items);
-    };
-    const before = tf.memory().numTensors;
-    for (const [e, episode] of episodes.entries()) {
-      const group = trajectories.slice(2 * e, 2 * e + 2);
-      expect(group.every((t) => t.finalAnswer === episode.answers[0])).toBe(true);
-      const r = await computeCredits(group, episode, counted, cfg);
-      for (const t of r.trajectories) {
-        expect(t.k).toBe(2);
-        expect(t.success).toBe(1);
-        expect(t.deltas).toEqual([0, 0]);
-        expect(t.phi).toEqual([0, 0]);
-        expect(t.noise).toBe(1);
+  it(
+    'one batched replay run per group, v(N) replayed like every coalition: Delta = 0, noise floor 1, tensor count ' +
+      'flat',
+    async () => {
+      const episodes = generateSynth({ seed: 3, n: 2, minHops: 2, maxHops: 2 }).map(toEpisode);
+      const rcfg = rolloutConfig({ maxNewTokens: 8, maxContext: 512 });
+      const { trajectories } = await rollout(expertPolicy(), episodes, { cfg: rcfg, groupSize: 2 });
+      const lm = new LmPolicy(model, tok, { temperature: 1, topK: 0, topP: 1, maxContext: 512, rng: new Rng(5) });
+      const cfg = creditSection.parse({ method: 'shapley', replayMode: 'final', replays: 2 });
+      const runner = engineReplayRunner(lm, { cfg: rcfg }, { ...cfg, streamSeed: 9 });
+      let calls = 0;
+      const counted = (items: Parameters<typeof runner>[0]) => {
+        calls += 1;
+        return runner(items);
+      };
+      const before = tf.memory().numTensors;
+      for (const [e, episode] of episodes.entries()) {
+        const group = trajectories.slice(2 * e, 2 * e + 2);
+        expect(group.every((t) => t.finalAnswer === episode.answers[0])).toBe(true);
+        const r = await computeCredits(group, episode, counted, cfg);
+        for (const t of r.trajectories) {
+          expect(t.k).toBe(2);
+          expect(t.success).toBe(1);
+          expect(t.deltas).toEqual([0, 0]);
+          expect(t.phi).toEqual([0, 0]);
+          expect(t.noise).toBe(1);
+        }
+        expect(r.report.noiseFloor).toBe(1);
+        expect(r.stats.replayItems).toBe(2 * 4 * 2); // 2 trajectories x 4 coalitions (N included) x 2 replays
       }
-      expect(r.report.noiseFloor).toBe(1);
-      expect(r.stats.replayItems).toBe(2 * 4 * 2); // 2 trajectories x 4 coalitions (N included) x 2 replays
-    }
-    expect(calls).toBe(2);
-    expect(tf.memory().numTensors).toBe(before);
-  });
+      expect(calls).toBe(2);
+      expect(tf.memory().numTensors).toBe(before);
+    },
+  );
 });

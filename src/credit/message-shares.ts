@@ -60,17 +60,25 @@ export function shareBound(credit: number, count: number, beta: number): number 
 
 /**
  * Per-message rewards of every agent of a trajectory: the agent's generated (assistant) messages
- * share its `total`. A message without a label is unjudged (its even share; recorded as label 0). An agent with no generated message keeps
- * its credit at agent level only (nothing to attach it to); the trainer gives it no tokens anyway.
+ * share its `total`. A message without a label is unjudged (its even share; recorded as label 0). An agent with no
+ * generated message keeps its credit at agent level only (nothing to attach it to); the trainer gives it no tokens
+ * anyway.
  */
-export function trajectoryMessageRewards(traj: Trajectory, credits: readonly AgentCredit[], labels: ReadonlyMap<number, Label>, beta: number): MessageReward[] {
+export function trajectoryMessageRewards(
+  traj: Trajectory,
+  credits: readonly AgentCredit[],
+  labels: ReadonlyMap<number, Label>,
+  beta: number,
+): MessageReward[] {
   const out: MessageReward[] = [];
   for (const c of credits) {
     if (c.trajectoryId !== traj.id) continue;
     const msgs = traj.messages.filter((m) => m.agent === c.agent && m.chatRole === 'assistant');
     const ls = msgs.map((m) => labels.get(m.index));
     const shares = messageShares(c.total, ls, beta);
-    msgs.forEach((m, i) => out.push({ trajectoryId: traj.id, messageIndex: m.index, agent: c.agent, label: ls[i] ?? 0, reward: shares[i] }));
+    msgs.forEach((m, i) =>
+      out.push({ trajectoryId: traj.id, messageIndex: m.index, agent: c.agent, label: ls[i] ?? 0, reward: shares[i] }),
+    );
   }
   return out;
 }

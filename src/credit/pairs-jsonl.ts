@@ -28,9 +28,12 @@ export function parsePreferencePair(v: unknown, where: string): PreferencePair {
   if (!Array.isArray(o.prefix)) throw new Error(`${where}: field 'prefix' must be an array of messages`);
   o.prefix.forEach((m: unknown, j) => {
     const r = m as Record<string, unknown> | null;
-    if (typeof r !== 'object' || r === null || typeof r.role !== 'string' || typeof r.content !== 'string') throw new Error(`${where}: prefix[${j}] must be {role, content} strings`);
+    if (typeof r !== 'object' || r === null || typeof r.role !== 'string' || typeof r.content !== 'string')
+      throw new Error(`${where}: prefix[${j}] must be {role, content} strings`);
   });
-  for (const k of ['chosen', 'rejected'] as const) if (typeof o[k] !== 'string') throw new Error(`${where}: field '${k}' must be a string`);
-  if (typeof o.metadata !== 'object' || o.metadata === null) throw new Error(`${where}: field 'metadata' must be an object`);
+  for (const k of ['chosen', 'rejected'] as const)
+    if (typeof o[k] !== 'string') throw new Error(`${where}: field '${k}' must be a string`);
+  if (typeof o.metadata !== 'object' || o.metadata === null)
+    throw new Error(`${where}: field 'metadata' must be an object`);
   return v as PreferencePair;
 }

@@ -1,16 +1,3 @@
-import { MAX_EXACT_SHAPLEY_WORKERS } from '../config/sections/credit.ts';
-import type { Episode } from '../data/episode.ts';
-import { fnv1a32 } from '../random/hash.ts';
-import { Rng } from '../random/rng.ts';
-import { creditSeed, groupSeed } from '../random/step-seeds.ts';
-import type { ReplayItem, Substitute } from '../rollout/replay.ts';
-import type { Trajectory } from '../rollout/types.ts';
-import { type Coalition, allCoalitions, fullCoalition, leaveOneOutCoalitions, maskedDelegations, workerCount } from './coalitions.ts';
-import type { CreditConfig } from './config.ts';
-import { type DelegationReference, delegationReferences, goldHops } from './references.ts';
-import { permutationCoalitions, samplePermutations } from './shapley.ts';
-import { successFunction } from './success.ts';
-
 /**
  * Stage "plan replays" of credit: which counterfactual replays each trajectory of a group needs,
  * before anything runs. Pure: the plan is data (it crosses the distributed jobs as JSON), the replays
@@ -19,9 +6,32 @@ import { successFunction } from './success.ts';
  * (assign.ts) reads. A new counterfactual plugs in here (what replaces a left-out worker) and in
  * the replay plan of rollout/replay.ts, nowhere else.
  */
+import { MAX_EXACT_SHAPLEY_WORKERS } from '../config/sections/credit.ts';
+import type { Episode } from '../data/episode.ts';
+import { fnv1a32 } from '../random/hash.ts';
+import { Rng } from '../random/rng.ts';
+import { creditSeed, groupSeed } from '../random/step-seeds.ts';
+import type { ReplayItem, Substitute } from '../rollout/replay.ts';
+import type { Trajectory } from '../rollout/types.ts';
+import {
+  type Coalition,
+  allCoalitions,
+  fullCoalition,
+  leaveOneOutCoalitions,
+  maskedDelegations,
+  workerCount,
+} from './coalitions.ts';
+import type { CreditConfig } from './config.ts';
+import { type DelegationReference, delegationReferences, goldHops } from './references.ts';
+import { permutationCoalitions, samplePermutations } from './shapley.ts';
+import { successFunction } from './success.ts';
 
-/** How a trajectory's worker credit is computed: nothing per worker, LOO, exact or sampled Shapley, or the oracle labels. */
-type CreditShape = { kind: 'none' } | { kind: 'oracle' } | { kind: 'loo' } | { kind: 'exact' } | { kind: 'sampled'; perms: number[][] };
+/**
+ * How a trajectory's worker credit is computed: nothing per worker, LOO, exact or sampled Shapley, or the oracle
+ * labels.
+ */
+type CreditShape =
+  { kind: 'none' } | { kind: 'oracle' } | { kind: 'loo' } | { kind: 'exact' } | { kind: 'sampled'; perms: number[][] };
 
 export interface TrajectoryPlan {
   traj: Trajectory;
@@ -63,7 +73,11 @@ function shapeOf(traj: Trajectory, k: number, cfg: CreditConfig, rng: Rng | unde
   if (cfg.method === 'loo') return { kind: 'loo' };
   const exact = cfg.shapleyMode === 'exact' || (cfg.shapleyMode === 'auto' && k <= cfg.shapleyExactMaxWorkers);
   if (exact) {
-    if (k > MAX_EXACT_SHAPLEY_WORKERS) throw new Error(`credit.shapleyMode=exact: trajectory ${traj.id} has ${k} workers (exact Shapley is limited to ${MAX_EXACT_SHAPLEY_WORKERS})`);
+    if (k > MAX_EXACT_SHAPLEY_WORKERS)
+      throw new Error(
+        `credit.shapleyMode=exact: trajectory ${traj.id} has ${k} workers (exact Shapley is limited to ` +
+          `${MAX_EXACT_SHAPLEY_WORKERS})`,
+      );
     return { kind: 'exact' };
   }
   return { kind: 'sampled', perms: samplePermutations(k, cfg.shapleyPermutations, rng ?? new Rng(hashSeed(traj.id))) };
@@ -76,7 +90,12 @@ function shapeOf(traj: Trajectory, k: number, cfg: CreditConfig, rng: Rng | unde
 function coalitionsOf(shape: CreditShape, k: number): { coalitions: Coalition[]; repeated: number } {
   if (shape.kind === 'none' || shape.kind === 'oracle') return { coalitions: [], repeated: 0 };
   // LOO coalitions are always evaluated with Shapley too: the report's helpful/harmful counts use Delta.
-  const wanted = shape.kind === 'loo' ? leaveOneOutCoalitions(k) : shape.kind === 'exact' ? allCoalitions(k) : [...permutationCoalitions(shape.perms), ...leaveOneOutCoalitions(k)];
+  const wanted =
+    shape.kind === 'loo'
+      ? leaveOneOutCoalitions(k)
+      : shape.kind === 'exact'
+        ? allCoalitions(k)
+        : [...permutationCoalitions(shape.perms), ...leaveOneOutCoalitions(k)];
   if (k === 0) return { coalitions: [], repeated: wanted.length };
   const asked = wanted.length === 0 ? wanted : [fullCoalition(k), ...wanted];
   const coalitions = [...new Set(asked)];
@@ -93,9 +112,17 @@ function reportSubstitutes(refs: readonly DelegationReference[], masked: readonl
   return out;
 }
 
-export function planReplays(group: readonly Trajectory[], episode: Episode, cfg: CreditConfig, opts: PlanOptions = {}): GroupPlan {
-  for (const t of group) if (t.episodeId !== episode.id) throw new Error(`credit: trajectory ${t.id} is for episode ${t.episodeId}, not ${episode.id}`);
-  if (!Number.isInteger(cfg.replays) || cfg.replays < 1) throw new Error(`credit.replays: ${cfg.replays} is not a positive integer`);
+export function planReplays(
+  group: readonly Trajectory[],
+  episode: Episode,
+  cfg: CreditConfig,
+  opts: PlanOptions = {},
+): GroupPlan {
+  for (const t of group)
+    if (t.episodeId !== episode.id)
+      throw new Error(`credit: trajectory ${t.id} is for episode ${t.episodeId}, not ${episode.id}`);
+  if (!Number.isInteger(cfg.replays) || cfg.replays < 1)
+    throw new Error(`credit.replays: ${cfg.replays} is not a positive integer`);
   const repair = cfg.counterfactual === 'repair' && cfg.method !== 'broadcast' && cfg.method !== 'matpo';
   const needsGold = repair || cfg.method === 'oracle';
   const what = cfg.method === 'oracle' ? 'credit.method=oracle' : 'credit.counterfactual=repair';
@@ -109,7 +136,10 @@ export function planReplays(group: readonly Trajectory[], episode: Episode, cfg:
     repeated += c.repeated;
     const plan: TrajectoryPlan = { traj, k, shape, coalitions: c.coalitions, plannerRepairs: [] };
     if (needsGold) plan.references = delegationReferences(traj, episode, { what, hopMatchF1: cfg.hopMatchF1, match });
-    if (repair && plan.references && plan.coalitions.length > 0) plan.plannerRepairs = plan.references.filter((r) => r.delegationLabel === -1 && r.goldSubtask !== null).map((r) => r.delegation);
+    if (repair && plan.references && plan.coalitions.length > 0)
+      plan.plannerRepairs = plan.references
+        .filter((r) => r.delegationLabel === -1 && r.goldSubtask !== null)
+        .map((r) => r.delegation);
     return plan;
   });
   const items: ReplayItem[] = [];
@@ -130,7 +160,14 @@ export function planReplays(group: readonly Trajectory[], episode: Episode, cfg:
     for (const d of p.plannerRepairs) {
       const goldSubtask = p.references?.find((x) => x.delegation === d)?.goldSubtask as string;
       values.push({ t, plannerRepair: d });
-      for (let r = 0; r < cfg.replays; r++) items.push({ traj: p.traj, episode, masked: [], replica: r, substitutes: [{ delegation: d, subtask: goldSubtask }] });
+      for (let r = 0; r < cfg.replays; r++)
+        items.push({
+          traj: p.traj,
+          episode,
+          masked: [],
+          replica: r,
+          substitutes: [{ delegation: d, subtask: goldSubtask }],
+        });
     }
   });
   return { episode, trajectories, items, values, replays: cfg.replays, repeated };
@@ -141,6 +178,12 @@ export function planReplays(group: readonly Trajectory[], episode: Episode, cfg:
  * plan of each group draws from its own seeded stream (random/step-seeds.ts), so a group's plan is
  * the same in this process and on a worker.
  */
-export function planStep(groups: readonly { episode: Episode; trajectories: readonly Trajectory[] }[], cfg: CreditConfig, stepSeed: number): GroupPlan[] {
-  return groups.map((g, q) => planReplays(g.trajectories, g.episode, cfg, { rng: new Rng(creditSeed(groupSeed(stepSeed, q))) }));
+export function planStep(
+  groups: readonly { episode: Episode; trajectories: readonly Trajectory[] }[],
+  cfg: CreditConfig,
+  stepSeed: number,
+): GroupPlan[] {
+  return groups.map((g, q) =>
+    planReplays(g.trajectories, g.episode, cfg, { rng: new Rng(creditSeed(groupSeed(stepSeed, q))) }),
+  );
 }

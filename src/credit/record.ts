@@ -33,7 +33,10 @@ export interface CoalitionRecord {
   members: number[];
   masked: number[];
   value: number;
-  /** Final answers of the replays behind v(S) (v(N) included; the recorded answer only when nothing was replayed), and their success. */
+  /**
+   * Final answers of the replays behind v(S) (v(N) included; the recorded answer only when nothing was replayed), and
+   * their success.
+   */
   answers: { answer: string | null; success: number }[];
 }
 
@@ -68,8 +71,18 @@ export interface TrajectoryRecord {
   efficiencyResidual?: number;
   coalitions: CoalitionRecord[];
   firstError?: { index: number | null; agent: number | null; role: Role | null; judgeCalls: number };
-  /** Counterfactual repair and the oracle: per delegation, the reference report (gold sub-answer) beside the recorded one. */
-  references?: { delegation: number; reference: string | null; report: string | null; right: boolean | null; goldSubtask: string | null; delegationWrong: boolean }[];
+  /**
+   * Counterfactual repair and the oracle: per delegation, the reference report (gold sub-answer) beside the recorded
+   * one.
+   */
+  references?: {
+    delegation: number;
+    reference: string | null;
+    report: string | null;
+    right: boolean | null;
+    goldSubtask: string | null;
+    delegationWrong: boolean;
+  }[];
   /** Counterfactual repair: v(N) - v(N with delegation d's subtask repaired), per delegation the judge found wrong. */
   plannerRepairs?: [number, number][];
   pair?: { messageIndex: number; chosen: string; rejected: string; attempts: number };
@@ -87,13 +100,22 @@ export interface StepRecord {
   kind: 'train' | 'eval';
   /** RL step (train) or eval batch number, 1-based. */
   step: number;
-  credit: { method: string; replayMode: string; counterfactual?: string; replays: number; success: string; placeholder: string; weights: CreditConfig['weights'] };
+  credit: {
+    method: string;
+    replayMode: string;
+    counterfactual?: string;
+    replays: number;
+    success: string;
+    placeholder: string;
+    weights: CreditConfig['weights'];
+  };
   /** Groups of the step in all, and how many are recorded here. */
   groupsTotal: number;
   groups: GroupRecord[];
 }
 
-const replayKey = (trajId: string, masked: readonly number[]): string => `${trajId}|${[...masked].sort((a, b) => a - b).join(',')}`;
+const replayKey = (trajId: string, masked: readonly number[]): string =>
+  `${trajId}|${[...masked].sort((a, b) => a - b).join(',')}`;
 
 /**
  * The final answers of a group's replays, by trajectory and masked delegations: the credit stages
@@ -120,11 +142,25 @@ export class ReplayAnswers {
 
 /** The credit settings a reader needs to interpret the numbers. */
 export function creditHeader(cfg: CreditConfig): StepRecord['credit'] {
-  return { method: cfg.method, replayMode: cfg.replayMode, counterfactual: cfg.counterfactual, replays: cfg.replays, success: cfg.success, placeholder: cfg.placeholder, weights: { ...cfg.weights } };
+  return {
+    method: cfg.method,
+    replayMode: cfg.replayMode,
+    counterfactual: cfg.counterfactual,
+    replays: cfg.replays,
+    success: cfg.success,
+    placeholder: cfg.placeholder,
+    weights: { ...cfg.weights },
+  };
 }
 
 /** One group (the trajectories of one question) with everything the credit stages found about it. */
-export function groupRecord(episode: Episode, credited: readonly CreditedTrajectory[], replays: ReplayAnswers, cfg: CreditConfig, pairs: readonly PreferencePair[]): GroupRecord {
+export function groupRecord(
+  episode: Episode,
+  credited: readonly CreditedTrajectory[],
+  replays: ReplayAnswers,
+  cfg: CreditConfig,
+  pairs: readonly PreferencePair[],
+): GroupRecord {
   const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
   const score = (answer: string | null) => ({ answer, success: success(answer, episode.answers) });
   return {
@@ -144,7 +180,13 @@ export function groupRecord(episode: Episode, credited: readonly CreditedTraject
           // v(N) is replayed like every coalition; only a trajectory that replayed nothing shows its recorded answer.
           const replayed = replays.answersOf(traj.id, masked);
           const answers = s === full && replayed.length === 0 ? [score(traj.finalAnswer)] : replayed.map(score);
-          return { coalition: s, members: Array.from({ length: tc.k }, (_, m) => m).filter((m) => hasWorker(s, m)), masked, value, answers };
+          return {
+            coalition: s,
+            members: Array.from({ length: tc.k }, (_, m) => m).filter((m) => hasWorker(s, m)),
+            masked,
+            value,
+            answers,
+          };
         });
       const rec: TrajectoryRecord = {
         id: traj.id,
@@ -180,11 +222,31 @@ export function groupRecord(episode: Episode, credited: readonly CreditedTraject
       };
       if (tc.phi) rec.phi = [...tc.phi];
       if (tc.efficiencyResidual !== undefined) rec.efficiencyResidual = tc.efficiencyResidual;
-      if (tc.references) rec.references = tc.references.map((r) => ({ delegation: r.delegation, reference: r.reference, report: r.report, right: r.reportRight, goldSubtask: r.goldSubtask, delegationWrong: r.delegationLabel === -1 }));
+      if (tc.references)
+        rec.references = tc.references.map((r) => ({
+          delegation: r.delegation,
+          reference: r.reference,
+          report: r.report,
+          right: r.reportRight,
+          goldSubtask: r.goldSubtask,
+          delegationWrong: r.delegationLabel === -1,
+        }));
       if (tc.plannerRepairs) rec.plannerRepairs = tc.plannerRepairs.map(([d, x]) => [d, x]);
-      if (tc.firstError) rec.firstError = { index: tc.firstError.index, agent: tc.firstError.agent, role: tc.firstError.role, judgeCalls: tc.firstError.judgeCalls };
+      if (tc.firstError)
+        rec.firstError = {
+          index: tc.firstError.index,
+          agent: tc.firstError.agent,
+          role: tc.firstError.role,
+          judgeCalls: tc.firstError.judgeCalls,
+        };
       const pair = pairs.find((p) => p.metadata.trajectoryId === traj.id);
-      if (pair) rec.pair = { messageIndex: pair.metadata.messageIndex, chosen: pair.chosen, rejected: pair.rejected, attempts: pair.metadata.attempts };
+      if (pair)
+        rec.pair = {
+          messageIndex: pair.metadata.messageIndex,
+          chosen: pair.chosen,
+          rejected: pair.rejected,
+          attempts: pair.metadata.attempts,
+        };
       return rec;
     }),
   };
@@ -210,7 +272,8 @@ export function sampleGroups(groups: readonly GroupRecord[], limit: number): Gro
     .map((x) => x.g);
 }
 
-const stepName = (kind: StepRecord['kind'], step: number): string => `${kind === 'train' ? 'step' : 'eval'}-${String(step).padStart(6, '0')}`;
+const stepName = (kind: StepRecord['kind'], step: number): string =>
+  `${kind === 'train' ? 'step' : 'eval'}-${String(step).padStart(6, '0')}`;
 
 /** Writes one step's record atomically; returns the file written. */
 export function writeStepRecord(runDir: string, rec: StepRecord): string {
@@ -243,6 +306,7 @@ export function readStepRecord(file: string): StepRecord {
   const raw = readRegularFile(file, MAX_TEXT_BYTES);
   const text = file.endsWith('.gz') ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
   const rec = JSON.parse(text) as StepRecord;
-  if (rec.version !== RECORD_VERSION) throw new Error(`${file}: record version ${String(rec.version)} (this sharp reads ${RECORD_VERSION})`);
+  if (rec.version !== RECORD_VERSION)
+    throw new Error(`${file}: record version ${String(rec.version)} (this sharp reads ${RECORD_VERSION})`);
   return rec;
 }

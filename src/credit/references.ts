@@ -31,12 +31,19 @@ export interface DelegationReference {
 /** The decomposition of an episode, or a one-line error naming what needs it. */
 export function goldHops(episode: Episode, what: string): SubQuestion[] {
   if (!episode.decomposition || episode.decomposition.length === 0) {
-    throw new UserError(`${what} needs a gold decomposition (question_decomposition), and episode ${episode.id} has none; use data with decompositions (the synthetic world, MuSiQue) or another counterfactual`);
+    throw new UserError(
+      `${what} needs a gold decomposition (question_decomposition), and episode ${episode.id} has none; use data ` +
+        `with decompositions (the synthetic world, MuSiQue) or another counterfactual`,
+    );
   }
   return episode.decomposition;
 }
 
-export function delegationReferences(traj: Trajectory, episode: Episode, o: { what: string; hopMatchF1: number; match: SuccessFn }): DelegationReference[] {
+export function delegationReferences(
+  traj: Trajectory,
+  episode: Episode,
+  o: { what: string; hopMatchF1: number; match: SuccessFn },
+): DelegationReference[] {
   const hops = goldHops(episode, o.what);
   const out: DelegationReference[] = [];
   for (const a of traj.agents) {

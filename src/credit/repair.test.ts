@@ -30,7 +30,8 @@ function game(delegations: string[], reports: Record<string, string>): ScriptFn 
     const m = requestMeta(req);
     const p = PROTOCOLS[m.protocol];
     if (m.role === 'planner') {
-      if (m.results.length < delegations.length) return p.formatCall('delegate', delegations[m.results.length] as string);
+      if (m.results.length < delegations.length)
+        return p.formatCall('delegate', delegations[m.results.length] as string);
       const r = m.results.map((x) => x.output);
       return p.formatAnswer(r.some((x) => x === '[no report]') ? 'unknown' : `${r[0]} and ${r[1]}`);
     }
@@ -42,7 +43,10 @@ function game(delegations: string[], reports: Record<string, string>): ScriptFn 
 
 const cfg = rolloutConfig({ maxContext: 100_000, maxDelegations: 3 });
 
-async function recorded(delegations: string[], reports: Record<string, string>): Promise<{ traj: Trajectory; policy: ScriptedPolicy }> {
+async function recorded(
+  delegations: string[],
+  reports: Record<string, string>,
+): Promise<{ traj: Trajectory; policy: ScriptedPolicy }> {
   const policy = new ScriptedPolicy(game(delegations, reports));
   const { trajectories } = await rollout(policy, [episode], { cfg, groupSize: 1 });
   return { traj: trajectories[0] as Trajectory, policy };
@@ -55,20 +59,26 @@ async function credit(t: { traj: Trajectory; policy: ScriptedPolicy }, over: Rec
 
 describe('credit.counterfactual: repair', () => {
   for (const replayMode of ['final', 'replan'] as const) {
-    it(`a wrong report that sank a failure: Delta -1 under repair, 0 under mask; right reports 0 [${replayMode}]`, async () => {
-      // Reports: Alin Marek (right), 1951 (wrong), Alin Marek (right) -> "Alin Marek and 1951": failure.
-      const t = await recorded([HOP1, HOP2, HOP1], { [HOP1]: 'Alin Marek', [HOP2]: '1951' });
-      expect(t.traj.finalAnswer).toBe('Alin Marek and 1951');
-      // mask: any mask gives "unknown", still a failure: v(N) = v(N \ m) = 0 for every m.
-      expect((await credit(t, { method: 'loo', counterfactual: 'mask', replayMode })).trajectories[0]?.deltas).toEqual([0, 0, 0]);
-      // repair: worker 1 given "1950" -> success: Delta_1 = 0 - 1; workers 0 and 2 repaired to the same report: 0.
-      const r = await credit(t, { method: 'loo', counterfactual: 'repair', replayMode });
-      expect(r.trajectories[0]?.deltas).toEqual([0, -1, 0]);
-      expect(r.trajectories[0]?.plannerRepairs).toBeUndefined(); // every delegation asked its hop right
-      // Shapley with workers outside S repaired: v(S) = 1 iff worker 1 is outside S, so phi = [0, -1, 0] (efficiency: v(N) - v(empty) = -1).
-      const sh = await credit(t, { method: 'shapley', counterfactual: 'repair', replayMode });
-      expect(sh.trajectories[0]?.phi?.map((x) => x + 0)).toEqual([0, -1, 0]);
-    });
+    it(
+      `a wrong report that sank a failure: Delta -1 under repair, 0 under mask; right reports 0 ` + `[${replayMode}]`,
+      async () => {
+        // Reports: Alin Marek (right), 1951 (wrong), Alin Marek (right) -> "Alin Marek and 1951": failure.
+        const t = await recorded([HOP1, HOP2, HOP1], { [HOP1]: 'Alin Marek', [HOP2]: '1951' });
+        expect(t.traj.finalAnswer).toBe('Alin Marek and 1951');
+        // mask: any mask gives "unknown", still a failure: v(N) = v(N \ m) = 0 for every m.
+        expect(
+          (await credit(t, { method: 'loo', counterfactual: 'mask', replayMode })).trajectories[0]?.deltas,
+        ).toEqual([0, 0, 0]);
+        // repair: worker 1 given "1950" -> success: Delta_1 = 0 - 1; workers 0 and 2 repaired to the same report: 0.
+        const r = await credit(t, { method: 'loo', counterfactual: 'repair', replayMode });
+        expect(r.trajectories[0]?.deltas).toEqual([0, -1, 0]);
+        expect(r.trajectories[0]?.plannerRepairs).toBeUndefined(); // every delegation asked its hop right
+        // Shapley with workers outside S repaired: v(S) = 1 iff worker 1 is outside S, so phi = [0, -1, 0] (efficiency:
+        // v(N) - v(empty) = -1).
+        const sh = await credit(t, { method: 'shapley', counterfactual: 'repair', replayMode });
+        expect(sh.trajectories[0]?.phi?.map((x) => x + 0)).toEqual([0, -1, 0]);
+      },
+    );
   }
 
   it('a wrong report in a success that did not matter: 0 under repair, +1 under mask', async () => {
@@ -86,8 +96,13 @@ describe('credit.counterfactual: repair', () => {
   });
 
   it('a wrong delegation blames the planner: its repaired subtask would have saved the team', async () => {
-    // The planner asks about Qwerty instead of Zorvex (wrong entity); the worker answers Bob -> "Bob and 1950": failure.
-    const t = await recorded(['Who founded Qwerty?', HOP2, HOP1], { 'Who founded Qwerty?': 'Bob', [HOP2]: '1950', [HOP1]: 'Alin Marek' });
+    // The planner asks about Qwerty instead of Zorvex (wrong entity); the worker answers Bob -> "Bob and 1950":
+    // failure.
+    const t = await recorded(['Who founded Qwerty?', HOP2, HOP1], {
+      'Who founded Qwerty?': 'Bob',
+      [HOP2]: '1950',
+      [HOP1]: 'Alin Marek',
+    });
     expect(t.traj.finalAnswer).toBe('Bob and 1950');
     const r = await credit(t, { method: 'loo', counterfactual: 'repair' });
     const tc = r.trajectories[0];
@@ -106,12 +121,16 @@ describe('credit.counterfactual: repair', () => {
     const t = await recorded([HOP1, HOP2, HOP1], { [HOP1]: 'Alin Marek', [HOP2]: '1950' });
     const bare = { ...episode, decomposition: undefined };
     const c = creditSection.parse({ method: 'loo', counterfactual: 'repair' });
-    await expect(computeCredits([t.traj], bare, engineReplayRunner(t.policy, { cfg }, replaySettings(c, 5)), c)).rejects.toThrow(/^credit.counterfactual=repair needs a gold decomposition \(question_decomposition\), and episode hand1 has none/);
+    await expect(
+      computeCredits([t.traj], bare, engineReplayRunner(t.policy, { cfg }, replaySettings(c, 5)), c),
+    ).rejects.toThrow(
+      /^credit.counterfactual=repair needs a gold decomposition \(question_decomposition\), and episode hand1 has none/,
+    );
   });
 });
 
 describe('credit.method: oracle', () => {
-  it('workers get 1 for their hop\'s gold answer, 0 otherwise; the planner the outcome; no replays', async () => {
+  it("workers get 1 for their hop's gold answer, 0 otherwise; the planner the outcome; no replays", async () => {
     const t = await recorded([HOP1, HOP2, HOP1], { [HOP1]: 'Alin Marek', [HOP2]: '1951' });
     const r = await credit(t, { method: 'oracle' });
     expect(r.stats.replayItems).toBe(0);

@@ -43,7 +43,10 @@ export interface CreditReport {
 /** Deltas closer to 0 than this count as neutral (float noise of averaged replays). */
 const NEUTRAL_EPS = 1e-12;
 
-export function creditReport(summaries: readonly TrajectoryCreditSummary[], credits: readonly AgentCredit[]): CreditReport {
+export function creditReport(
+  summaries: readonly TrajectoryCreditSummary[],
+  credits: readonly AgentCredit[],
+): CreditReport {
   let helpful = 0;
   let neutral = 0;
   let harmful = 0;

@@ -52,7 +52,14 @@ export type RewardRule =
 
 /** Every agent gets the same reward: the parts say what it is made of (no marginal term). */
 function broadcastCredits(traj: Trajectory, broadcast: number, tool: number, total: number): AgentCredit[] {
-  return traj.agents.map((a) => ({ trajectoryId: traj.id, agent: a.id, role: a.role, delegation: a.role === 'planner' ? null : a.delegation, parts: { broadcast, marginal: 0, tool }, total }));
+  return traj.agents.map((a) => ({
+    trajectoryId: traj.id,
+    agent: a.id,
+    role: a.role,
+    delegation: a.role === 'planner' ? null : a.delegation,
+    parts: { broadcast, marginal: 0, tool },
+    total,
+  }));
 }
 
 export function agentCredits(traj: Trajectory, inputs: TrajectoryRewardInputs, rule: RewardRule): AgentCredit[] {
@@ -61,10 +68,23 @@ export function agentCredits(traj: Trajectory, inputs: TrajectoryRewardInputs, r
     return traj.agents.map((a) => {
       const marginal = a.role === 'planner' ? 0 : (inputs.workerMarginal[a.delegation ?? -1] ?? 0);
       const total = a.role === 'planner' ? inputs.broadcast : marginal;
-      return { trajectoryId: traj.id, agent: a.id, role: a.role, delegation: a.role === 'planner' ? null : a.delegation, parts: { broadcast: inputs.broadcast, marginal, tool: 0 }, total };
+      return {
+        trajectoryId: traj.id,
+        agent: a.id,
+        role: a.role,
+        delegation: a.role === 'planner' ? null : a.delegation,
+        parts: { broadcast: inputs.broadcast, marginal, tool: 0 },
+        total,
+      };
     });
   }
-  if (rule.kind === 'matpo') return broadcastCredits(traj, inputs.broadcast, rule.format, rule.accuracy * inputs.broadcast + rule.formatWeight * rule.format);
+  if (rule.kind === 'matpo')
+    return broadcastCredits(
+      traj,
+      inputs.broadcast,
+      rule.format,
+      rule.accuracy * inputs.broadcast + rule.formatWeight * rule.format,
+    );
   const { weights, toolGate } = rule;
   if (inputs.tool.length !== traj.agents.length) {
     throw new Error(`trajectory ${traj.id}: ${inputs.tool.length} tool rewards for ${traj.agents.length} agents`);
@@ -75,11 +95,22 @@ export function agentCredits(traj: Trajectory, inputs: TrajectoryRewardInputs, r
     if (a.role === 'planner') marginal = inputs.plannerMarginal;
     else {
       const d = a.delegation;
-      if (d === null || d < 0 || d >= inputs.workerMarginal.length) throw new Error(`trajectory ${traj.id}: worker agent ${a.id} has delegation ${String(d)} outside 0..${inputs.workerMarginal.length - 1}`);
+      if (d === null || d < 0 || d >= inputs.workerMarginal.length)
+        throw new Error(
+          `trajectory ${traj.id}: worker agent ${a.id} has delegation ${String(d)} outside ` +
+            `0..${inputs.workerMarginal.length - 1}`,
+        );
       marginal = inputs.workerMarginal[d];
     }
     const parts = { broadcast: inputs.broadcast, marginal, tool: gateOpen ? inputs.tool[a.id] : 0 };
     const total = weights.broadcast * parts.broadcast + weights.marginal * parts.marginal + weights.tool * parts.tool;
-    return { trajectoryId: traj.id, agent: a.id, role: a.role, delegation: a.role === 'planner' ? null : a.delegation, parts, total };
+    return {
+      trajectoryId: traj.id,
+      agent: a.id,
+      role: a.role,
+      delegation: a.role === 'planner' ? null : a.delegation,
+      parts,
+      total,
+    };
   });
 }

@@ -1,13 +1,22 @@
 import { describe, it, expect } from 'vitest';
 import { Rng } from '../random/rng.ts';
 import { allCoalitions, fullCoalition } from './coalitions.ts';
-import { efficiencyResidual, exactShapley, permutationCoalitions, samplePermutations, sampledShapley, type ValueFn } from './shapley.ts';
+import {
+  efficiencyResidual,
+  exactShapley,
+  permutationCoalitions,
+  samplePermutations,
+  sampledShapley,
+  type ValueFn,
+} from './shapley.ts';
 
-const table = (vals: Record<number, number>): ValueFn => (s) => {
-  const v = vals[s];
-  if (v === undefined) throw new Error(`no value for ${s}`);
-  return v;
-};
+const table =
+  (vals: Record<number, number>): ValueFn =>
+  (s) => {
+    const v = vals[s];
+    if (v === undefined) throw new Error(`no value for ${s}`);
+    return v;
+  };
 
 describe('exact Shapley', () => {
   it('symmetric players get equal credit; a dummy gets zero', () => {
@@ -78,6 +87,11 @@ describe('permutation-sampled Shapley', () => {
   it('same seed, same orderings; coalitions needed are the prefixes', () => {
     expect(samplePermutations(5, 3, new Rng(1))).toEqual(samplePermutations(5, 3, new Rng(1)));
     // orderings [1,0] and [0,1]: prefixes {} {1} {0,1} {0}
-    expect(permutationCoalitions([[1, 0], [0, 1]]).sort((a, b) => a - b)).toEqual([0, 1, 2, 3]);
+    expect(
+      permutationCoalitions([
+        [1, 0],
+        [0, 1],
+      ]).sort((a, b) => a - b),
+    ).toEqual([0, 1, 2, 3]);
   });
 });

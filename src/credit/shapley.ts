@@ -35,7 +35,8 @@ export function exactShapley(k: number, v: ValueFn): number[] {
 
 /** `count` orderings of K players drawn with the seeded Rng (Fisher-Yates). */
 export function samplePermutations(k: number, count: number, rng: Rng): number[][] {
-  if (!Number.isInteger(count) || count < 1) throw new Error(`credit.shapleyPermutations: ${count} is not a positive integer`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error(`credit.shapleyPermutations: ${count} is not a positive integer`);
   const base = Array.from({ length: k }, (_, m) => m);
   return Array.from({ length: count }, () => rng.shuffle(base));
 }

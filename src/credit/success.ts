@@ -17,7 +17,8 @@ export interface SuccessOptions {
 }
 
 /** Exact match after SQuAD normalisation against the answer or any alias. */
-export const emSuccess: SuccessFn = (prediction, answers) => (prediction !== null && answers.some((a) => exactMatch(prediction, a) === 1) ? 1 : 0);
+export const emSuccess: SuccessFn = (prediction, answers) =>
+  prediction !== null && answers.some((a) => exactMatch(prediction, a) === 1) ? 1 : 0;
 
 /** Max F1 over answer + aliases reaches the threshold. */
 export function f1Success(threshold: number): SuccessFn {
@@ -30,7 +31,8 @@ export function f1Success(threshold: number): SuccessFn {
 }
 
 /** Cover-EM: a normalised gold occurs in the normalised prediction on token boundaries. */
-export const coverEmSuccess: SuccessFn = (prediction, answers) => (prediction === null ? 0 : coverExactMatch(prediction, answers));
+export const coverEmSuccess: SuccessFn = (prediction, answers) =>
+  prediction === null ? 0 : coverExactMatch(prediction, answers);
 
 const registry: Record<SuccessName, (o: SuccessOptions) => SuccessFn> = {
   em: () => emSuccess,

@@ -17,7 +17,8 @@ export function toolCounts(traj: Trajectory): ToolCounts[] {
   for (const msg of traj.messages) {
     if (msg.chatRole !== 'assistant') continue;
     const c = counts[msg.agent];
-    if (!c) throw new Error(`trajectory ${traj.id}: message ${msg.index} names agent ${msg.agent}, which does not exist`);
+    if (!c)
+      throw new Error(`trajectory ${traj.id}: message ${msg.index} names agent ${msg.agent}, which does not exist`);
     for (const call of msg.toolCalls) {
       c.total += 1;
       if (call.valid) c.valid += 1;
@@ -41,6 +42,9 @@ export function toolRewards(traj: Trajectory, noCallsValue: number): number[] {
  * broadcast to every agent. `noCallsValue` when nobody called a tool.
  */
 export function trajectoryToolReward(traj: Trajectory, noCallsValue: number): number {
-  const all = toolCounts(traj).reduce((a, c) => ({ valid: a.valid + c.valid, total: a.total + c.total }), { valid: 0, total: 0 });
+  const all = toolCounts(traj).reduce((a, c) => ({ valid: a.valid + c.valid, total: a.total + c.total }), {
+    valid: 0,
+    total: 0,
+  });
   return toolRewardOf(all, noCallsValue);
 }

@@ -14,9 +14,11 @@ export function connectionOf(url: string, role: 'worker' | 'trainer'): Connectio
   } catch {
     throw new Error(`not a Redis URL: '${url}' (expected redis://host:port)`);
   }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error(`not a Redis URL: '${url}' (expected redis://host:port)`);
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
+    throw new Error(`not a Redis URL: '${url}' (expected redis://host:port)`);
   const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
-  if (!Number.isInteger(db) || db < 0) throw new Error(`Redis URL '${url}': database '${u.pathname.slice(1)}' is not a non-negative integer`);
+  if (!Number.isInteger(db) || db < 0)
+    throw new Error(`Redis URL '${url}': database '${u.pathname.slice(1)}' is not a non-negative integer`);
   return {
     host: u.hostname || '127.0.0.1',
     port: u.port ? Number(u.port) : 6379,
@@ -75,7 +77,8 @@ export async function waitForRedis(url: string, timeoutMs: number): Promise<void
       last = (socketError ?? String((err as Error).message ?? err)).split('\n')[0] ?? last;
       client.disconnect();
     }
-    if (Date.now() - t0 >= timeoutMs) throw new Error(`Redis at ${url} unreachable for ${Math.round(timeoutMs / 1000)} s (${last})`);
+    if (Date.now() - t0 >= timeoutMs)
+      throw new Error(`Redis at ${url} unreachable for ${Math.round(timeoutMs / 1000)} s (${last})`);
     await new Promise((res) => setTimeout(res, Math.min(500, Math.max(0, timeoutMs - (Date.now() - t0)))));
   }
 }

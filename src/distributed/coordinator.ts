@@ -36,7 +36,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 async function bounded<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${(ms / 1000).toFixed(1)} s`)), ms)));
+  const late = new Promise<never>(
+    (_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${(ms / 1000).toFixed(1)} s`)), ms)),
+  );
   work.catch(() => undefined); // a round given up on may still fail later: nobody waits for it
   try {
     return await Promise.race([work, late]);
@@ -77,11 +79,19 @@ export function jobQueue(setup: QueueSetup): JobQueue {
         if (results.has(j.id)) continue;
         const state = await queue.getJobState(j.id);
         if (state === 'unknown') {
-          await queue.add(name, j.data, { jobId: j.id, attempts: d.retries + 1, backoff: { type: 'fixed', delay: 500 } });
+          await queue.add(name, j.data, {
+            jobId: j.id,
+            attempts: d.retries + 1,
+            backoff: { type: 'fixed', delay: 500 },
+          });
         } else if (state === 'completed' || state === 'failed') {
           const job = await queue.getJob(j.id);
           if (!job) continue; // removed between the two calls: re-added next round
-          if (state === 'failed') throw new UserError(`rollout.distributed: step ${ctx.step}: job ${j.id} failed after ${job.attemptsMade} attempt(s): ${firstLine(job.failedReason)}`);
+          if (state === 'failed')
+            throw new UserError(
+              `rollout.distributed: step ${ctx.step}: job ${j.id} failed after ${job.attemptsMade} attempt(s): ` +
+                `${firstLine(job.failedReason)}`,
+            );
           results.set(j.id, job.returnvalue as R);
         }
       }
@@ -90,21 +100,37 @@ export function jobQueue(setup: QueueSetup): JobQueue {
       const roundStart = performance.now();
       try {
         await bounded(Math.max(250, Math.min(ROUND_MS, deadline - performance.now())), pollRound());
-        if (downSince !== undefined) progress(`rollout step ${ctx.step}: redis reconnected after ${((performance.now() - downSince) / 1000).toFixed(1)} s`);
+        if (downSince !== undefined)
+          progress(
+            `rollout step ${ctx.step}: redis reconnected after ` +
+              `${((performance.now() - downSince) / 1000).toFixed(1)} s`,
+          );
         downSince = undefined;
         lastRedisError = '';
       } catch (err) {
         if (err instanceof UserError) throw err;
         lastRedisError ||= firstLine(err); // the client's own error (e.g. ECONNREFUSED) names the cause better
-        if (downSince === undefined) progress(`rollout step ${ctx.step}: redis unreachable (${lastRedisError}); retrying until rollout.distributed.jobTimeoutS`);
+        if (downSince === undefined)
+          progress(
+            `rollout step ${ctx.step}: redis unreachable (${lastRedisError}); retrying until ` +
+              `rollout.distributed.jobTimeoutS`,
+          );
         downSince ??= roundStart;
       }
       const line = `${name} step ${ctx.step}: ${results.size}/${jobs.length} jobs done`;
       if (line !== shown) progress((shown = line));
       if (results.size === jobs.length) break;
       if (performance.now() > deadline) {
-        if (downSince !== undefined) throw new UserError(`rollout.distributed: step ${ctx.step}: Redis at ${d.redis} unreachable for ${((performance.now() - downSince) / 1000).toFixed(0)} s (${lastRedisError})`);
-        throw new UserError(`rollout.distributed: step ${ctx.step}: ${results.size}/${jobs.length} ${name} jobs done after rollout.distributed.jobTimeoutS=${d.jobTimeoutS} s (is a worker serving queue '${d.queue}'? sharp worker --redis ${d.redis})`);
+        if (downSince !== undefined)
+          throw new UserError(
+            `rollout.distributed: step ${ctx.step}: Redis at ${d.redis} unreachable for ` +
+              `${((performance.now() - downSince) / 1000).toFixed(0)} s (${lastRedisError})`,
+          );
+        throw new UserError(
+          `rollout.distributed: step ${ctx.step}: ${results.size}/${jobs.length} ${name} jobs done after ` +
+            `rollout.distributed.jobTimeoutS=${d.jobTimeoutS} s (is a worker serving queue '${d.queue}'? sharp ` +
+            `worker --redis ${d.redis})`,
+        );
       }
       await sleep(pollMs);
     }

@@ -28,7 +28,9 @@ const RUNNER = join(import.meta.dirname, '../../test/distributed/run-group.ts');
 
 function runGroup(job: string, out: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, [...NODE_ARGS, RUNNER, job, out], { env: { ...process.env, FORCE_COLOR: '0' } });
+    const child = spawn(process.execPath, [...NODE_ARGS, RUNNER, job, out], {
+      env: { ...process.env, FORCE_COLOR: '0' },
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (code) => res({ code, stderr }));
@@ -54,7 +56,14 @@ describe("a group's jobs in other processes", () => {
   it('two processes give the in-process step: trajectories and credits identical', async () => {
     const cfg = stepConfig(2, { local: true });
     const episodes = stepEpisodes(2);
-    const local = await runStepStages(localStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }), cfg.credit, episodes, model, new Rng(7), 3);
+    const local = await runStepStages(
+      localStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
+      cfg.credit,
+      episodes,
+      model,
+      new Rng(7),
+      3,
+    );
     // The step had counterfactual replays (the children of a group job).
     expect(local.metrics?.['credit/replays']).toBeGreaterThan(0);
 
@@ -71,9 +80,15 @@ describe("a group's jobs in other processes", () => {
       [0, ''],
       [0, ''],
     ]);
-    const outs = episodes.map((_, q) => JSON.parse(readFileSync(join(root, `out${q}.json`), 'utf8')) as { out: CreditedGroup; loads: number });
+    const outs = episodes.map(
+      (_, q) => JSON.parse(readFileSync(join(root, `out${q}.json`), 'utf8')) as { out: CreditedGroup; loads: number },
+    );
     expect(outs.map((o) => o.loads)).toEqual([1, 1]);
     expect(outs.map((o) => o.out)).toEqual(JSON.parse(JSON.stringify(local.groups)));
-    expect(local.groups.flatMap((g) => g.trajectories).some((ct) => ct.trajectory.messages.some((m) => m.logprobs.length > 0))).toBe(true);
+    expect(
+      local.groups
+        .flatMap((g) => g.trajectories)
+        .some((ct) => ct.trajectory.messages.some((m) => m.logprobs.length > 0)),
+    ).toBe(true);
   }, 900_000);
 });

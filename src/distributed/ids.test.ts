@@ -11,6 +11,14 @@ describe('job ids and seeds', () => {
     expect(policyVersion(3)).toBe('v3');
     expect(groupSeed(42, 1)).toBe(fnv1a32('group/42/1') | 0);
     expect(groupSeed(42, 1)).toBe(groupSeed(42, 1));
-    expect(new Set([groupSeed(42, 0), groupSeed(42, 1), groupSeed(43, 0), replaySeed(groupSeed(42, 0), 0), creditSeed(groupSeed(42, 0))]).size).toBe(5);
+    expect(
+      new Set([
+        groupSeed(42, 0),
+        groupSeed(42, 1),
+        groupSeed(43, 0),
+        replaySeed(groupSeed(42, 0), 0),
+        creditSeed(groupSeed(42, 0)),
+      ]).size,
+    ).toBe(5);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Job ids of the distributed stages (their seeds: random/step-seeds.ts). Both are functions of (run, step, question, group /
- * trajectory) alone, so a retried, duplicated or re-enqueued job has the same id (BullMQ adds a job
+ * Job ids of the distributed stages (their seeds: random/step-seeds.ts). Both are functions of (run, step, question,
+ * group / trajectory) alone, so a retried, duplicated or re-enqueued job has the same id (BullMQ adds a job
  * whose id exists as a no-op: it runs and counts once) and draws the same numbers wherever it runs.
  * BullMQ job ids may not contain ':' (its key separator), hence the dots.
  */

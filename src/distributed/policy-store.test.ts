@@ -30,7 +30,13 @@ describe('policy versions in a shared folder', () => {
     expect(statSync(join(v1, 'model.safetensors')).mtimeMs).toBe(mtime);
     for (const v of ['v2', 'v3', 'v4']) await publishPolicy(model, root, 'r', v, files);
     expect(readdirSync(join(root, 'r')).sort()).toEqual(['v2', 'v3', 'v4']);
-    expect(readdirSync(join(root, 'r', 'v4')).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(readdirSync(join(root, 'r', 'v4')).sort()).toEqual([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
 
     const cache = new PolicyCache();
     const a = await cache.acquire(join(root, 'r', 'v3'));

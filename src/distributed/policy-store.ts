@@ -19,7 +19,14 @@ const versionDir = (policyDir: string, run: string, version: string): string => 
 const isComplete = (dir: string): boolean => existsSync(join(dir, COMPLETE)) && existsSync(join(dir, 'config.json'));
 
 /** Publishes `model` as `version` (a re-publish after a resume finds it complete and keeps it). */
-export async function publishPolicy(model: CausalLM, policyDir: string, run: string, version: string, companions: readonly string[], keep = 3): Promise<string> {
+export async function publishPolicy(
+  model: CausalLM,
+  policyDir: string,
+  run: string,
+  version: string,
+  companions: readonly string[],
+  keep = 3,
+): Promise<string> {
   const dir = versionDir(policyDir, run, version);
   if (isComplete(dir)) return dir;
   const tmp = join(policyDir, run, `.${version}.tmp-${process.pid}`);
@@ -57,9 +64,20 @@ export class PolicyCache {
   async acquire(dir: string): Promise<{ policy: Loaded; release: () => void }> {
     let e = this.entries.get(dir);
     if (!e) {
-      if (!isComplete(dir)) throw new Error(`policy version ${dir} is not published (is rollout.distributed.policyDir shared with this worker at the same path?)`);
+      if (!isComplete(dir))
+        throw new Error(
+          `policy version ${dir} is not published (is rollout.distributed.policyDir shared with this worker at ` +
+            `the same path?)`,
+        );
       this.loads += 1;
-      e = { dir, users: 0, loaded: Promise.all([CausalLM.load(dir), Tokenizer.load(dir)]).then(([model, tokenizer]) => ({ model, tokenizer })) };
+      e = {
+        dir,
+        users: 0,
+        loaded: Promise.all([CausalLM.load(dir), Tokenizer.load(dir)]).then(([model, tokenizer]) => ({
+          model,
+          tokenizer,
+        })),
+      };
       this.entries.set(dir, e);
       if (this.newest === undefined || versionNumber(dir) > versionNumber(this.newest)) this.newest = dir;
     }
@@ -80,7 +98,10 @@ export class PolicyCache {
     for (const [dir, other] of this.entries) {
       if (dir === this.newest || other.users > 0) continue;
       this.entries.delete(dir);
-      void other.loaded.then((p) => p.model.dispose(), () => undefined);
+      void other.loaded.then(
+        (p) => p.model.dispose(),
+        () => undefined,
+      );
     }
   }
 

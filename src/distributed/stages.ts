@@ -40,14 +40,26 @@ export function localStages(setup: DistributedSetup): StepStages {
       return {
         rollout: async (episodes) => {
           const groups: GroupRollout[] = [];
-          for (const [q, episode] of episodes.entries()) groups.push(await rolloutGroup(p, episode, setup.rollout, groupSeed(seeds.stepSeed, q)));
+          for (const [q, episode] of episodes.entries())
+            groups.push(await rolloutGroup(p, episode, setup.rollout, groupSeed(seeds.stepSeed, q)));
           return rolledOut(groups, episodes);
         },
         runReplays: async (plans: readonly GroupPlan[]) => {
           const out: Trajectory[][] = [];
           for (const [q, plan] of plans.entries()) {
             const per: Trajectory[][] = [];
-            for (const [t, tp] of plan.trajectories.entries()) per.push(await replayTrajectory(p, tp.traj, plan.episode, plannedFor(plan, t), setup.rollout, setup.credit, replaySeed(groupSeed(seeds.stepSeed, q), t)));
+            for (const [t, tp] of plan.trajectories.entries())
+              per.push(
+                await replayTrajectory(
+                  p,
+                  tp.traj,
+                  plan.episode,
+                  plannedFor(plan, t),
+                  setup.rollout,
+                  setup.credit,
+                  replaySeed(groupSeed(seeds.stepSeed, q), t),
+                ),
+              );
             out.push(inPlanOrder(per));
           }
           return out;
@@ -68,7 +80,9 @@ export interface RedisSetup extends DistributedSetup {
   pollMs?: number;
 }
 
-/** rollout.distributed.redis: each stage's units as jobs; the trainer publishes the policy version of the step first. */
+/**
+ * rollout.distributed.redis: each stage's units as jobs; the trainer publishes the policy version of the step first.
+ */
 export function redisStages(setup: RedisSetup): StepStages & { readonly last: { jobs: number; seconds: number } } {
   const queue = jobQueue({ dist: setup.dist, progress: setup.progress, pollMs: setup.pollMs });
   const run = runIdOf(basename(setup.runDir));
@@ -80,7 +94,15 @@ export function redisStages(setup: RedisSetup): StepStages & { readonly last: { 
       return {
         rollout: async (episodes) => {
           const jobs = episodes.map((episode, q) => {
-            const data: RolloutJobData = { run, step: seeds.step, q, policy, episode, rollout: setup.rollout, seed: groupSeed(seeds.stepSeed, q) };
+            const data: RolloutJobData = {
+              run,
+              step: seeds.step,
+              q,
+              policy,
+              episode,
+              rollout: setup.rollout,
+              seed: groupSeed(seeds.stepSeed, q),
+            };
             return { id: groupJobId(run, seeds.step, q), data };
           });
           return rolledOut(await queue.run<GroupRollout>('rollout', seeds.step, jobs), episodes);
@@ -91,7 +113,15 @@ export function redisStages(setup: RedisSetup): StepStages & { readonly last: { 
             for (const [t, tp] of plan.trajectories.entries()) {
               const replays = plannedFor(plan, t);
               if (replays.length === 0) continue;
-              const data: ReplayJobData = { policy, episode: plan.episode, traj: tp.traj, replays, rollout: setup.rollout, credit: setup.credit, seed: replaySeed(groupSeed(seeds.stepSeed, q), t) };
+              const data: ReplayJobData = {
+                policy,
+                episode: plan.episode,
+                traj: tp.traj,
+                replays,
+                rollout: setup.rollout,
+                credit: setup.credit,
+                seed: replaySeed(groupSeed(seeds.stepSeed, q), t),
+              };
               jobs.push({ id: replayJobId(groupJobId(run, seeds.step, q), t), data, q });
             }
           }

@@ -8,9 +8,26 @@ import { plannedFor } from './units.ts';
 describe('plannedFor (what a replay job carries)', () => {
   it("gives each trajectory's planned replays in plan order, repair substitutes included, as plain JSON", () => {
     const episode = handEpisode();
-    const a = makeTrajectory({ id: 'a', episodeId: episode.id, workers: [{ subtask: 'Who founded Zorvex?', answer: 'Bob' }, { subtask: 'In which year was Bob born?', answer: '1961' }], finalAnswer: '1961' });
-    const b = makeTrajectory({ id: 'b', episodeId: episode.id, workers: [{ subtask: 'Who founded Zorvex?', answer: 'Alin Marek' }], finalAnswer: 'no' });
-    const plan = planReplays([a, b], episode, creditSection.parse({ method: 'loo', counterfactual: 'repair', replays: 1 }));
+    const a = makeTrajectory({
+      id: 'a',
+      episodeId: episode.id,
+      workers: [
+        { subtask: 'Who founded Zorvex?', answer: 'Bob' },
+        { subtask: 'In which year was Bob born?', answer: '1961' },
+      ],
+      finalAnswer: '1961',
+    });
+    const b = makeTrajectory({
+      id: 'b',
+      episodeId: episode.id,
+      workers: [{ subtask: 'Who founded Zorvex?', answer: 'Alin Marek' }],
+      finalAnswer: 'no',
+    });
+    const plan = planReplays(
+      [a, b],
+      episode,
+      creditSection.parse({ method: 'loo', counterfactual: 'repair', replays: 1 }),
+    );
     const pa = plannedFor(plan, 0);
     const pb = plannedFor(plan, 1);
     // a: v(N), then worker 0 left out (repaired to Alin Marek), then worker 1 (repaired to 1950); its

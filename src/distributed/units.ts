@@ -33,7 +33,11 @@ export interface Loaded {
 export const wire = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
 function policyOf(p: Loaded, r: RolloutConfig, seed: number, temperature = r.temperature): LmPolicy {
-  return new LmPolicy(p.model, p.tokenizer, { ...samplingAt(temperature, r), maxContext: r.maxContext, rng: new Rng(seed) });
+  return new LmPolicy(p.model, p.tokenizer, {
+    ...samplingAt(temperature, r),
+    maxContext: r.maxContext,
+    rng: new Rng(seed),
+  });
 }
 
 const engineOf = (r: RolloutConfig): EngineOptions => ({ cfg: r, agents: r.agents });
@@ -52,10 +56,24 @@ export async function rolloutGroup(p: Loaded, episode: Episode, r: RolloutConfig
 /** One replay the credit plan asks of a trajectory (rollout/replay.ts ReplayItem without the trajectory). */
 export type PlannedReplay = Omit<ReplayItem, 'traj' | 'episode'>;
 
-/** The replays of one trajectory, in plan order, each on its replica's sampling stream (`seed` is the streams' base). */
-export async function replayTrajectory(p: Loaded, traj: Trajectory, episode: Episode, planned: readonly PlannedReplay[], r: RolloutConfig, c: CreditConfig, seed: number): Promise<Trajectory[]> {
+/**
+ * The replays of one trajectory, in plan order, each on its replica's sampling stream (`seed` is the streams' base).
+ */
+export async function replayTrajectory(
+  p: Loaded,
+  traj: Trajectory,
+  episode: Episode,
+  planned: readonly PlannedReplay[],
+  r: RolloutConfig,
+  c: CreditConfig,
+  seed: number,
+): Promise<Trajectory[]> {
   if (planned.length === 0) return [];
-  const runner = engineReplayRunner(policyOf(p, r, seed, c.replayTemperature ?? r.temperature), engineOf(r), replaySettings(c, seed));
+  const runner = engineReplayRunner(
+    policyOf(p, r, seed, c.replayTemperature ?? r.temperature),
+    engineOf(r),
+    replaySettings(c, seed),
+  );
   return wire(await runner(planned.map((x) => ({ ...x, traj, episode }))));
 }
 

@@ -83,7 +83,9 @@ export function serveRollouts(o: ServeOptions): Serving {
       const key = `${job.id}:${token ?? ''}`;
       held.set(key, { job, token });
       try {
-        return await (job.name === 'replay' ? replay(job as Job<ReplayJobData>) : rolloutJob(job as Job<RolloutJobData>));
+        return await (job.name === 'replay'
+          ? replay(job as Job<ReplayJobData>)
+          : rolloutJob(job as Job<RolloutJobData>));
       } finally {
         held.delete(key);
       }
@@ -118,7 +120,14 @@ export function serveRollouts(o: ServeOptions): Serving {
     close: async () => {
       await within(worker.pause(true), STOP_STEP_MS.pause);
       const jobs = [...held.values()];
-      const moved = await Promise.all(jobs.map(({ job, token }) => within(job.moveToWait(token).then(() => true), STOP_STEP_MS.release)));
+      const moved = await Promise.all(
+        jobs.map(({ job, token }) =>
+          within(
+            job.moveToWait(token).then(() => true),
+            STOP_STEP_MS.release,
+          ),
+        ),
+      );
       const released = moved.filter((m) => m === true).length;
       await within(worker.close(true), STOP_STEP_MS.close);
       // A job still running holds its policy; the process ends right after, which frees it.

@@ -10,8 +10,14 @@ import type { Prediction } from './types.ts';
 const repo = resolve(import.meta.dirname, '../..');
 
 const goldPreds = (eps: readonly Episode[]): Prediction[] =>
-  eps.map((ep) => ({ id: ep.id, answer: ep.answers[0] ?? '', supportIdx: ep.paragraphs.filter((p) => p.isSupporting).map((p) => p.idx), answerable: ep.answerable ?? true }));
-const wrongPreds = (eps: readonly Episode[]): Prediction[] => eps.map((ep) => ({ id: ep.id, answer: 'Zanzibar', supportIdx: [], answerable: true }));
+  eps.map((ep) => ({
+    id: ep.id,
+    answer: ep.answers[0] ?? '',
+    supportIdx: ep.paragraphs.filter((p) => p.isSupporting).map((p) => p.idx),
+    answerable: ep.answerable ?? true,
+  }));
+const wrongPreds = (eps: readonly Episode[]): Prediction[] =>
+  eps.map((ep) => ({ id: ep.id, answer: 'Zanzibar', supportIdx: [], answerable: true }));
 
 describe('benchmark registry', () => {
   it('lists every benchmark with a shipped sample that reads', () => {
@@ -22,7 +28,9 @@ describe('benchmark registry', () => {
       expect(b.read(join(repo, b.sample)).length).toBeGreaterThan(0);
       expect(listBenchmarks()).toContain(`sample: ${b.sample}`);
     }
-    expect(() => getBenchmark('squad')).toThrow("unknown benchmark 'squad' (known: musique, hotpotqa, 2wiki, frames, webwalkerqa, gaia, docmath)");
+    expect(() => getBenchmark('squad')).toThrow(
+      "unknown benchmark 'squad' (known: musique, hotpotqa, 2wiki, frames, webwalkerqa, gaia, docmath)",
+    );
   });
 
   // Gold answers must score full marks under each official metric; a wrong answer must score 0.
@@ -65,17 +73,32 @@ describe('benchmark registry', () => {
       const text = readFileSync(w.predictions, 'utf8');
       if (name === 'musique') {
         const first = JSON.parse(text.split('\n')[0]) as Record<string, unknown>;
-        expect(Object.keys(first)).toEqual(['id', 'predicted_answer', 'predicted_support_idxs', 'predicted_answerable']);
+        expect(Object.keys(first)).toEqual([
+          'id',
+          'predicted_answer',
+          'predicted_support_idxs',
+          'predicted_answerable',
+        ]);
         expect(readFileSync(w.gold ?? '', 'utf8')).toBe(readFileSync(src, 'utf8')); // all 20 lines, verbatim
       } else if (name === 'hotpotqa' || name === '2wiki') {
-        const sub = JSON.parse(text) as { answer: Record<string, string>; sp: Record<string, unknown[]>; evidence?: Record<string, unknown[]> };
+        const sub = JSON.parse(text) as {
+          answer: Record<string, string>;
+          sp: Record<string, unknown[]>;
+          evidence?: Record<string, unknown[]>;
+        };
         expect(Object.keys(sub.answer)).toHaveLength(eps.length);
         expect(sub.evidence !== undefined).toBe(name === '2wiki');
         expect((JSON.parse(readFileSync(w.gold ?? '', 'utf8')) as unknown[]).length).toBe(eps.length);
       } else if (name === 'gaia') {
-        expect(Object.keys(JSON.parse(text.split('\n')[0]) as object)).toEqual(['task_id', 'model_answer', 'reasoning_trace']);
+        expect(Object.keys(JSON.parse(text.split('\n')[0]) as object)).toEqual([
+          'task_id',
+          'model_answer',
+          'reasoning_trace',
+        ]);
       } else if (name === 'docmath') {
-        expect((JSON.parse(text) as Array<{ question_id: string }>).map((r) => r.question_id)).toEqual(eps.map((e) => e.id));
+        expect((JSON.parse(text) as Array<{ question_id: string }>).map((r) => r.question_id)).toEqual(
+          eps.map((e) => e.id),
+        );
       } else {
         expect(text.trim().split('\n')).toHaveLength(eps.length);
       }

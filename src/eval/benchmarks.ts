@@ -36,7 +36,10 @@ export function listBenchmarks(): string {
   return benchmarkNames()
     .map((n) => {
       const b = BENCHMARKS[n];
-      return `${n.padEnd(w)}  ${b.description}\n${' '.repeat(w)}  metric: ${b.metric}\n${' '.repeat(w)}  sample: ${b.sample}`;
+      return (
+        `${n.padEnd(w)}  ${b.description}\n${' '.repeat(w)}  metric: ${b.metric}\n${' '.repeat(w)}  sample: ` +
+        `${b.sample}`
+      );
     })
     .join('\n');
 }

@@ -26,13 +26,31 @@ interface W {
 }
 
 function traj(id: string, finalAnswer: string | null, workers: W[]): Trajectory {
-  const agents: AgentRecord[] = [{ id: 0, role: 'planner', delegation: null, answer: finalAnswer, endReason: 'answer' }];
+  const agents: AgentRecord[] = [
+    { id: 0, role: 'planner', delegation: null, answer: finalAnswer, endReason: 'answer' },
+  ];
   const messages: Message[] = [];
   const msg = (agent: number, toolCalls: ToolCall[]): void => {
-    messages.push({ index: messages.length, agent, role: agent === 0 ? 'planner' : 'worker', chatRole: 'assistant', text: '', tokenIds: [], logprobs: [], toolCalls });
+    messages.push({
+      index: messages.length,
+      agent,
+      role: agent === 0 ? 'planner' : 'worker',
+      chatRole: 'assistant',
+      text: '',
+      tokenIds: [],
+      logprobs: [],
+      toolCalls,
+    });
   };
   workers.forEach((w, i) => {
-    agents.push({ id: i + 1, role: 'worker', delegation: i, subtask: w.subtask, answer: w.answer, endReason: 'answer' });
+    agents.push({
+      id: i + 1,
+      role: 'worker',
+      delegation: i,
+      subtask: w.subtask,
+      answer: w.answer,
+      endReason: 'answer',
+    });
     msg(0, [{ name: 'delegate', args: w.subtask, valid: true, workerAgent: i + 1 }]);
     if (w.idx) msg(i + 1, [{ name: 'search', args: w.subtask, valid: true, retrievedIdx: w.idx }]);
     if (w.invalid) msg(i + 1, [{ name: 'calculate', args: '1 +', valid: false, error: 'parse' }]);
@@ -42,9 +60,16 @@ function traj(id: string, finalAnswer: string | null, workers: W[]): Trajectory 
 
 describe('stageBreakdown', () => {
   it('gold hop questions are filled with gold answers and normalised', () => {
-    expect(goldHopQuestions(episode.decomposition ?? [])).toEqual(['who founded zorvex labs', 'in which country was alin marek born']);
-    expect(matchHop({ subtask: 'In which country was Alin Marek born?' }, goldHopQuestions(episode.decomposition ?? []))).toBe(1);
-    expect(matchHop({ subtask: 'In which country was Bo Tan born?' }, goldHopQuestions(episode.decomposition ?? []))).toBe(-1);
+    expect(goldHopQuestions(episode.decomposition ?? [])).toEqual([
+      'who founded zorvex labs',
+      'in which country was alin marek born',
+    ]);
+    expect(
+      matchHop({ subtask: 'In which country was Alin Marek born?' }, goldHopQuestions(episode.decomposition ?? [])),
+    ).toBe(1);
+    expect(
+      matchHop({ subtask: 'In which country was Bo Tan born?' }, goldHopQuestions(episode.decomposition ?? [])),
+    ).toBe(-1);
   });
 
   it('counts each stage on hand-built trajectories', () => {
@@ -95,7 +120,9 @@ describe('stageBreakdown', () => {
   });
 
   it('refuses a trajectory of an unknown episode', () => {
-    expect(() => stageBreakdown([{ ...traj('x', null, []), episodeId: 'nope' }], episodes, em)).toThrow('unknown episode nope');
+    expect(() => stageBreakdown([{ ...traj('x', null, []), episodeId: 'nope' }], episodes, em)).toThrow(
+      'unknown episode nope',
+    );
   });
 });
 

@@ -38,7 +38,10 @@ describe('auroc', () => {
   it('equals the pairwise definition on random tables with many ties', () => {
     const rng = new Rng(7);
     for (let t = 0; t < 50; t++) {
-      const items = Array.from({ length: rng.int(2, 40) }, () => ({ score: rng.int(-3, 3) / 2, positive: rng.int(0, 2) === 0 }));
+      const items = Array.from({ length: rng.int(2, 40) }, () => ({
+        score: rng.int(-3, 3) / 2,
+        positive: rng.int(0, 2) === 0,
+      }));
       const want = pairwiseAuroc(items);
       if (want === null) expect(auroc(items)).toBeNull();
       else expect(auroc(items)).toBeCloseTo(want, 12);
@@ -57,7 +60,13 @@ describe('clusteredAuroc', () => {
     // Cluster a = {P 2, N 1} alone has AUROC 1; b = {P 0, N 1} alone 0; a with b: P2 beats both N1,
     // P0 neither: 2 of 4 = 0.5. Draws of two clusters: aa (1/4) -> 1, bb (1/4) -> 0, ab or ba (1/2)
     // -> 0.5. So the point estimate is 0.5 and the 2.5% / 97.5% quantiles are 0 and 1.
-    const e = clusteredAuroc([[P(2), N(1)], [P(0), N(1)]], opts);
+    const e = clusteredAuroc(
+      [
+        [P(2), N(1)],
+        [P(0), N(1)],
+      ],
+      opts,
+    );
     expect(e).toEqual({ auroc: 0.5, low: 0, high: 1, positives: 2, negatives: 2, clusters: 2, draws: 4000 });
   });
 
@@ -71,13 +80,31 @@ describe('clusteredAuroc', () => {
   });
 
   it('one class overall: every number null, no draws', () => {
-    expect(clusteredAuroc([[N(1)], [N(2)]], opts)).toEqual({ auroc: null, low: null, high: null, positives: 0, negatives: 2, clusters: 2, draws: 0 });
-    expect(clusteredAuroc([], opts)).toEqual({ auroc: null, low: null, high: null, positives: 0, negatives: 0, clusters: 0, draws: 0 });
+    expect(clusteredAuroc([[N(1)], [N(2)]], opts)).toEqual({
+      auroc: null,
+      low: null,
+      high: null,
+      positives: 0,
+      negatives: 2,
+      clusters: 2,
+      draws: 0,
+    });
+    expect(clusteredAuroc([], opts)).toEqual({
+      auroc: null,
+      low: null,
+      high: null,
+      positives: 0,
+      negatives: 0,
+      clusters: 0,
+      draws: 0,
+    });
   });
 
   it('seeded: the same seed gives the same interval, and it brackets the estimate', () => {
     const rng = new Rng(11);
-    const clusters = Array.from({ length: 30 }, () => Array.from({ length: rng.int(1, 3) }, () => ({ score: rng.int(0, 4), positive: rng.int(0, 1) === 1 })));
+    const clusters = Array.from({ length: 30 }, () =>
+      Array.from({ length: rng.int(1, 3) }, () => ({ score: rng.int(0, 4), positive: rng.int(0, 1) === 1 })),
+    );
     const a = clusteredAuroc(clusters, { reps: 500, seed: 1 });
     expect(clusteredAuroc(clusters, { reps: 500, seed: 1 })).toEqual(a);
     expect(clusteredAuroc(clusters, { reps: 500, seed: 2 }).low).not.toBe(a.low);

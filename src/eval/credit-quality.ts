@@ -1,12 +1,11 @@
-import { Rng } from '../random/rng.ts';
-import { quantile, type BootstrapOptions } from './paired-bootstrap.ts';
-
 /**
  * How well a credit tells wrong worker reports from right ones, measured without RL
  * (docs/credit-audit.md): the AUROC of a score for a binary label, with a percentile bootstrap
  * interval that resamples clusters (the trajectories, whose calls share one outcome and one set of
  * replays, so they are not independent), and the share of a set of calls that a credit blames.
  */
+import { Rng } from '../random/rng.ts';
+import { quantile, type BootstrapOptions } from './paired-bootstrap.ts';
 
 /** One labelled call: the score ranked (here -credit) and whether it is a positive (a wrong report). */
 export interface Scored {
@@ -30,7 +29,7 @@ export function auroc(items: readonly Scored[]): number | null {
   if (pos === 0 || neg === 0) return null;
   const sorted = [...items].sort((a, b) => a.score - b.score);
   let rankSum = 0;
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && (sorted[j + 1] as Scored).score === (sorted[i] as Scored).score) j++;
     // Ranks i+1 .. j+1 share one score: each gets their mean.
@@ -70,7 +69,8 @@ export function clusteredAuroc(clusters: readonly (readonly Scored[])[], opts: B
   const drawn: Scored[] = [];
   for (let r = 0; r < opts.reps; r++) {
     drawn.length = 0;
-    for (let i = 0; i < clusters.length; i++) drawn.push(...(clusters[rng.int(0, clusters.length - 1)] as readonly Scored[]));
+    for (let i = 0; i < clusters.length; i++)
+      drawn.push(...(clusters[rng.int(0, clusters.length - 1)] as readonly Scored[]));
     const a = auroc(drawn);
     if (a !== null) draws.push(a);
   }

@@ -69,10 +69,20 @@ type AccuracyConfig = Pick<Config, 'rollout' | 'credit' | 'eval'>;
  */
 const EVAL_CHUNK = 64;
 
-export async function heldOutAccuracy(model: CausalLM, tokenizer: Tokenizer, episodes: readonly Episode[], cfg: AccuracyConfig, samples = 1): Promise<AccuracyResult> {
+export async function heldOutAccuracy(
+  model: CausalLM,
+  tokenizer: Tokenizer,
+  episodes: readonly Episode[],
+  cfg: AccuracyConfig,
+  samples = 1,
+): Promise<AccuracyResult> {
   const r = cfg.rollout;
   const t = cfg.eval.temperature;
-  const policy = new LmPolicy(model, tokenizer, { ...samplingAt(t, r), maxContext: r.maxContext, rng: new Rng(cfg.eval.seed) });
+  const policy = new LmPolicy(model, tokenizer, {
+    ...samplingAt(t, r),
+    maxContext: r.maxContext,
+    rng: new Rng(cfg.eval.seed),
+  });
   return policyAccuracy(policy, episodes, cfg, samples);
 }
 
@@ -91,13 +101,21 @@ export function clusteredInterval(perQuestion: readonly number[]): [number, numb
 }
 
 /** Accuracy of any policy (`samples` trajectories per episode through the real engine). */
-export async function policyAccuracy(policy: Policy, episodes: readonly Episode[], cfg: AccuracyConfig, samples = 1): Promise<AccuracyResult> {
+export async function policyAccuracy(
+  policy: Policy,
+  episodes: readonly Episode[],
+  cfg: AccuracyConfig,
+  samples = 1,
+): Promise<AccuracyResult> {
   if (episodes.length === 0) throw new Error('held-out accuracy: no held-out episodes');
   const t0 = performance.now();
   const engine: EngineOptions = { cfg: cfg.rollout, agents: cfg.rollout.agents };
   const trajectories: Trajectory[] = [];
   const chunk = Math.max(1, Math.floor(EVAL_CHUNK / samples));
-  for (let i = 0; i < episodes.length; i += chunk) trajectories.push(...(await rollout(policy, episodes.slice(i, i + chunk), { ...engine, groupSize: samples })).trajectories);
+  for (let i = 0; i < episodes.length; i += chunk)
+    trajectories.push(
+      ...(await rollout(policy, episodes.slice(i, i + chunk), { ...engine, groupSize: samples })).trajectories,
+    );
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const byId = new Map(episodes.map((e) => [e.id, e]));
   const breakdown = stageBreakdown(trajectories, byId, success, { agents: cfg.rollout.agents });
@@ -105,7 +123,9 @@ export async function policyAccuracy(policy: Policy, episodes: readonly Episode[
   const total = trajectories.length;
   const correct = breakdown.accuracy.num;
   const perQuestion = new Map(episodes.map((e) => [e.id, 0]));
-  for (const tr of trajectories) if (success(tr.finalAnswer, (byId.get(tr.episodeId) as Episode).answers) > 0) perQuestion.set(tr.episodeId, (perQuestion.get(tr.episodeId) ?? 0) + 1);
+  for (const tr of trajectories)
+    if (success(tr.finalAnswer, (byId.get(tr.episodeId) as Episode).answers) > 0)
+      perQuestion.set(tr.episodeId, (perQuestion.get(tr.episodeId) ?? 0) + 1);
   const withClaims = episodes.some((e) => plantedOf(e) !== null);
   const planted = withClaims ? plantedByEpisode(trajectories, episodes) : undefined;
   const questions = episodes.map((e) => ({ id: e.id, correct: perQuestion.get(e.id) ?? 0, ...planted?.get(e.id) }));
@@ -115,16 +135,19 @@ export async function policyAccuracy(policy: Policy, episodes: readonly Episode[
     total,
     samples,
     questions,
-    interval: samples === 1 ? wilsonInterval(correct, total) : clusteredInterval(questions.map((q) => q.correct / samples)),
+    interval:
+      samples === 1 ? wilsonInterval(correct, total) : clusteredInterval(questions.map((q) => q.correct / samples)),
     answered: answered / total,
     temperature: cfg.eval.temperature,
     breakdown,
     ...(planted ? { planted: plantedTotal(planted) } : {}),
-    tokensPerTrajectory: trajectories.reduce((a, tr) => a + tr.messages.reduce((b, m) => b + m.tokenIds.length, 0), 0) / total,
+    tokensPerTrajectory:
+      trajectories.reduce((a, tr) => a + tr.messages.reduce((b, m) => b + m.tokenIds.length, 0), 0) / total,
     seconds: 0,
   };
   const hasWorkers = trajectories.some((tr) => tr.agents.length > 1);
-  if (cfg.eval.creditReport && hasWorkers) out.workerCalls = await looWorkerCalls(policy, engine, trajectories, byId, cfg);
+  if (cfg.eval.creditReport && hasWorkers)
+    out.workerCalls = await looWorkerCalls(policy, engine, trajectories, byId, cfg);
   out.seconds = (performance.now() - t0) / 1000;
   return out;
 }
@@ -140,18 +163,44 @@ async function looWorkerCalls(
   byId: ReadonlyMap<string, Episode>,
   cfg: AccuracyConfig,
 ): Promise<NonNullable<AccuracyResult['workerCalls']>> {
-  const runner = engineReplayRunner(policy, engine, { replayMode: cfg.credit.replayMode, placeholder: cfg.credit.placeholder, streamSeed: cfg.eval.seed });
+  const runner = engineReplayRunner(policy, engine, {
+    replayMode: cfg.credit.replayMode,
+    placeholder: cfg.credit.placeholder,
+    streamSeed: cfg.eval.seed,
+  });
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
-  const requests = trajectories.map((traj) => ({ traj, episode: byId.get(traj.episodeId) as Episode, coalitions: leaveOneOutCoalitions(workerCount(traj)) }));
+  const requests = trajectories.map((traj) => ({
+    traj,
+    episode: byId.get(traj.episodeId) as Episode,
+    coalitions: leaveOneOutCoalitions(workerCount(traj)),
+  }));
   const tables: ValueTable[] = [];
-  for (let i = 0; i < requests.length; i += EVAL_CHUNK) tables.push(...(await evaluateCoalitions(requests.slice(i, i + EVAL_CHUNK), runner, { success, replays: cfg.credit.replays })).tables);
+  for (let i = 0; i < requests.length; i += EVAL_CHUNK)
+    tables.push(
+      ...(await evaluateCoalitions(requests.slice(i, i + EVAL_CHUNK), runner, { success, replays: cfg.credit.replays }))
+        .tables,
+    );
   const summaries: TrajectoryCreditSummary[] = requests.map((req, i) => {
     const table = tables[i] as (typeof tables)[number];
     const k = workerCount(req.traj);
-    return { trajectoryId: req.traj.id, deltas: looDeltas(valueOf(table, fullCoalition(k)), leaveOneOutCoalitions(k).map((s) => valueOf(table, s))), success: table.recorded, noise: table.noise };
+    return {
+      trajectoryId: req.traj.id,
+      deltas: looDeltas(
+        valueOf(table, fullCoalition(k)),
+        leaveOneOutCoalitions(k).map((s) => valueOf(table, s)),
+      ),
+      success: table.recorded,
+      noise: table.noise,
+    };
   });
   const rep = creditReport(summaries, []);
-  return { n: rep.workerCalls, helpful: rep.helpful, neutral: rep.neutral, harmful: rep.harmful, noiseFloor: rep.noiseFloor ?? 0 };
+  return {
+    n: rep.workerCalls,
+    helpful: rep.helpful,
+    neutral: rep.neutral,
+    harmful: rep.harmful,
+    noiseFloor: rep.noiseFloor ?? 0,
+  };
 }
 
 /** Namespaced scalars of a held-out measurement for metrics.jsonl (`heldout/accuracy`, `heldout/stage/report`, ...). */
@@ -165,7 +214,14 @@ export function heldOutMetrics(r: AccuracyResult): Record<string, number> {
     'heldout/tokens_per_trajectory': r.tokensPerTrajectory,
   };
   const b = r.breakdown;
-  const stages = { sub_question: b.subQuestion, retrieval: b.retrieval, report: b.report, final_given_reports: b.finalGivenReports, invalid_calls: b.invalidCalls, off_plan: b.offPlan };
+  const stages = {
+    sub_question: b.subQuestion,
+    retrieval: b.retrieval,
+    report: b.report,
+    final_given_reports: b.finalGivenReports,
+    invalid_calls: b.invalidCalls,
+    off_plan: b.offPlan,
+  };
   for (const [k, v] of Object.entries(stages)) if (v.rate !== null) out[`heldout/stage/${k}`] = v.rate;
   if (r.planted?.share !== null && r.planted?.share !== undefined) out['heldout/planted_reports'] = r.planted.share;
   if (r.workerCalls) {

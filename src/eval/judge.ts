@@ -23,7 +23,8 @@ export function answerJudgePrompt(question: string, prediction: string, golds: r
     `Question: ${question}`,
     `Ground truth answer: ${golds.join(' | ')}`,
     `Predicted answer: ${prediction}`,
-    'Does the predicted answer contain the meaning of the ground truth (extra detail is fine, a contradiction is not)? Answer yes or no.',
+    'Does the predicted answer contain the meaning of the ground truth (extra detail is fine, a contradiction is ' +
+      'not)? Answer yes or no.',
     'Answer:',
   ].join('\n');
 }
@@ -34,18 +35,25 @@ export function llmAnswerJudge(opts: LlmAnswerJudgeOptions): AnswerJudge {
   return async (question, prediction, golds) => {
     if (prediction.trim().length === 0) return false;
     const lp = await opts.score(answerJudgePrompt(question, prediction, golds), [yes, no]);
-    if (lp.length !== 2 || !lp.every(Number.isFinite)) throw new Error(`answer judge: scorer returned ${JSON.stringify(lp)} for 2 candidates`);
+    if (lp.length !== 2 || !lp.every(Number.isFinite))
+      throw new Error(`answer judge: scorer returned ${JSON.stringify(lp)} for 2 candidates`);
     return lp[0] > lp[1];
   };
 }
 
 /** judge_accuracy over episodes with gold answers, plus the per-item verdicts (1/0, null = no gold). */
-export async function judgeAccuracy(preds: readonly Prediction[], eps: readonly Episode[], judge: AnswerJudge): Promise<{ judge_accuracy: number; items: Array<number | null> }> {
+export async function judgeAccuracy(
+  preds: readonly Prediction[],
+  eps: readonly Episode[],
+  judge: AnswerJudge,
+): Promise<{ judge_accuracy: number; items: Array<number | null> }> {
   checkAligned(preds, eps);
   const items: Array<number | null> = [];
   for (let i = 0; i < eps.length; i++) {
     // Sequential: the scorer runs the model, which is not re-entrant.
-    items.push(eps[i].answers.length === 0 ? null : (await judge(eps[i].question, preds[i].answer, eps[i].answers)) ? 1 : 0);
+    items.push(
+      eps[i].answers.length === 0 ? null : (await judge(eps[i].question, preds[i].answer, eps[i].answers)) ? 1 : 0,
+    );
   }
   const scored = items.filter((x): x is number => x !== null);
   return { judge_accuracy: scored.length > 0 ? scored.reduce((a, b) => a + b, 0) / scored.length : 0, items };

@@ -19,7 +19,6 @@ const files = {
   shared: join(repo, '../shared/data/musique/musique_ans_train_100.jsonl'),
 };
 
-
 /**
  * Deterministic predictions of every kind the metric treats differently: exact, alias, partial,
  * wrong and empty answers; gold, partial, extra and empty support; right and wrong answerability.
@@ -29,7 +28,14 @@ function mixedPredictions(eps: readonly Episode[]): Prediction[] {
     const gold = ep.paragraphs.filter((p) => p.isSupporting).map((p) => p.idx);
     const other = ep.paragraphs.filter((p) => !p.isSupporting).map((p) => p.idx);
     const answers = ep.answers.length > 0 ? ep.answers : ['none'];
-    const answer = [answers[0], answers.at(-1) ?? '', `the ${answers[0]} region`, 'Zanzibar', '', answers[0].split(' ')[0]][i % 6];
+    const answer = [
+      answers[0],
+      answers.at(-1) ?? '',
+      `the ${answers[0]} region`,
+      'Zanzibar',
+      '',
+      answers[0].split(' ')[0],
+    ][i % 6];
     const supportIdx = [gold, gold.slice(1), [...gold, ...other.slice(0, 2)], [], other.slice(0, 1)][i % 5];
     const answerable = i % 7 === 3 ? !(ep.answerable ?? true) : (ep.answerable ?? true);
     return { id: ep.id, answer, supportIdx, answerable };
@@ -47,19 +53,36 @@ describe('scoreMusique against the official metric logic', () => {
       const fromFiles = scoreMusique(written.gold ?? gold, written.predictions);
       expect(fromFiles).toEqual(musique.aggregate(preds, eps));
       // The shape of the official output: three keys for ans, five for full.
-      expect(Object.keys(fromFiles)).toEqual(name === 'full' ? ['answer_f1', 'answer_em', 'support_f1', 'group_answer_sufficiency_f1', 'group_support_sufficiency_f1'] : ['answer_f1', 'answer_em', 'support_f1']);
+      expect(Object.keys(fromFiles)).toEqual(
+        name === 'full'
+          ? ['answer_f1', 'answer_em', 'support_f1', 'group_answer_sufficiency_f1', 'group_support_sufficiency_f1']
+          : ['answer_f1', 'answer_em', 'support_f1'],
+      );
       expect(fromFiles.answer_f1).toBeGreaterThan(0);
       expect(fromFiles.answer_f1).toBeLessThan(1);
       if (hasPython()) {
-        const py = JSON.parse(execFileSync('python3', [reference, written.predictions, written.gold ?? gold]).toString()) as Record<string, number>;
+        const py = JSON.parse(
+          execFileSync('python3', [reference, written.predictions, written.gold ?? gold]).toString(),
+        ) as Record<string, number>;
         expect(fromFiles).toEqual(py);
       }
     });
   }
   it('perfect predictions score 1 everywhere (full sample)', () => {
     const eps = readMusique(files.full);
-    const preds = eps.map((ep) => ({ id: ep.id, answer: ep.answers[0] ?? '', supportIdx: ep.paragraphs.filter((p) => p.isSupporting).map((p) => p.idx), answerable: ep.answerable ?? true }));
-    expect(musique.aggregate(preds, eps)).toEqual({ answer_f1: 1, answer_em: 1, support_f1: 1, group_answer_sufficiency_f1: 1, group_support_sufficiency_f1: 1 });
+    const preds = eps.map((ep) => ({
+      id: ep.id,
+      answer: ep.answers[0] ?? '',
+      supportIdx: ep.paragraphs.filter((p) => p.isSupporting).map((p) => p.idx),
+      answerable: ep.answerable ?? true,
+    }));
+    expect(musique.aggregate(preds, eps)).toEqual({
+      answer_f1: 1,
+      answer_em: 1,
+      support_f1: 1,
+      group_answer_sufficiency_f1: 1,
+      group_support_sufficiency_f1: 1,
+    });
   });
   it('--limit subsets: the gold subset has exactly the predicted ids, in order', () => {
     const eps = readMusique(files.ans).slice(0, 5);
@@ -70,7 +93,12 @@ describe('scoreMusique against the official metric logic', () => {
   });
   it('a predictions file with a bad field is a one-line error', () => {
     const p = join(dir, 'bad-preds.jsonl');
-    writeFileSync(p, '{"id":"2hop__9000_9001","predicted_answer":"x","predicted_support_idxs":"0","predicted_answerable":true}\n');
-    expect(() => scoreMusique(files.ans, p)).toThrow(`${p}:1: predicted_support_idxs: Invalid input: expected array, received string`);
+    writeFileSync(
+      p,
+      '{"id":"2hop__9000_9001","predicted_answer":"x","predicted_support_idxs":"0","predicted_answerable":true}\n',
+    );
+    expect(() => scoreMusique(files.ans, p)).toThrow(
+      `${p}:1: predicted_support_idxs: Invalid input: expected array, received string`,
+    );
   });
 });

@@ -19,8 +19,16 @@ const musiquePredictionSchema = z.object({
 /** Gold lines reduced to what the evaluator reads; missing answer fields (test split) are errors. */
 function readMusiqueGold(file: string): MusiqueGold[] {
   return readMusiqueRecords(file).map(({ line, record: r }) => {
-    const missing = r.answer === undefined ? 'answer' : r.answer_aliases === undefined ? 'answer_aliases' : r.answerable === undefined ? 'answerable' : null;
-    if (missing) throw new BenchmarkFormatError(`${file}:${line}: ${missing}: missing (a test-split file cannot be scored)`);
+    const missing =
+      r.answer === undefined
+        ? 'answer'
+        : r.answer_aliases === undefined
+          ? 'answer_aliases'
+          : r.answerable === undefined
+            ? 'answerable'
+            : null;
+    if (missing)
+      throw new BenchmarkFormatError(`${file}:${line}: ${missing}: missing (a test-split file cannot be scored)`);
     const noFlag = r.paragraphs.findIndex((p) => p.is_supporting === undefined);
     if (noFlag >= 0) throw new BenchmarkFormatError(`${file}:${line}: paragraphs[${noFlag}].is_supporting: missing`);
     return {

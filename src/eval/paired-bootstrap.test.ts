@@ -9,7 +9,16 @@ describe('pairedDifference (hand-built tables of outcomes)', () => {
       [1, 0, 0.5, 0.25],
       [0, 1, 0.75, 0],
     ];
-    expect(pairedDifference(t, t, opts)).toEqual({ mean: 0, low: 0, high: 0, se: 0, mde: 0, seeds: 2, questions: 4, resolved: false });
+    expect(pairedDifference(t, t, opts)).toEqual({
+      mean: 0,
+      low: 0,
+      high: 0,
+      se: 0,
+      mde: 0,
+      seeds: 2,
+      questions: 4,
+      resolved: false,
+    });
   });
 
   it('a constant shift is resolved exactly, however few the questions', () => {

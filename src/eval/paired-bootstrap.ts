@@ -49,13 +49,19 @@ export function quantile(sorted: readonly number[], q: number): number {
  * `a[s][q]` and `b[s][q]`: accuracy of each arm for seed s (same order in both) and question q
  * (same order in every row). Throws on tables that do not pair.
  */
-export function pairedDifference(a: readonly (readonly number[])[], b: readonly (readonly number[])[], opts: BootstrapOptions): PairedDifference {
-  if (a.length === 0 || a.length !== b.length) throw new Error(`paired difference: ${a.length} and ${b.length} seeds do not pair`);
+export function pairedDifference(
+  a: readonly (readonly number[])[],
+  b: readonly (readonly number[])[],
+  opts: BootstrapOptions,
+): PairedDifference {
+  if (a.length === 0 || a.length !== b.length)
+    throw new Error(`paired difference: ${a.length} and ${b.length} seeds do not pair`);
   const nq = a[0]?.length ?? 0;
   if (nq === 0) throw new Error('paired difference: no questions');
   const d = a.map((row, s) => {
     const other = b[s] as readonly number[];
-    if (row.length !== nq || other.length !== nq) throw new Error(`paired difference: seed ${s} has ${row.length} and ${other.length} questions, not ${nq}`);
+    if (row.length !== nq || other.length !== nq)
+      throw new Error(`paired difference: seed ${s} has ${row.length} and ${other.length} questions, not ${nq}`);
     return row.map((x, q) => x - (other[q] as number));
   });
   const ns = d.length;
@@ -76,7 +82,12 @@ export function pairedDifference(a: readonly (readonly number[])[], b: readonly 
  * every seed) and the seeds, with replacement, and evaluates `stat` on the drawn indices; returns
  * the 95% percentile interval and the standard error of the draws.
  */
-function bootstrapCells(ns: number, nq: number, opts: BootstrapOptions, stat: (seeds: readonly number[], questions: readonly number[]) => number): { low: number; high: number; se: number } {
+function bootstrapCells(
+  ns: number,
+  nq: number,
+  opts: BootstrapOptions,
+  stat: (seeds: readonly number[], questions: readonly number[]) => number,
+): { low: number; high: number; se: number } {
   const rng = new Rng(opts.seed);
   const draws: number[] = new Array<number>(opts.reps);
   const qs: number[] = new Array<number>(nq);
@@ -92,7 +103,10 @@ function bootstrapCells(ns: number, nq: number, opts: BootstrapOptions, stat: (s
   return { low: quantile(draws, 0.025), high: quantile(draws, 0.975), se };
 }
 
-/** Counts of one arm in one (seed, question) cell: a ratio's numerator and denominator (planted reports of worker calls). */
+/**
+ * Counts of one arm in one (seed, question) cell: a ratio's numerator and denominator (planted reports of worker
+ * calls).
+ */
 export interface RatioCell {
   num: number;
   den: number;
@@ -104,13 +118,19 @@ export interface RatioCell {
  * drawn; cells are (seed, question) as in pairedDifference, resampled the same way. A draw whose
  * denominators sum to 0 counts as a share of 0.
  */
-export function pairedRatioDifference(a: readonly (readonly RatioCell[])[], b: readonly (readonly RatioCell[])[], opts: BootstrapOptions): PairedDifference {
-  if (a.length === 0 || a.length !== b.length) throw new Error(`paired difference: ${a.length} and ${b.length} seeds do not pair`);
+export function pairedRatioDifference(
+  a: readonly (readonly RatioCell[])[],
+  b: readonly (readonly RatioCell[])[],
+  opts: BootstrapOptions,
+): PairedDifference {
+  if (a.length === 0 || a.length !== b.length)
+    throw new Error(`paired difference: ${a.length} and ${b.length} seeds do not pair`);
   const nq = a[0]?.length ?? 0;
   if (nq === 0) throw new Error('paired difference: no questions');
   a.forEach((row, s) => {
     const other = b[s] as readonly RatioCell[];
-    if (row.length !== nq || other.length !== nq) throw new Error(`paired difference: seed ${s} has ${row.length} and ${other.length} questions, not ${nq}`);
+    if (row.length !== nq || other.length !== nq)
+      throw new Error(`paired difference: seed ${s} has ${row.length} and ${other.length} questions, not ${nq}`);
   });
   const ns = a.length;
   const share = (t: readonly (readonly RatioCell[])[], seeds: readonly number[], qs: readonly number[]): number => {

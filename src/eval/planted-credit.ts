@@ -35,7 +35,13 @@ interface Acc {
 }
 
 const empty = (): Acc => ({ calls: 0, delta: 0, negative: 0, positive: 0, phi: 0, phis: 0 });
-const done = (a: Acc): CallCredit => ({ calls: a.calls, meanDelta: a.calls ? a.delta / a.calls : 0, negative: a.negative, positive: a.positive, meanPhi: a.phis ? a.phi / a.phis : null });
+const done = (a: Acc): CallCredit => ({
+  calls: a.calls,
+  meanDelta: a.calls ? a.delta / a.calls : 0,
+  negative: a.negative,
+  positive: a.positive,
+  meanPhi: a.phis ? a.phi / a.phis : null,
+});
 
 /** The recorded steps of one run and the episodes they were sampled from. */
 export interface RecordedRun {
@@ -53,17 +59,24 @@ export function plantedCredit(runs: readonly RecordedRun[]): PlantedCredit {
   };
 }
 
-function addRun(acc: Record<'planted' | 'other', Record<'success' | 'failure', Acc>>, { records, episodes }: RecordedRun): void {
+function addRun(
+  acc: Record<'planted' | 'other', Record<'success' | 'failure', Acc>>,
+  { records, episodes }: RecordedRun,
+): void {
   const byId = new Map(episodes.map((e) => [e.id, e]));
   for (const rec of records) {
     for (const g of rec.groups) {
       const ep = byId.get(g.episodeId);
-      if (!ep) throw new Error(`plantedCredit: step ${rec.step} records episode ${g.episodeId}, which is not among the episodes`);
+      if (!ep)
+        throw new Error(
+          `plantedCredit: step ${rec.step} records episode ${g.episodeId}, which is not among the episodes`,
+        );
       const wrong = plantedWrong(ep);
       for (const t of g.trajectories) {
         for (const a of t.agents) {
           if (a.role !== 'worker' || a.delegation === null) continue;
-          const cell = acc[repeatsPlanted(a.answer, wrong) ? 'planted' : 'other'][t.success > 0 ? 'success' : 'failure'];
+          const cell =
+            acc[repeatsPlanted(a.answer, wrong) ? 'planted' : 'other'][t.success > 0 ? 'success' : 'failure'];
           const d = t.deltas[a.delegation] ?? 0;
           cell.calls++;
           cell.delta += d;

@@ -17,13 +17,22 @@ afterAll(async () => {
 
 const claim = plantedClaim;
 const episode = comparisonEpisode;
-const worker = (id: number, answer: string | null): AgentRecord => ({ id, role: 'worker', delegation: id - 1, answer, endReason: answer === null ? 'max_turns' : 'answer' });
+const worker = (id: number, answer: string | null): AgentRecord => ({
+  id,
+  role: 'worker',
+  delegation: id - 1,
+  answer,
+  endReason: answer === null ? 'max_turns' : 'answer',
+});
 const trajectory = (episodeId: string, reports: (string | null)[]): Trajectory => ({
   id: `${episodeId}#0`,
   episodeId,
   sample: 0,
   messages: [],
-  agents: [{ id: 0, role: 'planner', delegation: null, answer: 'x', endReason: 'answer' }, ...reports.map((r, i) => worker(i + 1, r))],
+  agents: [
+    { id: 0, role: 'planner', delegation: null, answer: 'x', endReason: 'answer' },
+    ...reports.map((r, i) => worker(i + 1, r)),
+  ],
   finalAnswer: 'x',
 });
 
@@ -35,7 +44,11 @@ describe('plantedReports', () => {
     const trajs = [trajectory('a', [' 1967.', '1962', null]), trajectory('b', ['1967'])];
     expect(plantedReports(trajs, eps)).toEqual({ calls: 4, planted: 1, share: 0.25 });
     // A second sample of a repeats it twice: 3 of 7 calls.
-    expect(plantedReports([...trajs, trajectory('a', ['1967', '1962', '1967'])], eps)).toEqual({ calls: 7, planted: 3, share: 3 / 7 });
+    expect(plantedReports([...trajs, trajectory('a', ['1967', '1962', '1967'])], eps)).toEqual({
+      calls: 7,
+      planted: 3,
+      share: 3 / 7,
+    });
     expect(plantedReports([], eps)).toEqual({ calls: 0, planted: 0, share: null });
   });
 
@@ -55,23 +68,38 @@ describe('plantedReports', () => {
   });
 
   it('names a trajectory whose episode is missing', () => {
-    expect(() => plantedReports([trajectory('zz', ['1'])], [episode('a')])).toThrow('plantedReports: trajectory zz#0 is of episode zz, which is not among the episodes');
+    expect(() => plantedReports([trajectory('zz', ['1'])], [episode('a')])).toThrow(
+      'plantedReports: trajectory zz#0 is of episode zz, which is not among the episodes',
+    );
   });
 
   it('through the engine: every trusting worker shown the claim, and no careful one', async () => {
-    const eps = generateSynth({ seed: 8, n: 150, shapes: { comparison: 1, aggregation: 1 }, misleadingRate: 1 }).map(toEpisode);
+    const eps = generateSynth({ seed: 8, n: 150, shapes: { comparison: 1, aggregation: 1 }, misleadingRate: 1 }).map(
+      toEpisode,
+    );
     const cfg = rolloutConfig({ maxDelegations: 6, maxPlannerTurns: 8, maxParallelDelegations: 3 });
-    const trusting = (await rollout(expertPolicy({ failures: { ...NO_FAILURES, trustPlanted: 1 } }), eps, { cfg, groupSize: 1 })).trajectories;
-    // Independently: workers asked the planted hop (gold references filled) whose searches showed the planted paragraph.
+    const trusting = (
+      await rollout(expertPolicy({ failures: { ...NO_FAILURES, trustPlanted: 1 } }), eps, { cfg, groupSize: 1 })
+    ).trajectories;
+    // Independently: workers asked the planted hop (gold references filled) whose searches showed the planted
+    // paragraph.
     let shown = 0;
     trusting.forEach((t, i) => {
       const ep = eps[i] as Episode;
       const c = plantedOf(ep);
       if (!c) throw new Error('every episode has a claim');
-      const asked = substituteRefs(ep.decomposition?.[c.hop]?.question ?? '', (ep.decomposition ?? []).map((h) => h.answer));
+      const asked = substituteRefs(
+        ep.decomposition?.[c.hop]?.question ?? '',
+        (ep.decomposition ?? []).map((h) => h.answer),
+      );
       for (const w of t.agents) {
         if (w.role !== 'worker' || w.subtask !== asked) continue;
-        if (t.messages.some((m) => m.agent === w.id && m.toolCalls.some((call) => call.retrievedIdx?.includes(c.paragraphIdx)))) shown++;
+        if (
+          t.messages.some(
+            (m) => m.agent === w.id && m.toolCalls.some((call) => call.retrievedIdx?.includes(c.paragraphIdx)),
+          )
+        )
+          shown++;
       }
     });
     const calls = trusting.reduce((n, t) => n + t.agents.filter((a) => a.role === 'worker').length, 0);

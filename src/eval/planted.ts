@@ -51,13 +51,19 @@ export function repeatsPlanted(answer: string | null, wrong: string | null): boo
 }
 
 /** The same counts per episode (every episode of `episodes`, in their order; 0 calls where none ran). */
-export function plantedByEpisode(trajectories: readonly Trajectory[], episodes: readonly Episode[]): Map<string, { calls: number; planted: number }> {
+export function plantedByEpisode(
+  trajectories: readonly Trajectory[],
+  episodes: readonly Episode[],
+): Map<string, { calls: number; planted: number }> {
   const byId = new Map(episodes.map((e) => [e.id, e]));
   const wrongOf = new Map<string, string | null>();
   const out = new Map(episodes.map((e) => [e.id, { calls: 0, planted: 0 }]));
   for (const t of trajectories) {
     const ep = byId.get(t.episodeId);
-    if (!ep) throw new Error(`plantedReports: trajectory ${t.id} is of episode ${t.episodeId}, which is not among the episodes`);
+    if (!ep)
+      throw new Error(
+        `plantedReports: trajectory ${t.id} is of episode ${t.episodeId}, which is not among the episodes`,
+      );
     let wrong = wrongOf.get(ep.id);
     if (wrong === undefined) {
       wrong = plantedWrong(ep);

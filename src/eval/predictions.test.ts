@@ -29,14 +29,20 @@ describe('PredictionLog (resume)', () => {
   it('ignores a torn last line, refuses a torn earlier one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sharp-log-'));
     const file = join(dir, 'p.jsonl');
-    writeFileSync(file, '{"key":"a","id":"a","answer":"x","supportIdx":[],"answerable":true}\n{"key":"b","id":"b","ans');
+    writeFileSync(
+      file,
+      '{"key":"a","id":"a","answer":"x","supportIdx":[],"answerable":true}\n{"key":"b","id":"b","ans',
+    );
     const log = PredictionLog.open(file);
     expect(log.size).toBe(1);
     // Opening cut the torn tail, so the next append starts on a fresh line and the log stays valid.
     log.append('c', { id: 'c', answer: 'y', supportIdx: [], answerable: true });
     expect(PredictionLog.open(file).size).toBe(2);
     const torn = join(dir, 'torn.jsonl');
-    writeFileSync(torn, '{"key":"a","id":"a","ans\n{"key":"c","id":"c","answer":"y","supportIdx":[],"answerable":true}\n');
+    writeFileSync(
+      torn,
+      '{"key":"a","id":"a","ans\n{"key":"c","id":"c","answer":"y","supportIdx":[],"answerable":true}\n',
+    );
     expect(() => PredictionLog.open(torn)).toThrow(`${torn}:1: not valid JSON (only the last line may be torn)`);
     const bad = join(dir, 'q.jsonl');
     writeFileSync(bad, '{"key":"a","id":"a","answer":3,"supportIdx":[],"answerable":true}\n');

@@ -1,3 +1,8 @@
+/**
+ * Resumable predictions ("an interrupted eval resumes and skips ids already predicted").
+ * Each finished episode is appended as one line to a log; a kill can only tear the last line, which
+ * is ignored on resume. At the end the official-format file is written atomically in gold order.
+ */
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -6,12 +11,6 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import { readJsonl } from '../fs/jsonl.ts';
 import { dropTornTail } from '../fs/torn-tail.ts';
 import type { Benchmark, Prediction } from './types.ts';
-
-/**
- * Resumable predictions ("an interrupted eval resumes and skips ids already predicted").
- * Each finished episode is appended as one line to a log; a kill can only tear the last line, which
- * is ignored on resume. At the end the official-format file is written atomically in gold order.
- */
 
 /**
  * Stable key per episode: its id, plus `#k` for the k-th repeat of an id (MuSiQue full holds each
@@ -51,7 +50,10 @@ export class PredictionLog {
     // A torn last line is skipped: that episode simply runs again.
     for (const { line, value } of readJsonl(file, { tornTail: true })) {
       const r = logLineSchema.safeParse(value);
-      if (!r.success) throw new Error(`${file}:${line}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
+      if (!r.success)
+        throw new Error(
+          `${file}:${line}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`,
+        );
       const { key, ...pred } = r.data;
       log.done.set(key, pred);
     }
@@ -95,7 +97,13 @@ export class PredictionLog {
  * Writes the official predictions file (and, where the benchmark has an offline evaluator, the gold
  * records of exactly these episodes) into `outDir`, atomically. Returns the paths written.
  */
-export function writeOfficialPredictions(bench: Benchmark, outDir: string, eps: readonly Episode[], preds: readonly Prediction[], sourceFile?: string): { predictions: string; gold?: string } {
+export function writeOfficialPredictions(
+  bench: Benchmark,
+  outDir: string,
+  eps: readonly Episode[],
+  preds: readonly Prediction[],
+  sourceFile?: string,
+): { predictions: string; gold?: string } {
   mkdirSync(outDir, { recursive: true });
   const predictions = join(outDir, bench.predictionsFile);
   writeFileAtomic(predictions, bench.formatPredictions(preds, eps));

@@ -10,11 +10,18 @@ const ep = (id: string, supporting: number[], answerable = true): Episode => ({
   answerable,
   paragraphs: [0, 1, 2, 3].map((idx) => ({ idx, title: `T${idx}`, text: 'x', isSupporting: supporting.includes(idx) })),
 });
-const pred = (id: string, retrievedIdx?: number[]): Prediction => ({ id, answer: 'a', supportIdx: [], answerable: true, ...(retrievedIdx ? { retrievedIdx } : {}) });
+const pred = (id: string, retrievedIdx?: number[]): Prediction => ({
+  id,
+  answer: 'a',
+  supportIdx: [],
+  answerable: true,
+  ...(retrievedIdx ? { retrievedIdx } : {}),
+});
 
 describe('supportRecall', () => {
   it('averages the share of supporting paragraphs retrieved over answerable episodes with support', () => {
-    // e1: 1 of 2 supporting retrieved (0.5); e2: 2 of 2 (1); e3: unanswerable, not counted; e4: no gold support, not counted.
+    // e1: 1 of 2 supporting retrieved (0.5); e2: 2 of 2 (1); e3: unanswerable, not counted; e4: no gold support, not
+    // counted.
     const eps = [ep('e1', [0, 1]), ep('e2', [2, 3]), ep('e3', [0], false), ep('e4', [])];
     const preds = [pred('e1', [1, 2]), pred('e2', [3, 0, 2]), pred('e3', []), pred('e4', [0])];
     expect(supportRecall(preds, eps)).toBeCloseTo(0.75, 12);

@@ -12,7 +12,16 @@ describe('eval report', () => {
     const b = BENCHMARKS.musique;
     const eps = b.read(join(repo, b.sample));
     // right answer and support on 2-hop questions only; the 12 others answered "Zanzibar" with no support
-    const preds = eps.map((ep) => (ep.meta?.hops === 2 ? { id: ep.id, answer: ep.answers[0], supportIdx: ep.paragraphs.filter((p) => p.isSupporting).map((p) => p.idx), answerable: true } : { id: ep.id, answer: 'Zanzibar', supportIdx: [], answerable: true }));
+    const preds = eps.map((ep) =>
+      ep.meta?.hops === 2
+        ? {
+            id: ep.id,
+            answer: ep.answers[0],
+            supportIdx: ep.paragraphs.filter((p) => p.isSupporting).map((p) => p.idx),
+            answerable: true,
+          }
+        : { id: ep.id, answer: 'Zanzibar', supportIdx: [], answerable: true },
+    );
     const r = buildReport(b, b.sample, eps, preds, { agents: 'multi' });
     // official: 8 of 20 right -> EM = F1 = support F1 = 0.4
     expect(r.metrics).toEqual({ answer_f1: 0.4, answer_em: 0.4, support_f1: 0.4 });

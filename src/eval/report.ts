@@ -1,15 +1,14 @@
+/**
+ * metrics.json and report.md of an eval run: the official numbers, then breakdowns
+ * (MuSiQue by hop count, HotpotQA by type and level, FRAMES by reasoning type, ...). Pure apart from
+ * `writeReport`, which writes both files atomically.
+ */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Episode } from '../data/episode.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { breakdown, type Breakdown } from './scores.ts';
 import { checkAligned, type Benchmark, type Prediction } from './types.ts';
-
-/**
- * metrics.json and report.md of an eval run: the official numbers, then breakdowns
- * (MuSiQue by hop count, HotpotQA by type and level, FRAMES by reasoning type, ...). Pure apart from
- * `writeReport`, which writes both files atomically.
- */
 
 export interface EvalReport {
   benchmark: string;
@@ -19,14 +18,23 @@ export interface EvalReport {
   metrics: Record<string, number>;
   /** The headline metric's key in `metrics`. */
   headline: string;
-  /** Retrieval metrics beside the official ones (`recall@k` of the supporting paragraphs, recall.ts), where the benchmark has gold support. */
+  /**
+   * Retrieval metrics beside the official ones (`recall@k` of the supporting paragraphs, recall.ts), where the
+   * benchmark has gold support.
+   */
   retrieval?: Record<string, number>;
   breakdown: Breakdown;
   /** Run settings worth keeping beside the numbers (model, agents, limit, seed). */
   settings: Record<string, string | number | boolean>;
 }
 
-export function buildReport(bench: Benchmark, dataFile: string, eps: readonly Episode[], preds: readonly Prediction[], settings: Record<string, string | number | boolean> = {}): EvalReport {
+export function buildReport(
+  bench: Benchmark,
+  dataFile: string,
+  eps: readonly Episode[],
+  preds: readonly Prediction[],
+  settings: Record<string, string | number | boolean> = {},
+): EvalReport {
   checkAligned(preds, eps);
   const items = preds.map((p, i) => bench.score(p, eps[i]));
   return {
@@ -54,16 +62,31 @@ export function renderMarkdown(r: EvalReport, extra: readonly string[] = []): st
   }
   for (const [dim, rows] of Object.entries(r.breakdown)) {
     const keys = [...new Set(rows.flatMap((row) => Object.keys(row.means)))];
-    out.push('', `## By ${dim.replace(/_/g, ' ')}`, '', `| ${dim} | n | ${keys.join(' | ')} |`, `| --- | --- |${keys.map(() => ' --- |').join('')}`);
-    for (const row of rows) out.push(`| ${row.group} | ${row.count} | ${keys.map((k) => (row.means[k] === undefined ? '-' : fmt(row.means[k]))).join(' | ')} |`);
+    out.push(
+      '',
+      `## By ${dim.replace(/_/g, ' ')}`,
+      '',
+      `| ${dim} | n | ${keys.join(' | ')} |`,
+      `| --- | --- |${keys.map(() => ' --- |').join('')}`,
+    );
+    for (const row of rows)
+      out.push(
+        `| ${row.group} | ${row.count} | ` +
+          `${keys.map((k) => (row.means[k] === undefined ? '-' : fmt(row.means[k]))).join(' | ')} |`,
+      );
   }
-  if (Object.keys(r.breakdown).length > 0) out.push('', 'Breakdown cells are per-item means of the same metric functions, shown to 3 places.');
+  if (Object.keys(r.breakdown).length > 0)
+    out.push('', 'Breakdown cells are per-item means of the same metric functions, shown to 3 places.');
   for (const section of extra) out.push('', section.trimEnd());
   return out.join('\n') + '\n';
 }
 
 /** Writes metrics.json and report.md into `outDir`; returns their paths. */
-export function writeReport(outDir: string, r: EvalReport, extra: readonly string[] = []): { metrics: string; report: string } {
+export function writeReport(
+  outDir: string,
+  r: EvalReport,
+  extra: readonly string[] = [],
+): { metrics: string; report: string } {
   mkdirSync(outDir, { recursive: true });
   const metrics = join(outDir, 'metrics.json');
   const report = join(outDir, 'report.md');

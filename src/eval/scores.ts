@@ -1,10 +1,9 @@
-import type { Episode } from '../data/episode.ts';
-import type { ItemScores } from './types.ts';
-
 /**
  * Aggregation of per-item scores for reports: means over the items that carry a metric, overall
  * and per breakdown group (MuSiQue by hops, HotpotQA by type, FRAMES by reasoning type, ...).
  */
+import type { Episode } from '../data/episode.ts';
+import type { ItemScores } from './types.ts';
 
 /** Mean of each metric over the items that have it. */
 export function meanScores(items: readonly ItemScores[]): Record<string, number> {
@@ -29,7 +28,11 @@ interface GroupRow {
 /** dimension -> rows sorted by group name; an item in several groups counts in each. */
 export type Breakdown = Record<string, GroupRow[]>;
 
-export function breakdown(items: readonly ItemScores[], eps: readonly Episode[], groupsOf: (ep: Episode) => Record<string, string[]>): Breakdown {
+export function breakdown(
+  items: readonly ItemScores[],
+  eps: readonly Episode[],
+  groupsOf: (ep: Episode) => Record<string, string[]>,
+): Breakdown {
   const buckets = new Map<string, Map<string, ItemScores[]>>();
   eps.forEach((ep, i) => {
     for (const [dim, groups] of Object.entries(groupsOf(ep))) {

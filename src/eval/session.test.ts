@@ -13,9 +13,13 @@ const repo = resolve(import.meta.dirname, '../..');
 /** A fixed answering rule standing in for the agents: first supporting paragraph's title. */
 const answer = (ep: Episode): Prediction => {
   const sup = ep.paragraphs.filter((p) => p.isSupporting);
-  return { id: ep.id, answer: ep.answers.length > 0 && ep.id.startsWith('2hop') ? ep.answers[0] : (sup[0]?.title ?? ''), supportIdx: sup.map((p) => p.idx), answerable: sup.length === (ep.decomposition?.length ?? 0) };
+  return {
+    id: ep.id,
+    answer: ep.answers.length > 0 && ep.id.startsWith('2hop') ? ep.answers[0] : (sup[0]?.title ?? ''),
+    supportIdx: sup.map((p) => p.idx),
+    answerable: sup.length === (ep.decomposition?.length ?? 0),
+  };
 };
-
 
 describe('eval session', () => {
   it('limit never splits a MuSiQue-full pair', () => {
@@ -27,7 +31,13 @@ describe('eval session', () => {
 
   it('interrupted and resumed run writes the same files as one run; metrics are those of the files', () => {
     const base = mkdtempSync(join(tmpdir(), 'sharp-session-'));
-    const opts = (out: string) => ({ bench: 'musique', data: join(repo, 'data/musique/musique_full_v1.0_sample.jsonl'), limit: 5, out, repoRoot: repo });
+    const opts = (out: string) => ({
+      bench: 'musique',
+      data: join(repo, 'data/musique/musique_full_v1.0_sample.jsonl'),
+      limit: 5,
+      out,
+      repoRoot: repo,
+    });
     // one go
     const one = openEvalSession(opts(join(base, 'one')));
     expect(one.episodes).toHaveLength(6); // 5 rounded up to whole pairs
@@ -38,16 +48,33 @@ describe('eval session', () => {
     for (const { key, episode } of two.pending().slice(0, 2)) two.record(key, answer(episode));
     expect(() => finishEvalSession(two)).toThrow('eval: 4 episode(s) have no prediction yet (first: 2hop__9010_9011)');
     const resumed = openEvalSession(opts(join(base, 'two')));
-    expect(resumed.pending().map((p) => p.key)).toEqual(['2hop__9010_9011', '2hop__9010_9011#1', '2hop__9040_9041', '2hop__9040_9041#1']);
+    expect(resumed.pending().map((p) => p.key)).toEqual([
+      '2hop__9010_9011',
+      '2hop__9010_9011#1',
+      '2hop__9040_9041',
+      '2hop__9040_9041#1',
+    ]);
     for (const { key, episode } of resumed.pending()) resumed.record(key, answer(episode));
     const r2 = finishEvalSession(resumed, { agents: 'direct' });
     expect(readFileSync(r2.files.predictions, 'utf8')).toBe(readFileSync(r1.files.predictions, 'utf8'));
     expect(r2.report.metrics).toEqual(r1.report.metrics);
     // 2-hop items answered with the gold answer and gold support; answerability is judged right
-    expect(r1.report.metrics).toEqual({ answer_f1: 1, answer_em: 1, support_f1: 1, group_answer_sufficiency_f1: 1, group_support_sufficiency_f1: 1 });
+    expect(r1.report.metrics).toEqual({
+      answer_f1: 1,
+      answer_em: 1,
+      support_f1: 1,
+      group_answer_sufficiency_f1: 1,
+      group_support_sufficiency_f1: 1,
+    });
     expect(existsSync(r1.files.metrics) && existsSync(r1.files.report)).toBe(true);
     if (hasPython()) {
-      const py = JSON.parse(execFileSync('python3', [join(repo, 'test/reference/musique_reference.py'), r1.files.predictions, r1.files.gold ?? '']).toString()) as Record<string, number>;
+      const py = JSON.parse(
+        execFileSync('python3', [
+          join(repo, 'test/reference/musique_reference.py'),
+          r1.files.predictions,
+          r1.files.gold ?? '',
+        ]).toString(),
+      ) as Record<string, number>;
       expect(r1.report.metrics).toEqual(py);
     }
   });
@@ -57,6 +84,8 @@ describe('eval session', () => {
     const s = openEvalSession({ bench: 'gaia', out, repoRoot: repo });
     expect(s.dataFile).toBe(join(repo, 'data/gaia/metadata.jsonl'));
     expect(s.episodes).toHaveLength(6);
-    expect(() => openEvalSession({ bench: 'gaia', data: '/nope/metadata.jsonl', out, repoRoot: repo })).toThrow('/nope/metadata.jsonl: benchmark file not found (--data)');
+    expect(() => openEvalSession({ bench: 'gaia', data: '/nope/metadata.jsonl', out, repoRoot: repo })).toThrow(
+      '/nope/metadata.jsonl: benchmark file not found (--data)',
+    );
   });
 });

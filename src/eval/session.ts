@@ -1,3 +1,9 @@
+/**
+ * Everything `sharp eval` does around running the agents: pick the benchmark and its file
+ * (the shipped sample by default), take the first --limit episodes, resume from the prediction log,
+ * and at the end write the official predictions, the gold subset, metrics.json and report.md.
+ * The command itself only loops over `pending` and calls `record` with each prediction.
+ */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Episode } from '../data/episode.ts';
@@ -7,13 +13,6 @@ import { PredictionLog, episodeKeys, writeOfficialPredictions } from './predicti
 import { supportRecall } from './recall.ts';
 import { buildReport, writeReport, type EvalReport } from './report.ts';
 import type { Benchmark, Prediction } from './types.ts';
-
-/**
- * Everything `sharp eval` does around running the agents: pick the benchmark and its file
- * (the shipped sample by default), take the first --limit episodes, resume from the prediction log,
- * and at the end write the official predictions, the gold subset, metrics.json and report.md.
- * The command itself only loops over `pending` and calls `record` with each prediction.
- */
 
 export interface EvalSessionOptions {
   bench: string;
@@ -70,9 +69,11 @@ export function openEvalSession(o: EvalSessionOptions): EvalSession {
   const bench = getBenchmark(o.bench);
   const dataFile = o.data ? (isAbsolute(o.data) ? o.data : resolve(o.data)) : join(o.repoRoot, bench.sample);
   if (!existsSync(dataFile)) throw new BenchmarkFormatError(`${dataFile}: benchmark file not found (--data)`);
-  if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 0)) throw new BenchmarkFormatError(`--limit: expected a non-negative integer, got ${o.limit}`);
+  if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 0))
+    throw new BenchmarkFormatError(`--limit: expected a non-negative integer, got ${o.limit}`);
   const episodes = readLimited(bench, dataFile, o.limit);
-  if (episodes.length === 0) throw new BenchmarkFormatError(`${dataFile}: no records (an empty benchmark file has nothing to score)`);
+  if (episodes.length === 0)
+    throw new BenchmarkFormatError(`${dataFile}: no records (an empty benchmark file has nothing to score)`);
   const keys = episodeKeys(episodes);
   const log = PredictionLog.open(join(o.out, 'predictions.log.jsonl'));
   return {
@@ -98,9 +99,15 @@ export interface EvalResult {
  * would compute them. With `searchTopK`, `recall@<k>` of the supporting paragraphs (recall.ts) goes
  * beside them (`retrieval` in metrics.json) where the benchmark has gold support.
  */
-export function finishEvalSession(s: EvalSession, settings: Record<string, string | number | boolean> = {}, extraMarkdown: readonly string[] = [], searchTopK?: number): EvalResult {
+export function finishEvalSession(
+  s: EvalSession,
+  settings: Record<string, string | number | boolean> = {},
+  extraMarkdown: readonly string[] = [],
+  searchTopK?: number,
+): EvalResult {
   const { preds, missing } = s.log.collect(s.episodes);
-  if (missing.length > 0) throw new Error(`eval: ${missing.length} episode(s) have no prediction yet (first: ${missing[0]})`);
+  if (missing.length > 0)
+    throw new Error(`eval: ${missing.length} episode(s) have no prediction yet (first: ${missing[0]})`);
   const written = writeOfficialPredictions(s.bench, s.outDir, s.episodes, preds, s.dataFile);
   const report = buildReport(s.bench, s.dataFile, s.episodes, preds, settings);
   if (s.bench.scoreFiles && written.gold) report.metrics = s.bench.scoreFiles(written.gold, written.predictions);

@@ -12,7 +12,8 @@ describe('questionShape', () => {
   });
 
   it('gives every generated record the shape it was drawn as', () => {
-    const only = (shape: 'chain' | 'comparison' | 'aggregation') => generateSynth({ seed: 3, n: 40, maxHops: 4, shapes: { [shape]: 1 } }).map((r) => questionShape(r.id));
+    const only = (shape: 'chain' | 'comparison' | 'aggregation') =>
+      generateSynth({ seed: 3, n: 40, maxHops: 4, shapes: { [shape]: 1 } }).map((r) => questionShape(r.id));
     expect(new Set(only('comparison'))).toEqual(new Set(['comparison']));
     expect(new Set(only('aggregation'))).toEqual(new Set(['aggregation']));
     expect(new Set(only('chain'))).toEqual(new Set(['chain']));

@@ -13,8 +13,13 @@ export function questionShape(id: string): QuestionShape {
   return 'chain';
 }
 
-/** Accuracy of a measurement on the questions of some shapes: the mean over them of correct / k; null when it has none. */
-export function accuracyOn(a: { samples?: number; questions?: readonly { id: string; correct: number }[] }, shapes: readonly QuestionShape[]): number | null {
+/**
+ * Accuracy of a measurement on the questions of some shapes: the mean over them of correct / k; null when it has none.
+ */
+export function accuracyOn(
+  a: { samples?: number; questions?: readonly { id: string; correct: number }[] },
+  shapes: readonly QuestionShape[],
+): number | null {
   const k = a.samples ?? 1;
   const qs = (a.questions ?? []).filter((q) => shapes.includes(questionShape(q.id)));
   return qs.length === 0 ? null : qs.reduce((x, q) => x + q.correct / k, 0) / qs.length;

@@ -48,9 +48,16 @@ function summaryProblem(s: unknown): string | undefined {
   for (const k of ['heldOutBefore', 'heldOutAfterRl']) {
     const a = o[k];
     if (a === undefined) continue;
-    if (a === null || typeof a !== 'object' || typeof (a as Record<string, unknown>).accuracy !== 'number' || typeof (a as Record<string, unknown>).total !== 'number') return `${k} has no numeric accuracy and total`;
+    if (
+      a === null ||
+      typeof a !== 'object' ||
+      typeof (a as Record<string, unknown>).accuracy !== 'number' ||
+      typeof (a as Record<string, unknown>).total !== 'number'
+    )
+      return `${k} has no numeric accuracy and total`;
   }
-  if (o.stages === null || typeof o.stages !== 'object' || Object.values(o.stages).some((v) => typeof v !== 'number')) return 'stages must map names to seconds';
+  if (o.stages === null || typeof o.stages !== 'object' || Object.values(o.stages).some((v) => typeof v !== 'number'))
+    return 'stages must map names to seconds';
   return undefined;
 }
 
@@ -62,25 +69,36 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 /**
  * The lines the quickstart prints, e.g.
- *   test accuracy: SFT only 0.42 [0.36, 0.48] -> after RL 0.55 [0.49, 0.61] (n = 150 questions x 4 samples, temperature 1)
- *   harmful worker calls: 6.1% -> 3.2% (LOO replays); invalid tool calls: 0.4% -> 0.2%
+ *   test accuracy: SFT only 0.42 [0.36, 0.48] -> after RL 0.55 [0.49, 0.61] (n = 150 questions x 4 samples, temperature
+ * 1) harmful worker calls: 6.1% -> 3.2% (LOO replays); invalid tool calls: 0.4% -> 0.2%
  */
 export function accuracyLine(s: TrainSummary): string {
   const b = s.heldOutBefore;
   const a = s.heldOutAfterRl;
-  const fmt = (r: AccuracyResult | undefined): string => (r ? `${r.accuracy.toFixed(2)} [${r.interval[0].toFixed(2)}, ${r.interval[1].toFixed(2)}]` : 'n/a');
+  const fmt = (r: AccuracyResult | undefined): string =>
+    r ? `${r.accuracy.toFixed(2)} [${r.interval[0].toFixed(2)}, ${r.interval[1].toFixed(2)}]` : 'n/a';
   const n = a?.total ?? b?.total ?? 0;
   const k = a?.samples ?? b?.samples ?? 1;
   const t = a?.temperature ?? b?.temperature ?? 0;
   const size = k > 1 ? `n = ${n / k} questions x ${k} samples` : `n = ${n}`;
-  const lines = [`test accuracy: ${s.beforeLabel} ${fmt(b)} -> after RL ${fmt(a)} (${size}, ${t === 0 ? 'greedy' : `temperature ${t}`})`];
+  const lines = [
+    `test accuracy: ${s.beforeLabel} ${fmt(b)} -> after RL ${fmt(a)} (${size}, ` +
+      `${t === 0 ? 'greedy' : `temperature ${t}`})`,
+  ];
   const rate = (r: AccuracyResult | undefined, f: (x: AccuracyResult) => number | undefined): string => {
     const v = r ? f(r) : undefined;
     return v === undefined ? 'n/a' : pct(v);
   };
   const parts: string[] = [];
-  if (b?.workerCalls || a?.workerCalls) parts.push(`harmful worker calls: ${rate(b, (x) => x.workerCalls?.harmful)} -> ${rate(a, (x) => x.workerCalls?.harmful)} (LOO replays)`);
-  parts.push(`invalid tool calls: ${rate(b, (x) => x.breakdown.invalidCalls.rate ?? 0)} -> ${rate(a, (x) => x.breakdown.invalidCalls.rate ?? 0)}`);
+  if (b?.workerCalls || a?.workerCalls)
+    parts.push(
+      `harmful worker calls: ${rate(b, (x) => x.workerCalls?.harmful)} -> ` +
+        `${rate(a, (x) => x.workerCalls?.harmful)} (LOO replays)`,
+    );
+  parts.push(
+    `invalid tool calls: ${rate(b, (x) => x.breakdown.invalidCalls.rate ?? 0)} -> ` +
+      `${rate(a, (x) => x.breakdown.invalidCalls.rate ?? 0)}`,
+  );
   lines.push(parts.join('; '));
   return lines.join('\n');
 }

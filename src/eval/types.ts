@@ -1,14 +1,15 @@
-import type { Episode } from '../data/episode.ts';
-
 /**
  * What `sharp eval` records per episode and how a benchmark turns those records into official
  * numbers and files. Benchmarks are entries of one registry (benchmarks.ts), chosen once
  * by name.
  */
+import type { Episode } from '../data/episode.ts';
 
 /** The system's output for one episode, benchmark-neutral. */
 export interface Prediction {
-  /** Episode.id (MuSiQue full holds each id twice: predictions align by position, see episodeKeys in predictions.ts). */
+  /**
+   * Episode.id (MuSiQue full holds each id twice: predictions align by position, see episodeKeys in predictions.ts).
+   */
   id: string;
   /** Final answer; '' when the system gave none. */
   answer: string;
@@ -37,9 +38,15 @@ export interface Benchmark {
   metric: string;
   /** Key of the headline number in `aggregate()`. */
   headline: string;
-  /** Episodes in file order; with `max`, at most the first `max` (fewer only when the file has no more), read no further. */
+  /**
+   * Episodes in file order; with `max`, at most the first `max` (fewer only when the file has no more), read no
+   * further.
+   */
   read(file: string, max?: number): Episode[];
-  /** Episodes may repeat an id back to back (MuSiQue full: answerable, then unanswerable); --limit never splits such a run. */
+  /**
+   * Episodes may repeat an id back to back (MuSiQue full: answerable, then unanswerable); --limit never splits such a
+   * run.
+   */
   repeatsIds?: boolean;
   /** Scores of one prediction; the same functions as the official metric, per item. */
   score(pred: Prediction, ep: Episode): ItemScores;
@@ -65,8 +72,10 @@ export interface Benchmark {
 
 /** Checks that predictions line up with episodes (same length, same ids, same order). */
 export function checkAligned(preds: readonly Prediction[], eps: readonly Episode[]): void {
-  if (preds.length !== eps.length) throw new Error(`predictions (${preds.length}) and episodes (${eps.length}) differ in number`);
+  if (preds.length !== eps.length)
+    throw new Error(`predictions (${preds.length}) and episodes (${eps.length}) differ in number`);
   for (let i = 0; i < eps.length; i++) {
-    if (preds[i].id !== eps[i].id) throw new Error(`prediction ${i} has id ${preds[i].id}, episode ${i} has id ${eps[i].id}`);
+    if (preds[i].id !== eps[i].id)
+      throw new Error(`prediction ${i} has id ${preds[i].id}, episode ${i} has id ${eps[i].id}`);
   }
 }

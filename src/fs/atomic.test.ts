@@ -42,7 +42,9 @@ describe('atomic writes', () => {
     await writeFile(join(sub, 'target', 'inside'), 'x'); // a non-empty folder: rename over it fails
     expect(() => writeFileAtomic(join(sub, 'target'), 'data')).toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
     await expect(writeJsonAtomic(join(sub, 'target'), { a: 1 })).rejects.toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
-    await expect(withAtomicFile(join(sub, 'target'), async (fh) => void (await fh.write('y')))).rejects.toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
+    await expect(withAtomicFile(join(sub, 'target'), async (fh) => void (await fh.write('y')))).rejects.toThrow(
+      /EISDIR|ENOTEMPTY|EEXIST/,
+    );
     expect(await readdir(sub)).toEqual(['target']);
   });
 });

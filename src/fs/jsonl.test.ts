@@ -20,7 +20,9 @@ describe('parseJsonl', () => {
 
   it('with tornTail drops a torn last line only', () => {
     expect(parseJsonl('{"a":1}\n{"a":\n\n', 'f.jsonl', { tornTail: true })).toEqual([{ line: 1, value: { a: 1 } }]);
-    expect(() => parseJsonl('{"a":\n{"a":1}\n', 'f.jsonl', { tornTail: true })).toThrow('f.jsonl:1: not valid JSON (only the last line may be torn)');
+    expect(() => parseJsonl('{"a":\n{"a":1}\n', 'f.jsonl', { tornTail: true })).toThrow(
+      'f.jsonl:1: not valid JSON (only the last line may be torn)',
+    );
   });
 });
 

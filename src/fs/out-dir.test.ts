@@ -16,7 +16,9 @@ describe('mkdirOut / prepareOutFile', () => {
 
   it('fails at once, in one line, under /proc (where recursive mkdir loops forever)', () => {
     const cpu0 = process.cpuUsage();
-    expect(() => mkdirOut('/proc/sharp-x/y', '--out')).toThrow(new UserError('--out /proc/sharp-x/y: cannot create folder (ENOENT at /proc/sharp-x)'));
+    expect(() => mkdirOut('/proc/sharp-x/y', '--out')).toThrow(
+      new UserError('--out /proc/sharp-x/y: cannot create folder (ENOENT at /proc/sharp-x)'),
+    );
     // CPU time, not wall-clock: other jobs on a shared machine slow the clock, not the work.
     const cpu = process.cpuUsage(cpu0);
     expect((cpu.user + cpu.system) / 1000).toBeLessThan(1000);
@@ -26,7 +28,11 @@ describe('mkdirOut / prepareOutFile', () => {
     const base = mkdtempSync(join(tmpdir(), 'sharp-out-'));
     writeFileSync(join(base, 'f'), '');
     mkdirSync(join(base, 'd'));
-    expect(() => mkdirOut(join(base, 'f/sub'), '--out')).toThrow(`--out ${join(base, 'f/sub')}: ${join(base, 'f')} is not a folder`);
-    expect(() => prepareOutFile(join(base, 'd'), '--out')).toThrow(`--out ${join(base, 'd')}: is a folder, expected a file path`);
+    expect(() => mkdirOut(join(base, 'f/sub'), '--out')).toThrow(
+      `--out ${join(base, 'f/sub')}: ${join(base, 'f')} is not a folder`,
+    );
+    expect(() => prepareOutFile(join(base, 'd'), '--out')).toThrow(
+      `--out ${join(base, 'd')}: is a folder, expected a file path`,
+    );
   });
 });

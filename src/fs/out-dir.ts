@@ -25,7 +25,8 @@ function ensureDir(abs: string, label: string): string {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       // ENOTDIR: a file sits somewhere above; walk up to name it.
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new UserError(`${label}: cannot create folder (${code} at ${cur})`);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        throw new UserError(`${label}: cannot create folder (${code} at ${cur})`);
       missing.push(cur);
       const up = dirname(cur);
       if (up === cur) break;

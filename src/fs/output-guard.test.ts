@@ -3,7 +3,15 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkS
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assertApart, claimOutDir, claimOutFile, markOutDir, OUTPUT_MANIFEST, publishOutDir, recordOutFile } from './output-guard.ts';
+import {
+  assertApart,
+  claimOutDir,
+  claimOutFile,
+  markOutDir,
+  OUTPUT_MANIFEST,
+  publishOutDir,
+  recordOutFile,
+} from './output-guard.ts';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'sharp-guard-'));
 
@@ -22,11 +30,22 @@ describe('claimOutDir / publishOutDir', () => {
     mkdirSync(out);
     writeFileSync(join(out, 'notes.txt'), 'mine');
     writeFileSync(join(out, 'config.json'), 'old');
-    expect(() => claimOutDir(out, { command: 'export', flag: '--out' })).toThrow(/--out .*out: is a folder not written by sharp export; choose a new folder, or pass --force/);
-    expect(() => claimOutDir(out, { command: 'eval', flag: '--out', forceable: false })).toThrow(/not written by sharp eval; choose a new or empty folder$/);
-    expect(() => claimOutDir(out, { command: 'export', flag: '--out', force: true, writes: ['config.json'] })).toThrow(/config\.json there was not written by sharp and is not replaced/);
-    expect(claimOutDir(out, { command: 'export', flag: '--out', force: true, writes: ['model.safetensors'] })).toEqual({ dir: out, existed: true });
-    expect(() => publishOutDir(build(base, { 'config.json': 'new', 'model.safetensors': 'w' }), out, 'export')).toThrow(/config\.json there was not written by sharp/);
+    expect(() => claimOutDir(out, { command: 'export', flag: '--out' })).toThrow(
+      /--out .*out: is a folder not written by sharp export; choose a new folder, or pass --force/,
+    );
+    expect(() => claimOutDir(out, { command: 'eval', flag: '--out', forceable: false })).toThrow(
+      /not written by sharp eval; choose a new or empty folder$/,
+    );
+    expect(() => claimOutDir(out, { command: 'export', flag: '--out', force: true, writes: ['config.json'] })).toThrow(
+      /config\.json there was not written by sharp and is not replaced/,
+    );
+    expect(claimOutDir(out, { command: 'export', flag: '--out', force: true, writes: ['model.safetensors'] })).toEqual({
+      dir: out,
+      existed: true,
+    });
+    expect(() => publishOutDir(build(base, { 'config.json': 'new', 'model.safetensors': 'w' }), out, 'export')).toThrow(
+      /config\.json there was not written by sharp/,
+    );
     expect(readFileSync(join(out, 'config.json'), 'utf8')).toBe('old');
     expect(readdirSync(out).sort()).toEqual(['config.json', 'notes.txt']);
     publishOutDir(build(base, { 'model.safetensors': 'w' }), out, 'export');
@@ -44,13 +63,17 @@ describe('claimOutDir / publishOutDir', () => {
     publishOutDir(build(base, { 'a.safetensors': '3' }), out, 'export');
     expect(readdirSync(out).sort()).toEqual([OUTPUT_MANIFEST, 'README.md', 'a.safetensors']);
     // Another command's output is not ours either.
-    expect(() => claimOutDir(out, { command: 'init-model', flag: '--out' })).toThrow(/holds the output of sharp export, not of sharp init-model/);
+    expect(() => claimOutDir(out, { command: 'init-model', flag: '--out' })).toThrow(
+      /holds the output of sharp export, not of sharp init-model/,
+    );
   });
 
   it('never replaces a file at a folder path, even with --force', () => {
     const base = tmp();
     writeFileSync(join(base, 'f'), 'x');
-    expect(() => claimOutDir(join(base, 'f'), { command: 'export', flag: '--out', force: true })).toThrow(/exists and is not a folder/);
+    expect(() => claimOutDir(join(base, 'f'), { command: 'export', flag: '--out', force: true })).toThrow(
+      /exists and is not a folder/,
+    );
   });
 
   it('accepts an empty folder and marks an in-place output', () => {
@@ -68,7 +91,9 @@ describe('assertApart', () => {
     const model = join(base, 'run', 'adapter');
     mkdirSync(model, { recursive: true });
     const inputs = [{ path: model, what: '--model' }];
-    expect(() => assertApart(model, '--out', inputs)).toThrow(`--out ${model}: is --model (${model}); choose a separate output path`);
+    expect(() => assertApart(model, '--out', inputs)).toThrow(
+      `--out ${model}: is --model (${model}); choose a separate output path`,
+    );
     expect(() => assertApart(join(base, 'run'), '--out', inputs)).toThrow(/holds --model/);
     expect(() => assertApart(join(model, 'x'), '--out', inputs)).toThrow(/lies inside --model/);
     expect(() => assertApart(join(base, 'run', 'merged'), '--out', inputs)).not.toThrow();
@@ -95,7 +120,9 @@ describe('claimOutFile / recordOutFile', () => {
     const base = tmp();
     const f = join(base, 'data.jsonl');
     writeFileSync(f, 'user data\n');
-    expect(() => claimOutFile(f, { command: 'data synth', flag: '--out', force: true })).toThrow(`--out ${f}: exists and was not written by sharp; it is not replaced (choose another path)`);
+    expect(() => claimOutFile(f, { command: 'data synth', flag: '--out', force: true })).toThrow(
+      `--out ${f}: exists and was not written by sharp; it is not replaced (choose another path)`,
+    );
     writeFileSync(f, '{"a":1}\n');
     recordOutFile(f, 'data synth');
     expect(claimOutFile(f, { command: 'data synth', flag: '--out' })).toBe(f);
@@ -110,9 +137,20 @@ describe('claimOutFile / recordOutFile', () => {
     const target = join(base, 't');
     writeFileSync(target, 'x');
     symlinkSync(target, join(base, 'l'));
-    expect(() => claimOutFile(join(base, 'l'), { command: 'rollout', flag: '--out', force: true })).toThrow(/not a regular file/);
-    expect(() => claimOutFile('/dev/null', { command: 'rollout', flag: '--out', force: true })).toThrow(/not a regular file/);
-    expect(() => claimOutFile(target, { command: 'data expert', flag: '--out', force: true, inputs: [{ path: target, what: '--in' }] })).toThrow(/is --in/);
+    expect(() => claimOutFile(join(base, 'l'), { command: 'rollout', flag: '--out', force: true })).toThrow(
+      /not a regular file/,
+    );
+    expect(() => claimOutFile('/dev/null', { command: 'rollout', flag: '--out', force: true })).toThrow(
+      /not a regular file/,
+    );
+    expect(() =>
+      claimOutFile(target, {
+        command: 'data expert',
+        flag: '--out',
+        force: true,
+        inputs: [{ path: target, what: '--in' }],
+      }),
+    ).toThrow(/is --in/);
     expect(existsSync(join(base, OUTPUT_MANIFEST))).toBe(false);
   });
 });

@@ -1,4 +1,14 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { UserError } from '../errors.ts';
@@ -82,12 +92,18 @@ function repositoryOf(dir: string): string | undefined {
  */
 export function assertApart(out: string, flag: string, inputs: readonly Guarded[] = []): void {
   const abs = resolve(out);
-  const fixed: Guarded[] = [{ path: sep, what: 'the file system root' }, { path: homedir(), what: 'the home folder' }];
+  const fixed: Guarded[] = [
+    { path: sep, what: 'the file system root' },
+    { path: homedir(), what: 'the home folder' },
+  ];
   const repo = repositoryOf(process.cwd());
   if (repo !== undefined) fixed.push({ path: repo, what: 'the repository of the working directory' });
   for (const g of [...inputs, ...fixed]) {
     const p = resolve(g.path);
-    if (within(p, abs)) throw new UserError(`${flag} ${out}: ${p === abs ? 'is' : 'holds'} ${g.what} (${p}); choose a separate output path`);
+    if (within(p, abs))
+      throw new UserError(
+        `${flag} ${out}: ${p === abs ? 'is' : 'holds'} ${g.what} (${p}); choose a separate output path`,
+      );
   }
   for (const g of inputs) {
     const p = resolve(g.path);
@@ -97,7 +113,8 @@ export function assertApart(out: string, flag: string, inputs: readonly Guarded[
     } catch {
       // an input that does not exist yet: only the check above applies
     }
-    if (isDir && within(abs, p)) throw new UserError(`${flag} ${out}: lies inside ${g.what} (${p}); choose a path outside it`);
+    if (isDir && within(abs, p))
+      throw new UserError(`${flag} ${out}: lies inside ${g.what} (${p}); choose a path outside it`);
   }
 }
 
@@ -120,20 +137,32 @@ export function claimOutDir(dir: string, o: ClaimOptions): { dir: string; existe
       mkdirSync(abs);
       rmdirSync(abs);
     } catch (e) {
-      throw new UserError(`${o.flag} ${dir}: cannot create folder (${(e as NodeJS.ErrnoException).code ?? 'error'} at ${abs})`);
+      throw new UserError(
+        `${o.flag} ${dir}: cannot create folder (${(e as NodeJS.ErrnoException).code ?? 'error'} at ${abs})`,
+      );
     }
     return { dir: abs, existed: false };
   }
-  if (!st.isDirectory()) throw new UserError(`${o.flag} ${dir}: exists and is not a folder; it is not replaced (choose another path)`);
+  if (!st.isDirectory())
+    throw new UserError(`${o.flag} ${dir}: exists and is not a folder; it is not replaced (choose another path)`);
   const entries = readdirSync(abs);
   const m = readManifest(abs);
   if (entries.length === 0 || m?.folder === o.command || o.force === true) {
     const foreign = (o.writes ?? []).find((f) => entries.includes(f) && m?.files[f] === undefined);
-    if (foreign !== undefined) throw new UserError(`${o.flag} ${dir}: ${foreign} there was not written by sharp and is not replaced; choose a new folder`);
+    if (foreign !== undefined)
+      throw new UserError(
+        `${o.flag} ${dir}: ${foreign} there was not written by sharp and is not replaced; choose a new folder`,
+      );
     return { dir: abs, existed: true };
   }
-  const owner = m?.folder !== undefined ? `holds the output of sharp ${m.folder}, not of sharp ${o.command}` : `is a folder not written by sharp ${o.command}`;
-  const hint = o.forceable === false ? 'choose a new or empty folder' : "choose a new folder, or pass --force to add this command's files to it (nothing else there is touched)";
+  const owner =
+    m?.folder !== undefined
+      ? `holds the output of sharp ${m.folder}, not of sharp ${o.command}`
+      : `is a folder not written by sharp ${o.command}`;
+  const hint =
+    o.forceable === false
+      ? 'choose a new or empty folder'
+      : "choose a new folder, or pass --force to add this command's files to it (nothing else there is touched)";
   throw new UserError(`${o.flag} ${dir}: ${owner}; ${hint}`);
 }
 
@@ -164,7 +193,8 @@ export function publishOutDir(tmp: string, dir: string, command: string): void {
     } catch (err) {
       rmSync(tmp, { recursive: true, force: true });
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOTEMPTY' || code === 'EEXIST') throw new UserError(`${dir}: created by another process meanwhile; not replaced`);
+      if (code === 'ENOTEMPTY' || code === 'EEXIST')
+        throw new UserError(`${dir}: created by another process meanwhile; not replaced`);
       throw err;
     }
   }
@@ -174,7 +204,8 @@ export function publishOutDir(tmp: string, dir: string, command: string): void {
       const target = join(dir, f);
       if (!existsSync(target)) continue;
       if (lstatSync(target).isDirectory()) throw new UserError(`${dir}: ${f} there is a folder; not replaced`);
-      if (before?.files[f] === undefined) throw new UserError(`${dir}: ${f} there was not written by sharp and is not replaced; choose a new folder`);
+      if (before?.files[f] === undefined)
+        throw new UserError(`${dir}: ${f} there was not written by sharp and is not replaced; choose a new folder`);
     }
     for (const f of names) renameSync(join(tmp, f), join(dir, f));
     for (const [f, e] of Object.entries(before?.files ?? {})) {
@@ -182,7 +213,9 @@ export function publishOutDir(tmp: string, dir: string, command: string): void {
       const p = join(dir, f);
       if (existsSync(p) && lstatSync(p).isFile()) rmSync(p, { force: true });
     }
-    const kept = Object.fromEntries(Object.entries(before?.files ?? {}).filter(([f, e]) => e.command !== command && !(f in files)));
+    const kept = Object.fromEntries(
+      Object.entries(before?.files ?? {}).filter(([f, e]) => e.command !== command && !(f in files)),
+    );
     writeManifest(dir, { folder: command, files: { ...kept, ...files } });
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -205,12 +238,19 @@ export function claimOutFile(file: string, o: ClaimOptions): string {
     return prepareOutFile(abs, o.flag);
   }
   if (st.isDirectory()) throw new UserError(`${o.flag} ${file}: is a folder, expected a file path`);
-  if (!st.isFile()) throw new UserError(`${o.flag} ${file}: exists and is not a regular file (a link, device or pipe); it is not replaced`);
+  if (!st.isFile())
+    throw new UserError(
+      `${o.flag} ${file}: exists and is not a regular file (a link, device or pipe); it is not replaced`,
+    );
   const entry = readManifest(dirname(abs))?.files[basename(abs)];
-  if (entry === undefined) throw new UserError(`${o.flag} ${file}: exists and was not written by sharp; it is not replaced (choose another path)`);
+  if (entry === undefined)
+    throw new UserError(
+      `${o.flag} ${file}: exists and was not written by sharp; it is not replaced (choose another path)`,
+    );
   const ours = entry.command === o.command && entry.bytes === st.size;
   if (!ours && o.force !== true) {
-    const why = entry.command !== o.command ? `was written by sharp ${entry.command}` : 'was changed since sharp wrote it';
+    const why =
+      entry.command !== o.command ? `was written by sharp ${entry.command}` : 'was changed since sharp wrote it';
     throw new UserError(`${o.flag} ${file}: exists and ${why}; choose another path, or pass --force to replace it`);
   }
   return prepareOutFile(abs, o.flag);

@@ -17,7 +17,10 @@ describe('publishDir', () => {
     const a = staged(base, '.out.tmp-a', 'A');
     const b = staged(base, '.out.tmp-b', 'B');
     const complete = (d: string) => existsSync(join(d, 'done'));
-    const results = await Promise.all([publishDir(a, join(base, 'out'), complete), publishDir(b, join(base, 'out'), complete)]);
+    const results = await Promise.all([
+      publishDir(a, join(base, 'out'), complete),
+      publishDir(b, join(base, 'out'), complete),
+    ]);
     expect([...results].sort()).toEqual(['created', 'existing']);
     expect(readdirSync(base)).toEqual(['out']); // both temp folders gone
     expect(['A', 'B']).toContain(readFileSync(join(base, 'out', 'done'), 'utf8'));
@@ -28,7 +31,9 @@ describe('publishDir', () => {
     mkdirSync(join(base, 'out'));
     writeFileSync(join(base, 'out', 'partial'), '');
     const a = staged(base, '.out.tmp-a', 'A');
-    await expect(publishDir(a, join(base, 'out'), (d) => existsSync(join(d, 'done')))).rejects.toThrow(/ENOTEMPTY|EEXIST/);
+    await expect(publishDir(a, join(base, 'out'), (d) => existsSync(join(d, 'done')))).rejects.toThrow(
+      /ENOTEMPTY|EEXIST/,
+    );
     expect(readdirSync(base)).toEqual(['out']);
   });
 });

@@ -7,7 +7,11 @@ import { rename, rm } from 'node:fs/promises';
  * complete (`isComplete`) drops its own copy and reports 'existing', which counts as success.
  * Anything else (an incomplete folder in the way, another errno) is rethrown with the temp removed.
  */
-export async function publishDir(tmp: string, dir: string, isComplete: (dir: string) => boolean): Promise<'created' | 'existing'> {
+export async function publishDir(
+  tmp: string,
+  dir: string,
+  isComplete: (dir: string) => boolean,
+): Promise<'created' | 'existing'> {
   try {
     await rename(tmp, dir);
     return 'created';

@@ -12,7 +12,8 @@ export function readRegularFile(file: string, maxBytes: number): Buffer {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new UserError(`${file}: not a regular file (a folder, device, pipe or socket); not read`);
-    if (st.size > maxBytes) throw new UserError(`${file}: ${st.size} bytes, more than the ${maxBytes} this file may hold`);
+    if (st.size > maxBytes)
+      throw new UserError(`${file}: ${st.size} bytes, more than the ${maxBytes} this file may hold`);
     const buf = Buffer.allocUnsafe(st.size);
     let off = 0;
     while (off < st.size) {

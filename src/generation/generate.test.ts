@@ -31,7 +31,10 @@ beforeAll(async () => {
     tiny = await CausalLM.load(TINY);
     tok = await Tokenizer.load(TINY);
   }
-  rnd = CausalLM.random(hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 300 }), 11);
+  rnd = CausalLM.random(
+    hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 300 }),
+    11,
+  );
 });
 afterAll(() => {
   tiny?.dispose();
@@ -47,14 +50,29 @@ function trainingLogprobs(model: CausalLM, reqs: GenerateRequest[], gen: number[
   const rows = reqs.map((r, i) => [...r.promptIds, ...(gen[i] as number[])]);
   const t = Math.max(...rows.map((r) => r.length));
   const ids = rows.flatMap((r) => [...r, ...new Array<number>(t - r.length).fill(0)]); // right padding
-  const mask = rows.flatMap((r) => [...new Array<number>(r.length).fill(1), ...new Array<number>(t - r.length).fill(0)]);
-  const lp = tf.tidy(() => tokenLogprobs(model, tf.tensor2d(ids, [rows.length, t], 'int32'), tf.tensor2d(mask, [rows.length, t], 'int32')).arraySync());
-  return reqs.map((r, i) => (lp[i] as number[]).slice(r.promptIds.length - 1, r.promptIds.length - 1 + (gen[i] as number[]).length));
+  const mask = rows.flatMap((r) => [
+    ...new Array<number>(r.length).fill(1),
+    ...new Array<number>(t - r.length).fill(0),
+  ]);
+  const lp = tf.tidy(() =>
+    tokenLogprobs(
+      model,
+      tf.tensor2d(ids, [rows.length, t], 'int32'),
+      tf.tensor2d(mask, [rows.length, t], 'int32'),
+    ).arraySync(),
+  );
+  return reqs.map((r, i) =>
+    (lp[i] as number[]).slice(r.promptIds.length - 1, r.promptIds.length - 1 + (gen[i] as number[]).length),
+  );
 }
 
 describe.skipIf(!HAVE_TINY)('tinystories-260k parity', () => {
   it('greedy 64 tokens from "Once upon a time" continue ", there was a little girl named Lily."', async () => {
-    const [r] = await generate(tiny as CausalLM, [{ promptIds: ONCE, maxNewTokens: 64 }], opts({ eosIds: (tok as Tokenizer).eosIds, decoder: tok }));
+    const [r] = await generate(
+      tiny as CausalLM,
+      [{ promptIds: ONCE, maxNewTokens: 64 }],
+      opts({ eosIds: (tok as Tokenizer).eosIds, decoder: tok }),
+    );
     expect(r?.text.startsWith(', there was a little girl named Lily.')).toBe(true);
     expect(r?.tokenIds.length).toBe(64);
     expect(r?.finishReason).toBe('length');
@@ -64,10 +82,14 @@ describe.skipIf(!HAVE_TINY)('tinystories-260k parity', () => {
   it('logits with and without the KV cache agree to 1e-4 (prefill 5, then 6 single steps)', () => {
     const m = tiny as CausalLM;
     const seq = [...ONCE, 432, 383, 286, 261, 376, 298];
-    const full = tf.tidy(() => m.forward(tf.tensor2d(seq, [1, seq.length], 'int32')).arraySync()[0] as number[][]); // [T, V]
+    // [T, V]
+    const full = tf.tidy(() => m.forward(tf.tensor2d(seq, [1, seq.length], 'int32')).arraySync()[0] as number[][]);
     const pre = tidyObject(() => {
       const mask = tf.ones([1, 5], 'float32') as tf.Tensor2D;
-      return { ...m.forwardCached(tf.tensor2d(ONCE, [1, 5], 'int32'), positionsFromMask(mask), mask, undefined, true), mask };
+      return {
+        ...m.forwardCached(tf.tensor2d(ONCE, [1, 5], 'int32'), positionsFromMask(mask), mask, undefined, true),
+        mask,
+      };
     });
     let kv = pre.kv;
     let maxDiff = 0;
@@ -77,7 +99,15 @@ describe.skipIf(!HAVE_TINY)('tinystories-260k parity', () => {
     };
     cmp(pre.logits, 4);
     for (let t = 5; t < seq.length; t++) {
-      const step = tidyObject(() => m.forwardCached(tf.tensor2d([seq[t] as number], [1, 1], 'int32'), tf.tensor2d([t], [1, 1]), tf.ones([1, t + 1]) as tf.Tensor2D, kv, true));
+      const step = tidyObject(() =>
+        m.forwardCached(
+          tf.tensor2d([seq[t] as number], [1, 1], 'int32'),
+          tf.tensor2d([t], [1, 1]),
+          tf.ones([1, t + 1]) as tf.Tensor2D,
+          kv,
+          true,
+        ),
+      );
       tf.dispose(kv.flatMap((l) => [l.k, l.v]));
       kv = step.kv;
       cmp(step.logits, t);
@@ -87,22 +117,37 @@ describe.skipIf(!HAVE_TINY)('tinystories-260k parity', () => {
     expect(maxDiff).toBeLessThan(1e-4);
   });
 
-  it('tokenLogprobs equals the logprobs generation returns, to 1e-4 (batch of 3, sampled, left-padded prompts)', async () => {
-    const reqs: GenerateRequest[] = [
-      { promptIds: ONCE, maxNewTokens: 20 },
-      { promptIds: [1, 403], maxNewTokens: 12 },
-      { promptIds: [1, 403, 407, 261, 378, 432, 383, 286], maxNewTokens: 16 },
-    ];
-    const out = await generate(tiny as CausalLM, reqs, opts({ temperature: 1, topP: 0.95, rng: new Rng(5), eosIds: (tok as Tokenizer).eosIds, decoder: tok }));
-    const ref = trainingLogprobs(tiny as CausalLM, reqs, out.map((o) => o.tokenIds));
-    out.forEach((o, i) => {
-      expect(o.logprobs.length).toBe(o.tokenIds.length);
-      o.logprobs.forEach((lp, j) => expect(Math.abs(lp - (ref[i]?.[j] as number))).toBeLessThan(1e-4));
-    });
-  });
+  it(
+    'tokenLogprobs equals the logprobs generation returns, to 1e-4 (batch of 3, sampled, left-padded ' + 'prompts)',
+    async () => {
+      const reqs: GenerateRequest[] = [
+        { promptIds: ONCE, maxNewTokens: 20 },
+        { promptIds: [1, 403], maxNewTokens: 12 },
+        { promptIds: [1, 403, 407, 261, 378, 432, 383, 286], maxNewTokens: 16 },
+      ];
+      const out = await generate(
+        tiny as CausalLM,
+        reqs,
+        opts({ temperature: 1, topP: 0.95, rng: new Rng(5), eosIds: (tok as Tokenizer).eosIds, decoder: tok }),
+      );
+      const ref = trainingLogprobs(
+        tiny as CausalLM,
+        reqs,
+        out.map((o) => o.tokenIds),
+      );
+      out.forEach((o, i) => {
+        expect(o.logprobs.length).toBe(o.tokenIds.length);
+        o.logprobs.forEach((lp, j) => expect(Math.abs(lp - (ref[i]?.[j] as number))).toBeLessThan(1e-4));
+      });
+    },
+  );
 
   it('stop strings end a sequence and stay in its text', async () => {
-    const [r] = await generate(tiny as CausalLM, [{ promptIds: ONCE, maxNewTokens: 64, stop: ['Lily'] }], opts({ decoder: tok }));
+    const [r] = await generate(
+      tiny as CausalLM,
+      [{ promptIds: ONCE, maxNewTokens: 64, stop: ['Lily'] }],
+      opts({ decoder: tok }),
+    );
     expect(r?.finishReason).toBe('stop');
     expect(r?.text).toBe(', there was a little girl named Lily');
   });
@@ -119,7 +164,11 @@ describe('generate on a random qwen3 model', () => {
     const c = await generate(rnd, reqs, opts({ temperature: 1, rng: new Rng(4) }));
     expect(b.map((r) => r.tokenIds)).toEqual(a.map((r) => r.tokenIds));
     expect(c.map((r) => r.tokenIds)).not.toEqual(a.map((r) => r.tokenIds));
-    const replay = await generate(rnd, reqs.map((r, i) => ({ ...r, forcedTokens: a[i]?.tokenIds })), opts({ temperature: 1, rng: new Rng(99) }));
+    const replay = await generate(
+      rnd,
+      reqs.map((r, i) => ({ ...r, forcedTokens: a[i]?.tokenIds })),
+      opts({ temperature: 1, rng: new Rng(99) }),
+    );
     replay.forEach((r, i) => {
       expect(r.tokenIds).toEqual(a[i]?.tokenIds);
       r.logprobs.forEach((lp, j) => expect(Math.abs(lp - (a[i]?.logprobs[j] as number))).toBeLessThan(1e-5));
@@ -130,7 +179,11 @@ describe('generate on a random qwen3 model', () => {
 
   it('per-sequence budgets and EOS: finished rows drop out, EOS stays in tokenIds, not in text', async () => {
     // Sampled (a random model's greedy path repeats one token); the same seed gives the same prefix.
-    const sampled = await generate(rnd, [{ promptIds: [1, 2, 3], maxNewTokens: 6 }], opts({ temperature: 1, rng: new Rng(8) }));
+    const sampled = await generate(
+      rnd,
+      [{ promptIds: [1, 2, 3], maxNewTokens: 6 }],
+      opts({ temperature: 1, rng: new Rng(8) }),
+    );
     const third = sampled[0]?.tokenIds[2] as number;
     const firstTwo = sampled[0]?.tokenIds.slice(0, 2) ?? [];
     expect(firstTwo).not.toContain(third); // else the EOS case below would be ambiguous
@@ -155,15 +208,26 @@ describe('generate on a random qwen3 model', () => {
   it('500 decode steps leave the tensor count where it was', async () => {
     await generate(rnd, [{ promptIds: [1], maxNewTokens: 4 }], opts()); // warm-up
     const before = tf.memory().numTensors;
-    const out = await generate(rnd, [{ promptIds: [1, 2, 3], maxNewTokens: 500 }, { promptIds: [4], maxNewTokens: 250 }], opts({ temperature: 1, rng: new Rng(1) }));
+    const out = await generate(
+      rnd,
+      [
+        { promptIds: [1, 2, 3], maxNewTokens: 500 },
+        { promptIds: [4], maxNewTokens: 250 },
+      ],
+      opts({ temperature: 1, rng: new Rng(1) }),
+    );
     expect(out[0]?.tokenIds.length).toBe(500);
     expect(out[1]?.tokenIds.length).toBe(250);
     expect(tf.memory().numTensors).toBe(before);
   });
 
   it('bad requests are one-line errors', async () => {
-    await expect(generate(rnd, [{ promptIds: [], maxNewTokens: 3 }], opts())).rejects.toThrow('request 0 has an empty prompt');
-    await expect(generate(rnd, [{ promptIds: [1, 300], maxNewTokens: 3 }], opts())).rejects.toThrow('token id 300 outside the vocabulary [0, 300)');
+    await expect(generate(rnd, [{ promptIds: [], maxNewTokens: 3 }], opts())).rejects.toThrow(
+      'request 0 has an empty prompt',
+    );
+    await expect(generate(rnd, [{ promptIds: [1, 300], maxNewTokens: 3 }], opts())).rejects.toThrow(
+      'token id 300 outside the vocabulary [0, 300)',
+    );
   });
 });
 
@@ -187,6 +251,8 @@ describe('prefill memory budget', () => {
     const split = await generate(rnd, reqs, opts({ temperature: 1, rng: new Rng(3), prefillScoreBudget: 1 }));
     expect(split.map((o) => o.tokenIds)).toEqual(whole.map((o) => o.tokenIds));
     expect(split.map((o) => o.tokenIds.length)).toEqual([9, 7, 0, 11]);
-    split.forEach((o, i) => o.logprobs.forEach((lp, j) => expect(Math.abs(lp - (whole[i]?.logprobs[j] as number))).toBeLessThan(1e-4)));
+    split.forEach((o, i) =>
+      o.logprobs.forEach((lp, j) => expect(Math.abs(lp - (whole[i]?.logprobs[j] as number))).toBeLessThan(1e-4)),
+    );
   });
 });

@@ -12,8 +12,9 @@ import { IncrementalDecoder, findStop, type Decodes } from '../tokenizer/increme
  * Batched generation with a KV cache: the prompts are
  * left-padded and prefilled once (a prefix shared by several prompts only once for all of them,
  * prefill.ts), then one token per step is fed; nothing of the prefix is recomputed. With a prefix
- * cache (prefix-cache.ts) a prompt's longest prefix computed by an earlier call is reused too. Finished sequences leave the batch (their cache rows are dropped), and the only
- * device-to-host read per step is the chosen ids with their logprobs.
+ * cache (prefix-cache.ts) a prompt's longest prefix computed by an earlier call is reused too. Finished sequences leave
+ * the batch (their cache rows are dropped), and the only device-to-host read per step is the chosen ids with their
+ * logprobs.
  */
 export interface GenerateRequest {
   promptIds: number[];
@@ -52,7 +53,9 @@ export interface GenerateOptions extends SamplingParams {
   prefixMinTokens?: number;
   /** When given, the prefill adds its token counts here (the proof that a prefix ran once). */
   stats?: PrefillStats;
-  /** Most prefill attention-score floats per batch (default PREFILL_SCORE_BUDGET); larger calls run in several batches. */
+  /**
+   * Most prefill attention-score floats per batch (default PREFILL_SCORE_BUDGET); larger calls run in several batches.
+   */
   prefillScoreBudget?: number;
   /**
    * KV prefix cache across calls (prefix-cache.ts): prompts reuse the keys/values of their longest
@@ -60,7 +63,10 @@ export interface GenerateOptions extends SamplingParams {
    * belong to `model`'s current weights (generate validates it: a stale cache is emptied).
    */
   prefixCache?: PrefixCache;
-  /** Called after every decode step of a batch with the steps done and the rows still generating (progress of long generations). */
+  /**
+   * Called after every decode step of a batch with the steps done and the rows still generating (progress of long
+   * generations).
+   */
   onStep?: (step: number, live: number) => void;
 }
 
@@ -83,7 +89,10 @@ export function generationTotals(): GenerationTotals {
   return { ...totals };
 }
 
-/** 2^24 floats (64 MiB) of prefill attention scores per batch: several such tensors live at once, and the wasm heap fragments. */
+/**
+ * 2^24 floats (64 MiB) of prefill attention scores per batch: several such tensors live at once, and the wasm heap
+ * fragments.
+ */
 const PREFILL_SCORE_BUDGET = 2 ** 24;
 
 /** Below this a shared prefix is not worth the extra prefill pass and gather. */
@@ -109,14 +118,20 @@ interface RowState {
 function validate(reqs: GenerateRequest[], vocab: number): void {
   reqs.forEach((r, i) => {
     if (r.promptIds.length === 0) throw new Error(`generate: request ${i} has an empty prompt`);
-    if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 0) throw new Error(`generate: request ${i} maxNewTokens must be a non-negative integer (got ${r.maxNewTokens})`);
+    if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 0)
+      throw new Error(`generate: request ${i} maxNewTokens must be a non-negative integer (got ${r.maxNewTokens})`);
     const bad = [...r.promptIds, ...(r.forcedTokens ?? [])].find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
-    if (bad !== undefined) throw new Error(`generate: request ${i} has token id ${bad} outside the vocabulary [0, ${vocab})`);
+    if (bad !== undefined)
+      throw new Error(`generate: request ${i} has token id ${bad} outside the vocabulary [0, ${vocab})`);
   });
 }
 
 /** Decides whether row s is done after its newest token. */
-function finishOf(s: RowState, eos: ReadonlySet<number>, checkedLen: number): GenerateResult['finishReason'] | undefined {
+function finishOf(
+  s: RowState,
+  eos: ReadonlySet<number>,
+  checkedLen: number,
+): GenerateResult['finishReason'] | undefined {
   const last = s.tokens[s.tokens.length - 1] as number;
   const forced = s.req.forcedTokens;
   const stopHit = s.req.stop && s.req.stop.length > 0 ? findStop(s.text, s.req.stop, checkedLen) !== undefined : false;
@@ -133,7 +148,16 @@ function newRow(req: GenerateRequest, dec: Decodes, rng: Rng): RowState {
   const detok = new IncrementalDecoder(dec, { skipSpecialTokens: true });
   detok.push(req.promptIds[req.promptIds.length - 1] as number);
   detok.flush();
-  return { req, tokens: [], logprobs: [], text: '', detok, seedLen: detok.text.length, rng, length: req.promptIds.length };
+  return {
+    req,
+    tokens: [],
+    logprobs: [],
+    text: '',
+    detok,
+    seedLen: detok.text.length,
+    rng,
+    length: req.promptIds.length,
+  };
 }
 
 /** Adds a generated token's text (EOS renders as nothing). */
@@ -143,26 +167,49 @@ function pushText(s: RowState, token: number, eos: ReadonlySet<number>): void {
 }
 
 /** Generates for every request in one batch; results in request order. */
-export async function generate(model: CausalLM, requests: GenerateRequest[], opts: GenerateOptions): Promise<GenerateResult[]> {
+export async function generate(
+  model: CausalLM,
+  requests: GenerateRequest[],
+  opts: GenerateOptions,
+): Promise<GenerateResult[]> {
   checkSampling(opts);
   validate(requests, model.config.vocabSize);
   opts.prefixCache?.validate(model);
   const eos = new Set(opts.eosIds);
-  const states: RowState[] = requests.map((req) => newRow(req, opts.decoder, req.seed === undefined ? opts.rng.fork() : new Rng(req.seed)));
+  const states: RowState[] = requests.map((req) =>
+    newRow(req, opts.decoder, req.seed === undefined ? opts.rng.fork() : new Rng(req.seed)),
+  );
   // Rows with nothing to generate never enter the batch.
   for (const s of states) if ((s.req.forcedTokens?.length ?? s.req.maxNewTokens) === 0) s.finish = 'length';
   const live = states.map((_, i) => i).filter((i) => states[i]?.finish === undefined);
   const heads = model.config.heads;
-  const chunks = prefillChunks(live.map((i) => (states[i] as RowState).req.promptIds.length), heads, opts.prefillScoreBudget ?? PREFILL_SCORE_BUDGET);
+  const chunks = prefillChunks(
+    live.map((i) => (states[i] as RowState).req.promptIds.length),
+    heads,
+    opts.prefillScoreBudget ?? PREFILL_SCORE_BUDGET,
+  );
   const t0 = performance.now();
   const headT = model.inferenceHead(); // [D, V] transposed once per call, not per batch or step
   try {
-    for (const chunk of chunks) await decodeRows(model, states, chunk.map((k) => live[k] as number), eos, headT, opts);
+    for (const chunk of chunks)
+      await decodeRows(
+        model,
+        states,
+        chunk.map((k) => live[k] as number),
+        eos,
+        headT,
+        opts,
+      );
   } finally {
     headT.dispose();
     totals.seconds += (performance.now() - t0) / 1000;
   }
-  return states.map((s) => ({ tokenIds: s.tokens, logprobs: s.logprobs, text: s.text, finishReason: s.finish ?? 'length' }));
+  return states.map((s) => ({
+    tokenIds: s.tokens,
+    logprobs: s.logprobs,
+    text: s.text,
+    finishReason: s.finish ?? 'length',
+  }));
 }
 
 /**
@@ -190,7 +237,10 @@ export function prefillChunks(promptLengths: readonly number[], heads: number, b
   return out;
 }
 
-/** Stores the keys/values of the rows of `live` not in `keep` (finished): their prompt and every generated token fed so far. */
+/**
+ * Stores the keys/values of the rows of `live` not in `keep` (finished): their prompt and every generated token fed so
+ * far.
+ */
 function storeFinished(pc: PrefixCache, cache: KvCache, states: RowState[], live: number[], keep: number[]): void {
   const kept = new Set(keep);
   live.forEach((i, r) => {
@@ -201,7 +251,14 @@ function storeFinished(pc: PrefixCache, cache: KvCache, states: RowState[], live
 }
 
 /** Prefill and decode of the rows `rows` of `states` in one batch, filling their tokens and text. */
-async function decodeRows(model: CausalLM, states: RowState[], rows: number[], eos: ReadonlySet<number>, headT: tf.Tensor2D, opts: GenerateOptions): Promise<void> {
+async function decodeRows(
+  model: CausalLM,
+  states: RowState[],
+  rows: number[],
+  eos: ReadonlySet<number>,
+  headT: tf.Tensor2D,
+  opts: GenerateOptions,
+): Promise<void> {
   let live = rows;
   let steps = 0;
   let cache: KvCache | undefined;
@@ -212,7 +269,9 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
       const minTokens = opts.prefixMinTokens ?? DEFAULT_PREFIX_MIN_TOKENS;
       const stats = emptyPrefillStats();
       const pOpts = { padId: opts.padId ?? 0, headT, minTokens, stats };
-      const pre = opts.prefixCache ? prefillWithCache(model, prompts, { ...pOpts, cache: opts.prefixCache }) : prefillPrompts(model, prompts, pOpts);
+      const pre = opts.prefixCache
+        ? prefillWithCache(model, prompts, { ...pOpts, cache: opts.prefixCache })
+        : prefillPrompts(model, prompts, pOpts);
       totals.promptTokens += prompts.reduce((a, p) => a + p.length, 0);
       totals.prefillTokens += stats.prefillTokens;
       if (opts.stats) for (const k of Object.keys(stats) as (keyof PrefillStats)[]) opts.stats[k] += stats[k];
@@ -228,8 +287,14 @@ async function decodeRows(model: CausalLM, states: RowState[], rows: number[], e
       const current: tf.Tensor2D = logits as tf.Tensor2D;
       const anyForced = forced.some((t) => t >= 0);
       const picked = tf.tidy(() => {
-        const { ids, logprobs } = sampleNext(current, tf.tensor1d(uniforms, 'float32'), anyForced ? tf.tensor1d(forced, 'int32') : undefined, opts); // forced [B] only when a row replays
-        return tf.stack([tf.cast(ids, 'float32'), logprobs]); // [2, B] one read per step (ids < 2^24 are exact in float32)
+        const { ids, logprobs } = sampleNext(
+          current,
+          tf.tensor1d(uniforms, 'float32'),
+          anyForced ? tf.tensor1d(forced, 'int32') : undefined,
+          opts,
+        ); // forced [B] only when a row replays
+        // [2, B] one read per step (ids < 2^24 are exact in float32)
+        return tf.stack([tf.cast(ids, 'float32'), logprobs]);
       });
       current.dispose();
       logits = undefined;

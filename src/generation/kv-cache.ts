@@ -29,14 +29,19 @@ export class KvCache {
   rowKv(r: number): LayerKv[] {
     if (!this.runs) throw new Error('KvCache: built without column runs');
     const tk = this.mask.shape[1];
-    const runs = [...(this.runs[r] as ColumnRuns), ...(tk > this.prefillWidth ? [[this.prefillWidth, tk] as const] : [])].filter(([a, b]) => b > a);
+    const runs = [
+      ...(this.runs[r] as ColumnRuns),
+      ...(tk > this.prefillWidth ? [[this.prefillWidth, tk] as const] : []),
+    ].filter(([a, b]) => b > a);
     const kv = this.kvHeads;
     return tf.tidy(() =>
       this.layers.map((l) => {
         const hd = l.k.shape[2];
         const part = (x: tf.Tensor3D): tf.Tensor3D => {
-          const pieces = runs.map(([a, b]) => tf.slice(x, [r * kv, a, 0], [kv, b - a, hd]) as tf.Tensor3D); // [KV, b-a, hd]
-          return (pieces.length === 1 ? tf.clone(pieces[0] as tf.Tensor3D) : tf.concat(pieces, 1)) as tf.Tensor3D; // [KV, n, hd]
+          // [KV, b-a, hd]
+          const pieces = runs.map(([a, b]) => tf.slice(x, [r * kv, a, 0], [kv, b - a, hd]) as tf.Tensor3D);
+          // [KV, n, hd]
+          return (pieces.length === 1 ? tf.clone(pieces[0] as tf.Tensor3D) : tf.concat(pieces, 1)) as tf.Tensor3D;
         };
         return { k: part(l.k), v: part(l.v) };
       }),
@@ -61,7 +66,8 @@ export class KvCache {
 
   /** Mask for the next step: one more real column per row. */
   extendedMask(): tf.Tensor2D {
-    return tf.tidy(() => tf.concat([this.mask, tf.ones([this.mask.shape[0], 1], 'float32')], 1) as tf.Tensor2D); // [B, Tk+1]
+    // [B, Tk+1]
+    return tf.tidy(() => tf.concat([this.mask, tf.ones([this.mask.shape[0], 1], 'float32')], 1) as tf.Tensor2D);
   }
 
   /** Keeps only batch rows `rows` (finished sequences drop out of the compute). */
@@ -73,7 +79,10 @@ export class KvCache {
       const fi = tf.tensor1d(flat, 'int32'); // [B'*KV]
       const bi = tf.tensor1d(rows, 'int32'); // [B']
       return {
-        layers: this.layers.map((l) => ({ k: tf.gather(l.k, fi) as tf.Tensor3D, v: tf.gather(l.v, fi) as tf.Tensor3D })),
+        layers: this.layers.map((l) => ({
+          k: tf.gather(l.k, fi) as tf.Tensor3D,
+          v: tf.gather(l.v, fi) as tf.Tensor3D,
+        })),
         mask: tf.gather(this.mask, bi) as tf.Tensor2D,
       };
     });

@@ -23,7 +23,10 @@ let tok: Tokenizer | undefined;
 beforeAll(async () => {
   await initBackend('wasm');
   // GQA (4 query heads on 2 kv heads) so the gather of kv rows is exercised with KV > 1.
-  rnd = CausalLM.random(hfConfigFor({ arch: 'llama', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 300 }), 21);
+  rnd = CausalLM.random(
+    hfConfigFor({ arch: 'llama', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 300 }),
+    21,
+  );
   if (HAVE_TINY) {
     tiny = await CausalLM.load(TINY);
     tok = await Tokenizer.load(TINY);
@@ -44,7 +47,15 @@ function mixedPrompts(vocab: number): number[][] {
   const rng = new Rng(7);
   const a = seq(rng, 40, vocab);
   const b = seq(rng, 24, vocab);
-  return [[...a, ...seq(rng, 1, vocab)], [...b, ...seq(rng, 3, vocab)], seq(rng, 10, vocab), [...a, ...seq(rng, 5, vocab)], [...b, ...seq(rng, 7, vocab)], seq(rng, 50, vocab), [...a, ...seq(rng, 12, vocab)]];
+  return [
+    [...a, ...seq(rng, 1, vocab)],
+    [...b, ...seq(rng, 3, vocab)],
+    seq(rng, 10, vocab),
+    [...a, ...seq(rng, 5, vocab)],
+    [...b, ...seq(rng, 7, vocab)],
+    seq(rng, 50, vocab),
+    [...a, ...seq(rng, 12, vocab)],
+  ];
 }
 // Hand count: all prompt tokens = 41 + 27 + 10 + 45 + 31 + 50 + 52 = 256. Shared: A (40) once
 // instead of 3 times, B (24) once instead of twice: 256 - 2*40 - 24 = 152 tokens prefilled, 104 reused.
@@ -57,10 +68,17 @@ function opts(over: Partial<GenerateOptions>): GenerateOptions {
 
 function expectSame(on: GenerateResult[], off: GenerateResult[]): void {
   expect(on.map((r) => r.tokenIds)).toEqual(off.map((r) => r.tokenIds));
-  on.forEach((r, i) => r.logprobs.forEach((lp, j) => expect(Math.abs(lp - (off[i]?.logprobs[j] as number))).toBeLessThan(1e-4)));
+  on.forEach((r, i) =>
+    r.logprobs.forEach((lp, j) => expect(Math.abs(lp - (off[i]?.logprobs[j] as number))).toBeLessThan(1e-4)),
+  );
 }
 
-async function both(model: CausalLM, reqs: GenerateRequest[], over: Partial<GenerateOptions>, seed: number): Promise<{ on: GenerateResult[]; off: GenerateResult[]; sOn: PrefillStats; sOff: PrefillStats }> {
+async function both(
+  model: CausalLM,
+  reqs: GenerateRequest[],
+  over: Partial<GenerateOptions>,
+  seed: number,
+): Promise<{ on: GenerateResult[]; off: GenerateResult[]; sOn: PrefillStats; sOff: PrefillStats }> {
   const sOn = emptyPrefillStats();
   const sOff = emptyPrefillStats();
   const on = await generate(model, reqs, opts({ ...over, rng: new Rng(seed), prefixMinTokens: 16, stats: sOn }));
@@ -85,7 +103,12 @@ describe('shared-prefix prefill on a random llama', () => {
     // The shared cache holds Tpre (40) + Tsuf (50, the long loner) columns; the plain one 52.
     expect(on.cache.keyMask.shape).toEqual([7, 90]);
     expect(off.cache.keyMask.shape).toEqual([7, 52]);
-    expect(sOn).toEqual({ prefillTokens: MIXED_SHARED_TOKENS, prefillColumns: 2 * 40 + 7 * 50, sharedPrefixes: 2, reusedTokens: 104 });
+    expect(sOn).toEqual({
+      prefillTokens: MIXED_SHARED_TOKENS,
+      prefillColumns: 2 * 40 + 7 * 50,
+      sharedPrefixes: 2,
+      reusedTokens: 104,
+    });
     expect(sOff).toEqual({ prefillTokens: MIXED_TOKENS, prefillColumns: 7 * 52, sharedPrefixes: 0, reusedTokens: 0 });
     tf.dispose([on.logits, off.logits, headT]);
     on.cache.dispose();
@@ -106,7 +129,11 @@ describe('shared-prefix prefill on a random llama', () => {
     const { on, off } = await both(rnd, reqs, { temperature: 1, topP: 0.9 }, 5);
     expectSame(on, off);
     // Replay of the recorded tokens through shared prefixes reproduces the logprobs.
-    const forced = await generate(rnd, reqs.map((r, i) => ({ ...r, forcedTokens: on[i]?.tokenIds })), opts({ temperature: 1, rng: new Rng(99), prefixMinTokens: 16 }));
+    const forced = await generate(
+      rnd,
+      reqs.map((r, i) => ({ ...r, forcedTokens: on[i]?.tokenIds })),
+      opts({ temperature: 1, rng: new Rng(99), prefixMinTokens: 16 }),
+    );
     expectSame(forced, on);
   });
 
@@ -119,21 +146,42 @@ describe('shared-prefix prefill on a random llama', () => {
   });
 
   it('a bad threshold is a one-line error', async () => {
-    await expect(generate(rnd, [{ promptIds: [1], maxNewTokens: 1 }, { promptIds: [1], maxNewTokens: 1 }], opts({ prefixMinTokens: -2 }))).rejects.toThrow('prefixMinTokens must be a non-negative integer (got -2)');
+    await expect(
+      generate(
+        rnd,
+        [
+          { promptIds: [1], maxNewTokens: 1 },
+          { promptIds: [1], maxNewTokens: 1 },
+        ],
+        opts({ prefixMinTokens: -2 }),
+      ),
+    ).rejects.toThrow('prefixMinTokens must be a non-negative integer (got -2)');
   });
 });
 
 describe.skipIf(!HAVE_TINY)('shared-prefix prefill on tinystories-260k', () => {
   it('replays of one story context with different tails: same ids and logprobs, prefix prefilled once', async () => {
     const t = tok as Tokenizer;
-    const ctx = t.encode('Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends. One day,', { addSpecialTokens: true });
+    const ctx = t.encode(
+      'Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her ' +
+        'friends. One day,',
+      { addSpecialTokens: true },
+    );
     const tails = [' she saw a big dog.', ' it rained.', ' her mom said', ' a bird', ''];
     const prompts = tails.map((s) => (s === '' ? ctx : [...ctx, ...t.encode(s, { addSpecialTokens: false })]));
     prompts.push(t.encode('Tom had a red ball.', { addSpecialTokens: true })); // loner
     expect(ctx.length).toBeGreaterThan(20);
     const reqs = prompts.map((p) => ({ promptIds: p, maxNewTokens: 24 }));
-    for (const [over, seed] of [[{}, 0], [{ temperature: 1, topP: 0.95 }, 3]] as const) {
-      const { on, off, sOn, sOff } = await both(tiny as CausalLM, reqs, { ...over, eosIds: t.eosIds, decoder: t }, seed);
+    for (const [over, seed] of [
+      [{}, 0],
+      [{ temperature: 1, topP: 0.95 }, 3],
+    ] as const) {
+      const { on, off, sOn, sOff } = await both(
+        tiny as CausalLM,
+        reqs,
+        { ...over, eosIds: t.eosIds, decoder: t },
+        seed,
+      );
       expectSame(on, off);
       expect(on.map((r) => r.text)).toEqual(off.map((r) => r.text));
       // One group of the 5 story prompts; its shared length is ctx - 1 (the bare ctx must keep its last token).

@@ -1,12 +1,3 @@
-import * as tf from '@tensorflow/tfjs';
-import type { LayerKv } from '../model/attention.ts';
-import type { CausalLM } from '../model/causal-lm.ts';
-import { positionsFromMask } from '../model/decoder.ts';
-import { tidyObject } from '../model/tidy.ts';
-import { KvCache, type ColumnRuns } from './kv-cache.ts';
-import { branchPrefixes, findSharedPrefixes, type PrefixGroup } from './prefix.ts';
-import type { PrefixCache, PrefixMatch } from './prefix-cache.ts';
-
 /**
  * The prefill of generate(): prompts in, first-step logits and a KV cache out.
  * Without shared prefixes the prompts are left-padded and run once. With groups of
@@ -18,6 +9,14 @@ import type { PrefixCache, PrefixMatch } from './prefix-cache.ts';
  * own prompt, and masked keys get weight exp(-1e9) = 0 exactly, so the result equals the plain
  * prefill up to float rounding of differently shaped matmuls.
  */
+import * as tf from '@tensorflow/tfjs';
+import type { LayerKv } from '../model/attention.ts';
+import type { CausalLM } from '../model/causal-lm.ts';
+import { positionsFromMask } from '../model/decoder.ts';
+import { tidyObject } from '../model/tidy.ts';
+import { KvCache, type ColumnRuns } from './kv-cache.ts';
+import { branchPrefixes, findSharedPrefixes, type PrefixGroup } from './prefix.ts';
+import type { PrefixCache, PrefixMatch } from './prefix-cache.ts';
 
 /** Prefill work of one generate() call (counts real prompt tokens, and computed columns incl. padding). */
 export interface PrefillStats {
@@ -41,7 +40,13 @@ export interface PrefillResult {
 }
 
 /** Plain prefill: left-padded prompts run once (every prompt ends at the last column). */
-function plainPrefill(model: CausalLM, prompts: readonly number[][], padId: number, headT: tf.Tensor2D, stats: PrefillStats): PrefillResult {
+function plainPrefill(
+  model: CausalLM,
+  prompts: readonly number[][],
+  padId: number,
+  headT: tf.Tensor2D,
+  stats: PrefillStats,
+): PrefillResult {
   const b = prompts.length;
   const tp = Math.max(...prompts.map((p) => p.length));
   const idsHost = new Int32Array(b * tp).fill(padId);
@@ -57,20 +62,36 @@ function plainPrefill(model: CausalLM, prompts: readonly number[][], padId: numb
   const pos = positionsFromMask(mask); // [B, Tp]
   try {
     const out = model.forwardCached(ids, pos, mask, undefined, true, headT); // logits [B, V]
-    return { logits: out.logits, cache: new KvCache(out.kv, mask, model.config.kvHeads, prompts.map((p) => [[tp - p.length, tp]])) };
+    return {
+      logits: out.logits,
+      cache: new KvCache(
+        out.kv,
+        mask,
+        model.config.kvHeads,
+        prompts.map((p) => [[tp - p.length, tp]]),
+      ),
+    };
   } finally {
     tf.dispose([ids, pos]);
   }
 }
 
 /** Prefix prefill once per group, gather to rows, suffix prefill on top. */
-function sharedPrefill(model: CausalLM, prompts: readonly number[][], groups: PrefixGroup[], padId: number, headT: tf.Tensor2D, stats: PrefillStats): PrefillResult {
+function sharedPrefill(
+  model: CausalLM,
+  prompts: readonly number[][],
+  groups: PrefixGroup[],
+  padId: number,
+  headT: tf.Tensor2D,
+  stats: PrefillStats,
+): PrefillResult {
   const b = prompts.length;
   const g = groups.length;
   const kvH = model.config.kvHeads;
   const groupOf = new Int32Array(b).fill(-1);
   groups.forEach((grp, k) => grp.members.forEach((r) => (groupOf[r] = k)));
-  const preLen = (r: number): number => (groupOf[r] as number) >= 0 ? (groups[groupOf[r] as number] as PrefixGroup).length : 0;
+  const preLen = (r: number): number =>
+    (groupOf[r] as number) >= 0 ? (groups[groupOf[r] as number] as PrefixGroup).length : 0;
   const tPre = Math.max(...groups.map((x) => x.length));
   const tSuf = Math.max(...prompts.map((p, r) => p.length - preLen(r)));
 
@@ -102,22 +123,32 @@ function sharedPrefill(model: CausalLM, prompts: readonly number[][], groups: Pr
     stats.sharedPrefixes += 1;
     stats.reusedTokens += (grp.members.length - 1) * grp.length;
   }
-  stats.prefillTokens += groups.reduce((a, x) => a + x.length, 0) + prompts.reduce((a, p, r) => a + p.length - preLen(r), 0);
+  stats.prefillTokens +=
+    groups.reduce((a, x) => a + x.length, 0) + prompts.reduce((a, p, r) => a + p.length - preLen(r), 0);
   stats.prefillColumns += g * tPre + b * tSuf;
 
   const out = tidyObject(() => {
     const pIds = tf.tensor2d(preIds, [g, tPre], 'int32'); // [G, Tpre]
     const pMask = tf.tensor2d(preMask, [g, tPre], 'float32'); // [G, Tpre]
     // All-position head skipped: the prefix pass only needs keys/values; lastOnly keeps its logits at [G, V].
-    const pre = model.forwardCached(pIds, positionsFromMask(pMask), pMask, undefined, true, headT); // kv [G*KV, Tpre, hd]
+    // kv [G*KV, Tpre, hd]
+    const pre = model.forwardCached(pIds, positionsFromMask(pMask), pMask, undefined, true, headT);
     const rows = tf.tensor1d(kvRows, 'int32'); // [B*KV]
-    const past = pre.kv.map((l) => ({ k: tf.gather(l.k, rows) as tf.Tensor3D, v: tf.gather(l.v, rows) as tf.Tensor3D })); // [B*KV, Tpre, hd]
+    const past = pre.kv.map((l) => ({
+      k: tf.gather(l.k, rows) as tf.Tensor3D,
+      v: tf.gather(l.v, rows) as tf.Tensor3D,
+    })); // [B*KV, Tpre, hd]
     const mask = tf.tensor2d(fullMask, [b, w], 'float32'); // [B, Tpre+Tsuf]
-    const pos = tf.slice(positionsFromMask(mask), [0, tPre], [b, tSuf]) as tf.Tensor2D; // [B, Tsuf] positions within each own prompt
-    const suf = model.forwardCached(tf.tensor2d(sufIds, [b, tSuf], 'int32'), pos, mask, past, true, headT); // logits [B, V], kv [B*KV, Tpre+Tsuf, hd]
+    // [B, Tsuf] positions within each own prompt
+    const pos = tf.slice(positionsFromMask(mask), [0, tPre], [b, tSuf]) as tf.Tensor2D;
+    // logits [B, V], kv [B*KV, Tpre+Tsuf, hd]
+    const suf = model.forwardCached(tf.tensor2d(sufIds, [b, tSuf], 'int32'), pos, mask, past, true, headT);
     return { logits: suf.logits, kv: suf.kv, mask };
   });
-  const runs = prompts.map((p, r): ColumnRuns => [[tPre - preLen(r), tPre], [w - (p.length - preLen(r)), w]]);
+  const runs = prompts.map((p, r): ColumnRuns => [
+    [tPre - preLen(r), tPre],
+    [w - (p.length - preLen(r)), w],
+  ]);
   return { logits: out.logits, cache: new KvCache(out.kv, out.mask, kvH, runs) };
 }
 
@@ -125,7 +156,11 @@ function sharedPrefill(model: CausalLM, prompts: readonly number[][], groups: Pr
  * Prefill of prompts (one per batch row, each non-empty). minTokens: shortest shared prefix worth
  * reusing (0 = never share). Adds its counts to stats.
  */
-export function prefillPrompts(model: CausalLM, prompts: readonly number[][], opts: { padId: number; headT: tf.Tensor2D; minTokens: number; stats: PrefillStats }): PrefillResult {
+export function prefillPrompts(
+  model: CausalLM,
+  prompts: readonly number[][],
+  opts: { padId: number; headT: tf.Tensor2D; minTokens: number; stats: PrefillStats },
+): PrefillResult {
   const groups = findSharedPrefixes(prompts, opts.minTokens);
   if (groups.length === 0) return plainPrefill(model, prompts, opts.padId, opts.headT, opts.stats);
   return sharedPrefill(model, prompts, groups, opts.padId, opts.headT, opts.stats);
@@ -144,12 +179,21 @@ export function prefillPrompts(model: CausalLM, prompts: readonly number[][], op
 export function prefillWithCache(
   model: CausalLM,
   prompts: readonly number[][],
-  opts: { padId: number; headT: tf.Tensor2D; minTokens: number; stats: PrefillStats; cache: PrefixCache; countLookups?: boolean },
+  opts: {
+    padId: number;
+    headT: tf.Tensor2D;
+    minTokens: number;
+    stats: PrefillStats;
+    cache: PrefixCache;
+    countLookups?: boolean;
+  },
 ): PrefillResult {
   const { cache } = opts;
   // Every branch of the batch's token trie that the cache lacks is prefilled first, once (and the
   // branches among those before them, by the same call), and stored.
-  const prefixes = branchPrefixes(prompts, opts.minTokens).filter((p) => (cache.match(p, p.length)?.length ?? 0) < p.length);
+  const prefixes = branchPrefixes(prompts, opts.minTokens).filter(
+    (p) => (cache.match(p, p.length)?.length ?? 0) < p.length,
+  );
   if (prefixes.length > 0) {
     const warm = prefillWithCache(model, prefixes, { ...opts, countLookups: false });
     warm.logits.dispose();
@@ -172,7 +216,15 @@ export function prefillWithCache(
     const one = cachedPart(model, prompts, matches, lens, opts);
     return { logits: one.logits, cache: new KvCache(one.kv, one.mask, model.config.kvHeads, one.runs) };
   }
-  const parts = buckets.map((rows) => cachedPart(model, rows.map((r) => prompts[r] as number[]), rows.map((r) => matches[r]), rows.map((r) => lens[r] as number), opts));
+  const parts = buckets.map((rows) =>
+    cachedPart(
+      model,
+      rows.map((r) => prompts[r] as number[]),
+      rows.map((r) => matches[r]),
+      rows.map((r) => lens[r] as number),
+      opts,
+    ),
+  );
   return mergeParts(parts, buckets, model.config.kvHeads);
 }
 
@@ -204,7 +256,10 @@ interface Part {
   runs: ColumnRuns[];
 }
 
-/** One cache of the batches of `buckets` (row indices each): columns left-padded to the widest, rows back in request order. */
+/**
+ * One cache of the batches of `buckets` (row indices each): columns left-padded to the widest, rows back in request
+ * order.
+ */
 function mergeParts(parts: Part[], buckets: number[][], kvH: number): PrefillResult {
   const w = Math.max(...parts.map((p) => p.mask.shape[1]));
   const order = buckets.flat(); // concatenated position -> request row
@@ -217,7 +272,9 @@ function mergeParts(parts: Part[], buckets: number[][], kvH: number): PrefillRes
   const runs: ColumnRuns[] = new Array<ColumnRuns>(order.length);
   parts.forEach((p, i) => {
     const shift = w - p.mask.shape[1];
-    (buckets[i] as number[]).forEach((r, k) => (runs[r] = (p.runs[k] as ColumnRuns).map(([a, b]) => [a + shift, b + shift] as const)));
+    (buckets[i] as number[]).forEach(
+      (r, k) => (runs[r] = (p.runs[k] as ColumnRuns).map(([a, b]) => [a + shift, b + shift] as const)),
+    );
   });
   const out = tidyObject(() => {
     const padCols = <T extends tf.Tensor>(x: T, axis: number): T => {
@@ -229,11 +286,35 @@ function mergeParts(parts: Part[], buckets: number[][], kvH: number): PrefillRes
     const rows = tf.tensor1d(where, 'int32'); // [B]
     const kvRows = tf.tensor1d(kvWhere, 'int32'); // [B*KV]
     const layers = (parts[0] as Part).kv.map((_, i) => ({
-      k: tf.gather(tf.concat(parts.map((p) => padCols((p.kv[i] as LayerKv).k, 1)), 0), kvRows) as tf.Tensor3D, // [B*KV, W, hd]
-      v: tf.gather(tf.concat(parts.map((p) => padCols((p.kv[i] as LayerKv).v, 1)), 0), kvRows) as tf.Tensor3D, // [B*KV, W, hd]
+      k: tf.gather(
+        tf.concat(
+          parts.map((p) => padCols((p.kv[i] as LayerKv).k, 1)),
+          0,
+        ),
+        kvRows,
+      ) as tf.Tensor3D, // [B*KV, W, hd]
+      v: tf.gather(
+        tf.concat(
+          parts.map((p) => padCols((p.kv[i] as LayerKv).v, 1)),
+          0,
+        ),
+        kvRows,
+      ) as tf.Tensor3D, // [B*KV, W, hd]
     }));
-    const mask = tf.gather(tf.concat(parts.map((p) => padCols(p.mask, 1)), 0), rows) as tf.Tensor2D; // [B, W]
-    const logits = tf.gather(tf.concat(parts.map((p) => p.logits), 0), rows) as tf.Tensor2D; // [B, V]
+    const mask = tf.gather(
+      tf.concat(
+        parts.map((p) => padCols(p.mask, 1)),
+        0,
+      ),
+      rows,
+    ) as tf.Tensor2D; // [B, W]
+    const logits = tf.gather(
+      tf.concat(
+        parts.map((p) => p.logits),
+        0,
+      ),
+      rows,
+    ) as tf.Tensor2D; // [B, V]
     return { layers, mask, logits };
   });
   for (const p of parts) tf.dispose([p.logits, p.mask, ...p.kv.flatMap((l) => [l.k, l.v])]);
@@ -272,7 +353,10 @@ function cachedPart(
     const rest = p.slice(l);
     sufIds.set(rest, r * tSuf + tSuf - rest.length);
     fullMask.fill(1, r * w + w - rest.length, (r + 1) * w);
-    runs.push([[lMax - l, lMax], [w - rest.length, w]]);
+    runs.push([
+      [lMax - l, lMax],
+      [w - rest.length, w],
+    ]);
     for (let j = 0; j < kvH; j++) kvRows[r * kvH + j] = k * kvH + j;
   });
   opts.stats.prefillTokens += prompts.reduce((a, p, r) => a + p.length - (lens[r] as number), 0);
@@ -289,17 +373,26 @@ function cachedPart(
           const padded = sliced.map((layers, k) => {
             const x = (layers[i] as LayerKv)[which]; // [KV, L, hd]
             const l = (pieces[k] as PrefixMatch).length;
-            return l === lMax ? x : (tf.pad(x, [[0, 0], [lMax - l, 0], [0, 0]]) as tf.Tensor3D); // [KV, Lmax, hd]
+            return l === lMax
+              ? x
+              : (tf.pad(x, [
+                  [0, 0],
+                  [lMax - l, 0],
+                  [0, 0],
+                ]) as tf.Tensor3D); // [KV, Lmax, hd]
           });
-          const all = padded.length === 1 ? (padded[0] as tf.Tensor3D) : (tf.concat(padded, 0) as tf.Tensor3D); // [P*KV, Lmax, hd]
+          // [P*KV, Lmax, hd]
+          const all = padded.length === 1 ? (padded[0] as tf.Tensor3D) : (tf.concat(padded, 0) as tf.Tensor3D);
           return tf.gather(all, rows) as tf.Tensor3D; // [B*KV, Lmax, hd]
         };
         past.push({ k: stack('k'), v: stack('v') });
       }
     }
     const mask = tf.tensor2d(fullMask, [b, w], 'float32'); // [B, Lmax+Tsuf]
-    const pos = tf.slice(positionsFromMask(mask), [0, lMax], [b, tSuf]) as tf.Tensor2D; // [B, Tsuf] positions within each own prompt
-    const res = model.forwardCached(tf.tensor2d(sufIds, [b, tSuf], 'int32'), pos, mask, past, true, opts.headT); // logits [B, V], kv [B*KV, Lmax+Tsuf, hd]
+    // [B, Tsuf] positions within each own prompt
+    const pos = tf.slice(positionsFromMask(mask), [0, lMax], [b, tSuf]) as tf.Tensor2D;
+    // logits [B, V], kv [B*KV, Lmax+Tsuf, hd]
+    const res = model.forwardCached(tf.tensor2d(sufIds, [b, tSuf], 'int32'), pos, mask, past, true, opts.headT);
     return { logits: res.logits, kv: res.kv, mask };
   });
   return { ...out, runs };

@@ -1,9 +1,3 @@
-import * as tf from '@tensorflow/tfjs';
-import { inPlaceWeightUpdates } from '../backend/native/index.ts';
-import type { LayerKv } from '../model/attention.ts';
-import type { CausalLM } from '../model/causal-lm.ts';
-import { commonPrefixLength } from './prefix.ts';
-
 /**
  * KV prefix cache across generate() calls (the idea of vLLM's automatic prefix caching and
  * SGLang's RadixAttention): the keys and values of every sequence a call computed (prompt and
@@ -22,6 +16,11 @@ import { commonPrefixLength } from './prefix.ts';
  * included, plus the count of in-place optimizer steps) and drops everything when it changed: each
  * update, a LoRA change, a resume.
  */
+import * as tf from '@tensorflow/tfjs';
+import { inPlaceWeightUpdates } from '../backend/native/index.ts';
+import type { LayerKv } from '../model/attention.ts';
+import type { CausalLM } from '../model/causal-lm.ts';
+import { commonPrefixLength } from './prefix.ts';
 
 /** One cached sequence: its tokens and every layer's keys/values [KV, n, hd] of positions 0..n-1. */
 interface Entry {
@@ -88,7 +87,8 @@ export class PrefixCache {
 
   /** maxBytes: most bytes of keys and values held (float32). */
   constructor(readonly maxBytes: number) {
-    if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new Error(`PrefixCache: maxBytes must be a non-negative number (got ${maxBytes})`);
+    if (!Number.isFinite(maxBytes) || maxBytes < 0)
+      throw new Error(`PrefixCache: maxBytes must be a non-negative number (got ${maxBytes})`);
   }
 
   /** Bytes of keys and values held now. */
@@ -101,7 +101,9 @@ export class PrefixCache {
     return this.entries.length;
   }
 
-  /** Empties the cache when `model` is not the model, or its weights not the weights, the entries were computed with. */
+  /**
+   * Empties the cache when `model` is not the model, or its weights not the weights, the entries were computed with.
+   */
   validate(model: CausalLM): void {
     const stamp = weightsStamp(model);
     if (this.owner === model && sameStamp(this.stamp, stamp)) return;
@@ -144,22 +146,28 @@ export class PrefixCache {
     return { entry: best, length: bestLen };
   }
 
-  /** Keys/values of the first `length` tokens of a matched entry, per layer [KV, length, hd] (new tensors the caller owns). */
+  /**
+   * Keys/values of the first `length` tokens of a matched entry, per layer [KV, length, hd] (new tensors the caller
+   * owns).
+   */
   slice(m: PrefixMatch): LayerKv[] {
     const e = m.entry as Entry;
     if (!this.entries.includes(e)) throw new Error('PrefixCache: the matched entry was evicted');
     return tf.tidy(() =>
       e.layers.map((l) => {
         const [kv, , hd] = l.k.shape;
-        return { k: tf.slice(l.k, [0, 0, 0], [kv, m.length, hd]) as tf.Tensor3D, v: tf.slice(l.v, [0, 0, 0], [kv, m.length, hd]) as tf.Tensor3D }; // [KV, L, hd]
+        return {
+          k: tf.slice(l.k, [0, 0, 0], [kv, m.length, hd]) as tf.Tensor3D,
+          v: tf.slice(l.v, [0, 0, 0], [kv, m.length, hd]) as tf.Tensor3D,
+        }; // [KV, L, hd]
       }),
     );
   }
 
   /**
    * Stores a sequence: `layers` (per layer [KV, n, hd], n = tokens.length) become the cache's (it
-   * disposes them). A sequence shorter than BLOCK, or one an entry already extends, is not stored; entries it extends are
-   * replaced. Least recently used entries go until the budget holds (the new one too, when alone it exceeds it).
+   * disposes them). A sequence shorter than BLOCK, or one an entry already extends, is not stored; entries it extends
+   * are replaced. Least recently used entries go until the budget holds (the new one too, when alone it exceeds it).
    */
   insert(tokens: readonly number[], layers: LayerKv[]): void {
     const n = tokens.length;
@@ -179,11 +187,17 @@ export class PrefixCache {
     const shorter: Entry[] = [];
     for (let i = 0; i < n - 1; i++) {
       h = hashStep(h, tokens[i] as number);
-      for (const e of this.byFull.get(h) ?? []) if (e.tokens.length === i + 1 && commonPrefixLength(e.tokens, tokens) === i + 1) shorter.push(e);
+      for (const e of this.byFull.get(h) ?? [])
+        if (e.tokens.length === i + 1 && commonPrefixLength(e.tokens, tokens) === i + 1) shorter.push(e);
     }
     for (const e of shorter) this.remove(e);
     const bytes = layers.reduce((a, l) => a + 4 * (l.k.size + l.v.size), 0);
-    const entry: Entry = { tokens: Int32Array.from(tokens), layers: layers.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })), bytes, used: ++this.clock };
+    const entry: Entry = {
+      tokens: Int32Array.from(tokens),
+      layers: layers.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })),
+      bytes,
+      used: ++this.clock,
+    };
     this.entries.push(entry);
     this.index(entry, true);
     this.total += bytes;
@@ -257,7 +271,8 @@ let current: PrefixCache | undefined;
 
 /** Sets the process's prefix-cache budget in bytes (rollout.prefixCacheMiB); 0 turns it off and frees the cache. */
 export function setPrefixCacheBytes(bytes: number): void {
-  if (!Number.isFinite(bytes) || bytes < 0) throw new Error(`prefix cache: budget must be a non-negative number of bytes (got ${bytes})`);
+  if (!Number.isFinite(bytes) || bytes < 0)
+    throw new Error(`prefix cache: budget must be a non-negative number of bytes (got ${bytes})`);
   budget = bytes;
   if (current && current.maxBytes !== bytes) {
     current.dispose();

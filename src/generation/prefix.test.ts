@@ -36,7 +36,9 @@ describe('findSharedPrefixes', () => {
 
   it('rejects a bad threshold in one line', () => {
     expect(() => findSharedPrefixes([[1], [1]], -1)).toThrow('prefixMinTokens must be a non-negative integer (got -1)');
-    expect(() => findSharedPrefixes([[1], [1]], 1.5)).toThrow('prefixMinTokens must be a non-negative integer (got 1.5)');
+    expect(() => findSharedPrefixes([[1], [1]], 1.5)).toThrow(
+      'prefixMinTokens must be a non-negative integer (got 1.5)',
+    );
   });
 
   it('commonPrefixLength', () => {
@@ -48,15 +50,34 @@ describe('findSharedPrefixes', () => {
 
 describe('branchPrefixes', () => {
   const ctx = Array.from({ length: 20 }, (_, i) => i + 1);
-  it('gives each branch point once, drops one that prefixes another, stops before each prompt\'s last token', () => {
+  it("gives each branch point once, drops one that prefixes another, stops before each prompt's last token", () => {
     // Neighbours: (ctx 5 6 7, ctx 5 6 8) part after ctx 5 6; (ctx 5 6 8, ctx 9) after ctx; the duplicate ctx 9 pair
     // shares all but its last token, ctx; [50, 51] shares nothing. ctx prefixes ctx 5 6: only ctx 5 6 remains.
-    const prompts = [[...ctx, 9], [50, 51], [...ctx, 5, 6, 8], [...ctx, 9], [...ctx, 5, 6, 7]];
+    const prompts = [
+      [...ctx, 9],
+      [50, 51],
+      [...ctx, 5, 6, 8],
+      [...ctx, 9],
+      [...ctx, 5, 6, 7],
+    ];
     expect(branchPrefixes(prompts, 16)).toEqual([[...ctx, 5, 6]]);
     expect(branchPrefixes(prompts, 0)).toEqual([]);
     expect(branchPrefixes(prompts, 23)).toEqual([]);
   });
   it('branches that do not prefix each other are all kept', () => {
-    expect(branchPrefixes([[...ctx, 1, 2], [...ctx, 1, 3], [...ctx, 7, 8], [...ctx, 7, 9]], 16)).toEqual([[...ctx, 1], [...ctx, 7]]);
+    expect(
+      branchPrefixes(
+        [
+          [...ctx, 1, 2],
+          [...ctx, 1, 3],
+          [...ctx, 7, 8],
+          [...ctx, 7, 9],
+        ],
+        16,
+      ),
+    ).toEqual([
+      [...ctx, 1],
+      [...ctx, 7],
+    ]);
   });
 });

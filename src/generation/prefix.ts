@@ -41,9 +41,12 @@ function compareIds(a: readonly number[], b: readonly number[]): number {
  * A run whose shared length ends up below minTokens after the cap is not a group.
  */
 export function findSharedPrefixes(prompts: readonly (readonly number[])[], minTokens: number): PrefixGroup[] {
-  if (!Number.isInteger(minTokens) || minTokens < 0) throw new Error(`generate: prefixMinTokens must be a non-negative integer (got ${minTokens})`);
+  if (!Number.isInteger(minTokens) || minTokens < 0)
+    throw new Error(`generate: prefixMinTokens must be a non-negative integer (got ${minTokens})`);
   if (minTokens <= 0 || prompts.length < 2) return [];
-  const order = prompts.map((_, i) => i).sort((x, y) => compareIds(prompts[x] as number[], prompts[y] as number[]) || x - y);
+  const order = prompts
+    .map((_, i) => i)
+    .sort((x, y) => compareIds(prompts[x] as number[], prompts[y] as number[]) || x - y);
   const groups: PrefixGroup[] = [];
   let run: number[] = [order[0] as number];
   let runLcp = Number.POSITIVE_INFINITY;
@@ -80,7 +83,8 @@ export function findSharedPrefixes(prompts: readonly (readonly number[])[], minT
  * mask nested sets of reports share ever longer prefixes. minTokens 0: none.
  */
 export function branchPrefixes(prompts: readonly (readonly number[])[], minTokens: number): number[][] {
-  if (!Number.isInteger(minTokens) || minTokens < 0) throw new Error(`generate: prefixMinTokens must be a non-negative integer (got ${minTokens})`);
+  if (!Number.isInteger(minTokens) || minTokens < 0)
+    throw new Error(`generate: prefixMinTokens must be a non-negative integer (got ${minTokens})`);
   if (minTokens <= 0 || prompts.length < 2) return [];
   const sorted = [...prompts].sort(compareIds);
   const found = new Map<string, number[]>();

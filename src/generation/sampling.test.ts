@@ -11,7 +11,12 @@ const LOGITS = [Math.log(0.1), Math.log(0.2), Math.log(0.7)]; // probabilities [
 
 function pick(s: SamplingParams, u: number, forced = -1, logits = LOGITS): { id: number; lp: number } {
   return tf.tidy(() => {
-    const out = sampleNext(tf.tensor2d(logits, [1, logits.length]), tf.tensor1d([u]), tf.tensor1d([forced], 'int32'), s);
+    const out = sampleNext(
+      tf.tensor2d(logits, [1, logits.length]),
+      tf.tensor1d([u]),
+      tf.tensor1d([forced], 'int32'),
+      s,
+    );
     return { id: out.ids.dataSync()[0] as number, lp: out.logprobs.dataSync()[0] as number };
   });
 }
@@ -61,7 +66,11 @@ describe('sampleNext', () => {
     const logits = tf.tensor2d([0.3, -1.2, 2.5, 0.7, 1.9, -0.4], [2, 3]); // [B, V]
     const u = tf.tensor1d([0.31, 0.87]); // [B]
     const none = tf.tensor1d([-1, -1], 'int32'); // [B]
-    for (const s of [{ temperature: 1, topK: 0, topP: 1 }, { temperature: 0.7, topK: 2, topP: 0.9 }, { temperature: 0, topK: 0, topP: 1 }]) {
+    for (const s of [
+      { temperature: 1, topK: 0, topP: 1 },
+      { temperature: 0.7, topK: 2, topP: 0.9 },
+      { temperature: 0, topK: 0, topP: 1 },
+    ]) {
       const a = sampleNext(logits, u, undefined, s);
       const b = sampleNext(logits, u, none, s);
       expect(a.ids.dtype).toBe('int32');

@@ -16,8 +16,10 @@ export interface SamplingParams {
 }
 
 export function checkSampling(s: SamplingParams): void {
-  if (!(s.temperature >= 0) || !Number.isFinite(s.temperature)) throw new Error(`sampling: temperature must be >= 0 (got ${s.temperature})`);
-  if (!Number.isInteger(s.topK) || s.topK < 0) throw new Error(`sampling: topK must be a non-negative integer (got ${s.topK})`);
+  if (!(s.temperature >= 0) || !Number.isFinite(s.temperature))
+    throw new Error(`sampling: temperature must be >= 0 (got ${s.temperature})`);
+  if (!Number.isInteger(s.topK) || s.topK < 0)
+    throw new Error(`sampling: topK must be a non-negative integer (got ${s.topK})`);
   if (!(s.topP > 0 && s.topP <= 1)) throw new Error(`sampling: topP must be in (0, 1] (got ${s.topP})`);
 }
 
@@ -33,7 +35,8 @@ function inverseCdf(probs: tf.Tensor2D, uniforms: tf.Tensor1D, masked: boolean):
   const below = tf.sum(tf.cast(tf.lessEqual(cdf, target), 'int32'), 1); // [B]
   // int32 scalars throughout: a JS number operand promotes to float32, and mixed-dtype Minimum on wasm returns garbage.
   if (!masked) return tf.minimum(below, tf.scalar(k - 1, 'int32')) as tf.Tensor1D; // [B]
-  const lastWithMass = tf.sub(tf.sum(tf.cast(tf.greater(probs, 0), 'int32'), 1), tf.scalar(1, 'int32')); // [B] masses are a prefix when sorted
+  // [B] masses are a prefix when sorted
+  const lastWithMass = tf.sub(tf.sum(tf.cast(tf.greater(probs, 0), 'int32'), 1), tf.scalar(1, 'int32'));
   return tf.minimum(below, tf.maximum(lastWithMass, tf.scalar(0, 'int32'))) as tf.Tensor1D; // [B]
 }
 
@@ -49,7 +52,12 @@ function pickRows(table: tf.Tensor2D, idx: tf.Tensor1D): tf.Tensor1D {
  * log softmax, the quantity the trainer recomputes with tokenLogprobs). forced [B] int32: >= 0
  * overrides the choice (replay of recorded tokens), -1 samples; absent when no row is forced.
  */
-export function sampleNext(logits: tf.Tensor2D, uniforms: tf.Tensor1D, forced: tf.Tensor1D | undefined, s: SamplingParams): { ids: tf.Tensor1D; logprobs: tf.Tensor1D } {
+export function sampleNext(
+  logits: tf.Tensor2D,
+  uniforms: tf.Tensor1D,
+  forced: tf.Tensor1D | undefined,
+  s: SamplingParams,
+): { ids: tf.Tensor1D; logprobs: tf.Tensor1D } {
   return tf.tidy(() => {
     const [, v] = logits.shape;
     let chosen: tf.Tensor1D;
@@ -63,7 +71,8 @@ export function sampleNext(logits: tf.Tensor2D, uniforms: tf.Tensor1D, forced: t
         let probs = tf.softmax(values) as tf.Tensor2D; // [B, K]
         if (s.topP < 1) {
           const before = tf.sub(tf.cumsum(probs, 1), probs); // [B, K] mass of the more likely tokens
-          probs = tf.mul(probs, tf.cast(tf.less(before, s.topP), 'float32')) as tf.Tensor2D; // [B, K] the top one always stays
+          // [B, K] the top one always stays
+          probs = tf.mul(probs, tf.cast(tf.less(before, s.topP), 'float32')) as tf.Tensor2D;
         }
         chosen = pickRows(indices as tf.Tensor2D, inverseCdf(probs, uniforms, s.topP < 1)); // [B]
       } else {

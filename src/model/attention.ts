@@ -30,12 +30,16 @@ export function attentionBias(keyMask: tf.Tensor2D, queries: number, past: numbe
     const [b, tk] = keyMask.shape;
     if (queries === 1 && tk === past + 1) {
       // A decode step's query is the newest token: causality allows every key, only padding is masked.
-      return tf.reshape(tf.mul(tf.sub(tf.cast(keyMask, 'float32'), 1), 1e9), [b, 1, 1, tk]) as tf.Tensor4D; // [B, 1, 1, Tk]
+      // [B, 1, 1, Tk]
+      return tf.reshape(tf.mul(tf.sub(tf.cast(keyMask, 'float32'), 1), 1e9), [b, 1, 1, tk]) as tf.Tensor4D;
     }
     const kIdx = tf.expandDims(tf.range(0, tk, 1, 'int32'), 0); // [1, Tk]
     const qIdx = tf.expandDims(tf.range(past, past + queries, 1, 'int32'), 1); // [T, 1]
     const causal = tf.cast(tf.lessEqual(kIdx, qIdx), 'float32'); // [T, Tk]
-    const allowed = tf.mul(tf.reshape(causal, [1, 1, queries, tk]), tf.reshape(tf.cast(keyMask, 'float32'), [b, 1, 1, tk])); // [B, 1, T, Tk]
+    const allowed = tf.mul(
+      tf.reshape(causal, [1, 1, queries, tk]),
+      tf.reshape(tf.cast(keyMask, 'float32'), [b, 1, 1, tk]),
+    ); // [B, 1, T, Tk]
     return tf.mul(tf.sub(allowed, 1), 1e9) as tf.Tensor4D; // [B, 1, T, Tk]
   });
 }
@@ -61,10 +65,13 @@ export function attention(
   lora?: LoraLookup, // adapters of this forward (lora.ts); undefined: the base model
 ): { out: tf.Tensor2D; kv: LayerKv | undefined } {
   const { heads: H, kvHeads: KV, headDim: hd } = c;
-  const opt = (name: string | undefined): tf.Tensor1D | undefined => (name === undefined ? undefined : (w(name) as tf.Tensor1D));
+  const opt = (name: string | undefined): tf.Tensor1D | undefined =>
+    name === undefined ? undefined : (w(name) as tf.Tensor1D);
   let q = tf.reshape(project(ops, x, w, n.q, opt(n.qBias), lora), [batch, seq, H, hd]) as tf.Tensor4D; // [B, T, H, hd]
-  let k = tf.reshape(project(ops, x, w, n.k, opt(n.kBias), lora), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
-  const v = tf.reshape(project(ops, x, w, n.v, opt(n.vBias), lora), [batch, seq, KV, hd]) as tf.Tensor4D; // [B, T, KV, hd]
+  // [B, T, KV, hd]
+  let k = tf.reshape(project(ops, x, w, n.k, opt(n.kBias), lora), [batch, seq, KV, hd]) as tf.Tensor4D;
+  // [B, T, KV, hd]
+  const v = tf.reshape(project(ops, x, w, n.v, opt(n.vBias), lora), [batch, seq, KV, hd]) as tf.Tensor4D;
   if (n.qNorm !== undefined && n.kNorm !== undefined) {
     // Qwen3: RMSNorm over head_dim of each head, before RoPE.
     q = rmsNorm(q, w(n.qNorm) as tf.Tensor1D, c.rmsEps); // [B, T, H, hd]
@@ -72,11 +79,13 @@ export function attention(
   }
   [q, k] = applyRopeQK(q, k, rope); // [B, T, H, hd], [B, T, KV, hd]
   const scale = 1 / Math.sqrt(hd);
-  const toCache = (x: tf.Tensor4D): tf.Tensor3D => tf.reshape(permute(x, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
+  const toCache = (x: tf.Tensor4D): tf.Tensor3D =>
+    tf.reshape(permute(x, [0, 2, 1, 3]), [batch * KV, seq, hd]) as tf.Tensor3D; // [B*KV, T, hd]
   if (!past) {
     // A whole sequence (training, scoring, prefill): the cache, when kept, is [B*KV, T, hd].
     const ctx = sdpa(q, k, v, bias, scale, ops); // [B, T, H, hd]
-    const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora); // [B*T, D]
+    // [B*T, D]
+    const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora);
     if (!keepKv) return { out, kv: undefined };
     return { out, kv: { k: toCache(k), v: toCache(v) } };
   }
@@ -84,6 +93,7 @@ export function attention(
   const kAll = tf.concat([past.k, toCache(k)], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
   const vAll = tf.concat([past.v, toCache(v)], 1) as tf.Tensor3D; // [B*KV, Tk, hd]
   const ctx = sdpaCached(q, kAll, vAll, bias, scale, ops); // [B, T, H, hd]
-  const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora); // [B*T, D]
+  // [B*T, D]
+  const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora);
   return { out, kv: { k: kAll, v: vAll } };
 }

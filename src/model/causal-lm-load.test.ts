@@ -16,7 +16,16 @@ import { weightSpecs } from './weight-map.ts';
  * those of the same numbers stored as F32, and the host memory it holds at once is the largest
  * tensor (twice for a linear weight, which is transposed on the way in), not the whole model.
  */
-const HF = hfConfigFor({ arch: 'qwen3', layers: 4, hidden: 64, heads: 4, kvHeads: 2, intermediate: 192, vocab: 3000, tieEmbeddings: true });
+const HF = hfConfigFor({
+  arch: 'qwen3',
+  layers: 4,
+  hidden: 64,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 192,
+  vocab: 3000,
+  tieEmbeddings: true,
+});
 
 let dir: string;
 beforeAll(async () => {
@@ -53,7 +62,8 @@ async function writeF16(file: string, tensors: ReadonlyMap<string, WriteTensor>)
   await writeFile(file, Buffer.concat([header, Buffer.from(body.buffer)]));
 }
 
-const values = (m: CausalLM) => new Map([...m.baseVariables()].map(([n, v]) => [n, Array.from((v as tf.Variable).dataSync())]));
+const values = (m: CausalLM) =>
+  new Map([...m.baseVariables()].map(([n, v]) => [n, Array.from((v as tf.Variable).dataSync())]));
 
 describe('CausalLM.load of half-precision checkpoints', () => {
   it('F16 and BF16 load to exactly the float32 values of the same numbers, one tensor at a time', async () => {
@@ -68,7 +78,10 @@ describe('CausalLM.load of half-precision checkpoints', () => {
     const u = new Uint32Array(1);
     const f = new Float32Array(u.buffer);
     for (const [name, t] of w) {
-      f16.set(name, { shape: t.shape, data: t.data.map((x) => Math.max(-1023, Math.min(1023, Math.round(x * 2 ** 14))) / 2 ** 14) });
+      f16.set(name, {
+        shape: t.shape,
+        data: t.data.map((x) => Math.max(-1023, Math.min(1023, Math.round(x * 2 ** 14))) / 2 ** 14),
+      });
       bf16.set(name, {
         shape: t.shape,
         data: t.data.map((x) => {
@@ -97,7 +110,9 @@ describe('CausalLM.load of half-precision checkpoints', () => {
       expect(new Set(values(a).get('model.layers.0.mlp.up_proj.weight')).size).toBeGreaterThan(100);
       // Host memory: one tensor at a time (a linear weight and its transpose), never the whole model.
       const specs = weightSpecs(modelConfigFromHf(HF));
-      const largest = Math.max(...specs.map((s) => 4 * s.hfShape.reduce((x, y) => x * y, 1) * (s.kind === 'linear' ? 2 : 1)));
+      const largest = Math.max(
+        ...specs.map((s) => 4 * s.hfShape.reduce((x, y) => x * y, 1) * (s.kind === 'linear' ? 2 : 1)),
+      );
       expect(largest).toBe(4 * 3000 * 64); // the tied embedding [V, D]
       expect(a.loadInfo?.hostPeakBytes).toBe(largest);
       expect(a.loadInfo?.float32Bytes).toBe(4 * a.numParameters());

@@ -14,8 +14,28 @@ import { referenceLogits } from '../../test/reference/forward.ts';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TINY = resolve(repoRoot, '../shared/models/tinystories-260k');
 
-const QWEN3: BuildOptions = { arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, headDim: 24, intermediate: 96, vocab: 97, tieEmbeddings: false, ropeTheta: 1e6 };
-const QWEN2: BuildOptions = { arch: 'qwen2', layers: 2, hidden: 64, heads: 4, kvHeads: 1, intermediate: 80, vocab: 101, tieEmbeddings: true };
+const QWEN3: BuildOptions = {
+  arch: 'qwen3',
+  layers: 2,
+  hidden: 64,
+  heads: 4,
+  kvHeads: 2,
+  headDim: 24,
+  intermediate: 96,
+  vocab: 97,
+  tieEmbeddings: false,
+  ropeTheta: 1e6,
+};
+const QWEN2: BuildOptions = {
+  arch: 'qwen2',
+  layers: 2,
+  hidden: 64,
+  heads: 4,
+  kvHeads: 1,
+  intermediate: 80,
+  vocab: 101,
+  tieEmbeddings: true,
+};
 
 let dir: string;
 beforeAll(async () => {
@@ -48,13 +68,17 @@ function randomModel(o: BuildOptions, seed: number): CausalLM {
   const m = CausalLM.random(hfConfigFor(o), seed);
   // Biases start at 0 and norm gains at 1: move them so a dropped bias or norm changes the logits.
   for (const [name, v] of m.namedVariables()) {
-    if (/bias$|norm\.weight$/.test(name)) tf.tidy(() => v.assign(tf.add(v, tf.mul(0.3, tf.sin(tf.range(1, v.size + 1).reshape(v.shape))))));
+    if (/bias$|norm\.weight$/.test(name))
+      tf.tidy(() => v.assign(tf.add(v, tf.mul(0.3, tf.sin(tf.range(1, v.size + 1).reshape(v.shape))))));
   }
   return m;
 }
 
 describe('CausalLM against the float64 reference', () => {
-  for (const [label, o] of [['qwen3 (q/k norm, GQA 4:2, head_dim 24, untied)', QWEN3], ['qwen2 (qkv bias, GQA 4:1, tied)', QWEN2]] as const) {
+  for (const [label, o] of [
+    ['qwen3 (q/k norm, GQA 4:2, head_dim 24, untied)', QWEN3],
+    ['qwen2 (qkv bias, GQA 4:1, tied)', QWEN2],
+  ] as const) {
     it(`${label}: logits match to 1e-4, and match again after save + load`, async () => {
       const m = randomModel(o, 7);
       const ids = [3, 17, 42, 5, 96, 0, 11, 64];
@@ -62,7 +86,12 @@ describe('CausalLM against the float64 reference', () => {
       const sub = join(dir, o.arch);
       await m.save(sub);
       const ref = referenceLogits(m.config, await readWeights(sub), ids);
-      expect(maxAbsDiff(before, ref.flatMap((r) => Array.from(r)))).toBeLessThan(1e-4);
+      expect(
+        maxAbsDiff(
+          before,
+          ref.flatMap((r) => Array.from(r)),
+        ),
+      ).toBeLessThan(1e-4);
       const back = await CausalLM.load(sub);
       expect(back.config).toEqual(m.config);
       // Identical weights and the same kernels: bit-identical logits.
@@ -76,7 +105,12 @@ describe('CausalLM against the float64 reference', () => {
     const m = await CausalLM.load(TINY);
     const ids = [1, 403, 407, 261, 378, 432, 383];
     const ref = referenceLogits(m.config, await readWeights(TINY), ids);
-    expect(maxAbsDiff(logitsOf(m, [ids]), ref.flatMap((r) => Array.from(r)))).toBeLessThan(1e-4);
+    expect(
+      maxAbsDiff(
+        logitsOf(m, [ids]),
+        ref.flatMap((r) => Array.from(r)),
+      ),
+    ).toBeLessThan(1e-4);
     // The reference itself must predict the known greedy continuation: ", there" after "Once upon a time".
     const last = ref[4] as Float64Array;
     expect(last.indexOf(Math.max(...last))).toBe(432);
@@ -90,8 +124,28 @@ describe('padding', () => {
     const v = m.config.vocabSize;
     const seq = [5, 9, 13, 2, 77];
     const alone = logitsOf(m, [seq]);
-    const left = logitsOf(m, [[0, 0, ...seq], [1, 2, 3, 4, 5, 6, 7]], [[0, 0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]]);
-    const right = logitsOf(m, [[...seq, 0, 0], [1, 2, 3, 4, 5, 6, 7]], [[1, 1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 1]]);
+    const left = logitsOf(
+      m,
+      [
+        [0, 0, ...seq],
+        [1, 2, 3, 4, 5, 6, 7],
+      ],
+      [
+        [0, 0, 1, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1, 1],
+      ],
+    );
+    const right = logitsOf(
+      m,
+      [
+        [...seq, 0, 0],
+        [1, 2, 3, 4, 5, 6, 7],
+      ],
+      [
+        [1, 1, 1, 1, 1, 0, 0],
+        [1, 1, 1, 1, 1, 1, 1],
+      ],
+    );
     expect(maxAbsDiff(left.slice(2 * v, 7 * v), alone)).toBeLessThan(1e-5);
     expect(maxAbsDiff(right.slice(0, 5 * v), alone)).toBeLessThan(1e-5);
     m.dispose();
@@ -109,7 +163,10 @@ describe('checkpoint errors', () => {
     const missing = new Map(good);
     missing.delete('model.layers.1.self_attn.k_proj.bias');
     await writeSafetensors(file, missing);
-    const e1 = await CausalLM.load(sub).then(() => new Error('loaded'), (e: unknown) => e as Error);
+    const e1 = await CausalLM.load(sub).then(
+      () => new Error('loaded'),
+      (e: unknown) => e as Error,
+    );
     expect(e1).toBeInstanceOf(Error);
     expect(e1.message).toContain("'model.layers.1.self_attn.k_proj.bias' is missing");
     expect(e1.message).not.toContain('\n');
@@ -117,14 +174,22 @@ describe('checkpoint errors', () => {
     const wrong = new Map(good);
     wrong.set('model.layers.0.mlp.up_proj.weight', { dtype: 'F32', shape: [64, 80], data: new Float32Array(64 * 80) });
     await writeSafetensors(file, wrong);
-    const e2 = await CausalLM.load(sub).then(() => new Error('loaded'), (e: unknown) => e as Error);
-    expect(e2.message).toContain("'model.layers.0.mlp.up_proj.weight' has shape [64, 80], config.json implies [80, 64]");
+    const e2 = await CausalLM.load(sub).then(
+      () => new Error('loaded'),
+      (e: unknown) => e as Error,
+    );
+    expect(e2.message).toContain(
+      "'model.layers.0.mlp.up_proj.weight' has shape [64, 80], config.json implies [80, 64]",
+    );
     expect(e2.message).not.toContain('\n');
 
     const extra = new Map(good);
     extra.set('model.layers.0.self_attn.q_norm.weight', { dtype: 'F32', shape: [16], data: new Float32Array(16) });
     await writeSafetensors(file, extra);
-    const e3 = await CausalLM.load(sub).then(() => new Error('loaded'), (e: unknown) => e as Error);
+    const e3 = await CausalLM.load(sub).then(
+      () => new Error('loaded'),
+      (e: unknown) => e as Error,
+    );
     expect(e3.message).toContain("unexpected tensor 'model.layers.0.self_attn.q_norm.weight'");
 
     await writeFile(join(sub, 'config.json'), JSON.stringify({ ...hfConfigFor(QWEN2), model_type: 'gpt2' }));
@@ -140,7 +205,8 @@ describe('variables', () => {
     expect(names[0]).toBe('model.embed_tokens.weight');
     expect(names).toContain('model.layers.1.self_attn.k_norm.weight');
     expect(names.at(-1)).toBe('lm_head.weight');
-    expect(names.length).toBe(1 + 2 * 11 + 2); // embed + 2 x (2 norms + q,k,v,o + q/k norm + gate,up,down) + norm + head
+    // embed + 2 x (2 norms + q,k,v,o + q/k norm + gate,up,down) + norm + head
+    expect(names.length).toBe(1 + 2 * 11 + 2);
     // q_proj is stored [in, out] = [hidden, heads * head_dim].
     expect(m.namedVariables().get('model.layers.0.self_attn.q_proj.weight')?.shape).toEqual([64, 96]);
     m.dispose();

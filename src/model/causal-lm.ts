@@ -11,9 +11,25 @@ import { normalArray } from './init.ts';
 import { CheckpointError } from './io/errors.ts';
 import { readHfConfig, writeHfConfig, type HfModelConfig } from './io/hf-config.ts';
 import { openWeights, writeWeights, type HostTensor, type WriteTensor } from './io/safetensors.ts';
-import { ADAPTER_WEIGHTS, baseDirOf, isAdapterDir, readPeftConfig, readPeftTensors, writePeftAdapters, type PeftConfig } from './io/peft.ts';
+import {
+  ADAPTER_WEIGHTS,
+  baseDirOf,
+  isAdapterDir,
+  readPeftConfig,
+  readPeftTensors,
+  writePeftAdapters,
+  type PeftConfig,
+} from './io/peft.ts';
 import { LoraAdapters, loraSites, type LoraSettings } from './lora.ts';
-import { EMBED, LM_HEAD, isIgnorableTensor, storedShape, transposeMatrix, weightSpecs, type WeightSpec } from './weight-map.ts';
+import {
+  EMBED,
+  LM_HEAD,
+  isIgnorableTensor,
+  storedShape,
+  transposeMatrix,
+  weightSpecs,
+  type WeightSpec,
+} from './weight-map.ts';
 import { assertFiniteTensors } from './io/guards.ts';
 
 /** Distinguishes the Variables of several models in one process (policy, reference): tfjs names are global. */
@@ -96,7 +112,8 @@ export class CausalLM {
     const rng = new Rng(seed);
     return CausalLM.build(hfConfig, (s) => {
       const n = s.hfShape.reduce((a, b) => a * b, 1);
-      if (s.init === 'normal') return normalArray(n, 0.02, rng); // drawn in HF layout, so a seed gives the same HF tensors
+      // drawn in HF layout, so a seed gives the same HF tensors
+      if (s.init === 'normal') return normalArray(n, 0.02, rng);
       return new Float32Array(n).fill(s.init === 'ones' ? 1 : 0);
     });
   }
@@ -147,7 +164,10 @@ export class CausalLM {
     }
     const model = new CausalLM(hf, weights, id, true);
     model.sourceDir = resolve(dir);
-    model.loadInfo = { hostPeakBytes: peak, float32Bytes: specs.reduce((a, s) => a + 4 * s.hfShape.reduce((x, y) => x * y, 1), 0) };
+    model.loadInfo = {
+      hostPeakBytes: peak,
+      float32Bytes: specs.reduce((a, s) => a + 4 * s.hfShape.reduce((x, y) => x * y, 1), 0),
+    };
     return model;
   }
 
@@ -156,7 +176,10 @@ export class CausalLM {
     return this.adapters;
   }
 
-  /** Attaches fresh adapters (A Kaiming-uniform from Rng(seed), B zeros): the model's outputs are unchanged until they train. */
+  /**
+   * Attaches fresh adapters (A Kaiming-uniform from Rng(seed), B zeros): the model's outputs are unchanged until they
+   * train.
+   */
   attachLora(settings: LoraSettings, seed: number): LoraAdapters {
     this.assertLive();
     if (!this.owner) throw new Error('model: a base view cannot hold adapters');
@@ -175,16 +198,37 @@ export class CausalLM {
     const r = cfg.settings.rank;
     const expected = new Set<string>();
     for (const site of loraSites(this.config, cfg.settings.targets)) {
-      for (const [name, shape] of [[site.a, [r, site.in]], [site.b, [site.out, r]]] as [string, number[]][]) {
+      for (const [name, shape] of [
+        [site.a, [r, site.in]],
+        [site.b, [site.out, r]],
+      ] as [string, number[]][]) {
         expected.add(name);
         const t = tensors.get(name);
-        if (!t) throw new CheckpointError(`${file}: tensor '${name}' is missing (target_modules ${cfg.settings.targets.join(', ')}, ${this.config.layers} layers)`);
-        if (t.shape.join() !== shape.join()) throw new CheckpointError(`${file}: tensor '${name}' has shape [${t.shape.join(', ')}], r ${r} and the base model imply [${shape.join(', ')}]`);
+        if (!t)
+          throw new CheckpointError(
+            `${file}: tensor '${name}' is missing (target_modules ${cfg.settings.targets.join(', ')}, ` +
+              `${this.config.layers} layers)`,
+          );
+        if (t.shape.join() !== shape.join())
+          throw new CheckpointError(
+            `${file}: tensor '${name}' has shape [${t.shape.join(', ')}], r ${r} and the base model imply ` +
+              `[${shape.join(', ')}]`,
+          );
       }
     }
-    for (const name of tensors.keys()) if (!expected.has(name)) throw new CheckpointError(`${file}: unexpected tensor '${name}' for target_modules ${cfg.settings.targets.join(', ')}`);
+    for (const name of tensors.keys())
+      if (!expected.has(name))
+        throw new CheckpointError(
+          `${file}: unexpected tensor '${name}' for target_modules ${cfg.settings.targets.join(', ')}`,
+        );
     assertFiniteTensors(file, tensors);
-    this.adapters = new LoraAdapters(this.config, cfg.settings, (site, which) => (tensors.get(which === 'A' ? site.a : site.b) as HostTensor).data, `lm${this.id}/lora`, 0);
+    this.adapters = new LoraAdapters(
+      this.config,
+      cfg.settings,
+      (site, which) => (tensors.get(which === 'A' ? site.a : site.b) as HostTensor).data,
+      `lm${this.id}/lora`,
+      0,
+    );
     return this.adapters;
   }
 
@@ -227,12 +271,19 @@ export class CausalLM {
     await writeHfConfig(dir, this.hfConfig);
   }
 
-  /** Writes the adapters in PEFT's layout (adapter_config.json, adapter_model.safetensors); base defaults to sourceDir. */
+  /**
+   * Writes the adapters in PEFT's layout (adapter_config.json, adapter_model.safetensors); base defaults to sourceDir.
+   */
   async saveAdapters(dir: string, opts: { base?: string } = {}): Promise<void> {
     this.assertLive();
     if (!this.adapters) throw new Error('model: no LoRA adapters to save');
     await mkdir(dir, { recursive: true });
-    await writePeftAdapters(dir, this.adapters.settings, opts.base ?? this.sourceDir ?? '', await this.adapters.hfValues());
+    await writePeftAdapters(
+      dir,
+      this.adapters.settings,
+      opts.base ?? this.sourceDir ?? '',
+      await this.adapters.hfValues(),
+    );
   }
 
   /** What a training checkpoint holds: the adapters alone when attached, else the whole model. */
@@ -251,7 +302,10 @@ export class CausalLM {
     return this.specs.map((s) => this.weights.get(s.name) as tf.Variable);
   }
 
-  /** Stable name -> trainable Variable: PEFT names of the adapters when attached, else HF names (linear weights stored [in, out]). */
+  /**
+   * Stable name -> trainable Variable: PEFT names of the adapters when attached, else HF names (linear weights stored
+   * [in, out]).
+   */
   namedVariables(): ReadonlyMap<string, tf.Variable> {
     this.assertLive();
     return this.adapters ? this.adapters.named() : this.weights;
@@ -295,7 +349,13 @@ export class CausalLM {
       const [b, t] = ids.shape;
       const mask = attentionMask ?? tf.ones([b, t], 'int32'); // [B, T]
       const checkpoint = train && this.memory.checkpointLayers ? (i: number) => this.layerTrainables(i) : undefined;
-      const { hidden } = decoderHidden(this.config, this.getWeight, { ids, positions: positionsFromMask(mask), keyMask: mask, lora: this.adapters?.lookup(train), checkpoint });
+      const { hidden } = decoderHidden(this.config, this.getWeight, {
+        ids,
+        positions: positionsFromMask(mask),
+        keyMask: mask,
+        lora: this.adapters?.lookup(train),
+        checkpoint,
+      });
       return tf.reshape(hidden, [b, t, this.config.hidden]) as tf.Tensor3D; // [B, T, D]
     });
   }
@@ -330,14 +390,33 @@ export class CausalLM {
    * the last position only (a decode step needs nothing else). The returned kv tensors belong to
    * the caller (see generation's KvCache).
    */
-  forwardCached(ids: tf.Tensor2D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKv[] | undefined, lastOnly: boolean, headT?: tf.Tensor2D): CachedForward {
+  forwardCached(
+    ids: tf.Tensor2D,
+    positions: tf.Tensor2D,
+    keyMask: tf.Tensor2D,
+    past: LayerKv[] | undefined,
+    lastOnly: boolean,
+    headT?: tf.Tensor2D,
+  ): CachedForward {
     this.assertLive();
     return tidyObject(() => {
       const [b, t] = ids.shape;
-      const { hidden, kv } = decoderHidden(this.config, this.getWeight, { ids, positions, keyMask, past, keepKv: true, ops: INFER_OPS, lora: this.adapters?.lookup(false) }); // [B*T, D]
-      const h = lastOnly && t > 1
-        ? (tf.reshape(tf.slice(tf.reshape(hidden, [b, t, this.config.hidden]), [0, t - 1, 0], [b, 1, this.config.hidden]), [b, this.config.hidden]) as tf.Tensor2D) // [B, D]
-        : hidden;
+      const { hidden, kv } = decoderHidden(this.config, this.getWeight, {
+        ids,
+        positions,
+        keyMask,
+        past,
+        keepKv: true,
+        ops: INFER_OPS,
+        lora: this.adapters?.lookup(false),
+      }); // [B*T, D]
+      const h =
+        lastOnly && t > 1
+          ? (tf.reshape(
+              tf.slice(tf.reshape(hidden, [b, t, this.config.hidden]), [0, t - 1, 0], [b, 1, this.config.hidden]),
+              [b, this.config.hidden],
+            ) as tf.Tensor2D) // [B, D]
+          : hidden;
       return { logits: lmHead(this.config, this.getWeight, h, headT, INFER_OPS), kv };
     });
   }
@@ -348,7 +427,12 @@ export class CausalLM {
    */
   inferenceHead(): tf.Tensor2D {
     this.assertLive();
-    return tf.tidy(() => (this.config.tieEmbeddings ? tf.transpose(this.getWeight(EMBED)) : tf.clone(this.getWeight(LM_HEAD))) as tf.Tensor2D); // [D, V]
+    return tf.tidy(
+      () =>
+        (this.config.tieEmbeddings
+          ? tf.transpose(this.getWeight(EMBED))
+          : tf.clone(this.getWeight(LM_HEAD))) as tf.Tensor2D,
+    ); // [D, V]
   }
 
   /** Frees every Variable (a baseView frees none); the model is unusable afterwards. */
@@ -369,19 +453,32 @@ export class CausalLM {
 }
 
 /** Every expected tensor present with its HF shape, nothing unexpected: else a one-line error naming the tensor. */
-function checkTensors(dir: string, cfg: ModelConfig, specs: WeightSpec[], tensors: ReadonlyMap<string, { shape: number[] }>): void {
+function checkTensors(
+  dir: string,
+  cfg: ModelConfig,
+  specs: WeightSpec[],
+  tensors: ReadonlyMap<string, { shape: number[] }>,
+): void {
   const expected = new Set<string>();
   for (const s of specs) {
     expected.add(s.name);
     const t = tensors.get(s.name);
-    if (!t) throw new CheckpointError(`${dir}: tensor '${s.name}' is missing (config.json model_type ${cfg.family}, ${cfg.layers} layers)`);
+    if (!t)
+      throw new CheckpointError(
+        `${dir}: tensor '${s.name}' is missing (config.json model_type ${cfg.family}, ${cfg.layers} layers)`,
+      );
     if (t.shape.length !== s.hfShape.length || t.shape.some((d, i) => d !== s.hfShape[i])) {
-      throw new CheckpointError(`${dir}: tensor '${s.name}' has shape [${t.shape.join(', ')}], config.json implies [${s.hfShape.join(', ')}]`);
+      throw new CheckpointError(
+        `${dir}: tensor '${s.name}' has shape [${t.shape.join(', ')}], config.json implies [${s.hfShape.join(', ')}]`,
+      );
     }
   }
   for (const name of tensors.keys()) {
     if (!expected.has(name) && !isIgnorableTensor(cfg, name)) {
-      throw new CheckpointError(`${dir}: unexpected tensor '${name}' for config.json model_type ${cfg.family} (wrong model_type or layer count?)`);
+      throw new CheckpointError(
+        `${dir}: unexpected tensor '${name}' for config.json model_type ${cfg.family} (wrong model_type or layer ` +
+          `count?)`,
+      );
     }
   }
 }

@@ -32,7 +32,8 @@ export interface ModelConfig {
 
 function num(hf: Record<string, unknown>, key: string, fallback?: number): number {
   const v = hf[key] ?? fallback;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`config.json: '${key}' must be a number (got ${JSON.stringify(hf[key])})`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw new Error(`config.json: '${key}' must be a number (got ${JSON.stringify(hf[key])})`);
   return v;
 }
 
@@ -53,15 +54,24 @@ export function modelConfigFromHf(cfg: HfModelConfig): ModelConfig {
   const hf = cfg as unknown as Record<string, unknown>;
   const family = hf.model_type;
   if (typeof family !== 'string' || !(MODEL_FAMILIES as readonly string[]).includes(family)) {
-    throw new Error(`config.json: model_type ${JSON.stringify(family)} is not supported (use ${MODEL_FAMILIES.join(', ')})`);
+    throw new Error(
+      `config.json: model_type ${JSON.stringify(family)} is not supported (use ${MODEL_FAMILIES.join(', ')})`,
+    );
   }
   const f = family as ModelFamily;
   const hidden = int(hf, 'hidden_size');
   const heads = int(hf, 'num_attention_heads');
   const kvHeads = int(hf, 'num_key_value_heads', heads);
-  if (heads % kvHeads !== 0) throw new Error(`config.json: num_attention_heads (${heads}) must be a multiple of num_key_value_heads (${kvHeads})`);
+  if (heads % kvHeads !== 0)
+    throw new Error(
+      `config.json: num_attention_heads (${heads}) must be a multiple of num_key_value_heads (${kvHeads})`,
+    );
   if (hf.head_dim === undefined || hf.head_dim === null) {
-    if (hidden % heads !== 0) throw new Error(`config.json: hidden_size (${hidden}) is not divisible by num_attention_heads (${heads}) and head_dim is absent`);
+    if (hidden % heads !== 0)
+      throw new Error(
+        `config.json: hidden_size (${hidden}) is not divisible by num_attention_heads (${heads}) and head_dim is ` +
+          `absent`,
+      );
   }
   const headDim = int(hf, 'head_dim', hidden / heads);
   if (headDim % 2 !== 0) throw new Error(`config.json: head_dim (${headDim}) must be even for RoPE`);

@@ -1,3 +1,8 @@
+/**
+ * The decoder stack as pure functions of (config, weights, inputs): embedding, N x [RMSNorm ->
+ * attention -> residual -> RMSNorm -> SwiGLU -> residual], final RMSNorm.
+ * One code path serves training, prefill and cached decoding, so their logits agree.
+ */
 import * as tf from '@tensorflow/tfjs';
 import type { ModelConfig } from './config.ts';
 import { EMBED, FINAL_NORM, LM_HEAD, layerNames } from './weight-map.ts';
@@ -9,20 +14,22 @@ import { ropeTables, type RopeTables } from './ops/rope.ts';
 import type { LoraLookup } from './lora.ts';
 import { project } from './project.ts';
 
-/**
- * The decoder stack as pure functions of (config, weights, inputs): embedding, N x [RMSNorm ->
- * attention -> residual -> RMSNorm -> SwiGLU -> residual], final RMSNorm.
- * One code path serves training, prefill and cached decoding, so their logits agree.
- */
-
 /** RoPE positions from an attention mask: the index of each token among the real ones (HF: cumsum - 1). */
 export function positionsFromMask(mask: tf.Tensor2D): tf.Tensor2D {
   return tf.tidy(() => tf.maximum(tf.sub(tf.cumsum(tf.cast(mask, 'float32'), 1), 1), 0) as tf.Tensor2D); // [B, T]
 }
 
-function swiglu(x: tf.Tensor2D, c: ModelConfig, w: WeightGetter, i: number, ops: OpSet, lora: LoraLookup | undefined): tf.Tensor2D {
+function swiglu(
+  x: tf.Tensor2D,
+  c: ModelConfig,
+  w: WeightGetter,
+  i: number,
+  ops: OpSet,
+  lora: LoraLookup | undefined,
+): tf.Tensor2D {
   const n = layerNames(c, i);
-  const opt = (name: string | undefined): tf.Tensor1D | undefined => (name === undefined ? undefined : (w(name) as tf.Tensor1D));
+  const opt = (name: string | undefined): tf.Tensor1D | undefined =>
+    name === undefined ? undefined : (w(name) as tf.Tensor1D);
   const g = project(ops, x, w, n.gate, opt(n.gateBias), lora); // [N, I]
   const u = project(ops, x, w, n.up, opt(n.upBias), lora); // [N, I]
   const act = siluGate(g, u); // [N, I] silu(g) * u
@@ -100,14 +107,34 @@ function block(
   kv: LayerKv[],
 ): tf.Tensor2D {
   const n = layerNames(c, i);
-  const a = attention(rmsNorm(x, w(n.inputNorm) as tf.Tensor1D, c.rmsEps), dims.b, dims.t, c, n, w, dims.rope, dims.bias, past, dims.keep, dims.ops, dims.lora);
+  const a = attention(
+    rmsNorm(x, w(n.inputNorm) as tf.Tensor1D, c.rmsEps),
+    dims.b,
+    dims.t,
+    c,
+    n,
+    w,
+    dims.rope,
+    dims.bias,
+    past,
+    dims.keep,
+    dims.ops,
+    dims.lora,
+  );
   if (a.kv) kv.push(a.kv);
   const h = tf.add(x, a.out) as tf.Tensor2D; // [B*T, D]
-  return tf.add(h, swiglu(rmsNorm(h, w(n.postNorm) as tf.Tensor1D, c.rmsEps), c, w, i, dims.ops, dims.lora)) as tf.Tensor2D; // [B*T, D]
+  return tf.add(
+    h,
+    swiglu(rmsNorm(h, w(n.postNorm) as tf.Tensor1D, c.rmsEps), c, w, i, dims.ops, dims.lora),
+  ) as tf.Tensor2D; // [B*T, D]
 }
 
 /** Final-normed hidden states [B*T, D] and every layer's keys/values (past ++ new). */
-export function decoderHidden(c: ModelConfig, w: WeightGetter, inp: DecoderInput): { hidden: tf.Tensor2D; kv: LayerKv[] } {
+export function decoderHidden(
+  c: ModelConfig,
+  w: WeightGetter,
+  inp: DecoderInput,
+): { hidden: tf.Tensor2D; kv: LayerKv[] } {
   const [b, t] = inp.ids.shape;
   const pastLen = inp.past?.[0]?.v.shape[1] ?? 0;
   const keep = inp.keepKv ?? inp.past !== undefined;
@@ -120,14 +147,24 @@ export function decoderHidden(c: ModelConfig, w: WeightGetter, inp: DecoderInput
   let x = ops.embed(w(EMBED) as tf.Tensor2D, tf.reshape(inp.ids, [b * t]) as tf.Tensor1D); // [B*T, D]
   const kv: LayerKv[] = [];
   const dims = { b, t, rope, bias, keep, ops, lora: inp.lora };
-  if (inp.checkpoint && (keep || inp.past)) throw new Error('decoder: activation checkpointing is for training forwards (no KV cache)');
+  if (inp.checkpoint && (keep || inp.past))
+    throw new Error('decoder: activation checkpointing is for training forwards (no KV cache)');
   for (let i = 0; i < c.layers; i++) {
     const names = inp.checkpoint?.(i);
-    x = names && names.length > 0
-      ? checkpointedLayer(x, [rope.cos, rope.sin, bias], names, w, (xi, wi, [cos, sin, bi]) =>
-          block(xi, c, wi, i, { ...dims, rope: { cos: cos as tf.Tensor4D, sin: sin as tf.Tensor4D }, bias: bi as tf.Tensor4D }, undefined, []),
-        ) // [B*T, D]
-      : block(x, c, w, i, dims, inp.past?.[i], kv); // [B*T, D]
+    x =
+      names && names.length > 0
+        ? checkpointedLayer(x, [rope.cos, rope.sin, bias], names, w, (xi, wi, [cos, sin, bi]) =>
+            block(
+              xi,
+              c,
+              wi,
+              i,
+              { ...dims, rope: { cos: cos as tf.Tensor4D, sin: sin as tf.Tensor4D }, bias: bi as tf.Tensor4D },
+              undefined,
+              [],
+            ),
+          ) // [B*T, D]
+        : block(x, c, w, i, dims, inp.past?.[i], kv); // [B*T, D]
   }
   return { hidden: rmsNorm(x, w(FINAL_NORM) as tf.Tensor1D, c.rmsEps), kv }; // [B*T, D]
 }
@@ -137,7 +174,15 @@ export function decoderHidden(c: ModelConfig, w: WeightGetter, inp: DecoderInput
  * given, is a pre-transposed tied head for inference: transposing a [V, D] table costs more than
  * a whole decode step's matmuls on wasm, so generation transposes it once per call.
  */
-export function lmHead(c: ModelConfig, w: WeightGetter, hidden: tf.Tensor2D, headT?: tf.Tensor2D, ops: OpSet = TRAIN_OPS): tf.Tensor2D {
+export function lmHead(
+  c: ModelConfig,
+  w: WeightGetter,
+  hidden: tf.Tensor2D,
+  headT?: tf.Tensor2D,
+  ops: OpSet = TRAIN_OPS,
+): tf.Tensor2D {
   if (headT) return tf.matMul(hidden, headT); // [N, V] inference only (no custom gradient needed)
-  return c.tieEmbeddings ? ops.matmulBT(hidden, w(EMBED) as tf.Tensor2D) : ops.linear(hidden, w(LM_HEAD) as tf.Tensor2D); // [N, V]
+  return c.tieEmbeddings
+    ? ops.matmulBT(hidden, w(EMBED) as tf.Tensor2D)
+    : ops.linear(hidden, w(LM_HEAD) as tf.Tensor2D); // [N, V]
 }

@@ -6,8 +6,26 @@ import { hfConfigFor, type BuildOptions } from './config.ts';
 import { keptRows, tokenLogprobs, tokenStats } from './logprobs.ts';
 import { testBackend } from '../../test/backend.ts';
 
-const QWEN3: BuildOptions = { arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 61, tieEmbeddings: false };
-const QWEN2: BuildOptions = { arch: 'qwen2', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 61, tieEmbeddings: true };
+const QWEN3: BuildOptions = {
+  arch: 'qwen3',
+  layers: 2,
+  hidden: 64,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 96,
+  vocab: 61,
+  tieEmbeddings: false,
+};
+const QWEN2: BuildOptions = {
+  arch: 'qwen2',
+  layers: 2,
+  hidden: 64,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 96,
+  vocab: 61,
+  tieEmbeddings: true,
+};
 
 beforeAll(async () => {
   await initBackend(testBackend());
@@ -52,7 +70,10 @@ describe('tokenLogprobs', () => {
       tf.tidy(() => {
         const ids = tf.tensor2d(IDS.flat(), [2, 8], 'int32');
         const mask = tf.tensor2d(MASK.flat(), [2, 8], 'int32');
-        const { grads } = tf.variableGrads(() => tf.neg(tf.mean(tokenLogprobs(m, ids, mask))) as tf.Scalar, m.trainableVariables());
+        const { grads } = tf.variableGrads(
+          () => tf.neg(tf.mean(tokenLogprobs(m, ids, mask))) as tf.Scalar,
+          m.trainableVariables(),
+        );
         for (const v of m.trainableVariables()) {
           const g = grads[v.name];
           expect(g, v.name).toBeDefined();
@@ -74,7 +95,11 @@ describe('training step', () => {
     const losses: number[] = [];
     let count = -1;
     for (let step = 0; step < 50; step++) {
-      const loss = opt.minimize(() => tf.neg(tf.div(tf.sum(tokenLogprobs(m, ids, mask)), 11)) as tf.Scalar, true, m.trainableVariables()); // 11 real targets
+      const loss = opt.minimize(
+        () => tf.neg(tf.div(tf.sum(tokenLogprobs(m, ids, mask)), 11)) as tf.Scalar,
+        true,
+        m.trainableVariables(),
+      ); // 11 real targets
       losses.push(loss?.dataSync()[0] as number);
       loss?.dispose();
       // Adam creates its moment Variables in step 1; from step 2 on the count must not move.
@@ -99,9 +124,17 @@ function statsAndGrads(m: CausalLM): { lp: Float32Array; ent: Float32Array; grad
     const lp = st.logprobs.dataSync() as Float32Array;
     const ent = st.entropy?.dataSync() as Float32Array;
     // Unequal weights per position, so a chunk boundary that mixed rows up would show.
-    const wts = tf.tensor2d(Array.from({ length: 14 }, (_, i) => 1 + i / 7), [2, 7]);
-    const { grads } = tf.variableGrads(() => tf.neg(tf.sum(tf.mul(tokenLogprobs(m, ids, mask), wts))) as tf.Scalar, m.trainableVariables());
-    const byName = new Map([...m.namedVariables()].map(([name, v]) => [name, (grads[v.name] as tf.Tensor).dataSync() as Float32Array]));
+    const wts = tf.tensor2d(
+      Array.from({ length: 14 }, (_, i) => 1 + i / 7),
+      [2, 7],
+    );
+    const { grads } = tf.variableGrads(
+      () => tf.neg(tf.sum(tf.mul(tokenLogprobs(m, ids, mask), wts))) as tf.Scalar,
+      m.trainableVariables(),
+    );
+    const byName = new Map(
+      [...m.namedVariables()].map(([name, v]) => [name, (grads[v.name] as tf.Tensor).dataSync() as Float32Array]),
+    );
     out = { lp, ent, grads: byName };
   });
   return out as { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> };
@@ -121,34 +154,47 @@ describe('memory-lean training forward', () => {
     ['qwen3 with LoRA (frozen head)', QWEN3, true],
   ];
   for (const [name, o, lora] of cases) {
-    it(`${name}: chunked log-probs (3 rows a chunk) and layer checkpointing give the unchunked values and gradients (1e-5)`, () => {
-      const m = CausalLM.random(hfConfigFor(o), 8);
-      if (lora) {
-        m.attachLora({ rank: 4, alpha: 8, dropout: 0, targets: ['q_proj', 'v_proj', 'o_proj', 'up_proj', 'down_proj'] }, 3);
-        for (const [n, v] of m.namedVariables()) if (n.endsWith('lora_B.weight')) tf.tidy(() => v.assign(tf.mul(tf.randomNormal(v.shape, 0, 1, 'float32', 5), 0.1)));
-      }
-      const plain = statsAndGrads(m);
-      const count = tf.memory().numTensors;
-      for (const memory of [
-        { logprobChunk: 3, checkpointLayers: false },
-        { logprobChunk: 0, checkpointLayers: true },
-        { logprobChunk: 5, checkpointLayers: true },
-      ]) {
-        m.memory = memory;
-        const got = statsAndGrads(m);
-        expect(maxDiff(got.lp, plain.lp), JSON.stringify(memory)).toBeLessThan(1e-5);
-        expect(maxDiff(got.ent, plain.ent), JSON.stringify(memory)).toBeLessThan(1e-5);
-        expect(got.grads.size).toBe(plain.grads.size);
-        for (const [n, g] of plain.grads) {
-          const scale = Math.max(1, ...Array.from(g, Math.abs));
-          expect(maxDiff(got.grads.get(n) as Float32Array, g) / scale, `${n} ${JSON.stringify(memory)}`).toBeLessThan(1e-5);
+    it(
+      `${name}: chunked log-probs (3 rows a chunk) and layer checkpointing give the unchunked values and ` +
+        `gradients (1e-5)`,
+      () => {
+        const m = CausalLM.random(hfConfigFor(o), 8);
+        if (lora) {
+          m.attachLora(
+            { rank: 4, alpha: 8, dropout: 0, targets: ['q_proj', 'v_proj', 'o_proj', 'up_proj', 'down_proj'] },
+            3,
+          );
+          for (const [n, v] of m.namedVariables())
+            if (n.endsWith('lora_B.weight'))
+              tf.tidy(() => v.assign(tf.mul(tf.randomNormal(v.shape, 0, 1, 'float32', 5), 0.1)));
         }
-        expect(tf.memory().numTensors).toBe(count); // nothing leaks from the custom gradients
-      }
-      // The gradients are not all zero (the comparison would then be empty).
-      expect(Math.max(...[...plain.grads.values()].map((g) => Math.max(...Array.from(g, Math.abs))))).toBeGreaterThan(1e-3);
-      m.dispose();
-    });
+        const plain = statsAndGrads(m);
+        const count = tf.memory().numTensors;
+        for (const memory of [
+          { logprobChunk: 3, checkpointLayers: false },
+          { logprobChunk: 0, checkpointLayers: true },
+          { logprobChunk: 5, checkpointLayers: true },
+        ]) {
+          m.memory = memory;
+          const got = statsAndGrads(m);
+          expect(maxDiff(got.lp, plain.lp), JSON.stringify(memory)).toBeLessThan(1e-5);
+          expect(maxDiff(got.ent, plain.ent), JSON.stringify(memory)).toBeLessThan(1e-5);
+          expect(got.grads.size).toBe(plain.grads.size);
+          for (const [n, g] of plain.grads) {
+            const scale = Math.max(1, ...Array.from(g, Math.abs));
+            expect(maxDiff(got.grads.get(n) as Float32Array, g) / scale, `${n} ${JSON.stringify(memory)}`).toBeLessThan(
+              1e-5,
+            );
+          }
+          expect(tf.memory().numTensors).toBe(count); // nothing leaks from the custom gradients
+        }
+        // The gradients are not all zero (the comparison would then be empty).
+        expect(Math.max(...[...plain.grads.values()].map((g) => Math.max(...Array.from(g, Math.abs))))).toBeGreaterThan(
+          1e-3,
+        );
+        m.dispose();
+      },
+    );
   }
 });
 
@@ -159,7 +205,11 @@ describe('the head at kept positions only (keep)', () => {
     [1, 0, 0, 1, 0, 0, 1],
   ];
   /** Log-probs, entropy and gradients of a weighted sum of kept log-probs, with or without `keep`. */
-  function keptStats(m: CausalLM, withKeep: boolean, keepRows = KEEP): { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> } {
+  function keptStats(
+    m: CausalLM,
+    withKeep: boolean,
+    keepRows = KEEP,
+  ): { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> } {
     let out: { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> } | undefined;
     tf.tidy(() => {
       const ids = tf.tensor2d(IDS.flat(), [2, 8], 'int32');
@@ -170,9 +220,20 @@ describe('the head at kept positions only (keep)', () => {
       // Unkept entries carry no loss: the masked values of both paths are compared.
       const lp = tf.mul(st.logprobs, keep).dataSync() as Float32Array;
       const ent = tf.mul(st.entropy as tf.Tensor2D, keep).dataSync() as Float32Array;
-      const wts = tf.mul(tf.tensor2d(Array.from({ length: 14 }, (_, i) => 1 + i / 7), [2, 7]), keep); // [2, 7]
-      const { grads } = tf.variableGrads(() => tf.neg(tf.sum(tf.mul(tokenLogprobs(m, ids, mask, k), wts))) as tf.Scalar, m.trainableVariables());
-      const byName = new Map([...m.namedVariables()].map(([name, v]) => [name, (grads[v.name] as tf.Tensor).dataSync() as Float32Array]));
+      const wts = tf.mul(
+        tf.tensor2d(
+          Array.from({ length: 14 }, (_, i) => 1 + i / 7),
+          [2, 7],
+        ),
+        keep,
+      ); // [2, 7]
+      const { grads } = tf.variableGrads(
+        () => tf.neg(tf.sum(tf.mul(tokenLogprobs(m, ids, mask, k), wts))) as tf.Scalar,
+        m.trainableVariables(),
+      );
+      const byName = new Map(
+        [...m.namedVariables()].map(([name, v]) => [name, (grads[v.name] as tf.Tensor).dataSync() as Float32Array]),
+      );
       out = { lp, ent, grads: byName };
     });
     return out as { lp: Float32Array; ent: Float32Array; grads: Map<string, Float32Array> };
@@ -187,8 +248,13 @@ describe('the head at kept positions only (keep)', () => {
     it(`${name}: the same masked values and gradients as the head on every position (1e-5), chunked or not`, () => {
       const m = CausalLM.random(hfConfigFor(o), 9);
       if (lora) {
-        m.attachLora({ rank: 4, alpha: 8, dropout: 0, targets: ['q_proj', 'v_proj', 'o_proj', 'up_proj', 'down_proj'] }, 3);
-        for (const [n, v] of m.namedVariables()) if (n.endsWith('lora_B.weight')) tf.tidy(() => v.assign(tf.mul(tf.randomNormal(v.shape, 0, 1, 'float32', 5), 0.1)));
+        m.attachLora(
+          { rank: 4, alpha: 8, dropout: 0, targets: ['q_proj', 'v_proj', 'o_proj', 'up_proj', 'down_proj'] },
+          3,
+        );
+        for (const [n, v] of m.namedVariables())
+          if (n.endsWith('lora_B.weight'))
+            tf.tidy(() => v.assign(tf.mul(tf.randomNormal(v.shape, 0, 1, 'float32', 5), 0.1)));
       }
       for (const memory of [
         { logprobChunk: 0, checkpointLayers: false },
@@ -205,9 +271,13 @@ describe('the head at kept positions only (keep)', () => {
         expect(got.grads.size).toBe(all.grads.size);
         for (const [n, g] of all.grads) {
           const scale = Math.max(1, ...Array.from(g, Math.abs));
-          expect(maxDiff(got.grads.get(n) as Float32Array, g) / scale, `${n} ${JSON.stringify(memory)}`).toBeLessThan(1e-5);
+          expect(maxDiff(got.grads.get(n) as Float32Array, g) / scale, `${n} ${JSON.stringify(memory)}`).toBeLessThan(
+            1e-5,
+          );
         }
-        expect(Math.max(...[...all.grads.values()].map((g) => Math.max(...Array.from(g, Math.abs))))).toBeGreaterThan(1e-3);
+        expect(Math.max(...[...all.grads.values()].map((g) => Math.max(...Array.from(g, Math.abs))))).toBeGreaterThan(
+          1e-3,
+        );
       }
       m.dispose();
     });
@@ -219,10 +289,17 @@ describe('the head at kept positions only (keep)', () => {
       const ids = tf.tensor2d(IDS.flat(), [2, 8], 'int32');
       const mask = tf.tensor2d(MASK.flat(), [2, 8], 'int32');
       const lp = tokenLogprobs(m, ids, mask, tf.tensor2d(KEEP.flat(), [2, 7])).arraySync();
-      KEEP.forEach((row, b) => row.forEach((k, t) => (k && MASK[b]?.[t + 1] ? expect(lp[b]?.[t]).toBeLessThan(-1) : expect(Math.abs(lp[b]?.[t] as number)).toBe(0))));
+      KEEP.forEach((row, b) =>
+        row.forEach((k, t) =>
+          k && MASK[b]?.[t + 1] ? expect(lp[b]?.[t]).toBeLessThan(-1) : expect(Math.abs(lp[b]?.[t] as number)).toBe(0),
+        ),
+      );
       const none = tf.zeros([2, 7]) as tf.Tensor2D;
       expect(Array.from(tokenLogprobs(m, ids, mask, none).dataSync(), Math.abs)).toEqual(new Array(14).fill(0));
-      const { grads } = tf.variableGrads(() => tf.neg(tf.sum(tokenLogprobs(m, ids, mask, none))) as tf.Scalar, m.trainableVariables());
+      const { grads } = tf.variableGrads(
+        () => tf.neg(tf.sum(tokenLogprobs(m, ids, mask, none))) as tf.Scalar,
+        m.trainableVariables(),
+      );
       for (const g of Object.values(grads)) expect(tf.max(tf.abs(g)).dataSync()[0]).toBe(0);
     });
     m.dispose();

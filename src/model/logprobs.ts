@@ -34,14 +34,26 @@ export function tokenLogprobs(model: CausalLM, ids: tf.Tensor2D, mask: tf.Tensor
  * are prompts and other agents' messages. TRL's GRPO keeps the last `logits_to_keep` positions;
  * here the kept positions may lie anywhere in the sequence.
  */
-export function tokenStats(model: CausalLM, ids: tf.Tensor2D, mask: tf.Tensor2D, withEntropy: boolean, keep?: tf.Tensor2D): TokenStats {
+export function tokenStats(
+  model: CausalLM,
+  ids: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  withEntropy: boolean,
+  keep?: tf.Tensor2D,
+): TokenStats {
   const [b, t] = ids.shape;
   if (t < 2) throw new Error(`tokenLogprobs: need at least 2 tokens per row, got ids of shape [${b}, ${t}]`);
-  if (mask.shape[0] !== b || mask.shape[1] !== t) throw new Error(`tokenLogprobs: mask shape [${mask.shape.join(', ')}] differs from ids [${b}, ${t}]`);
-  if (keep && (keep.shape[0] !== b || keep.shape[1] !== t - 1)) throw new Error(`tokenLogprobs: keep shape [${keep.shape.join(', ')}], expected [${b}, ${t - 1}]`);
+  if (mask.shape[0] !== b || mask.shape[1] !== t)
+    throw new Error(`tokenLogprobs: mask shape [${mask.shape.join(', ')}] differs from ids [${b}, ${t}]`);
+  if (keep && (keep.shape[0] !== b || keep.shape[1] !== t - 1))
+    throw new Error(`tokenLogprobs: keep shape [${keep.shape.join(', ')}], expected [${b}, ${t - 1}]`);
   const kept = keep ? keptRows(keep.dataSync(), b, t) : undefined;
   return tf.tidy(() => {
-    const rows = kept && { src: tf.tensor1d(kept.src, 'int32'), target: tf.tensor1d(kept.target, 'int32'), spread: tf.tensor1d(kept.spread, 'int32') }; // [K], [K], [B*(T-1)]
+    const rows = kept && {
+      src: tf.tensor1d(kept.src, 'int32'),
+      target: tf.tensor1d(kept.target, 'int32'),
+      spread: tf.tensor1d(kept.spread, 'int32'),
+    }; // [K], [K], [B*(T-1)]
     const d = model.config.hidden;
     const h = model.hidden(ids, mask); // [B, T, D]
     const n = b * (t - 1);
@@ -49,27 +61,35 @@ export function tokenStats(model: CausalLM, ids: tf.Tensor2D, mask: tf.Tensor2D,
     const hRows = rows
       ? (tf.gather(tf.reshape(h, [b * t, d]), rows.src) as tf.Tensor2D) // [K, D]
       : (tf.reshape(tf.slice(h, [0, 0, 0], [b, t - 1, d]), [n, d]) as tf.Tensor2D); // [B*(T-1), D]
-    const targets = (rows
-      ? tf.gather(tf.reshape(ids, [b * t]), rows.target)
-      : tf.reshape(tf.slice(ids, [0, 1], [b, t - 1]), [n])) as tf.Tensor1D; // [K] or [B*(T-1)]
+    const targets = (
+      rows ? tf.gather(tf.reshape(ids, [b * t]), rows.target) : tf.reshape(tf.slice(ids, [0, 1], [b, t - 1]), [n])
+    ) as tf.Tensor1D; // [K] or [B*(T-1)]
     const targetMask = tf.cast(tf.slice(mask, [0, 1], [b, t - 1]), 'float32'); // [B, T-1]
     // [K] or [K, 2] values of the kept rows -> [B, T-1] (0 elsewhere); identity without keep.
     const spread = (x: tf.Tensor): tf.Tensor2D => {
       if (!rows) return tf.reshape(x, [b, t - 1]) as tf.Tensor2D; // [B, T-1]
-      const padded = tf.concat([tf.reshape(x, [x.shape[0] as number]), tf.zeros([1])]); // [K + 1]: the last entry is the 0 of unkept positions
+      // [K + 1]: the last entry is the 0 of unkept positions
+      const padded = tf.concat([tf.reshape(x, [x.shape[0] as number]), tf.zeros([1])]);
       return tf.reshape(tf.gather(padded, rows.spread), [b, t - 1]) as tf.Tensor2D; // [B, T-1]
     };
     const k = hRows.shape[0];
     const chunk = model.memory.logprobChunk;
     if (chunk > 0) {
-      const out = chunkedHeadLogprobs(hRows, model.headWeight(), tf.cast(targets, 'int32') as tf.Tensor1D, chunk, withEntropy); // [K] or [K, 2]
+      const out = chunkedHeadLogprobs(
+        hRows,
+        model.headWeight(),
+        tf.cast(targets, 'int32') as tf.Tensor1D,
+        chunk,
+        withEntropy,
+      ); // [K] or [K, 2]
       if (!withEntropy) return { logprobs: tf.mul(spread(out), targetMask) as tf.Tensor2D }; // [B, T-1]
       const lp = tf.mul(spread(tf.slice(out, [0, 0], [k, 1])), targetMask) as tf.Tensor2D; // [B, T-1]
       const ent = tf.mul(spread(tf.slice(out, [0, 1], [k, 1])), targetMask) as tf.Tensor2D; // [B, T-1]
       return { logprobs: lp, entropy: ent };
     }
     const logits = model.logitsFromHidden(hRows); // [K, V]
-    const lp = tf.mul(spread(selectedLogprobs(logits, tf.cast(targets, 'int32'))), targetMask) as tf.Tensor2D; // [B, T-1]
+    // [B, T-1]
+    const lp = tf.mul(spread(selectedLogprobs(logits, tf.cast(targets, 'int32'))), targetMask) as tf.Tensor2D;
     if (!withEntropy) return { logprobs: lp };
     const ent = tf.mul(spread(entropyFromLogits(logits)), targetMask) as tf.Tensor2D; // [B, T-1]
     return { logprobs: lp, entropy: ent };
@@ -82,7 +102,11 @@ export function tokenStats(model: CausalLM, ids: tf.Tensor2D, mask: tf.Tensor2D,
  * among the K kept ones (K for an unkept position, which reads the appended 0). With nothing kept,
  * row 0 is computed and spread nowhere, so a loss still depends on the model (its gradient is 0).
  */
-export function keptRows(keep: ArrayLike<number>, b: number, t: number): { src: Int32Array; target: Int32Array; spread: Int32Array } {
+export function keptRows(
+  keep: ArrayLike<number>,
+  b: number,
+  t: number,
+): { src: Int32Array; target: Int32Array; spread: Int32Array } {
   const src: number[] = [];
   const spread = new Int32Array(b * (t - 1));
   for (let r = 0; r < b; r++) {

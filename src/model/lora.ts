@@ -1,8 +1,3 @@
-import * as tf from '@tensorflow/tfjs';
-import { Rng } from '../random/rng.ts';
-import type { ModelConfig } from './config.ts';
-import { layerNames } from './weight-map.ts';
-
 /**
  * LoRA adapters (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models",
  * arXiv:2106.09685) in the layout of Hugging Face PEFT: a frozen projection W [out, in] gains
@@ -15,6 +10,10 @@ import { layerNames } from './weight-map.ts';
  * is two plain matmuls (weight-map.ts: a transposed matmul is slow on wasm); PEFT files hold the
  * HF layout and loading / saving transpose once.
  */
+import * as tf from '@tensorflow/tfjs';
+import { Rng } from '../random/rng.ts';
+import type { ModelConfig } from './config.ts';
+import { layerNames } from './weight-map.ts';
 
 /** The projections PEFT names in target_modules for Llama / Qwen2 / Qwen3 decoders. */
 export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
@@ -120,9 +119,17 @@ export class LoraAdapters {
    * values(site, 'A' | 'B') gives each tensor in PEFT's HF layout (A [r, in], B [out, r]).
    * `prefix` keeps tfjs Variable names unique per model instance.
    */
-  constructor(c: ModelConfig, settings: LoraSettings, values: (site: LoraSite, which: 'A' | 'B') => Float32Array, prefix: string, seed: number) {
-    if (!(Number.isInteger(settings.rank) && settings.rank > 0)) throw new Error(`lora: rank must be a positive integer, got ${settings.rank}`);
-    if (!(settings.dropout >= 0 && settings.dropout < 1)) throw new Error(`lora: dropout must be in [0, 1), got ${settings.dropout}`);
+  constructor(
+    c: ModelConfig,
+    settings: LoraSettings,
+    values: (site: LoraSite, which: 'A' | 'B') => Float32Array,
+    prefix: string,
+    seed: number,
+  ) {
+    if (!(Number.isInteger(settings.rank) && settings.rank > 0))
+      throw new Error(`lora: rank must be a positive integer, got ${settings.rank}`);
+    if (!(settings.dropout >= 0 && settings.dropout < 1))
+      throw new Error(`lora: dropout must be in [0, 1), got ${settings.dropout}`);
     if (settings.targets.length === 0) throw new Error('lora: no target modules');
     this.settings = { ...settings, targets: [...settings.targets] };
     this.sites = loraSites(c, settings.targets);
@@ -135,8 +142,14 @@ export class LoraAdapters {
         const b = values(s, 'B'); // [out, r]
         if (a.length !== r * s.in) throw new Error(`lora: ${s.a} has ${a.length} values, expected ${r} x ${s.in}`);
         if (b.length !== s.out * r) throw new Error(`lora: ${s.b} has ${b.length} values, expected ${s.out} x ${r}`);
-        this.vars.set(s.a, tf.tidy(() => tf.variable(tf.transpose(tf.tensor2d(a, [r, s.in])), true, `${prefix}/${s.a}`))); // [in, r]
-        this.vars.set(s.b, tf.tidy(() => tf.variable(tf.transpose(tf.tensor2d(b, [s.out, r])), true, `${prefix}/${s.b}`))); // [r, out]
+        this.vars.set(
+          s.a,
+          tf.tidy(() => tf.variable(tf.transpose(tf.tensor2d(a, [r, s.in])), true, `${prefix}/${s.a}`)),
+        ); // [in, r]
+        this.vars.set(
+          s.b,
+          tf.tidy(() => tf.variable(tf.transpose(tf.tensor2d(b, [s.out, r])), true, `${prefix}/${s.b}`)),
+        ); // [r, out]
         this.byBase.set(s.base, s);
       }
     } catch (err) {
@@ -148,7 +161,14 @@ export class LoraAdapters {
   /** Fresh adapters as PEFT initialises them: A Kaiming-uniform from Rng(seed), B zeros. */
   static fresh(c: ModelConfig, settings: LoraSettings, prefix: string, seed: number): LoraAdapters {
     const rng = new Rng(seed);
-    return new LoraAdapters(c, settings, (s, which) => (which === 'A' ? kaimingUniformA(settings.rank, s.in, rng) : new Float32Array(s.out * settings.rank)), prefix, seed);
+    return new LoraAdapters(
+      c,
+      settings,
+      (s, which) =>
+        which === 'A' ? kaimingUniformA(settings.rank, s.in, rng) : new Float32Array(s.out * settings.rank),
+      prefix,
+      seed,
+    );
   }
 
   /** PEFT name -> Variable (stored transposed), in site order. */
@@ -197,7 +217,13 @@ export class LoraAdapters {
 
   /** The stored-layout update scale * A^T B^T [in, out] of one site (to merge into the stored base weight). */
   delta(site: LoraSite): tf.Tensor2D {
-    return tf.tidy(() => tf.mul(tf.matMul(this.vars.get(site.a) as tf.Variable, this.vars.get(site.b) as tf.Variable), this.scale) as tf.Tensor2D); // [in, r] @ [r, out] -> [in, out]
+    return tf.tidy(
+      () =>
+        tf.mul(
+          tf.matMul(this.vars.get(site.a) as tf.Variable, this.vars.get(site.b) as tf.Variable),
+          this.scale,
+        ) as tf.Tensor2D,
+    ); // [in, r] @ [r, out] -> [in, out]
   }
 
   dispose(): void {

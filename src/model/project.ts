@@ -9,7 +9,14 @@ import { dropout } from './ops/dropout.ts';
  * lookup adapts this weight (lora.ts). The base product and the adapter's are kept apart, never
  * merged, so a rollout runs base + adapters as they are at that step and a reference disables them.
  */
-export function project(ops: OpSet, x: tf.Tensor2D, w: WeightGetter, name: string, bias: tf.Tensor1D | undefined, lora: LoraLookup | undefined): tf.Tensor2D {
+export function project(
+  ops: OpSet,
+  x: tf.Tensor2D,
+  w: WeightGetter,
+  name: string,
+  bias: tf.Tensor1D | undefined,
+  lora: LoraLookup | undefined,
+): tf.Tensor2D {
   const y = ops.linear(x, w(name) as tf.Tensor2D, bias); // [N, out]
   const ad = lora?.(name);
   if (!ad) return y;

@@ -64,7 +64,9 @@ export function layerNames(c: ModelConfig, i: number): LayerNames {
     gate: `${m}.gate_proj.weight`,
     up: `${m}.up_proj.weight`,
     down: `${m}.down_proj.weight`,
-    ...(c.mlpBias ? { gateBias: `${m}.gate_proj.bias`, upBias: `${m}.up_proj.bias`, downBias: `${m}.down_proj.bias` } : {}),
+    ...(c.mlpBias
+      ? { gateBias: `${m}.gate_proj.bias`, upBias: `${m}.up_proj.bias`, downBias: `${m}.down_proj.bias` }
+      : {}),
   };
 }
 
@@ -75,7 +77,12 @@ export function weightSpecs(c: ModelConfig): WeightSpec[] {
   const kvDim = c.kvHeads * c.headDim;
   const I = c.intermediate;
   const specs: WeightSpec[] = [{ name: EMBED, hfShape: [c.vocabSize, D], kind: 'embedding', init: 'normal' }];
-  const lin = (name: string, out: number, inp: number): WeightSpec => ({ name, hfShape: [out, inp], kind: 'linear', init: 'normal' });
+  const lin = (name: string, out: number, inp: number): WeightSpec => ({
+    name,
+    hfShape: [out, inp],
+    kind: 'linear',
+    init: 'normal',
+  });
   const vec = (name: string | undefined, n: number, init: 'ones' | 'zeros'): WeightSpec[] =>
     name === undefined ? [] : [{ name, hfShape: [n], kind: 'vector', init }];
   for (let i = 0; i < c.layers; i++) {

@@ -39,14 +39,20 @@ function checkShare(s: BlamedShare): void {
 
 describe('sharp audit', () => {
   it(
-    'rolls out, credits the same trajectories under every counterfactual and the oracle, writes audit.json / audit.md / calls.jsonl',
+    'rolls out, credits the same trajectories under every counterfactual and the oracle, writes audit.json / ' +
+      'audit.md / calls.jsonl',
     async () => {
       const out = join(root, 'run');
       const r = await sharp(repo, ['audit', ...args, '--n', '3', '--reps', '200', '--seed', '5', '--out', out]);
       expect(r.stderr).not.toMatch(/Error|at .*\.ts/);
       expect(r.code).toBe(0);
       const report = JSON.parse(readFileSync(join(out, 'audit.json'), 'utf8')) as AuditReport;
-      expect(report).toMatchObject({ kind: 'sharp-credit-audit', version: 1, trajectories: 3, setup: { n: 3, seed: 5, reps: 200, replayMode: 'replan', config: 'configs/ablation-parallel.yaml' } });
+      expect(report).toMatchObject({
+        kind: 'sharp-credit-audit',
+        version: 1,
+        trajectories: 3,
+        setup: { n: 3, seed: 5, reps: 200, replayMode: 'replan', config: 'configs/ablation-parallel.yaml' },
+      });
       expect(report.successes).toBeGreaterThanOrEqual(0);
       expect(report.successes).toBeLessThanOrEqual(3);
       const c = report.calls;
@@ -78,7 +84,11 @@ describe('sharp audit', () => {
       if (oracle?.quality.auroc.overall.auroc !== null) expect(oracle?.quality.auroc.overall.auroc).toBe(1);
       expect(oracle?.quality.blamed.wrong.overall.blamed).toBe(0);
 
-      const rows = readFileSync(join(out, 'calls.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { right: boolean | null; credit: Record<string, number> });
+      const rows = readFileSync(join(out, 'calls.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { right: boolean | null; credit: Record<string, number> });
       expect(rows).toHaveLength(c.overall.calls);
       for (const row of rows) {
         expect(Object.keys(row.credit)).toEqual(['mask', 'resample', 'repair', 'oracle']);
@@ -89,7 +99,18 @@ describe('sharp audit', () => {
       expect(r.stdout).toContain(md);
 
       // The folder is an audit's: a second run may rewrite it.
-      const again = await sharp(repo, ['audit', ...args, '--n', '1', '--reps', '10', '--out', out, '--set', 'credit.replays=1']);
+      const again = await sharp(repo, [
+        'audit',
+        ...args,
+        '--n',
+        '1',
+        '--reps',
+        '10',
+        '--out',
+        out,
+        '--set',
+        'credit.replays=1',
+      ]);
       expect(again.code).toBe(0);
       expect((JSON.parse(readFileSync(join(out, 'audit.json'), 'utf8')) as AuditReport).trajectories).toBe(1);
     },
@@ -100,7 +121,8 @@ describe('sharp audit', () => {
     const r = await sharp(repo, ['audit', '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('credit quality without RL');
-    for (const flag of ['--model <dir>', '--n <n>', '--out <dir>', '--seed <s>', '--reps <n>', '--config <file>']) expect(r.stdout).toContain(flag);
+    for (const flag of ['--model <dir>', '--n <n>', '--out <dir>', '--seed <s>', '--reps <n>', '--config <file>'])
+      expect(r.stdout).toContain(flag);
   }, 60_000);
 
   it('refuses a folder that holds something else, with exit 2 and one line', async () => {
@@ -109,23 +131,40 @@ describe('sharp audit', () => {
     writeFileSync(join(out, 'notes.txt'), 'mine');
     const r = await sharp(repo, ['audit', ...args, '--n', '1', '--out', out]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toBe(`sharp: --out ${out}: is a folder not written by sharp audit; choose a new or empty folder`);
+    expect(r.stderr.trim()).toBe(
+      `sharp: --out ${out}: is a folder not written by sharp audit; choose a new or empty folder`,
+    );
     expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine');
   }, 60_000);
 
   it('bad input is one line: n < 1, a checkpoint that does not load, data without decompositions', async () => {
-    const base = { model: join(repo, 'models/sharp-tiny-sft-parallel'), config: join(repo, 'configs/ablation-parallel.yaml') };
-    expect(await errorOf(audit({ ...base, n: 0, out: join(root, 'n0') }))).toBe("audit: --n expects an integer >= 1, got '0'");
+    const base = {
+      model: join(repo, 'models/sharp-tiny-sft-parallel'),
+      config: join(repo, 'configs/ablation-parallel.yaml'),
+    };
+    expect(await errorOf(audit({ ...base, n: 0, out: join(root, 'n0') }))).toBe(
+      "audit: --n expects an integer >= 1, got '0'",
+    );
 
     const broken = join(root, 'broken-model');
     mkdirSync(broken);
-    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(repo, 'models/sharp-tiny-sft-parallel', f), join(broken, f));
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json'])
+      copyFileSync(join(repo, 'models/sharp-tiny-sft-parallel', f), join(broken, f));
     writeFileSync(join(broken, 'model.safetensors'), 'not a safetensors file');
-    expect(await errorOf(audit({ ...base, model: broken, n: 1, out: join(root, 'broken') }))).toMatch(new RegExp(`^--model ${broken}: `));
+    expect(await errorOf(audit({ ...base, model: broken, n: 1, out: join(root, 'broken') }))).toMatch(
+      new RegExp(`^--model ${broken}: `),
+    );
 
-    const hotpot = ['data.source=hotpotqa', `data.path=${join(repo, 'data/hotpotqa/hotpot_dev_distractor_sample.json')}`];
-    expect(await errorOf(audit({ ...base, n: 2, set: hotpot, out: join(root, 'hotpot') }))).toMatch(/^audit: episode \S+ has no gold decomposition, which the rule judge labels reports by/);
+    const hotpot = [
+      'data.source=hotpotqa',
+      `data.path=${join(repo, 'data/hotpotqa/hotpot_dev_distractor_sample.json')}`,
+    ];
+    expect(await errorOf(audit({ ...base, n: 2, set: hotpot, out: join(root, 'hotpot') }))).toMatch(
+      /^audit: episode \S+ has no gold decomposition, which the rule judge labels reports by/,
+    );
 
-    expect(await errorOf(audit({ ...base, n: 1, set: ['rollout.agents=single'], out: join(root, 'single') }))).toBe('audit: rollout.agents is single; the audit scores worker reports, so it needs the multi-agent system (multi)');
+    expect(await errorOf(audit({ ...base, n: 1, set: ['rollout.agents=single'], out: join(root, 'single') }))).toBe(
+      'audit: rollout.agents is single; the audit scores worker reports, so it needs the multi-agent system (multi)',
+    );
   }, 120_000);
 });

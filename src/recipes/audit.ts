@@ -46,10 +46,16 @@ function holdsAudit(dir: string): boolean {
 
 function outDir(opts: AuditFlags, cfg: Config, model: string): string {
   const dir = opts.out || join(cfg.run.dir, 'audit', basename(model));
-  const inputs = [{ path: model, what: '--model' }, ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : [])];
+  const inputs = [
+    { path: model, what: '--model' },
+    ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : []),
+  ];
   const claim = { command: 'audit', flag: '--out', forceable: false, inputs };
   // An earlier audit (its audit.json says so) is rewritten in place; any other non-empty folder is refused.
-  const { dir: abs } = claimOutDir(dir, { ...claim, force: existsSync(dir) && statSync(dir).isDirectory() && holdsAudit(dir) });
+  const { dir: abs } = claimOutDir(dir, {
+    ...claim,
+    force: existsSync(dir) && statSync(dir).isDirectory() && holdsAudit(dir),
+  });
   return markOutDir(abs, claim);
 }
 
@@ -58,23 +64,37 @@ function checkpointHashOf(dir: string): string {
   try {
     return checkpointHash(dir);
   } catch (err) {
-    throw new UserError(`--model ${dir}: cannot read the checkpoint (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+    throw new UserError(
+      `--model ${dir}: cannot read the checkpoint ` +
+        `(${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`,
+    );
   }
 }
 
 function auditEpisodes(cfg: Config, n: number): Episode[] {
   const episodes = firstTrainEpisodes(cfg.data, n, 'audit');
   const bare = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
-  if (bare) throw new UserError(`audit: episode ${bare.id} has no gold decomposition, which the rule judge labels reports by; use data with decompositions (the synthetic world, MuSiQue)`);
+  if (bare)
+    throw new UserError(
+      `audit: episode ${bare.id} has no gold decomposition, which the rule judge labels reports by; use data with ` +
+        `decompositions (the synthetic world, MuSiQue)`,
+    );
   return episodes;
 }
 
 export async function run(opts: AuditFlags): Promise<void> {
   if (opts.n < 1) throw new UserError(`audit: --n expects an integer >= 1, got '${opts.n}'`);
   if (opts.reps < 1) throw new UserError(`audit: --reps expects an integer >= 1, got '${opts.reps}'`);
-  const cfg = configFrom({ config: opts.config, set: [...opts.set, ...(opts.seed === undefined ? [] : [`run.seed=${opts.seed}`])] });
+  const cfg = configFrom({
+    config: opts.config,
+    set: [...opts.set, ...(opts.seed === undefined ? [] : [`run.seed=${opts.seed}`])],
+  });
   const r = cfg.rollout;
-  if (r.agents !== 'multi') throw new UserError(`audit: rollout.agents is ${r.agents}; the audit scores worker reports, so it needs the multi-agent system (multi)`);
+  if (r.agents !== 'multi')
+    throw new UserError(
+      `audit: rollout.agents is ${r.agents}; the audit scores worker reports, so it needs the multi-agent system ` +
+        `(multi)`,
+    );
   const model = resolveModelDir(opts.model, cfg, repoRoot);
   if (model.note) process.stderr.write(`sharp audit: ${model.note}\n`);
   const modelHash = checkpointHashOf(model.dir);
@@ -88,8 +108,16 @@ export async function run(opts: AuditFlags): Promise<void> {
     try {
       const rng = new Rng(seed);
       // Rollouts sample as RL does; replays draw common random numbers from one base shared by every arm.
-      const policy = new LmPolicy(lm, tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng: rng.fork() });
-      const replayPolicy = new LmPolicy(lm, tokenizer, { ...samplingAt(cfg.credit.replayTemperature ?? r.temperature, r), maxContext: r.maxContext, rng: rng.fork() });
+      const policy = new LmPolicy(lm, tokenizer, {
+        ...samplingAt(r.temperature, r),
+        maxContext: r.maxContext,
+        rng: rng.fork(),
+      });
+      const replayPolicy = new LmPolicy(lm, tokenizer, {
+        ...samplingAt(cfg.credit.replayTemperature ?? r.temperature, r),
+        maxContext: r.maxContext,
+        rng: rng.fork(),
+      });
       const streamSeed = rng.int(0, 0x7fffffff);
       const engine: EngineOptions = { cfg: r, agents: 'multi' };
 
@@ -99,7 +127,11 @@ export async function run(opts: AuditFlags): Promise<void> {
       try {
         for (let start = 0; start < episodes.length; start += BATCH) {
           const part = episodes.slice(start, start + BATCH);
-          const { trajectories } = await runTrajectories(policy, part.map((episode) => ({ id: `${episode.id}/0`, episode, sample: 0 })), engine);
+          const { trajectories } = await runTrajectories(
+            policy,
+            part.map((episode) => ({ id: `${episode.id}/0`, episode, sample: 0 })),
+            engine,
+          );
           trajs.push(...trajectories);
           progress.tick(part.length);
         }
@@ -107,7 +139,9 @@ export async function run(opts: AuditFlags): Promise<void> {
         progress.stop();
       }
       const rolloutSeconds = (performance.now() - t0) / 1000;
-      const calls: WorkerCall[] = trajs.flatMap((t, i) => labelWorkerCalls(t, episodes[i] as Episode, i, { hopMatchF1: cfg.credit.hopMatchF1, match }));
+      const calls: WorkerCall[] = trajs.flatMap((t, i) =>
+        labelWorkerCalls(t, episodes[i] as Episode, i, { hopMatchF1: cfg.credit.hopMatchF1, match }),
+      );
 
       const arms: ArmReport[] = [];
       const creditsByArm: Record<string, number[]> = {};
@@ -115,16 +149,40 @@ export async function run(opts: AuditFlags): Promise<void> {
         const armCfg = armConfig(cfg.credit, arm);
         const runner = engineReplayRunner(replayPolicy, engine, replaySettings(armCfg, streamSeed));
         const bar = createProgress({ total: trajs.length, done: 0, label: `audit credit ${arm.name}` });
-        const credit = await armCredit(trajs, episodes, calls, armCfg, runner, BATCH, (k) => bar.tick(k)).finally(() => bar.stop());
+        const credit = await armCredit(trajs, episodes, calls, armCfg, runner, BATCH, (k) => bar.tick(k)).finally(() =>
+          bar.stop(),
+        );
         creditsByArm[arm.name] = credit.credits;
-        arms.push({ ...arm, quality: creditQuality(calls, credit.credits, { reps: opts.reps, seed }), noise: credit.noise, replays: credit.replays, seconds: credit.seconds });
+        arms.push({
+          ...arm,
+          quality: creditQuality(calls, credit.credits, { reps: opts.reps, seed }),
+          noise: credit.noise,
+          replays: credit.replays,
+          seconds: credit.seconds,
+        });
       }
       const c = cfg.credit;
-      const rows = calls.map((call, i) => ({ ...call, credit: Object.fromEntries(AUDIT_ARMS.map((a) => [a.name, creditsByArm[a.name]?.[i]])) }));
+      const rows = calls.map((call, i) => ({
+        ...call,
+        credit: Object.fromEntries(AUDIT_ARMS.map((a) => [a.name, creditsByArm[a.name]?.[i]])),
+      }));
       const result: AuditReport = {
         kind: AUDIT_KIND,
         version: 1,
-        setup: { model: opts.model ?? (model.note ? model.dir : cfg.model.path), modelHash, config: opts.config ?? null, n: opts.n, seed, reps: opts.reps, temperature: r.temperature, replayTemperature: c.replayTemperature, replays: c.replays, replayMode: c.replayMode, success: c.success, hopMatchF1: c.hopMatchF1 },
+        setup: {
+          model: opts.model ?? (model.note ? model.dir : cfg.model.path),
+          modelHash,
+          config: opts.config ?? null,
+          n: opts.n,
+          seed,
+          reps: opts.reps,
+          temperature: r.temperature,
+          replayTemperature: c.replayTemperature,
+          replays: c.replays,
+          replayMode: c.replayMode,
+          success: c.success,
+          hopMatchF1: c.hopMatchF1,
+        },
         trajectories: trajs.length,
         successes: trajs.filter((t, i) => match(t.finalAnswer, (episodes[i] as Episode).answers) > 0).length,
         calls: callCounts(calls),
@@ -141,5 +199,7 @@ export async function run(opts: AuditFlags): Promise<void> {
   writeJsonlAtomic(join(out, FILES.calls), rows);
   writeFileAtomic(join(out, FILES.markdown), md);
   writeFileAtomic(join(out, FILES.report), `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${md}\nwrote ${join(out, FILES.report)}, ${join(out, FILES.markdown)}, ${join(out, FILES.calls)}\n`);
+  process.stdout.write(
+    `${md}\nwrote ${join(out, FILES.report)}, ${join(out, FILES.markdown)}, ${join(out, FILES.calls)}\n`,
+  );
 }

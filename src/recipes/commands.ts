@@ -46,7 +46,10 @@ type ValueOf<F extends FlagSpec> = F extends { repeatable: true }
           ? string
           : boolean;
 
-type AlwaysSet<F> = F extends { required: true } | { default: string | number } | { repeatable: true } | { positional: true } ? true : false;
+type AlwaysSet<F> = F extends
+  { required: true } | { default: string | number } | { repeatable: true } | { positional: true }
+  ? true
+  : false;
 
 /** The options object a command's recipe receives: what commander parsed from the declared flags. */
 type OptionsOf<Fs extends Flags> = {
@@ -57,7 +60,9 @@ type OptionsOf<Fs extends Flags> = {
 
 type HasDefault<F> = F extends { default: string | number } | { repeatable: true } ? true : false;
 
-type DefaultsOf<Fs extends Flags> = { -readonly [K in keyof Fs as HasDefault<Fs[K]> extends true ? K : never]: ValueOf<Fs[K]> };
+type DefaultsOf<Fs extends Flags> = {
+  -readonly [K in keyof Fs as HasDefault<Fs[K]> extends true ? K : never]: ValueOf<Fs[K]>;
+};
 
 /** A command's options before the defaults are filled in: the flags with a default may be left out. */
 export type GivenFlags<Fs extends Flags> = Omit<OptionsOf<Fs>, keyof DefaultsOf<Fs>> & Partial<DefaultsOf<Fs>>;
@@ -85,7 +90,12 @@ export interface CommandSpec {
 }
 
 /** A table row whose recipe must accept exactly the options its flags declare. */
-function command<const Fs extends Flags>(spec: { name: string; description: string; flags: Fs; load: () => Promise<(opts: OptionsOf<Fs>) => Promise<void>> }): CommandSpec {
+function command<const Fs extends Flags>(spec: {
+  name: string;
+  description: string;
+  flags: Fs;
+  load: () => Promise<(opts: OptionsOf<Fs>) => Promise<void>>;
+}): CommandSpec {
   return spec;
 }
 
@@ -98,37 +108,62 @@ const backendFlag = {
   backend: { value: 'name', description: 'tensor backend', choices: ['auto', 'tensorflow', 'native', 'wasm', 'cpu'] },
 } as const;
 
-/** Commands that write a path: an existing path they did not write is refused unless --force (src/fs/output-guard.ts). */
+/**
+ * Commands that write a path: an existing path they did not write is refused unless --force (src/fs/output-guard.ts).
+ */
 const forceFlag = {
-  force: { description: 'add this command\'s files to an existing folder of other files, or replace a file another sharp command wrote (a file sharp did not write is never replaced)' },
+  force: {
+    description:
+      "add this command's files to an existing folder of other files, or replace a file another sharp command " +
+      'wrote (a file sharp did not write is never replaced)',
+  },
 } as const;
 
 const trainFlags = {
   ...configFlags,
   ...backendFlag,
-  resume: { value: 'dir', optionalValue: true, description: 'resume a run (default: the latest checkpoint of the run)' },
+  resume: {
+    value: 'dir',
+    optionalValue: true,
+    description: 'resume a run (default: the latest checkpoint of the run)',
+  },
 } as const;
 export type TrainFlags = OptionsOf<typeof trainFlags>;
 
 const ablateFlags = {
   ...configFlags,
   ...backendFlag,
-  out: { value: 'dir', description: 'ablation folder (default ablation.out, else <run.dir>/<run.name>); runs inside are resumed' },
-  report: { description: 'write the report from the runs already finished in the folder and train nothing (say, while other processes train the rest)' },
+  out: {
+    value: 'dir',
+    description: 'ablation folder (default ablation.out, else <run.dir>/<run.name>); runs inside are resumed',
+  },
+  report: {
+    description:
+      'write the report from the runs already finished in the folder and train nothing (say, while other processes ' +
+      'train the rest)',
+  },
 } as const;
 export type AblateFlags = OptionsOf<typeof ablateFlags>;
 
 const sftFlags = {
   ...configFlags,
   ...backendFlag,
-  resume: { value: 'dir', optionalValue: true, description: 'continue an SFT run from its latest checkpoint (default: the newest run named run.name)' },
+  resume: {
+    value: 'dir',
+    optionalValue: true,
+    description: 'continue an SFT run from its latest checkpoint (default: the newest run named run.name)',
+  },
 } as const;
 export type SftFlags = OptionsOf<typeof sftFlags>;
 
 const dpoFlags = {
   ...configFlags,
   ...backendFlag,
-  resume: { value: 'dir', optionalValue: true, description: 'continue a DPO run from its latest checkpoint (default: the newest run named run.name)' },
+  resume: {
+    value: 'dir',
+    optionalValue: true,
+    description: 'continue a DPO run from its latest checkpoint (default: the newest run named run.name)',
+  },
 } as const;
 export type DpoFlags = OptionsOf<typeof dpoFlags>;
 
@@ -142,8 +177,19 @@ export const evalFlags = {
   agents: { value: 'mode', description: 'agent system', choices: ['multi', 'single', 'direct'] },
   credit: { description: 'also run counterfactual credit and report it' },
   list: { description: 'list the benchmarks' },
-  policy: { value: 'name', description: 'lm (checkpoint) or expert (scripted expert, no model)', choices: ['lm', 'expert'], default: 'lm' },
-  retrieval: { value: 'mode', description: "episode: search each question's own paragraphs; open: one BM25 index of every paragraph of the file (open-domain)", choices: ['episode', 'open'] },
+  policy: {
+    value: 'name',
+    description: 'lm (checkpoint) or expert (scripted expert, no model)',
+    choices: ['lm', 'expert'],
+    default: 'lm',
+  },
+  retrieval: {
+    value: 'mode',
+    description:
+      "episode: search each question's own paragraphs; open: one BM25 index of every paragraph of the file " +
+      '(open-domain)',
+    choices: ['episode', 'open'],
+  },
   index: { value: 'dir', description: 'search this BM25 index (sharp index build)' },
   retriever: { value: 'url', description: 'search a Search-R1 retrieval server (its POST /retrieve URL)' },
   ...backendFlag,
@@ -153,9 +199,22 @@ export type EvalFlags = OptionsOf<typeof evalFlags>;
 export const auditFlags = {
   ...configFlags,
   model: { value: 'dir', description: 'checkpoint folder (default: model.path)' },
-  n: { value: 'n', type: 'int', description: 'trajectories: one for each of the first n training questions', default: 256 },
-  out: { value: 'dir', description: 'output folder (default <run.dir>/audit/<checkpoint folder name>); rewritten only if it holds an earlier audit' },
-  seed: { value: 's', type: 'int', description: 'seed of the rollouts, the replays\' random numbers and the bootstrap (default run.seed)' },
+  n: {
+    value: 'n',
+    type: 'int',
+    description: 'trajectories: one for each of the first n training questions',
+    default: 256,
+  },
+  out: {
+    value: 'dir',
+    description:
+      'output folder (default <run.dir>/audit/<checkpoint folder name>); rewritten only if it holds an earlier audit',
+  },
+  seed: {
+    value: 's',
+    type: 'int',
+    description: "seed of the rollouts, the replays' random numbers and the bootstrap (default run.seed)",
+  },
   reps: { value: 'n', type: 'int', description: 'bootstrap resamples of the trajectories', default: 2000 },
   ...backendFlag,
 } as const;
@@ -188,8 +247,16 @@ export const generateFlags = {
 export type GenerateFlags = OptionsOf<typeof generateFlags>;
 
 const exportFlags = {
-  model: { value: 'dir', description: 'adapter folder (adapter_config.json + adapter_model.safetensors)', required: true },
-  out: { value: 'dir', description: 'output folder (a new one, or an earlier export: only its files are replaced)', required: true },
+  model: {
+    value: 'dir',
+    description: 'adapter folder (adapter_config.json + adapter_model.safetensors)',
+    required: true,
+  },
+  out: {
+    value: 'dir',
+    description: 'output folder (a new one, or an earlier export: only its files are replaced)',
+    required: true,
+  },
   merge: { description: 'merge the adapters into the base weights and write a whole Hugging Face checkpoint' },
   base: { value: 'dir', description: "base model folder (default: the adapter_config.json's base_model_name_or_path)" },
   dtype: { value: 'dtype', description: 'dtype of merged weights on disk', choices: ['f32', 'bf16'], default: 'f32' },
@@ -219,11 +286,36 @@ export const dataSynthFlags = {
   n: { value: 'n', type: 'int', description: 'episodes', default: 100 },
   minHops: { value: 'n', type: 'int', description: 'fewest hops', default: 2 },
   maxHops: { value: 'n', type: 'int', description: 'most hops', default: 4 },
-  worlds: { value: 'kind', description: 'shared: one world for every record; fresh: a world per record (names occur in one record only)', choices: ['shared', 'fresh'], default: 'shared' },
-  chain: { value: 'w', type: 'number', description: 'weight of chain questions (each hop needs the one before)', default: 1 },
-  comparison: { value: 'w', type: 'number', description: 'weight of comparison questions (who was born first, X or Y?): independent lookups', default: 0 },
-  aggregation: { value: 'w', type: 'number', description: 'weight of aggregation questions (years between two facts): independent lookups', default: 0 },
-  misleading: { value: 'rate', type: 'number', description: 'share of records with a planted wrong claim in a source search can return', default: 0 },
+  worlds: {
+    value: 'kind',
+    description: 'shared: one world for every record; fresh: a world per record (names occur in one record only)',
+    choices: ['shared', 'fresh'],
+    default: 'shared',
+  },
+  chain: {
+    value: 'w',
+    type: 'number',
+    description: 'weight of chain questions (each hop needs the one before)',
+    default: 1,
+  },
+  comparison: {
+    value: 'w',
+    type: 'number',
+    description: 'weight of comparison questions (who was born first, X or Y?): independent lookups',
+    default: 0,
+  },
+  aggregation: {
+    value: 'w',
+    type: 'number',
+    description: 'weight of aggregation questions (years between two facts): independent lookups',
+    default: 0,
+  },
+  misleading: {
+    value: 'rate',
+    type: 'number',
+    description: 'share of records with a planted wrong claim in a source search can return',
+    default: 0,
+  },
   out: { value: 'file', description: 'output JSONL', required: true },
   ...forceFlag,
 } as const;
@@ -252,8 +344,18 @@ export const workerFlags = {
   redis: { value: 'url', description: 'Redis URL, e.g. redis://127.0.0.1:6379', required: true },
   concurrency: { value: 'n', type: 'int', description: 'jobs at once in this process', default: 1 },
   queue: { value: 'name', description: 'queue name (rollout.distributed.queue)', default: 'sharp-rollout' },
-  lockS: { value: 's', type: 'number', description: 'seconds without a lock renewal before a job counts as stalled and is re-run elsewhere', default: 30 },
-  connectTimeoutS: { value: 's', type: 'number', description: 'seconds Redis may be unreachable at start before the worker gives up with exit 2', default: 30 },
+  lockS: {
+    value: 's',
+    type: 'number',
+    description: 'seconds without a lock renewal before a job counts as stalled and is re-run elsewhere',
+    default: 30,
+  },
+  connectTimeoutS: {
+    value: 's',
+    type: 'number',
+    description: 'seconds Redis may be unreachable at start before the worker gives up with exit 2',
+    default: 30,
+  },
   ...backendFlag,
 } as const;
 export type WorkerFlags = OptionsOf<typeof workerFlags>;
@@ -274,7 +376,12 @@ const viewFlags = {
 export type ViewFlags = OptionsOf<typeof viewFlags>;
 
 const indexBuildFlags = {
-  corpus: { value: 'file', description: 'corpus: Search-R1 JSONL {id, contents}, or a MuSiQue / HotpotQA / 2Wiki file (its paragraphs, pooled)', required: true },
+  corpus: {
+    value: 'file',
+    description:
+      'corpus: Search-R1 JSONL {id, contents}, or a MuSiQue / HotpotQA / 2Wiki file (its paragraphs, pooled)',
+    required: true,
+  },
   out: { value: 'dir', description: 'index folder (created; replaced only when it holds an index)', required: true },
 } as const;
 export type IndexBuildFlags = OptionsOf<typeof indexBuildFlags>;
@@ -288,48 +395,114 @@ const serveRetrievalFlags = {
   index: { value: 'dir', description: 'index folder (sharp index build)', required: true },
   host: { value: 'host', description: 'address to bind (127.0.0.1: this machine only)', default: '127.0.0.1' },
   port: { value: 'n', type: 'int', description: 'port (0 = any free one)', default: 8000 },
-  maxTermShare: { value: 'p', type: 'number', description: 'leave out query words found in more than this share of the passages (1 = exact BM25; see docs/retrieval.md)', default: 1 },
+  maxTermShare: {
+    value: 'p',
+    type: 'number',
+    description:
+      'leave out query words found in more than this share of the passages (1 = exact BM25; see docs/retrieval.md)',
+    default: 1,
+  },
 } as const;
 export type ServeRetrievalFlags = OptionsOf<typeof serveRetrievalFlags>;
 
 /** The commands in the order `sharp --help` lists them. */
 export const COMMANDS: readonly CommandSpec[] = [
-  command({ name: 'train', description: 'SHARP-GRPO training (rollouts -> credit -> advantages -> update)', flags: trainFlags, load: async () => (await import('./train.ts')).run }),
+  command({
+    name: 'train',
+    description: 'SHARP-GRPO training (rollouts -> credit -> advantages -> update)',
+    flags: trainFlags,
+    load: async () => (await import('./train.ts')).run,
+  }),
   command({
     name: 'ablate',
     description: 'the SHARP ablation: the same RL budget per credit method and seed, then a comparison table and plot',
     flags: ablateFlags,
     load: async () => (await import('./ablate.ts')).run,
   }),
-  command({ name: 'sft', description: 'supervised fine-tuning on transcripts', flags: sftFlags, load: async () => (await import('./sft.ts')).run }),
-  command({ name: 'dpo', description: 'DPO on preference pairs', flags: dpoFlags, load: async () => (await import('./dpo.ts')).run }),
-  command({ name: 'eval', description: 'evaluate on a benchmark and write official-format predictions', flags: evalFlags, load: async () => (await import('./eval.ts')).run }),
+  command({
+    name: 'sft',
+    description: 'supervised fine-tuning on transcripts',
+    flags: sftFlags,
+    load: async () => (await import('./sft.ts')).run,
+  }),
+  command({
+    name: 'dpo',
+    description: 'DPO on preference pairs',
+    flags: dpoFlags,
+    load: async () => (await import('./dpo.ts')).run,
+  }),
+  command({
+    name: 'eval',
+    description: 'evaluate on a benchmark and write official-format predictions',
+    flags: evalFlags,
+    load: async () => (await import('./eval.ts')).run,
+  }),
   command({
     name: 'audit',
-    description: 'credit quality without RL: roll out n trajectories, credit them under every counterfactual (mask, resample, repair) and the oracle, and score how well each credit tells wrong worker reports from right ones (AUROC, blamed shares)',
+    description:
+      'credit quality without RL: roll out n trajectories, credit them under every counterfactual (mask, resample, ' +
+      'repair) and the oracle, and score how well each credit tells wrong worker reports from right ones (AUROC, ' +
+      'blamed shares)',
     flags: auditFlags,
     load: async () => (await import('./audit.ts')).run,
   }),
-  command({ name: 'config', description: 'print the resolved config', flags: configFlags, load: async () => (await import('./config.ts')).run }),
+  command({
+    name: 'config',
+    description: 'print the resolved config',
+    flags: configFlags,
+    load: async () => (await import('./config.ts')).run,
+  }),
   command({
     name: 'config schema',
     description: 'write configs/schema.json (JSON Schema of the config files)',
     flags: configSchemaFlags,
     load: async () => (await import('./config.ts')).runSchema,
   }),
-  command({ name: 'doctor', description: 'report versions, backend, GPU libraries and a measured matmul rate', flags: doctorFlags, load: async () => (await import('./doctor.ts')).run }),
-  command({ name: 'generate', description: 'generate a continuation with a checkpoint', flags: generateFlags, load: async () => (await import('./generate.ts')).run }),
+  command({
+    name: 'doctor',
+    description: 'report versions, backend, GPU libraries and a measured matmul rate',
+    flags: doctorFlags,
+    load: async () => (await import('./doctor.ts')).run,
+  }),
+  command({
+    name: 'generate',
+    description: 'generate a continuation with a checkpoint',
+    flags: generateFlags,
+    load: async () => (await import('./generate.ts')).run,
+  }),
   command({
     name: 'export',
-    description: 'LoRA adapters (a checkpoint of a train.lora run) out as a merged Hugging Face checkpoint (--merge) or in PEFT layout',
+    description:
+      'LoRA adapters (a checkpoint of a train.lora run) out as a merged Hugging Face checkpoint (--merge) or in ' +
+      'PEFT layout',
     flags: exportFlags,
     load: async () => (await import('./export.ts')).run,
   }),
-  command({ name: 'init-model', description: 'write a random-init model in Hugging Face layout', flags: initModelFlags, load: async () => (await import('./init-model.ts')).run }),
+  command({
+    name: 'init-model',
+    description: 'write a random-init model in Hugging Face layout',
+    flags: initModelFlags,
+    load: async () => (await import('./init-model.ts')).run,
+  }),
   { name: 'data', description: 'datasets: synthetic world, expert transcripts', flags: {} },
-  command({ name: 'data synth', description: 'write synthetic multi-hop episodes in the MuSiQue format', flags: dataSynthFlags, load: async () => (await import('./data-synth.ts')).run }),
-  command({ name: 'data expert', description: "write the scripted expert's transcripts (SFT data)", flags: dataExpertFlags, load: async () => (await import('./data-expert.ts')).run }),
-  command({ name: 'rollout', description: 'run the agents and write trajectories', flags: rolloutFlags, load: async () => (await import('./rollout.ts')).run }),
+  command({
+    name: 'data synth',
+    description: 'write synthetic multi-hop episodes in the MuSiQue format',
+    flags: dataSynthFlags,
+    load: async () => (await import('./data-synth.ts')).run,
+  }),
+  command({
+    name: 'data expert',
+    description: "write the scripted expert's transcripts (SFT data)",
+    flags: dataExpertFlags,
+    load: async () => (await import('./data-expert.ts')).run,
+  }),
+  command({
+    name: 'rollout',
+    description: 'run the agents and write trajectories',
+    flags: rolloutFlags,
+    load: async () => (await import('./rollout.ts')).run,
+  }),
   command({
     name: 'worker',
     description: 'serve the rollout and replay jobs of distributed training runs (rollout.distributed)',
@@ -337,8 +510,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: async () => (await import('./worker.ts')).run,
   }),
   { name: 'index', description: 'on-disk BM25 indexes of a corpus for the search tool', flags: {} },
-  command({ name: 'index build', description: 'build a BM25 index (SQLite FTS5) of a corpus file', flags: indexBuildFlags, load: async () => (await import('./index-build.ts')).run }),
-  command({ name: 'index info', description: 'passages, size, tokenizer, BM25 k1/b and corpus checksum of an index', flags: indexInfoFlags, load: async () => (await import('./index-info.ts')).run }),
+  command({
+    name: 'index build',
+    description: 'build a BM25 index (SQLite FTS5) of a corpus file',
+    flags: indexBuildFlags,
+    load: async () => (await import('./index-build.ts')).run,
+  }),
+  command({
+    name: 'index info',
+    description: 'passages, size, tokenizer, BM25 k1/b and corpus checksum of an index',
+    flags: indexInfoFlags,
+    load: async () => (await import('./index-info.ts')).run,
+  }),
   { name: 'serve', description: 'servers for other processes', flags: {} },
   command({
     name: 'serve retrieval',
@@ -346,10 +529,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: serveRetrievalFlags,
     load: async () => (await import('./serve-retrieval.ts')).run,
   }),
-  command({ name: 'plot', description: 'render reward / accuracy / credit curves of a run to PNG', flags: plotFlags, load: async () => (await import('./plot.ts')).run }),
+  command({
+    name: 'plot',
+    description: 'render reward / accuracy / credit curves of a run to PNG',
+    flags: plotFlags,
+    load: async () => (await import('./plot.ts')).run,
+  }),
   command({
     name: 'view',
-    description: 'a local web page of a run: curves, trajectories with per-agent and per-message credit, replays, ablation',
+    description:
+      'a local web page of a run: curves, trajectories with per-agent and per-message credit, replays, ablation',
     flags: viewFlags,
     load: async () => (await import('./view.ts')).run,
   }),

@@ -7,7 +7,8 @@ import { writeJsonlAtomic } from '../fs/atomic.ts';
 import { dataExpertFlags, withDefaults, type GivenFlags } from './commands.ts';
 import { run as runDataExpert } from './data-expert.ts';
 
-const run = (opts: GivenFlags<typeof dataExpertFlags>): Promise<void> => runDataExpert(withDefaults(dataExpertFlags, opts));
+const run = (opts: GivenFlags<typeof dataExpertFlags>): Promise<void> =>
+  runDataExpert(withDefaults(dataExpertFlags, opts));
 
 const dir = mkdtempSync(join(tmpdir(), 'sharp-expert-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,7 +26,10 @@ describe('sharp data expert', () => {
     const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     await run({ in: input, out });
     write.mockRestore();
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Line);
     // planner + one worker per hop, for every episode (the expert solves all of them)
     const hops = records.reduce((n, r) => n + r.question_decomposition.length, 0);
     expect(lines).toHaveLength(records.length + hops);
@@ -44,7 +48,11 @@ describe('sharp data expert', () => {
   it('judges "solved" by the configured success function (credit.success), as sharp train does', async () => {
     // Gold answers in upper case: the expert's answer matches them after SQuAD normalisation (em)
     // but not as a raw string.
-    const records = generateSynth({ seed: 4, n: 6 }).map((r) => ({ ...r, answer: r.answer.toUpperCase(), answer_aliases: [] }));
+    const records = generateSynth({ seed: 4, n: 6 }).map((r) => ({
+      ...r,
+      answer: r.answer.toUpperCase(),
+      answer_aliases: [],
+    }));
     const input = join(dir, 'upper.jsonl');
     writeJsonlAtomic(input, records);
     let printed = '';
@@ -64,9 +72,23 @@ describe('sharp data expert', () => {
 
   it('fails in one line on bad input', async () => {
     const missing = join(dir, 'missing.jsonl');
-    await expect(run({ in: missing, out: join(dir, 'x.jsonl') })).rejects.toThrow(/^data expert: .*missing\.jsonl: file not found$/);
+    await expect(run({ in: missing, out: join(dir, 'x.jsonl') })).rejects.toThrow(
+      /^data expert: .*missing\.jsonl: file not found$/,
+    );
     const noDecomp = join(dir, 'nodecomp.jsonl');
-    writeFileSync(noDecomp, `${JSON.stringify({ id: '2hop__1_2', paragraphs: [], question: 'q?', answer: 'a', answer_aliases: [], answerable: true })}\n`);
-    await expect(run({ in: noDecomp, out: join(dir, 'x.jsonl') })).rejects.toThrow(`data expert: ${noDecomp}: episode 2hop__1_2 has no question_decomposition (the expert follows it)`);
+    writeFileSync(
+      noDecomp,
+      JSON.stringify({
+        id: '2hop__1_2',
+        paragraphs: [],
+        question: 'q?',
+        answer: 'a',
+        answer_aliases: [],
+        answerable: true,
+      }) + '\n',
+    );
+    await expect(run({ in: noDecomp, out: join(dir, 'x.jsonl') })).rejects.toThrow(
+      `data expert: ${noDecomp}: episode 2hop__1_2 has no question_decomposition (the expert follows it)`,
+    );
   });
 });

@@ -17,7 +17,9 @@ describe('sharp data synth', () => {
       await run({ seed: 9, n: 25, out: join(dir, 'a.jsonl') });
       await run({ seed: 9, n: 25, out: join(dir, 'b.jsonl'), minHops: 2, maxHops: 4 });
       await run({ seed: 10, n: 25, out: join(dir, 'c.jsonl') });
-      expect(String(write.mock.calls[0]?.[0])).toMatch(/^data synth: wrote 25 records \(.*2hop \d+.*\) to .*a\.jsonl\n$/);
+      expect(String(write.mock.calls[0]?.[0])).toMatch(
+        /^data synth: wrote 25 records \(.*2hop \d+.*\) to .*a\.jsonl\n$/,
+      );
     } finally {
       write.mockRestore();
     }
@@ -35,12 +37,26 @@ describe('sharp data synth', () => {
     const dir = mkdtempSync(join(tmpdir(), 'data-synth-'));
     const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
-      await run({ seed: 3, n: 30, out: join(dir, 'w.jsonl'), worlds: 'fresh', chain: 0, comparison: 1, aggregation: 1, misleading: 1, maxHops: 3 });
+      await run({
+        seed: 3,
+        n: 30,
+        out: join(dir, 'w.jsonl'),
+        worlds: 'fresh',
+        chain: 0,
+        comparison: 1,
+        aggregation: 1,
+        misleading: 1,
+        maxHops: 3,
+      });
       await run({ seed: 3, n: 10, out: join(dir, 'c.jsonl'), worlds: 'fresh' });
     } finally {
       write.mockRestore();
     }
-    const read = (f: string) => readFileSync(join(dir, f), 'utf8').trimEnd().split('\n').map((l) => synthRecordSchema.parse(JSON.parse(l)));
+    const read = (f: string) =>
+      readFileSync(join(dir, f), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => synthRecordSchema.parse(JSON.parse(l)));
     const mixed = read('w.jsonl');
     const shape = (id: string) => /^\dhop(cmp|agg)__/.exec(id)?.[1] ?? 'chain';
     expect(mixed).toHaveLength(30);

@@ -20,20 +20,32 @@ export async function run(opts: DataSynthFlags): Promise<void> {
   const path = claimOutFile(opts.out, { command: 'data synth', flag: 'data synth: --out', force: opts.force });
   const { seed, n, minHops, maxHops } = opts;
   if (seed < 0) throw new UserError(`data synth: --seed must be >= 0, got ${seed}`);
-  if (n < 1 || n > MAX_SYNTHETIC_EPISODES) throw new UserError(`data synth: --n must be in 1..${MAX_SYNTHETIC_EPISODES}, got ${n}`);
-  for (const [flag, v] of [['--min-hops', minHops], ['--max-hops', maxHops]] as const) {
+  if (n < 1 || n > MAX_SYNTHETIC_EPISODES)
+    throw new UserError(`data synth: --n must be in 1..${MAX_SYNTHETIC_EPISODES}, got ${n}`);
+  for (const [flag, v] of [
+    ['--min-hops', minHops],
+    ['--max-hops', maxHops],
+  ] as const) {
     if (v < 2 || v > 4) throw new UserError(`data synth: ${flag} must be 2, 3 or 4, got ${v}`);
   }
-  if (minHops > maxHops) throw new UserError(`data synth: --min-hops (${minHops}) is greater than --max-hops (${maxHops})`);
+  if (minHops > maxHops)
+    throw new UserError(`data synth: --min-hops (${minHops}) is greater than --max-hops (${maxHops})`);
   const { chain, comparison, aggregation, misleading } = opts;
-  for (const [flag, v] of [['--chain', chain], ['--comparison', comparison], ['--aggregation', aggregation]] as const) {
+  for (const [flag, v] of [
+    ['--chain', chain],
+    ['--comparison', comparison],
+    ['--aggregation', aggregation],
+  ] as const) {
     if (v < 0) throw new UserError(`data synth: ${flag} must be >= 0, got ${v}`);
   }
-  if (chain + comparison + aggregation <= 0) throw new UserError('data synth: at least one of --chain, --comparison, --aggregation must be > 0');
-  if (misleading < 0 || misleading > 1) throw new UserError(`data synth: --misleading must be in [0, 1], got ${misleading}`);
+  if (chain + comparison + aggregation <= 0)
+    throw new UserError('data synth: at least one of --chain, --comparison, --aggregation must be > 0');
+  if (misleading < 0 || misleading > 1)
+    throw new UserError(`data synth: --misleading must be in [0, 1], got ${misleading}`);
   let records;
   // Long runs (about 10 ms a record) report progress every PROGRESS_EVERY records on stderr.
-  const progress = n >= PROGRESS_EVERY ? createProgress({ total: n, done: 0, label: 'data synth', unit: 'records' }) : undefined;
+  const progress =
+    n >= PROGRESS_EVERY ? createProgress({ total: n, done: 0, label: 'data synth', unit: 'records' }) : undefined;
   let reported = 0;
   const onRecord = (done: number): void => {
     if (!progress || (done - reported < PROGRESS_EVERY && done < n)) return;
@@ -41,7 +53,16 @@ export async function run(opts: DataSynthFlags): Promise<void> {
     reported = done;
   };
   try {
-    records = generateSynth({ seed, n, minHops, maxHops, worlds: opts.worlds, shapes: { chain, comparison, aggregation }, misleadingRate: misleading, onRecord });
+    records = generateSynth({
+      seed,
+      n,
+      minHops,
+      maxHops,
+      worlds: opts.worlds,
+      shapes: { chain, comparison, aggregation },
+      misleadingRate: misleading,
+      onRecord,
+    });
   } catch (e) {
     // The generator's own errors (e.g. more records than distinct questions) are about the flags.
     throw new UserError(`data synth: ${(e as Error).message.replace(/^synth: /, '')}`);
@@ -55,6 +76,9 @@ export async function run(opts: DataSynthFlags): Promise<void> {
     const shape = r.id.split('__')[0] as string;
     shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
   }
-  const mix = [...shapes.entries()].sort().map(([s, c]) => `${s} ${c}`).join(', ');
+  const mix = [...shapes.entries()]
+    .sort()
+    .map(([s, c]) => `${s} ${c}`)
+    .join(', ');
   process.stdout.write(`data synth: wrote ${records.length} records (${mix}) to ${path}\n`);
 }

@@ -62,10 +62,14 @@ function nativeBinary(backend: BackendChoice['backend']): { path: string; skippe
 /** Why this backend and not the other CPU one (wasm or native), in one line. */
 function memoryLine(r: DoctorReport): string | undefined {
   const b = r.backend;
-  if (b.backend === 'native') return `tensors in ordinary memory (no 4 GiB wasm heap)${b.why ? `: chosen because ${b.why}` : ''}`;
+  if (b.backend === 'native')
+    return `tensors in ordinary memory (no 4 GiB wasm heap)${b.why ? `: chosen because ${b.why}` : ''}`;
   if (b.backend !== 'wasm') return undefined;
   const why = r.nativeBackend ?? '';
-  return `one wasm heap of at most 4 GiB for all tensors; auto picks native instead when a model's training state exceeds it${why ? ` (native unavailable here: ${why})` : ' (--backend native to force it)'}`;
+  return (
+    `one wasm heap of at most 4 GiB for all tensors; auto picks native instead when a model's training state ` +
+    `exceeds it${why ? ` (native unavailable here: ${why})` : ' (--backend native to force it)'}`
+  );
 }
 
 export function formatDoctor(r: DoctorReport): string {
@@ -79,30 +83,59 @@ export function formatDoctor(r: DoctorReport): string {
   if (memory) lines.push(`  memory        ${memory}`);
   if (r.backend.wasm) {
     lines.push(`wasm SIMD       ${r.backend.wasm.simd ? 'on' : 'off'}`);
-    lines.push(`wasm threads    ${r.backend.wasm.threads} (requested ${r.backend.wasm.threadsRequested}; tfjs runs wasm single-threaded in Node)`);
+    lines.push(
+      `wasm threads    ${r.backend.wasm.threads} (requested ${r.backend.wasm.threadsRequested}; tfjs runs wasm ` +
+        `single-threaded in Node)`,
+    );
   }
   const n = r.backend.native;
   if (n) {
     const from = n.source ? ` (${n.source}${r.nativeBinary ? `, ${r.nativeBinary.path}` : ''})` : '';
     const over = r.backend.backend === 'native' ? 'tfjs-backend-cpu JS kernels replaced' : 'wasm kernels overridden';
-    lines.push(`native kernels  ${n.mode === 'native' ? `loaded${from}: ${n.kernels.length} ${over}` : `${n.mode} (${n.reason})`}`);
+    lines.push(
+      `native kernels  ` +
+        `${n.mode === 'native' ? `loaded${from}: ${n.kernels.length} ${over}` : `${n.mode} (${n.reason})`}`,
+    );
     if (n.mode === 'native') {
       for (const why of r.nativeBinary?.skipped ?? []) lines.push(`  passed over   ${why}`);
       lines.push(`  kernels       ${n.kernels.join(', ')}`);
-      lines.push(`  threads       ${n.blasThreads} (${n.blasPolicy === 'auto' ? 'auto: every kernel, GEMMs included, splits its work across the addon\'s pool; small decode-step products on one thread' : 'fixed: OpenBLAS threads each GEMM'})${n.blasConfig ? `; ${n.blasConfig}` : ''}`);
+      lines.push(
+        `  threads       ${n.blasThreads} (${
+          n.blasPolicy === 'auto'
+            ? "auto: every kernel, GEMMs included, splits its work across the addon's pool; small decode-step " +
+              'products on one thread'
+            : 'fixed: OpenBLAS threads each ' + 'GEMM'
+        })${n.blasConfig ? `; ${n.blasConfig}` : ''}`,
+      );
     } else if (n.mode === 'fallback') {
-      lines.push(`  kernels       ${n.kernels.join(', ')} (pure-wasm split of batched/transposed matmuls; build the addon with npm run build:native)`);
+      lines.push(
+        `  kernels       ${n.kernels.join(', ')} (pure-wasm split of batched/transposed matmuls; build the addon ` +
+          `with npm run build:native)`,
+      );
     }
   }
-  lines.push(`tfjs-node-gpu   ${r.gpuPackage ? `installed ${r.gpuPackage}` : 'not installed (GPU hosts: use the Docker image, see docs/operations.md)'}`);
+  lines.push(
+    `tfjs-node-gpu   ${
+      r.gpuPackage
+        ? `installed ${r.gpuPackage}`
+        : 'not installed (GPU hosts: use the Docker image, ' + 'see docs/operations.md)'
+    }`,
+  );
   lines.push(`NVIDIA driver   ${r.driver ?? 'not found (libcuda.so)'}`);
   const missing = r.cudaLibs.filter((l) => !l.path);
   for (const l of r.cudaLibs) lines.push(`  ${l.lib.padEnd(20)} ${l.path ?? 'MISSING'}`);
   if (r.gpuPackage && missing.length > 0) {
-    lines.push(`WARNING: tfjs-node-gpu is installed but ${missing.map((l) => l.lib).join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing: TensorFlow will silently run on the CPU.`);
+    lines.push(
+      `WARNING: tfjs-node-gpu is installed but ${missing.map((l) => l.lib).join(', ')} ` +
+        `${missing.length === 1 ? 'is' : 'are'} missing: TensorFlow will silently run on the CPU.`,
+    );
   }
-  if (r.backend.backend === 'tensorflow' && r.gpuPackage === null) lines.push('note            tensorflow backend is the CPU build (tfjs-node), not the GPU one');
-  lines.push(`matmul          ${r.matmul.gflops.toFixed(2)} GFLOP/s (median ${r.matmul.medianMs.toFixed(2)} ms, warm-up ${r.matmul.warmupMs.toFixed(1)} ms)`);
+  if (r.backend.backend === 'tensorflow' && r.gpuPackage === null)
+    lines.push('note            tensorflow backend is the CPU build (tfjs-node), not the GPU one');
+  lines.push(
+    `matmul          ${r.matmul.gflops.toFixed(2)} GFLOP/s (median ${r.matmul.medianMs.toFixed(2)} ms, warm-up ` +
+      `${r.matmul.warmupMs.toFixed(1)} ms)`,
+  );
   return lines.join('\n');
 }
 
@@ -110,7 +143,8 @@ export function formatDoctor(r: DoctorReport): string {
 const MAX_THREADS = 1024;
 
 export async function run(opts: DoctorFlags): Promise<void> {
-  if (!Number.isInteger(opts.threads) || opts.threads < 0 || opts.threads > MAX_THREADS) throw new UserError(`doctor --threads: ${opts.threads} is not an integer in 0..${MAX_THREADS} (0 = all cores)`);
+  if (!Number.isInteger(opts.threads) || opts.threads < 0 || opts.threads > MAX_THREADS)
+    throw new UserError(`doctor --threads: ${opts.threads} is not an integer in 0..${MAX_THREADS} (0 = all cores)`);
   const report = await collectDoctor(resolveBackendName(opts.backend, 'auto'), opts.threads);
   process.stdout.write(formatDoctor(report) + '\n');
 }

@@ -32,7 +32,8 @@ export async function run(opts: DpoFlags): Promise<void> {
   if (d.steps < 1) throw new UserError('dpo: train.dpo.steps must be >= 1');
   await checkPositions(cfg, 'dpo');
   const from = resolve(cfg.model.path);
-  if (!existsSync(join(from, 'config.json'))) throw new UserError(`dpo: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);
+  if (!existsSync(join(from, 'config.json')))
+    throw new UserError(`dpo: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);
   let pairs;
   try {
     pairs = readPreferencePairs(d.data);
@@ -40,55 +41,76 @@ export async function run(opts: DpoFlags): Promise<void> {
     throw new UserError(`dpo: ${(err as Error).message.split('\n')[0]}`);
   }
   if (pairs.length === 0) throw new UserError(`dpo: ${d.data} holds no preference pairs`);
-  await inRunDir(opts, cfg, resuming, (runDir) => withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
-    log.info({ runDir, backend: backend.backend, native: backend.native, pairs: pairs.length, resume: resuming }, 'dpo');
-    checkModelOut(join(runDir, 'model'), from, 'dpo');
-    const tokenizer = await Tokenizer.load(from);
-    const hash = configHash(cfg);
-    const resume = await phaseResumePoint(runDir, DPO_CHECKPOINTS_DIR, hash);
-    if (resume) log.info({ step: resume.state.step, dir: resume.dir }, 'resuming DPO from its latest checkpoint');
-    const model = await CausalLM.load(resume?.dir ?? from);
-    // With LoRA the reference is the base with adapters disabled (runDpo's default): no second copy.
-    const ref = cfg.train.lora.rank > 0 ? undefined : await CausalLM.load(from).catch((err: unknown) => {
-      model.dispose();
-      throw err;
-    });
-    try {
-      const t0 = performance.now();
-      const res = await runDpo({
-        model,
-        ref,
-        enc: tokenizer,
-        padId: tokenizer.padId,
-        pairs,
-        steps: d.steps,
-        batch: d.batch,
-        optimizer: optimizerSettings(cfg.train, 'dpo'),
-        training: trainingSetup(cfg.train),
-        beta: cfg.train.dpoBeta,
-        microBatch: cfg.train.microBatch,
-        gradClip: cfg.train.gradClip,
-        seed: cfg.run.seed,
-        maxTokens: cfg.rollout.maxContext,
-        runDir,
-        checkpoints: {
+  await inRunDir(opts, cfg, resuming, (runDir) =>
+    withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
+      log.info(
+        { runDir, backend: backend.backend, native: backend.native, pairs: pairs.length, resume: resuming },
+        'dpo',
+      );
+      checkModelOut(join(runDir, 'model'), from, 'dpo');
+      const tokenizer = await Tokenizer.load(from);
+      const hash = configHash(cfg);
+      const resume = await phaseResumePoint(runDir, DPO_CHECKPOINTS_DIR, hash);
+      if (resume) log.info({ step: resume.state.step, dir: resume.dir }, 'resuming DPO from its latest checkpoint');
+      const model = await CausalLM.load(resume?.dir ?? from);
+      // With LoRA the reference is the base with adapters disabled (runDpo's default): no second copy.
+      const ref =
+        cfg.train.lora.rank > 0
+          ? undefined
+          : await CausalLM.load(from).catch((err: unknown) => {
+              model.dispose();
+              throw err;
+            });
+      try {
+        const t0 = performance.now();
+        const res = await runDpo({
+          model,
+          ref,
+          enc: tokenizer,
+          padId: tokenizer.padId,
+          pairs,
+          steps: d.steps,
+          batch: d.batch,
+          optimizer: optimizerSettings(cfg.train, 'dpo'),
+          training: trainingSetup(cfg.train),
+          beta: cfg.train.dpoBeta,
+          microBatch: cfg.train.microBatch,
+          gradClip: cfg.train.gradClip,
+          seed: cfg.run.seed,
+          maxTokens: cfg.rollout.maxContext,
           runDir,
-          folder: DPO_CHECKPOINTS_DIR,
-          every: d.checkpointEvery > 0 ? d.checkpointEvery : cfg.train.checkpointEvery,
-          keep: cfg.train.keepCheckpoints,
-          configHash: hash,
-          copyFiles: companionFiles(from),
-          resume,
-        },
-      });
-      const dir = await saveModelAtomic(model, join(runDir, 'model'), from, 'dpo'); // with LoRA: the adapters merged in
-      if (model.lora) await model.saveAdapters(join(runDir, 'adapter')); // and apart, in PEFT's layout
-      const loss = (r: Record<string, number>): string => (typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a');
-      log.info({ pairs: res.pairs, dropped: res.dropped, first: res.first, last: res.last, seconds: (performance.now() - t0) / 1000 }, 'dpo done');
-      process.stdout.write(`dpo: ${res.steps} steps on ${res.pairs} pairs, loss ${loss(res.first)} -> ${loss(res.last)}; saved ${dir}\n`);
-    } finally {
-      model.dispose();
-      ref?.dispose();
-    }
-  }));
+          checkpoints: {
+            runDir,
+            folder: DPO_CHECKPOINTS_DIR,
+            every: d.checkpointEvery > 0 ? d.checkpointEvery : cfg.train.checkpointEvery,
+            keep: cfg.train.keepCheckpoints,
+            configHash: hash,
+            copyFiles: companionFiles(from),
+            resume,
+          },
+        });
+        // with LoRA: the adapters merged in
+        const dir = await saveModelAtomic(model, join(runDir, 'model'), from, 'dpo');
+        if (model.lora) await model.saveAdapters(join(runDir, 'adapter')); // and apart, in PEFT's layout
+        const loss = (r: Record<string, number>): string =>
+          typeof r['dpo/loss'] === 'number' ? r['dpo/loss'].toFixed(4) : 'n/a';
+        log.info(
+          {
+            pairs: res.pairs,
+            dropped: res.dropped,
+            first: res.first,
+            last: res.last,
+            seconds: (performance.now() - t0) / 1000,
+          },
+          'dpo done',
+        );
+        process.stdout.write(
+          `dpo: ${res.steps} steps on ${res.pairs} pairs, loss ${loss(res.first)} -> ${loss(res.last)}; saved ${dir}\n`,
+        );
+      } finally {
+        model.dispose();
+        ref?.dispose();
+      }
+    }),
+  );
 }

@@ -26,7 +26,13 @@ describe('eval resume is keyed on the checkpoint content', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sharp-eval-hash-'));
     const model = join(dir, 'model');
     cpSync(join(repo, 'models/tiny-random'), model, { recursive: true });
-    const opts = { bench: 'musique', model, out: join(dir, 'out'), backend: 'wasm' as const, set: ['rollout.maxNewTokens=4'] };
+    const opts = {
+      bench: 'musique',
+      model,
+      out: join(dir, 'out'),
+      backend: 'wasm' as const,
+      set: ['rollout.maxNewTokens=4'],
+    };
     await quiet(() => run({ ...opts, limit: 1 }));
     // Another model under the same path: one weight changed (still finite).
     const f = join(model, 'model.safetensors');
@@ -38,8 +44,12 @@ describe('eval resume is keyed on the checkpoint content', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(UserError);
-    expect((err as Error).message).toMatch(/holds predictions of another setup \(modelHash: "sha256:[0-9a-f]{64}" there, "sha256:[0-9a-f]{64}" now\)/);
-    const log = readFileSync(join(dir, 'out', 'predictions.log.jsonl'), 'utf8').trim().split('\n');
+    expect((err as Error).message).toMatch(
+      /holds predictions of another setup \(modelHash: "sha256:[0-9a-f]{64}" there, "sha256:[0-9a-f]{64}" now\)/,
+    );
+    const log = readFileSync(join(dir, 'out', 'predictions.log.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     expect(log).toHaveLength(1); // nothing of the second model was appended
   }, 120_000);
 });

@@ -57,7 +57,10 @@ function printedMetrics(stdout: string): Record<string, number> {
   return Object.fromEntries(line.split(', ').map((kv) => [kv.split(' ')[0], Number(kv.split(' ')[1])]));
 }
 
-const lines = (file: string): string[] => readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
+const lines = (file: string): string[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
 
 describe('sharp eval', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sharp-eval-cli-'));
@@ -70,7 +73,8 @@ describe('sharp eval', () => {
 
   it('--list names every benchmark with its metric', async () => {
     const s = await sharpEval({ list: true });
-    for (const b of ['musique', 'hotpotqa', '2wiki', 'frames', 'webwalkerqa', 'gaia', 'docmath']) expect(s).toMatch(new RegExp(`^${b} `, 'm'));
+    for (const b of ['musique', 'hotpotqa', '2wiki', 'frames', 'webwalkerqa', 'gaia', 'docmath'])
+      expect(s).toMatch(new RegExp(`^${b} `, 'm'));
     expect(s).toContain('metric: answer EM/F1');
   });
 
@@ -89,7 +93,9 @@ describe('sharp eval', () => {
         expect(typeof r.predicted_answer).toBe('string');
         expect(typeof r.predicted_answerable).toBe('boolean');
       }
-      const metrics = (JSON.parse(readFileSync(join(out, 'metrics.json'), 'utf8')) as { metrics: Record<string, number> }).metrics;
+      const metrics = (
+        JSON.parse(readFileSync(join(out, 'metrics.json'), 'utf8')) as { metrics: Record<string, number> }
+      ).metrics;
       expect(printedMetrics(stdout)).toEqual(metrics);
       expect(scoreMusique(gold, pred)).toEqual(metrics);
       if (python) {
@@ -107,75 +113,109 @@ describe('sharp eval', () => {
     async () => {
       for (const agents of ['single', 'direct'] as const) {
         const out = join(dir, agents);
-        const stdout = await sharpEval({ bench: 'musique', limit: 3, model: shippedModel, out, agents, backend: 'wasm' });
+        const stdout = await sharpEval({
+          bench: 'musique',
+          limit: 3,
+          model: shippedModel,
+          out,
+          agents,
+          backend: 'wasm',
+        });
         expect(stdout).toContain(`eval musique (${agents}): 3 episodes (3 run now`);
         expect(lines(join(out, 'predictions.jsonl'))).toHaveLength(3);
         expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain(`- agents: ${agents}`);
-        expect(JSON.parse(readFileSync(join(out, 'eval-setup.json'), 'utf8'))).toMatchObject({ agents, model: shippedModel, temperature: 0 });
+        expect(JSON.parse(readFileSync(join(out, 'eval-setup.json'), 'utf8'))).toMatchObject({
+          agents,
+          model: shippedModel,
+          temperature: 0,
+        });
       }
     },
     60_000,
   );
 
-  it('expert on synthetic 2-hop episodes with --credit: official numbers, hand-computed credit, resume after a kill', async () => {
-    const out = join(dir, 'expert');
-    const opts = { bench: 'musique', data: synth, policy: 'expert' as const, credit: true, out };
-    const stdout = await sharpEval(opts);
-    const pred = join(out, 'predictions.jsonl');
-    const metrics = printedMetrics(stdout);
-    // The expert answers every hop from the paragraphs: EM 1; support is what its workers cited.
-    expect(metrics.answer_em).toBe(1);
-    expect(metrics.support_f1).toBeGreaterThan(0.5);
-    expect(scoreMusique(join(out, 'gold.jsonl'), pred)).toEqual(metrics);
-    if (python) expect(officialScore(pred, join(out, 'gold.jsonl'))).toEqual(metrics);
-    // Replay mode final, 2 hops: masking hop 2's report changes the final answer (Delta 1), masking
-    // hop 1's does not (the planner answers from hop 2's report: Delta 0) -> helpful 1/2, neutral 1/2.
-    // Credit: planner 0.9 * 1 (R_b) + 0.9 * mean(max(1,0), max(0,0)) = 0.45 + 0.1 * 1 (valid delegations) = 1.45;
-    // workers 0.9 * 1 + 0.9 * mean(1, 0) + 0.1 * 1 = 1.45.
-    const credit = JSON.parse(readFileSync(join(out, 'credit.json'), 'utf8')) as Record<string, unknown>;
-    expect(credit).toMatchObject({ episodes: 12, workerCalls: 24, helpful: 0.5, neutral: 0.5, harmful: 0 });
-    expect((credit.meanCredit as Record<string, number>).planner).toBeCloseTo(1.45, 12);
-    expect((credit.meanCredit as Record<string, number>).worker).toBeCloseTo(1.45, 12);
-    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('| helpful (Delta > 0) | 0.500 |');
-    // `sharp view`'s sample: credit.recordGroups (2) episodes of the batch, with the replayed answers
-    // behind each v(S): without hop 2's report the planner answers the placeholder (v = 0).
-    const recs = listStepRecords(out);
-    expect(recs.map((f) => f.split('/').at(-1))).toEqual(['eval-000001.json']);
-    const rec = readStepRecord(recs[0] as string);
-    expect(rec).toMatchObject({ kind: 'eval', step: 1, groupsTotal: 12 });
-    expect(rec.groups).toHaveLength(2);
-    for (const t of rec.groups.flatMap((g) => g.trajectories)) {
-      expect(t.deltas).toEqual([0, 1]);
-      // two replays per coalition (credit.replays), v(N) replayed too
-      expect(t.coalitions.map((c) => [c.masked, c.value, c.answers.map((a) => a.success)])).toEqual([[[], 1, [1, 1]], [[0], 1, [1, 1]], [[1], 0, [0, 0]]]);
-      expect(t.coalitions[2]?.answers[0]?.answer).toBe('[no report]');
-    }
-    // Per-stage breakdown against the gold decomposition: the expert asks every hop (24 of 24),
-    // retrieves the support paragraph of every fact hop (23: one hop is arithmetic, answered with
-    // calculate), reports every gold answer and answers every question right.
-    const stages = JSON.parse(readFileSync(join(out, 'stages.json'), 'utf8')) as Record<string, { num: number; den: number }>;
-    expect(stages).toMatchObject({ trajectories: 12, accuracy: { num: 12, den: 12 }, subQuestion: { num: 24, den: 24 }, retrieval: { num: 23, den: 23 }, report: { num: 24, den: 24 }, offPlan: { num: 0, den: 24 } });
-    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain("| worker report equals the hop's gold answer | 1.000 [0.862, 1.000] (n = 24) |");
+  it(
+    'expert on synthetic 2-hop episodes with --credit: official numbers, hand-computed credit, resume after a ' +
+      'kill',
+    async () => {
+      const out = join(dir, 'expert');
+      const opts = { bench: 'musique', data: synth, policy: 'expert' as const, credit: true, out };
+      const stdout = await sharpEval(opts);
+      const pred = join(out, 'predictions.jsonl');
+      const metrics = printedMetrics(stdout);
+      // The expert answers every hop from the paragraphs: EM 1; support is what its workers cited.
+      expect(metrics.answer_em).toBe(1);
+      expect(metrics.support_f1).toBeGreaterThan(0.5);
+      expect(scoreMusique(join(out, 'gold.jsonl'), pred)).toEqual(metrics);
+      if (python) expect(officialScore(pred, join(out, 'gold.jsonl'))).toEqual(metrics);
+      // Replay mode final, 2 hops: masking hop 2's report changes the final answer (Delta 1), masking
+      // hop 1's does not (the planner answers from hop 2's report: Delta 0) -> helpful 1/2, neutral 1/2.
+      // Credit: planner 0.9 * 1 (R_b) + 0.9 * mean(max(1,0), max(0,0)) = 0.45 + 0.1 * 1 (valid delegations) = 1.45;
+      // workers 0.9 * 1 + 0.9 * mean(1, 0) + 0.1 * 1 = 1.45.
+      const credit = JSON.parse(readFileSync(join(out, 'credit.json'), 'utf8')) as Record<string, unknown>;
+      expect(credit).toMatchObject({ episodes: 12, workerCalls: 24, helpful: 0.5, neutral: 0.5, harmful: 0 });
+      expect((credit.meanCredit as Record<string, number>).planner).toBeCloseTo(1.45, 12);
+      expect((credit.meanCredit as Record<string, number>).worker).toBeCloseTo(1.45, 12);
+      expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('| helpful (Delta > 0) | 0.500 |');
+      // `sharp view`'s sample: credit.recordGroups (2) episodes of the batch, with the replayed answers
+      // behind each v(S): without hop 2's report the planner answers the placeholder (v = 0).
+      const recs = listStepRecords(out);
+      expect(recs.map((f) => f.split('/').at(-1))).toEqual(['eval-000001.json']);
+      const rec = readStepRecord(recs[0] as string);
+      expect(rec).toMatchObject({ kind: 'eval', step: 1, groupsTotal: 12 });
+      expect(rec.groups).toHaveLength(2);
+      for (const t of rec.groups.flatMap((g) => g.trajectories)) {
+        expect(t.deltas).toEqual([0, 1]);
+        // two replays per coalition (credit.replays), v(N) replayed too
+        expect(t.coalitions.map((c) => [c.masked, c.value, c.answers.map((a) => a.success)])).toEqual([
+          [[], 1, [1, 1]],
+          [[0], 1, [1, 1]],
+          [[1], 0, [0, 0]],
+        ]);
+        expect(t.coalitions[2]?.answers[0]?.answer).toBe('[no report]');
+      }
+      // Per-stage breakdown against the gold decomposition: the expert asks every hop (24 of 24),
+      // retrieves the support paragraph of every fact hop (23: one hop is arithmetic, answered with
+      // calculate), reports every gold answer and answers every question right.
+      const stages = JSON.parse(readFileSync(join(out, 'stages.json'), 'utf8')) as Record<
+        string,
+        { num: number; den: number }
+      >;
+      expect(stages).toMatchObject({
+        trajectories: 12,
+        accuracy: { num: 12, den: 12 },
+        subQuestion: { num: 24, den: 24 },
+        retrieval: { num: 23, den: 23 },
+        report: { num: 24, den: 24 },
+        offPlan: { num: 0, den: 24 },
+      });
+      expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain(
+        "| worker report equals the hop's gold answer | 1.000 [0.862, 1.000] (n = 24) |",
+      );
 
-    // A kill mid-run: the last 5 episodes lost, the line being written torn. The rerun does only those 5.
-    const first = readFileSync(pred, 'utf8');
-    const log = join(out, 'predictions.log.jsonl');
-    writeFileSync(log, `${lines(log).slice(0, 7).join('\n')}\n`);
-    appendFileSync(log, '{"key":"2hop__');
-    const again = await sharpEval(opts);
-    expect(again).toContain('12 episodes (5 run now');
-    // The resumed run adds its own batch file; the first one is untouched.
-    expect(listStepRecords(out).map((f) => f.split('/').at(-1))).toEqual(['eval-000001.json', 'eval-000002.json']);
-    expect(readStepRecord(listStepRecords(out)[1] as string).groupsTotal).toBe(5);
-    expect(readFileSync(pred, 'utf8')).toBe(first);
-    expect(JSON.parse(readFileSync(join(out, 'credit.json'), 'utf8'))).toEqual(credit);
-    expect(JSON.parse(readFileSync(join(out, 'stages.json'), 'utf8'))).toEqual(stages);
-    // Nothing pending: no episode runs, the files are rewritten from the log.
-    expect(await sharpEval(opts)).toContain('(0 run now');
+      // A kill mid-run: the last 5 episodes lost, the line being written torn. The rerun does only those 5.
+      const first = readFileSync(pred, 'utf8');
+      const log = join(out, 'predictions.log.jsonl');
+      writeFileSync(log, `${lines(log).slice(0, 7).join('\n')}\n`);
+      appendFileSync(log, '{"key":"2hop__');
+      const again = await sharpEval(opts);
+      expect(again).toContain('12 episodes (5 run now');
+      // The resumed run adds its own batch file; the first one is untouched.
+      expect(listStepRecords(out).map((f) => f.split('/').at(-1))).toEqual(['eval-000001.json', 'eval-000002.json']);
+      expect(readStepRecord(listStepRecords(out)[1] as string).groupsTotal).toBe(5);
+      expect(readFileSync(pred, 'utf8')).toBe(first);
+      expect(JSON.parse(readFileSync(join(out, 'credit.json'), 'utf8'))).toEqual(credit);
+      expect(JSON.parse(readFileSync(join(out, 'stages.json'), 'utf8'))).toEqual(stages);
+      // Nothing pending: no episode runs, the files are rewritten from the log.
+      expect(await sharpEval(opts)).toContain('(0 run now');
 
-    // The same folder with another agent system is refused instead of mixing two systems' answers.
-    await expect(run({ ...opts, agents: 'single' })).rejects.toThrow(/holds predictions of another setup \(agents: "multi" there, "single" now\)/);
-  }, 60_000);
+      // The same folder with another agent system is refused instead of mixing two systems' answers.
+      await expect(run({ ...opts, agents: 'single' })).rejects.toThrow(
+        /holds predictions of another setup \(agents: "multi" there, "single" now\)/,
+      );
+    },
+    60_000,
+  );
 
   it('bad input is a one-line UserError', async () => {
     const userDir = (): string => {
@@ -186,14 +226,29 @@ describe('sharp eval', () => {
     };
     const cases: Array<[GivenFlags<typeof evalFlags>, RegExp]> = [
       [{ bench: 'nope', policy: 'expert', out: join(dir, 'x1') }, /^eval: unknown benchmark 'nope' \(known: musique, /],
-      [{ bench: 'musique', model: join(dir, 'no-model') }, /^--model .*no-model: no config\.json there \(expected a Hugging Face checkpoint folder\)$/],
+      [
+        { bench: 'musique', model: join(dir, 'no-model') },
+        /^--model .*no-model: no config\.json there \(expected a Hugging Face checkpoint folder\)$/,
+      ],
       [{ bench: 'musique', set: [`model.path=${join(dir, 'none')}`] }, /^model\.path .*none: no config\.json there/],
-      [{ bench: 'musique', data: join(dir, 'missing.jsonl'), policy: 'expert', out: join(dir, 'x2') }, /^eval: .*missing\.jsonl: benchmark file not found \(--data\)$/],
-      [{ bench: 'musique', limit: -1, policy: 'expert' }, /^--limit expects an integer >= 1 \(the first n items; leave it out to evaluate all\), got '-1'$/],
+      [
+        { bench: 'musique', data: join(dir, 'missing.jsonl'), policy: 'expert', out: join(dir, 'x2') },
+        /^eval: .*missing\.jsonl: benchmark file not found \(--data\)$/,
+      ],
+      [
+        { bench: 'musique', limit: -1, policy: 'expert' },
+        /^--limit expects an integer >= 1 \(the first n items; leave it out to evaluate all\), got '-1'$/,
+      ],
       [{ bench: 'musique', limit: 0, policy: 'expert' }, /^--limit expects an integer >= 1 .*got '0'$/],
       // An existing folder this command did not write, and the model's own folder, are never written into.
-      [{ bench: 'musique', policy: 'expert', out: userDir() }, /^eval: --out .*: is a folder not written by sharp eval; choose a new or empty folder$/],
-      [{ bench: 'musique', limit: 2, model: shippedModel, out: join(shippedModel, 'eval') }, /^eval: --out .*: lies inside --model/],
+      [
+        { bench: 'musique', policy: 'expert', out: userDir() },
+        /^eval: --out .*: is a folder not written by sharp eval; choose a new or empty folder$/,
+      ],
+      [
+        { bench: 'musique', limit: 2, model: shippedModel, out: join(shippedModel, 'eval') },
+        /^eval: --out .*: lies inside --model/,
+      ],
     ];
     for (const [opts, msg] of cases) {
       const err = await run(opts).then(

@@ -38,7 +38,10 @@ const BATCH_EPISODES = 16;
 
 function limitOf(opts: EvalFlags, cfg: Config): number {
   // The flag is "the first n": 0 would silently mean all (eval.limit's meaning of 0), so it is refused.
-  if (opts.limit !== undefined && !(opts.limit >= 1)) throw new UserError(`--limit expects an integer >= 1 (the first n items; leave it out to evaluate all), got '${opts.limit}'`);
+  if (opts.limit !== undefined && !(opts.limit >= 1))
+    throw new UserError(
+      `--limit expects an integer >= 1 (the first n items; leave it out to evaluate all), got '${opts.limit}'`,
+    );
   const n = opts.limit ?? cfg.eval.limit;
   if (!Number.isInteger(n) || n < 0) throw new UserError(`--limit expects a non-negative integer, got '${n}'`);
   return n;
@@ -48,7 +51,10 @@ function checkpointHashOf(dir: string): string {
   try {
     return checkpointHash(dir);
   } catch (err) {
-    throw new UserError(`--model ${dir}: cannot read the checkpoint (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+    throw new UserError(
+      `--model ${dir}: cannot read the checkpoint ` +
+        `(${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`,
+    );
   }
 }
 
@@ -78,33 +84,59 @@ export async function run(opts: EvalFlags): Promise<void> {
   }
   const cfg = configFrom(opts);
   const bench = opts.bench ?? cfg.eval.bench;
-  if (!benchmarkNames().includes(bench)) throw new UserError(`eval: unknown benchmark '${bench}' (known: ${benchmarkNames().join(', ')})`);
+  if (!benchmarkNames().includes(bench))
+    throw new UserError(`eval: unknown benchmark '${bench}' (known: ${benchmarkNames().join(', ')})`);
   const data = opts.data ?? cfg.eval.data;
   const limit = limitOf(opts, cfg);
   const agents: AgentsMode = opts.agents ?? cfg.eval.agents;
   const policyName = opts.policy;
   const model = policyName === 'lm' ? resolveModelDir(opts.model, cfg, repoRoot) : { dir: 'scripted-expert' };
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
-  const out = evalOutDir(opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`), policyName === 'lm' ? [{ path: model.dir, what: '--model' }] : []);
+  const out = evalOutDir(
+    opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`),
+    policyName === 'lm' ? [{ path: model.dir, what: '--model' }] : [],
+  );
   const session = openSession(bench, data, limit, out);
   const { rollout: r, setup: retrieval } = await evalRetrieval(opts, cfg.rollout, session.dataFile, out);
   // The weights' content, not only their path: a checkpoint replaced in place must not resume.
   const modelHash = policyName === 'lm' ? checkpointHashOf(model.dir) : 'scripted-expert';
-  const setup = { benchmark: bench, data: session.dataFile, model: model.dir, modelHash, agents, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed, ...(retrieval ? { retrieval } : {}) };
+  const setup = {
+    benchmark: bench,
+    data: session.dataFile,
+    model: model.dir,
+    modelHash,
+    agents,
+    temperature: cfg.eval.temperature,
+    protocol: r.protocol,
+    seed: cfg.run.seed,
+    ...(retrieval ? { retrieval } : {}),
+  };
   checkSetup(out, setup);
 
   const pending = session.pending();
   if (policyName === 'expert') {
     const bad = pending.find(({ episode }) => !episode.decomposition || episode.decomposition.length === 0);
-    if (bad) throw new UserError(`eval --policy expert: episode ${bad.episode.id} of ${bench} has no gold decomposition (the scripted expert follows one; use --policy lm)`);
+    if (bad)
+      throw new UserError(
+        `eval --policy expert: episode ${bad.episode.id} of ${bench} has no gold decomposition (the scripted ` +
+          `expert follows one; use --policy lm)`,
+      );
   }
   const credit: { cfg: typeof cfg.credit; log: CreditLog; recordDir: string; score?: CandidateScorer } | undefined =
-    opts.credit === true ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out } : undefined;
-  if (credit && (cfg.credit.method === 'broadcast' || cfg.credit.method === 'matpo')) throw new UserError(`--credit needs credit.method loo or shapley (it is ${cfg.credit.method})`);
+    opts.credit === true
+      ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out }
+      : undefined;
+  if (credit && (cfg.credit.method === 'broadcast' || cfg.credit.method === 'matpo'))
+    throw new UserError(`--credit needs credit.method loo or shapley (it is ${cfg.credit.method})`);
   // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.
   // Benchmarks with a gold decomposition (MuSiQue, the synthetic world) also get the per-stage breakdown.
   const decomposed = session.episodes.some((e) => (e.decomposition?.length ?? 0) > 0);
-  const stages = decomposed ? { log: StageLog.open(join(out, 'stages.log.jsonl')), success: successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold }) } : undefined;
+  const stages = decomposed
+    ? {
+        log: StageLog.open(join(out, 'stages.log.jsonl')),
+        success: successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold }),
+      }
+    : undefined;
   let stats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
   if (pending.length > 0) {
     stats = await withRun({ cfg, backendFlag: opts.backend, tensors: policyName === 'lm' }, async () => {
@@ -115,11 +147,29 @@ export async function run(opts: EvalFlags): Promise<void> {
         dispose = () => lm.dispose();
         // The llm judge (credit.messageLevel / credit.failurePairs) scores with the evaluated model.
         if (credit && cfg.credit.judge === 'llm') credit.score = lmCandidateScorer(lm, tokenizer, r.maxContext);
-        policy = new LmPolicy(lm, tokenizer, { temperature: cfg.eval.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(cfg.run.seed) });
+        policy = new LmPolicy(lm, tokenizer, {
+          temperature: cfg.eval.temperature,
+          topK: r.topK,
+          topP: r.topP,
+          maxContext: r.maxContext,
+          rng: new Rng(cfg.run.seed),
+        });
       }
-      const progress = createProgress({ total: session.episodes.length, done: session.episodes.length - pending.length, label: `eval ${bench}` });
+      const progress = createProgress({
+        total: session.episodes.length,
+        done: session.episodes.length - pending.length,
+        label: `eval ${bench}`,
+      });
       try {
-        return await runEvalLoop({ session, policy, engine: { cfg: r, agents }, batchEpisodes: BATCH_EPISODES, credit, stages, progress });
+        return await runEvalLoop({
+          session,
+          policy,
+          engine: { cfg: r, agents },
+          batchEpisodes: BATCH_EPISODES,
+          credit,
+          stages,
+          progress,
+        });
       } finally {
         progress.stop();
         dispose();
@@ -145,16 +195,35 @@ export async function run(opts: EvalFlags): Promise<void> {
       pairsNote = `, ${join(out, 'pairs.jsonl')} (${pairs.length} pairs)`;
     }
   }
-  const settings = { model: model.dir, agents, limit, temperature: cfg.eval.temperature, protocol: r.protocol, seed: cfg.run.seed };
-  const result = finishEvalSession(session, { ...settings, ...(retrieval ? { retrieval } : {}) }, extra, agents === 'direct' ? undefined : r.search.topK);
+  const settings = {
+    model: model.dir,
+    agents,
+    limit,
+    temperature: cfg.eval.temperature,
+    protocol: r.protocol,
+    seed: cfg.run.seed,
+  };
+  const result = finishEvalSession(
+    session,
+    { ...settings, ...(retrieval ? { retrieval } : {}) },
+    extra,
+    agents === 'direct' ? undefined : r.search.topK,
+  );
   const m = result.report.metrics;
   const numbers = Object.entries(m)
     .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(3)}`)
     .join(', ');
   process.stdout.write(
-    `eval ${bench} (${agents}): ${session.episodes.length} episodes (${stats.ran} run now in ${stats.seconds.toFixed(1)} s, ${stats.steps} decoding calls, largest batch ${stats.maxBatch})\n` +
-      `${numbers}\n` +
-      (result.report.retrieval ? `retrieval: ${Object.entries(result.report.retrieval).map(([k, v]) => `${k} ${v}`).join(', ')}\n` : '') +
-      `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${credit ? `, ${join(out, 'credit.json')}` : ''}${pairsNote}\n`,
+    `eval ${bench} (${agents}): ${session.episodes.length} episodes (${stats.ran} run now in ` +
+      `${stats.seconds.toFixed(1)} s, ${stats.steps} decoding calls, largest batch ` +
+      `${stats.maxBatch})\n${numbers}\n` +
+      (result.report.retrieval
+        ? `retrieval: ${Object.entries(result.report.retrieval)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}\n`
+        : '') +
+      `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${
+        credit ? `, ` + `${join(out, 'credit.json')}` : ''
+      }${pairsNote}\n`,
   );
 }

@@ -31,22 +31,46 @@ export interface ExportResult {
 
 /** The files an export writes (a sharded merge adds its shards; publishOutDir checks those too). */
 function exportNames(merge: boolean): string[] {
-  return [...COMPANION_FILES, ...(merge ? ['config.json', 'model.safetensors', 'model.safetensors.index.json'] : [ADAPTER_CONFIG, 'adapter_model.safetensors'])];
+  return [
+    ...COMPANION_FILES,
+    ...(merge
+      ? ['config.json', 'model.safetensors', 'model.safetensors.index.json']
+      : [ADAPTER_CONFIG, 'adapter_model.safetensors']),
+  ];
 }
 
 /** The export itself, on an initialised backend. */
-export async function exportAdapters(o: { model: string; out: string; merge: boolean; base?: string; dtype?: 'F32' | 'BF16'; force?: boolean }): Promise<ExportResult> {
+export async function exportAdapters(o: {
+  model: string;
+  out: string;
+  merge: boolean;
+  base?: string;
+  dtype?: 'F32' | 'BF16';
+  force?: boolean;
+}): Promise<ExportResult> {
   const from = resolve(o.model);
   if (!isAdapterDir(from)) {
-    throw new UserError(existsSync(join(from, 'config.json'))
-      ? `export: --model ${o.model} is a whole model (config.json), not LoRA adapters: there is nothing to merge`
-      : `export: --model ${o.model}: no ${ADAPTER_CONFIG} there (expected a LoRA adapter folder)`);
+    throw new UserError(
+      existsSync(join(from, 'config.json'))
+        ? `export: --model ${o.model} is a whole model (config.json), not LoRA adapters: there is nothing to merge`
+        : `export: --model ${o.model}: no ${ADAPTER_CONFIG} there (expected a LoRA adapter folder)`,
+    );
   }
   const peft = await readPeftConfig(from);
   const base = o.base !== undefined ? resolve(o.base) : baseDirOf(from, peft);
-  if (!existsSync(join(base, 'config.json'))) throw new UserError(`export: base model ${base}: no config.json there (pass --base DIR)`);
-  const inputs = [{ path: from, what: '--model' }, { path: base, what: o.base !== undefined ? '--base' : 'the base model' }];
-  const { dir: out } = claimOutDir(o.out, { command: 'export', flag: 'export: --out', force: o.force, inputs, writes: exportNames(o.merge) });
+  if (!existsSync(join(base, 'config.json')))
+    throw new UserError(`export: base model ${base}: no config.json there (pass --base DIR)`);
+  const inputs = [
+    { path: from, what: '--model' },
+    { path: base, what: o.base !== undefined ? '--base' : 'the base model' },
+  ];
+  const { dir: out } = claimOutDir(o.out, {
+    command: 'export',
+    flag: 'export: --out',
+    force: o.force,
+    inputs,
+    writes: exportNames(o.merge),
+  });
   const tmp = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
   const model = await CausalLM.load(from, { base });
   try {
@@ -73,9 +97,25 @@ export async function exportAdapters(o: { model: string; out: string; merge: boo
 export async function run(opts: ExportFlags): Promise<void> {
   const dtype = opts.dtype === 'bf16' ? 'BF16' : 'F32';
   // The checks that need no backend, before one starts: exportAdapters repeats them with the base.
-  claimOutDir(opts.out, { command: 'export', flag: 'export: --out', force: opts.force, writes: exportNames(opts.merge === true), inputs: [{ path: opts.model, what: '--model' }, ...(opts.base !== undefined ? [{ path: opts.base, what: '--base' }] : [])] });
+  claimOutDir(opts.out, {
+    command: 'export',
+    flag: 'export: --out',
+    force: opts.force,
+    writes: exportNames(opts.merge === true),
+    inputs: [
+      { path: opts.model, what: '--model' },
+      ...(opts.base !== undefined ? [{ path: opts.base, what: '--base' }] : []),
+    ],
+  });
   await withRun({ cfg: configFrom({}), backendFlag: opts.backend }, async () => {
-    const r = await exportAdapters({ model: opts.model, out: opts.out, merge: opts.merge === true, base: opts.base, dtype, force: opts.force });
+    const r = await exportAdapters({
+      model: opts.model,
+      out: opts.out,
+      merge: opts.merge === true,
+      base: opts.base,
+      dtype,
+      force: opts.force,
+    });
     const what = r.merged
       ? `a merged Hugging Face checkpoint (${r.parameters.toLocaleString('en-US')} parameters, ${dtype})`
       : `LoRA adapters in PEFT's layout (${r.adapterParameters.toLocaleString('en-US')} parameters)`;

@@ -23,7 +23,10 @@ export async function run(opts: IndexBuildFlags): Promise<void> {
       },
     });
     progress?.stop();
-    process.stdout.write(`index ${resolve(opts.out)}: ${m.passages} passages from ${m.corpus.records} records (${m.corpus.kind}) in ${m.buildSeconds} s, ${mib(indexBytes(opts.out))}\n`);
+    process.stdout.write(
+      `index ${resolve(opts.out)}: ${m.passages} passages from ${m.corpus.records} records (${m.corpus.kind}) in ` +
+        `${m.buildSeconds} s, ${mib(indexBytes(opts.out))}\n`,
+    );
   } finally {
     progress?.stop();
   }

@@ -41,11 +41,19 @@ export async function run(opts: InitModelFlags): Promise<void> {
 
   let tok: Tokenizer | undefined;
   const tokDir = opts.tokenizer !== undefined ? resolve(opts.tokenizer) : undefined;
-  const { dir: out } = claimOutDir(opts.out, { command: 'init-model', flag: 'init-model: --out', force: opts.force, inputs: tokDir !== undefined ? [{ path: tokDir, what: '--tokenizer' }] : [], writes: ['config.json', 'model.safetensors', 'generation_config.json', ...TOKENIZER_FILES] });
+  const { dir: out } = claimOutDir(opts.out, {
+    command: 'init-model',
+    flag: 'init-model: --out',
+    force: opts.force,
+    inputs: tokDir !== undefined ? [{ path: tokDir, what: '--tokenizer' }] : [],
+    writes: ['config.json', 'model.safetensors', 'generation_config.json', ...TOKENIZER_FILES],
+  });
   if (tokDir) {
-    if (!existsSync(join(tokDir, 'tokenizer.json'))) throw new UserError(`--tokenizer ${tokDir}: no tokenizer.json there`);
+    if (!existsSync(join(tokDir, 'tokenizer.json')))
+      throw new UserError(`--tokenizer ${tokDir}: no tokenizer.json there`);
     tok = await Tokenizer.load(tokDir);
-    if (vocab < tok.vocabSize) throw new UserError(`--vocab ${vocab} is smaller than the tokenizer's ${tok.vocabSize} ids`);
+    if (vocab < tok.vocabSize)
+      throw new UserError(`--vocab ${vocab} is smaller than the tokenizer's ${tok.vocabSize} ids`);
     vocab = Math.max(vocab, tok.vocabSize);
   }
 
@@ -75,7 +83,10 @@ export async function run(opts: InitModelFlags): Promise<void> {
         await writeGenerationConfig(tmp, { eos: [] });
       }
       publishOutDir(tmp, out, 'init-model');
-      process.stdout.write(`wrote ${arch} model (${model.numParameters().toLocaleString('en-US')} parameters, vocab ${vocab}) to ${out}${tok ? '' : ' (no tokenizer: pass --tokenizer DIR to make it usable for generation)'}\n`);
+      process.stdout.write(
+        `wrote ${arch} model (${model.numParameters().toLocaleString('en-US')} parameters, vocab ${vocab}) to ` +
+          `${out}${tok ? '' : ' (no tokenizer: pass --tokenizer DIR to make it usable for generation)'}\n`,
+      );
     } finally {
       await rm(tmp, { recursive: true, force: true });
       model.dispose();

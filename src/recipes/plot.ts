@@ -12,7 +12,8 @@ import type { PlotFlags } from './commands.ts';
 
 export async function run(opts: PlotFlags): Promise<void> {
   const { runDir, out } = opts;
-  if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UserError(`sharp plot: ${runDir} is not a folder`);
+  if (!existsSync(runDir) || !statSync(runDir).isDirectory())
+    throw new UserError(`sharp plot: ${runDir} is not a folder`);
   const claim = { command: 'plot', flag: 'sharp plot: --out', forceable: false };
   const dir = out ?? join(runDir, 'plots');
   claimOutDir(dir, { ...claim, force: out === undefined });

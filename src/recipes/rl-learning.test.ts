@@ -71,7 +71,10 @@ describe.skipIf(!existsSync(join(MODEL, 'config.json')))('RL from the shipped ch
     console.log(`${perStep} (first four ${first.toFixed(3)}, last four ${last.toFixed(3)})`);
     expect(last - first, perStep).toBeGreaterThan(0.1);
     // The metrics file holds the same numbers.
-    const logged = readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { accuracy: number }).accuracy);
+    const logged = readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { accuracy: number }).accuracy);
     expect(logged).toEqual(accuracy);
   }, 300_000);
 });

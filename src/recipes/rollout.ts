@@ -1,3 +1,10 @@
+/**
+ * `sharp rollout --config X --n N --out FILE`: runs the agents on N episodes of the
+ * configured data (data.source) x rollout.groupSize trajectories and writes the trajectories as JSONL
+ * (atomically). The policy is the checkpoint at model.path (default), or the scripted expert / the
+ * random garbage policy (for data and robustness checks without a model).
+ * Flags: src/recipes/commands.ts.
+ */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
@@ -22,28 +29,36 @@ import type { Trajectory } from '../rollout/types.ts';
 import type { RolloutFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
-/**
- * `sharp rollout --config X --n N --out FILE`: runs the agents on N episodes of the
- * configured data (data.source) x rollout.groupSize trajectories and writes the trajectories as JSONL
- * (atomically). The policy is the checkpoint at model.path (default), or the scripted expert / the
- * random garbage policy (for data and robustness checks without a model).
- * Flags: src/recipes/commands.ts.
- */
-
 async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => void }> {
   const dir = cfg.model.path;
   const [model, tokenizer] = await Promise.all([CausalLM.load(dir), Tokenizer.load(dir)]);
   const r = cfg.rollout;
-  const policy = new LmPolicy(model, tokenizer, { temperature: r.temperature, topK: r.topK, topP: r.topP, maxContext: r.maxContext, rng: new Rng(cfg.run.seed) });
+  const policy = new LmPolicy(model, tokenizer, {
+    temperature: r.temperature,
+    topK: r.topK,
+    topP: r.topP,
+    maxContext: r.maxContext,
+    rng: new Rng(cfg.run.seed),
+  });
   return { policy, dispose: () => model.dispose() };
 }
 
 /** Episodes per engine run: a long rollout reports progress after each (and the decoding batch stays full). */
 const CHUNK_EPISODES = 32;
 
-/** The rollout of `episodes`, CHUNK_EPISODES at a time with a progress line or bar on stderr when there is more than one chunk. */
-async function inChunks(policy: Policy, episodes: readonly Episode[], cfg: Config): Promise<{ trajectories: Trajectory[]; stats: { steps: number } }> {
-  const progress = episodes.length > CHUNK_EPISODES ? createProgress({ total: episodes.length, done: 0, label: 'rollout' }) : undefined;
+/**
+ * The rollout of `episodes`, CHUNK_EPISODES at a time with a progress line or bar on stderr when there is more than one
+ * chunk.
+ */
+async function inChunks(
+  policy: Policy,
+  episodes: readonly Episode[],
+  cfg: Config,
+): Promise<{ trajectories: Trajectory[]; stats: { steps: number } }> {
+  const progress =
+    episodes.length > CHUNK_EPISODES
+      ? createProgress({ total: episodes.length, done: 0, label: 'rollout' })
+      : undefined;
   const trajectories: Trajectory[] = [];
   let steps = 0;
   try {
@@ -62,14 +77,21 @@ async function inChunks(policy: Policy, episodes: readonly Episode[], cfg: Confi
 
 export async function run(opts: RolloutFlags): Promise<void> {
   const { n, policy: policyName } = opts;
-  if (n < 1 || n > MAX_SYNTHETIC_EPISODES) throw new UserError(`rollout: --n expects an integer in 1..${MAX_SYNTHETIC_EPISODES}, got '${n}'`);
+  if (n < 1 || n > MAX_SYNTHETIC_EPISODES)
+    throw new UserError(`rollout: --n expects an integer in 1..${MAX_SYNTHETIC_EPISODES}, got '${n}'`);
   const cfg = configFrom(opts);
   if (policyName === 'lm') await checkPositions(cfg, 'rollout');
-  const inputs = [{ path: cfg.model.path, what: 'model.path' }, ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : [])];
+  const inputs = [
+    { path: cfg.model.path, what: 'model.path' },
+    ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : []),
+  ];
   const file = claimOutFile(opts.out, { command: 'rollout', flag: 'rollout: --out', force: opts.force, inputs });
   const episodes = firstTrainEpisodes(cfg.data, n, 'rollout');
   if (policyName === 'lm' && !existsSync(resolve(cfg.model.path, 'config.json'))) {
-    throw new UserError(`rollout: no checkpoint at model.path '${cfg.model.path}' (config.json missing); run sharp init-model or use --policy expert`);
+    throw new UserError(
+      `rollout: no checkpoint at model.path '${cfg.model.path}' (config.json missing); run sharp init-model or ` +
+        `use --policy expert`,
+    );
   }
   await withRun({ cfg, backendFlag: opts.backend, tensors: policyName === 'lm' }, async () => {
     let dispose = (): void => {};
@@ -92,11 +114,16 @@ export async function run(opts: RolloutFlags): Promise<void> {
       writeTrajectories(file, trajectories);
       recordOutFile(file, 'rollout');
       const byId = new Map(episodes.map((e) => [e.id, e]));
-      const correct = trajectories.filter((t) => t.finalAnswer !== null && maxOverGroundTruths(exactMatch, t.finalAnswer, byId.get(t.episodeId)?.answers ?? []) === 1).length;
+      const correct = trajectories.filter(
+        (t) =>
+          t.finalAnswer !== null &&
+          maxOverGroundTruths(exactMatch, t.finalAnswer, byId.get(t.episodeId)?.answers ?? []) === 1,
+      ).length;
       const tokens = trajectories.reduce((s, t) => s + t.messages.reduce((a, m) => a + m.tokenIds.length, 0), 0);
       process.stdout.write(
-        `rollout: ${trajectories.length} trajectories (${episodes.length} episodes x ${cfg.rollout.groupSize}) in ${seconds.toFixed(1)} s, ` +
-          `${stats.steps} decoding steps, ${tokens} generated tokens, EM ${(correct / Math.max(1, trajectories.length)).toFixed(3)}; wrote ${file}\n`,
+        `rollout: ${trajectories.length} trajectories (${episodes.length} episodes x ${cfg.rollout.groupSize}) in ` +
+          `${seconds.toFixed(1)} s, ${stats.steps} decoding steps, ${tokens} generated tokens, EM ` +
+          `${(correct / Math.max(1, trajectories.length)).toFixed(3)}; wrote ${file}\n`,
       );
     } finally {
       dispose();

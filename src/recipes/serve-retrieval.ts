@@ -15,13 +15,20 @@ export async function run(opts: ServeRetrievalFlags): Promise<void> {
   const index = new Bm25Index(opts.index, { maxTermShare: opts.maxTermShare });
   const server = createRetrievalServer(index, { health: { passages: index.manifest.passages, index: index.dir } });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new UserError(`serve retrieval: cannot listen on ${opts.host}:${opts.port} (${err.code ?? err.message})`)));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new UserError(`serve retrieval: cannot listen on ${opts.host}:${opts.port} (${err.code ?? err.message})`)),
+    );
     server.listen(opts.port, opts.host, resolve);
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  process.stdout.write(`serving ${index.dir} (${index.manifest.passages} passages) at http://${host}:${addr.port}/retrieve\n`);
-  if (!isLoopback(opts.host)) process.stderr.write(`sharp serve retrieval: listening on ${opts.host}, reachable from other machines, without authentication\n`);
+  process.stdout.write(
+    `serving ${index.dir} (${index.manifest.passages} passages) at http://${host}:${addr.port}/retrieve\n`,
+  );
+  if (!isLoopback(opts.host))
+    process.stderr.write(
+      `sharp serve retrieval: listening on ${opts.host}, reachable from other machines, without authentication\n`,
+    );
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       server.close(() => resolve());

@@ -26,30 +26,48 @@ export async function run(opts: SftFlags): Promise<void> {
   if (s.steps < 1) throw new UserError('sft: train.sft.steps must be >= 1');
   await checkPositions(cfg, 'sft');
   const from = resolve(cfg.model.path);
-  if (!existsSync(join(from, 'config.json'))) throw new UserError(`sft: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);
+  if (!existsSync(join(from, 'config.json')))
+    throw new UserError(`sft: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);
   let transcripts;
   try {
     transcripts = readTranscripts(s.data);
   } catch (err) {
     throw new UserError(`sft: ${(err as Error).message}`);
   }
-  await inRunDir(opts, cfg, resuming, (runDir) => withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
-    log.info({ runDir, backend: backend.backend, native: backend.native, transcripts: transcripts.length, resume: resuming }, 'sft');
-    checkModelOut(join(runDir, 'model'), from);
-    const tokenizer = await Tokenizer.load(from);
-    const res = await sftStage({
-      cfg,
-      fromDir: from,
-      toDir: join(runDir, 'model'),
-      runDir,
-      tokenizer,
-      transcripts,
-      onResume: (step, dir) => log.info({ step, dir }, 'resuming SFT from its latest checkpoint'),
-      onStep: (step, st) => {
-        if (step === 1 || step % 25 === 0 || step === s.steps) log.info({ step, loss: st['sft/loss'] }, 'sft');
-      },
-    });
-    log.info({ sequences: res.sequences, dropped: res.dropped, firstLoss: res.firstLoss, lastLoss: res.lastLoss, seconds: res.seconds }, 'sft done');
-    process.stdout.write(`sft: ${res.steps} steps on ${res.sequences} sequences, loss ${res.firstLoss.toFixed(3)} -> ${res.lastLoss.toFixed(3)}; saved ${res.dir}\n`);
-  }));
+  await inRunDir(opts, cfg, resuming, (runDir) =>
+    withRun({ cfg, backendFlag: opts.backend, logDir: runDir }, async ({ log, backend }) => {
+      log.info(
+        { runDir, backend: backend.backend, native: backend.native, transcripts: transcripts.length, resume: resuming },
+        'sft',
+      );
+      checkModelOut(join(runDir, 'model'), from);
+      const tokenizer = await Tokenizer.load(from);
+      const res = await sftStage({
+        cfg,
+        fromDir: from,
+        toDir: join(runDir, 'model'),
+        runDir,
+        tokenizer,
+        transcripts,
+        onResume: (step, dir) => log.info({ step, dir }, 'resuming SFT from its latest checkpoint'),
+        onStep: (step, st) => {
+          if (step === 1 || step % 25 === 0 || step === s.steps) log.info({ step, loss: st['sft/loss'] }, 'sft');
+        },
+      });
+      log.info(
+        {
+          sequences: res.sequences,
+          dropped: res.dropped,
+          firstLoss: res.firstLoss,
+          lastLoss: res.lastLoss,
+          seconds: res.seconds,
+        },
+        'sft done',
+      );
+      process.stdout.write(
+        `sft: ${res.steps} steps on ${res.sequences} sequences, loss ${res.firstLoss.toFixed(3)} -> ` +
+          `${res.lastLoss.toFixed(3)}; saved ${res.dir}\n`,
+      );
+    }),
+  );
 }

@@ -24,9 +24,19 @@ describe('sharp train (CLI smoke)', () => {
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.code).toBe(0);
     // 3 held out: 1 validation question, 2 test questions, one greedy sample each
-    expect(r.stdout).toMatch(/^test accuracy: SFT only \d\.\d\d \[\d\.\d\d, \d\.\d\d\] -> after RL \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(n = 2, greedy\)$/m);
+    expect(r.stdout).toMatch(
+      /^test accuracy: SFT only \d\.\d\d \[\d\.\d\d, \d\.\d\d\] -> after RL \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(n = 2, greedy\)$/m,
+    );
     const run = onlyRun(join(root, 'runs'));
-    for (const f of ['config.yaml', 'log.jsonl', 'metrics.jsonl', 'sft-metrics.jsonl', 'summary.json', 'sft-model/config.json', 'sft-model/tokenizer.json']) {
+    for (const f of [
+      'config.yaml',
+      'log.jsonl',
+      'metrics.jsonl',
+      'sft-metrics.jsonl',
+      'summary.json',
+      'sft-model/config.json',
+      'sft-model/tokenizer.json',
+    ]) {
       expect(existsSync(join(run, f)), f).toBe(true);
     }
     expect(await expectLoadable(run)).toEqual([1, 2]);
@@ -42,9 +52,22 @@ describe('sharp train (CLI smoke)', () => {
     // The printed numbers are the ones in summary.json.
     const b = summary?.heldOutBefore;
     const a = summary?.heldOutAfterRl;
-    expect(r.stdout).toContain(`SFT only ${b?.accuracy.toFixed(2)} [${b?.interval[0].toFixed(2)}, ${b?.interval[1].toFixed(2)}] -> after RL ${a?.accuracy.toFixed(2)} [`);
-    const log = readFileSync(join(run, 'log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
-    expect(log.map((l) => l.msg)).toEqual(expect.arrayContaining(['new run', 'expert transcripts written', 'created a random-init model with a fitted tokenizer', 'sft done']));
+    expect(r.stdout).toContain(
+      `SFT only ${b?.accuracy.toFixed(2)} [${b?.interval[0].toFixed(2)}, ${b?.interval[1].toFixed(2)}] -> after ` +
+        `RL ${a?.accuracy.toFixed(2)} [`,
+    );
+    const log = readFileSync(join(run, 'log.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string });
+    expect(log.map((l) => l.msg)).toEqual(
+      expect.arrayContaining([
+        'new run',
+        'expert transcripts written',
+        'created a random-init model with a fitted tokenizer',
+        'sft done',
+      ]),
+    );
   }, 120_000);
 
   it('bad input is one line on stderr and exit 2', async () => {
@@ -57,4 +80,3 @@ describe('sharp train (CLI smoke)', () => {
     expect(bad.stderr).toMatch(/train\.steps/);
   }, 60_000);
 });
-

@@ -21,7 +21,10 @@ describe('sharp train: SIGINT', () => {
   it('finishes the current step, saves it as a checkpoint, and exits 130', async () => {
     const cfg = microConfig(root, 'int', 20);
     const runs = join(root, 'runs');
-    const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
@@ -48,8 +51,12 @@ describe('sharp train: SIGINT', () => {
     // The step it stopped at is saved: the newest checkpoint is that step, and it loads.
     const ckpts = await expectLoadable(run);
     expect(ckpts.at(-1)).toBe(stoppedAt);
-    expect((await readTrainerState(join(run, 'checkpoints', `step-${String(stoppedAt).padStart(8, '0')}`))).step).toBe(stoppedAt);
-    expect(readMetrics(join(run, 'metrics.jsonl')).map((m) => m.step)).toEqual(Array.from({ length: stoppedAt }, (_, i) => i + 1));
+    expect((await readTrainerState(join(run, 'checkpoints', `step-${String(stoppedAt).padStart(8, '0')}`))).step).toBe(
+      stoppedAt,
+    );
+    expect(readMetrics(join(run, 'metrics.jsonl')).map((m) => m.step)).toEqual(
+      Array.from({ length: stoppedAt }, (_, i) => i + 1),
+    );
     expect(readFileSync(join(run, 'log.jsonl'), 'utf8')).toContain('stopped: checkpoint saved');
   }, 120_000);
 });

@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JsonlMetrics } from '../train/metrics/jsonl.ts';
 import { viewIndex } from './view.ts';
 
-/** `sharp view` through the real binary: the URL it prints serves the run, Ctrl-C stops it, bad input is one line and exit 2. */
+/**
+ * `sharp view` through the real binary: the URL it prints serves the run, Ctrl-C stops it, bad input is one line and
+ * exit 2.
+ */
 const BIN = resolve(import.meta.dirname, '../../bin/sharp.js');
 let dir: string;
 
@@ -33,12 +36,25 @@ describe('the overview of a run', () => {
   it('shows the replay noise floor and the non-zero credit shares beside the curves', () => {
     const run = join(dir, 'credit-run');
     const m = new JsonlMetrics(join(run, 'metrics.jsonl'));
-    m.write(1, { accuracy: 0.25, 'credit/noise_floor': 0.2, 'credit/nonzero_success': 0.5, 'credit/nonzero_failure': 0 });
-    m.write(2, { accuracy: 0.5, 'credit/noise_floor': 0.1, 'credit/nonzero_success': 0.25, 'credit/nonzero_failure': 0.1 });
+    m.write(1, {
+      accuracy: 0.25,
+      'credit/noise_floor': 0.2,
+      'credit/nonzero_success': 0.5,
+      'credit/nonzero_failure': 0,
+    });
+    m.write(2, {
+      accuracy: 0.5,
+      'credit/noise_floor': 0.1,
+      'credit/nonzero_success': 0.25,
+      'credit/nonzero_failure': 0.1,
+    });
     const index = viewIndex(run);
     expect(index.charts.map((c) => c.name)).toContain('credit-signal');
     // means over the two steps: 15%, 37.5%, 5%
-    expect(index.facts).toContainEqual(['counterfactual credit during RL (mean over steps)', 'noise floor 15.0%; worker calls with non-zero credit: 37.5% in successes, 5.0% in failures']);
+    expect(index.facts).toContainEqual([
+      'counterfactual credit during RL (mean over steps)',
+      'noise floor 15.0%; worker calls with non-zero credit: 37.5% in successes, 5.0% in failures',
+    ]);
   });
 });
 
@@ -86,13 +102,31 @@ describe('sharp view (CLI)', () => {
     };
     const cases: [string[], string][] = [
       [['view', join(dir, 'missing')], `sharp: sharp view: ${join(dir, 'missing')} is not a folder`],
-      [['view', dir], `sharp: sharp view: ${dir} is not a run folder (no metrics.jsonl, summary.json, trajectories/ or ablation.json)`],
-      [['view', evalDir()], `sharp: sharp view: ${join(dir, 'eval')} is an eval folder without recorded trajectories: run the eval with --credit to view its trajectories and credit`],
+      [
+        ['view', dir],
+        `sharp: sharp view: ${dir} is not a run folder (no metrics.jsonl, summary.json, trajectories/ or ` +
+          `ablation.json)`,
+      ],
+      [
+        ['view', evalDir()],
+        `sharp: sharp view: ${join(dir, 'eval')} is an eval folder without recorded trajectories: run the eval ` +
+          `with --credit to view its trajectories and credit`,
+      ],
       [['view', join(dir, 'run'), '--port', '70000'], 'sharp: sharp view: --port 70000 is not a port number (0-65535)'],
       [['view', join(dir, 'run'), '--port', 'x'], "sharp: --port expects an integer, got 'x'"],
-      [['view', join(dir, 'run'), '--export', dir], `sharp: sharp view --export: ${dir} is a folder (give a file name, e.g. run.html)`],
-      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt')], `sharp: sharp view --export ${join(dir, 'file.txt')}: exists and was not written by sharp; it is not replaced (choose another path)`],
-      [['view', join(dir, 'run'), '--export', join(dir, 'file.txt', 'x.html')], `sharp: sharp view --export ${join(dir, 'file.txt', 'x.html')}: ${join(dir, 'file.txt')} is not a folder`],
+      [
+        ['view', join(dir, 'run'), '--export', dir],
+        `sharp: sharp view --export: ${dir} is a folder (give a file name, e.g. run.html)`,
+      ],
+      [
+        ['view', join(dir, 'run'), '--export', join(dir, 'file.txt')],
+        `sharp: sharp view --export ${join(dir, 'file.txt')}: exists and was not written by sharp; it is not ` +
+          `replaced (choose another path)`,
+      ],
+      [
+        ['view', join(dir, 'run'), '--export', join(dir, 'file.txt', 'x.html')],
+        `sharp: sharp view --export ${join(dir, 'file.txt', 'x.html')}: ${join(dir, 'file.txt')} is not a folder`,
+      ],
     ];
     for (const [args, line] of cases) {
       const r = await sharp(args);

@@ -23,17 +23,24 @@ import type { ViewFlags } from './commands.ts';
  * server on it or one self-contained HTML file.
  */
 
-const ci = (a: AccuracyResult | undefined): string => (a ? `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}] (n = ${a.total})` : 'n/a');
+const ci = (a: AccuracyResult | undefined): string =>
+  a ? `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}] (n = ${a.total})` : 'n/a';
 
-/** The overview chart specs: `sharp plot`'s charts, plus test accuracy before (step 0) and after RL, made interactive. */
-export function overviewCharts(lines: readonly MetricsLine[], heldOut: { before?: AccuracyResult; after?: AccuracyResult; lastStep: number }): ChartView[] {
+/**
+ * The overview chart specs: `sharp plot`'s charts, plus test accuracy before (step 0) and after RL, made interactive.
+ */
+export function overviewCharts(
+  lines: readonly MetricsLine[],
+  heldOut: { before?: AccuracyResult; after?: AccuracyResult; lastStep: number },
+): ChartView[] {
   const out: ChartView[] = [];
   for (const c of CHARTS) {
     let points: Point[] = chartPoints(lines, c);
     if (c.name === 'accuracy') {
       const extra: Point[] = [];
       if (heldOut.before) extra.push({ step: 0, series: 'heldout/accuracy', value: heldOut.before.accuracy });
-      if (heldOut.after) extra.push({ step: heldOut.lastStep, series: 'heldout/accuracy', value: heldOut.after.accuracy });
+      if (heldOut.after)
+        extra.push({ step: heldOut.lastStep, series: 'heldout/accuracy', value: heldOut.after.accuracy });
       const seen = new Set(points.filter((p) => p.series === 'heldout/accuracy').map((p) => p.step));
       points = [...points, ...extra.filter((p) => !seen.has(p.step))].sort((a, b) => a.step - b.step);
     }
@@ -45,7 +52,10 @@ export function overviewCharts(lines: readonly MetricsLine[], heldOut: { before?
 
 /** Tooltips on the points and a legend that highlights the series clicked. */
 function interactive(spec: vl.TopLevelSpec): Record<string, unknown> {
-  const s = structuredClone(spec) as unknown as Record<string, unknown> & { mark: Record<string, unknown>; encoding: Record<string, unknown> };
+  const s = structuredClone(spec) as unknown as Record<string, unknown> & {
+    mark: Record<string, unknown>;
+    encoding: Record<string, unknown>;
+  };
   s.mark = { ...s.mark, point: true, tooltip: true };
   s.params = [{ name: 'pick', select: { type: 'point', fields: ['series'] }, bind: 'legend' }];
   s.encoding.opacity = { condition: { param: 'pick', value: 1 }, value: 0.15 };
@@ -65,7 +75,19 @@ const pct = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' :
 export function ablationView(dir: string, a: AblationFile): AblationView {
   return {
     complete: a.complete,
-    header: ['method', 'seeds', 'before RL', 'after RL (mean ± std)', 'gain', 'harmful calls before -> after', 'invalid calls', 'tokens / run', 'replays / run', 'all-zero groups', 'RL s / run'],
+    header: [
+      'method',
+      'seeds',
+      'before RL',
+      'after RL (mean ± std)',
+      'gain',
+      'harmful calls before -> after',
+      'invalid calls',
+      'tokens / run',
+      'replays / run',
+      'all-zero groups',
+      'RL s / run',
+    ],
     rows: a.summaries.map((s) => [
       s.label,
       String(s.seeds.length),
@@ -80,12 +102,20 @@ export function ablationView(dir: string, a: AblationFile): AblationView {
       String(Math.round(s.rlSeconds)),
     ]),
     plot: interactiveAblation(ablationPlotSpec(a.runs)),
-    runs: a.runs.map((r) => ({ method: METHOD_LABELS[r.method] ?? r.method, seed: r.seed, dir: basename(r.dir || dir), before: ci(r.before), after: ci(r.after) })),
+    runs: a.runs.map((r) => ({
+      method: METHOD_LABELS[r.method] ?? r.method,
+      seed: r.seed,
+      dir: basename(r.dir || dir),
+      before: ci(r.before),
+      after: ci(r.after),
+    })),
   };
 }
 
 function interactiveAblation(spec: vl.TopLevelSpec): Record<string, unknown> {
-  const s = structuredClone(spec) as unknown as { layer: { mark: Record<string, unknown>; encoding: { y: Record<string, unknown> } }[] } & Record<string, unknown>;
+  const s = structuredClone(spec) as unknown as {
+    layer: { mark: Record<string, unknown>; encoding: { y: Record<string, unknown> } }[];
+  } & Record<string, unknown>;
   // Accuracy is a rate: [0, 1] keeps an all-zero curve readable.
   for (const l of s.layer) l.encoding.y = { ...l.encoding.y, scale: { domain: [0, 1] } };
   const line = s.layer[1];
@@ -97,14 +127,30 @@ function interactiveAblation(spec: vl.TopLevelSpec): Record<string, unknown> {
 function evalFacts(dir: string): [string, string][] {
   const facts: [string, string][] = [];
   const read = (f: string): unknown => (existsSync(join(dir, f)) ? JSON.parse(readTextFile(join(dir, f))) : undefined);
-  const m = read('metrics.json') as { benchmark?: string; episodes?: number; metrics?: Record<string, number> } | undefined;
-  if (m?.metrics) facts.push([`eval ${m.benchmark ?? ''} (${m.episodes ?? '?'} episodes)`.trim(), Object.entries(m.metrics).map(([k, v]) => `${k} ${f3(v)}`).join(', ')]);
-  const c = read('credit.json') as { workerCalls?: number; helpful?: number; neutral?: number; harmful?: number } | undefined;
-  if (c?.workerCalls !== undefined) facts.push(['worker calls (LOO)', `helpful ${pct(c.helpful ?? null)}, neutral ${pct(c.neutral ?? null)}, harmful ${pct(c.harmful ?? null)} (n = ${c.workerCalls})`]);
+  const m = read('metrics.json') as
+    { benchmark?: string; episodes?: number; metrics?: Record<string, number> } | undefined;
+  if (m?.metrics)
+    facts.push([
+      `eval ${m.benchmark ?? ''} (${m.episodes ?? '?'} episodes)`.trim(),
+      Object.entries(m.metrics)
+        .map(([k, v]) => `${k} ${f3(v)}`)
+        .join(', '),
+    ]);
+  const c = read('credit.json') as
+    { workerCalls?: number; helpful?: number; neutral?: number; harmful?: number } | undefined;
+  if (c?.workerCalls !== undefined)
+    facts.push([
+      'worker calls (LOO)',
+      `helpful ${pct(c.helpful ?? null)}, neutral ${pct(c.neutral ?? null)}, harmful ${pct(c.harmful ?? null)} (n ` +
+        `= ${c.workerCalls})`,
+    ]);
   return facts;
 }
 
-/** Entries by file, kept while the file's size and mtime stay (a live run's index is asked for often; records are written whole, never edited). */
+/**
+ * Entries by file, kept while the file's size and mtime stay (a live run's index is asked for often; records are
+ * written whole, never edited).
+ */
 const entryCache = new Map<string, { key: string; entry: StepEntry }>();
 
 /**
@@ -125,7 +171,13 @@ function stepEntries(dir: string): { entries: StepEntry[]; skipped: string[] } {
         continue;
       }
       const rec = readStepRecord(file);
-      const entry: StepEntry = { name: basename(file).replace(/\.json(\.gz)?$/, ''), kind: rec.kind, step: rec.step, groups: rec.groups.length, groupsTotal: rec.groupsTotal };
+      const entry: StepEntry = {
+        name: basename(file).replace(/\.json(\.gz)?$/, ''),
+        kind: rec.kind,
+        step: rec.step,
+        groups: rec.groups.length,
+        groupsTotal: rec.groupsTotal,
+      };
       entryCache.set(file, { key, entry });
       entries.push(entry);
     } catch (err) {
@@ -147,10 +199,21 @@ export function viewIndex(dir: string): ViewIndex {
   const lastStep = summary?.rlSteps ?? lines.at(-1)?.step ?? 0;
   if (lines.length > 0) facts.push(['RL steps logged', String(lines.length)]);
   const wc = summary?.heldOutAfterRl?.workerCalls;
-  if (wc) facts.push(['held-out worker calls after RL', `helpful ${pct(wc.helpful)}, neutral ${pct(wc.neutral)}, harmful ${pct(wc.harmful)} (n = ${wc.n})${wc.noiseFloor !== undefined ? `; replay noise floor ${pct(wc.noiseFloor)}` : ''}`]);
-  const overSteps = (key: string): number | null => meanOf(lines.map((l) => (typeof l[key] === 'number' ? l[key] : null)));
+  if (wc)
+    facts.push([
+      'held-out worker calls after RL',
+      `helpful ${pct(wc.helpful)}, neutral ${pct(wc.neutral)}, harmful ${pct(wc.harmful)} (n = ` +
+        `${wc.n})${wc.noiseFloor !== undefined ? `; replay noise floor ${pct(wc.noiseFloor)}` : ''}`,
+    ]);
+  const overSteps = (key: string): number | null =>
+    meanOf(lines.map((l) => (typeof l[key] === 'number' ? l[key] : null)));
   const floor = overSteps('credit/noise_floor');
-  if (floor !== null) facts.push(['counterfactual credit during RL (mean over steps)', `noise floor ${pct(floor)}; worker calls with non-zero credit: ${pct(overSteps('credit/nonzero_success'))} in successes, ${pct(overSteps('credit/nonzero_failure'))} in failures`]);
+  if (floor !== null)
+    facts.push([
+      'counterfactual credit during RL (mean over steps)',
+      `noise floor ${pct(floor)}; worker calls with non-zero credit: ${pct(overSteps('credit/nonzero_success'))} ` +
+        `in successes, ${pct(overSteps('credit/nonzero_failure'))} in failures`,
+    ]);
   facts.push(...evalFacts(dir));
   const { entries: steps, skipped } = stepEntries(dir);
   if (skipped.length > 0) facts.push([`unreadable step records (skipped)`, skipped.join('; ')]);
@@ -163,7 +226,8 @@ export function viewIndex(dir: string): ViewIndex {
     ...(skipped.length > 0 ? { skipped } : {}),
   };
   const ablationFile = join(dir, 'ablation.json');
-  if (existsSync(ablationFile)) index.ablation = ablationView(dir, JSON.parse(readTextFile(ablationFile)) as AblationFile);
+  if (existsSync(ablationFile))
+    index.ablation = ablationView(dir, JSON.parse(readTextFile(ablationFile)) as AblationFile);
   return index;
 }
 
@@ -189,12 +253,18 @@ export function checkRunDir(dir: string): void {
   try {
     names = readdirSync(dir);
   } catch (e) {
-    throw new Error(`cannot read ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'}: permission denied or unreadable)`);
+    throw new Error(
+      `cannot read ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'}: permission denied or unreadable)`,
+    );
   }
   const known = ['metrics.jsonl', 'summary.json', 'ablation.json', 'trajectories', 'credit.log.jsonl'];
   if (known.some((f) => names.includes(f))) return;
   // An eval folder holds predictions and metrics; its trajectories are recorded only with --credit.
-  if (names.includes('eval-setup.json')) throw new Error(`${dir} is an eval folder without recorded trajectories: run the eval with --credit to view its trajectories and credit (its metrics are in metrics.json and report.md)`);
+  if (names.includes('eval-setup.json'))
+    throw new Error(
+      `${dir} is an eval folder without recorded trajectories: run the eval with --credit to view its ` +
+        `trajectories and credit (its metrics are in metrics.json and report.md)`,
+    );
   throw new Error(`${dir} is not a run folder (no metrics.jsonl, summary.json, trajectories/ or ablation.json)`);
 }
 
@@ -208,10 +278,20 @@ export function exportView(dir: string, file: string): number {
 
 export function serveView(dir: string, o: { host: string; port: number }): Promise<ViewServer> {
   checkRunDir(dir);
-  return startViewServer({ root: dir, host: o.host, port: o.port, script: builtScript(), index: () => viewIndex(dir), step: (name) => stepRecord(dir, name) });
+  return startViewServer({
+    root: dir,
+    host: o.host,
+    port: o.port,
+    script: builtScript(),
+    index: () => viewIndex(dir),
+    step: (name) => stepRecord(dir, name),
+  });
 }
 
-/** The command: serves the page on 127.0.0.1 (or --host) until Ctrl-C, or writes one self-contained HTML file with --export. */
+/**
+ * The command: serves the page on 127.0.0.1 (or --host) until Ctrl-C, or writes one self-contained HTML file with
+ * --export.
+ */
 export async function run(opts: ViewFlags): Promise<void> {
   try {
     checkRunDir(opts.runDir);
@@ -219,9 +299,11 @@ export async function run(opts: ViewFlags): Promise<void> {
     throw new UserError(`sharp view: ${(err as Error).message}`);
   }
   const { port } = opts;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`sharp view: --port ${port} is not a port number (0-65535)`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UserError(`sharp view: --port ${port} is not a port number (0-65535)`);
   if (opts.export !== undefined) {
-    if (existsSync(opts.export) && statSync(opts.export).isDirectory()) throw new UserError(`sharp view --export: ${opts.export} is a folder (give a file name, e.g. run.html)`);
+    if (existsSync(opts.export) && statSync(opts.export).isDirectory())
+      throw new UserError(`sharp view --export: ${opts.export} is a folder (give a file name, e.g. run.html)`);
     const file = claimOutFile(opts.export, { command: 'view', flag: 'sharp view --export', force: opts.force });
     let bytes: number;
     try {
@@ -242,7 +324,8 @@ export async function run(opts: ViewFlags): Promise<void> {
     throw new UserError(`sharp view: ${e.message.split('\n')[0]}`);
   }
   process.stdout.write(`sharp view: ${server.url}  (Ctrl-C to stop)\n`);
-  if (opts.host !== undefined && !isLoopback(opts.host)) process.stderr.write(`sharp view: bound to ${opts.host}: anyone who can reach this address can read the run\n`);
+  if (opts.host !== undefined && !isLoopback(opts.host))
+    process.stderr.write(`sharp view: bound to ${opts.host}: anyone who can reach this address can read the run\n`);
   await new Promise<void>((done) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

@@ -1,9 +1,3 @@
-import { connectionOf, missingRedisClient, waitForRedis } from '../distributed/connection.ts';
-import { serveRollouts } from '../distributed/worker.ts';
-import { UserError } from '../errors.ts';
-import type { WorkerFlags } from './commands.ts';
-import { configFrom, withRun } from './stages/run-setup.ts';
-
 /**
  * `sharp worker`: serves the rollout and replay jobs of distributed training runs until SIGINT or
  * SIGTERM. It first checks that Redis answers (for up to --connect-timeout-s, then one line and exit
@@ -13,6 +7,12 @@ import { configFrom, withRun } from './stages/run-setup.ts';
  * The policy of each job is read from the shared folder the job names (rollout.distributed.policyDir).
  * Flags: src/recipes/commands.ts.
  */
+import { connectionOf, missingRedisClient, waitForRedis } from '../distributed/connection.ts';
+import { serveRollouts } from '../distributed/worker.ts';
+import { UserError } from '../errors.ts';
+import type { WorkerFlags } from './commands.ts';
+import { configFrom, withRun } from './stages/run-setup.ts';
+
 /** After a stop signal the process ends within this long, even if closing hangs. */
 const STOP_DEADLINE_MS = 10_000;
 
@@ -29,14 +29,21 @@ export function checkWorkerFlags(o: WorkerFlags): WorkerFlags {
     throw new UserError(`worker --redis: ${(err as Error).message}`);
   }
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY) {
-    throw new UserError(`worker --concurrency: ${o.concurrency} is not an integer in 1..${MAX_CONCURRENCY} (jobs at once in one process: each holds its rollouts in memory)`);
+    throw new UserError(
+      `worker --concurrency: ${o.concurrency} is not an integer in 1..${MAX_CONCURRENCY} (jobs at once in one ` +
+        `process: each holds its rollouts in memory)`,
+    );
   }
   if (!(o.lockS > 0)) throw new UserError(`worker --lock-s: ${o.lockS} is not a positive number`);
-  if (!(o.connectTimeoutS > 0 && o.connectTimeoutS <= 86_400)) throw new UserError(`worker --connect-timeout-s: ${o.connectTimeoutS} is not a number of seconds in (0, 86400]`);
+  if (!(o.connectTimeoutS > 0 && o.connectTimeoutS <= 86_400))
+    throw new UserError(`worker --connect-timeout-s: ${o.connectTimeoutS} is not a number of seconds in (0, 86400]`);
   return o;
 }
 
-export async function run(opts: WorkerFlags, print: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<void> {
+export async function run(
+  opts: WorkerFlags,
+  print: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<void> {
   const o = checkWorkerFlags(opts);
   try {
     await waitForRedis(o.redis, o.connectTimeoutS * 1000);
@@ -47,8 +54,16 @@ export async function run(opts: WorkerFlags, print: (line: string) => void = (li
   // with the native kernels on wasm like the trainer, so a worker's rollouts are the trainer's.
   await withRun({ cfg: configFrom({}), backendFlag: o.backend }, async ({ backend }) => {
     const tag = `worker ${process.pid}`;
-    const serving = serveRollouts({ redis: o.redis, queue: o.queue, concurrency: o.concurrency, lockMs: Math.round(o.lockS * 1000), log: (l) => print(`${tag}: ${l}`) });
-    print(`${tag}: serving queue '${o.queue}' on ${o.redis} (concurrency ${o.concurrency}, ${backend.backend} backend)`);
+    const serving = serveRollouts({
+      redis: o.redis,
+      queue: o.queue,
+      concurrency: o.concurrency,
+      lockMs: Math.round(o.lockS * 1000),
+      log: (l) => print(`${tag}: ${l}`),
+    });
+    print(
+      `${tag}: serving queue '${o.queue}' on ${o.redis} (concurrency ${o.concurrency}, ${backend.backend} backend)`,
+    );
     const signal = await new Promise<NodeJS.Signals>((res) => {
       const on = (sig: NodeJS.Signals): void => {
         process.off('SIGINT', on);
@@ -71,7 +86,8 @@ export async function run(opts: WorkerFlags, print: (line: string) => void = (li
     }, STOP_DEADLINE_MS).unref();
     print(`${tag}: stopping (${signal}; ${serving.active()} job(s) held)`);
     const r = await serving.close();
-    const lapse = r.unreleased > 0 ? `, ${r.unreleased} left to lapse after --lock-s ${o.lockS} (Redis unreachable)` : '';
+    const lapse =
+      r.unreleased > 0 ? `, ${r.unreleased} left to lapse after --lock-s ${o.lockS} (Redis unreachable)` : '';
     print(`${tag}: stopped (${r.released} held job(s) back in the queue${lapse})`);
   });
   // A job's rollout still computing would keep the event loop alive: its result is not wanted now.

@@ -2,11 +2,27 @@ import { describe, expect, it } from 'vitest';
 import type { AblationMethod } from '../config/sections/ablation.ts';
 import type { StageBreakdown } from '../eval/breakdown.ts';
 import { accuracyOn } from '../eval/shapes.ts';
-import { ablationMarkdown, plantedPairs, shapeCounts, shapePairs, shapesOf, summarise, type RunOutcome } from './ablation.ts';
+import {
+  ablationMarkdown,
+  plantedPairs,
+  shapeCounts,
+  shapePairs,
+  shapesOf,
+  summarise,
+  type RunOutcome,
+} from './ablation.ts';
 import type { AccuracyResult } from '../eval/held-out-accuracy.ts';
 
 const rate = (num: number, den: number) => ({ num, den, rate: den === 0 ? null : num / den });
-const breakdown = { accuracy: rate(0, 1), subQuestion: rate(0, 1), retrieval: rate(0, 1), report: rate(0, 1), finalGivenReports: rate(0, 1), invalidCalls: rate(0, 1), offPlan: rate(0, 1) } as unknown as StageBreakdown;
+const breakdown = {
+  accuracy: rate(0, 1),
+  subQuestion: rate(0, 1),
+  retrieval: rate(0, 1),
+  report: rate(0, 1),
+  finalGivenReports: rate(0, 1),
+  invalidCalls: rate(0, 1),
+  offPlan: rate(0, 1),
+} as unknown as StageBreakdown;
 
 /** A test measurement of k = 2 samples: per question [id, correct, worker calls, planted reports]. */
 function measured(qs: [string, number, number, number][], withClaims = true): AccuracyResult {
@@ -97,15 +113,29 @@ describe('ablation report for worlds with several question shapes and planted cl
   });
 
   it('writes the shape and planted sections only for such worlds', () => {
-    const summaries = methods.map((m) => summarise(m, runs.filter((r) => r.method === m)));
-    const md = ablationMarkdown(summaries, runs, { command: 'c', machine: 'm', date: 'd' }, [], { shapePairs: shapePairs(methods, runs, opts), plantedPairs: plantedPairs(methods, runs, opts) });
+    const summaries = methods.map((m) =>
+      summarise(
+        m,
+        runs.filter((r) => r.method === m),
+      ),
+    );
+    const md = ablationMarkdown(summaries, runs, { command: 'c', machine: 'm', date: 'd' }, [], {
+      shapePairs: shapePairs(methods, runs, opts),
+      plantedPairs: plantedPairs(methods, runs, opts),
+    });
     expect(md).toContain('| method | chain (1 questions) | comparison (2 questions) | aggregation (1 questions) |');
     expect(md).toContain('| SHARP: leave-one-out credit | 0.500 -> 0.500 | 0.500 -> 1.000 | 0.500 -> 1.000 |');
     expect(md).toContain('### Paired differences on comparison + aggregation questions (A - B)');
     expect(md).toContain('| SHARP: leave-one-out credit | 25.0% | 6.3% | -18.8% |');
     expect(md).toContain('| broadcast | loo | +18.8% |');
-    const chainOnly = [run('broadcast', 0, measured([['2hop__1_2', 1, 2, 0]], false), measured([['2hop__1_2', 2, 2, 0]], false))];
-    const plain = ablationMarkdown([summarise('broadcast', chainOnly)], chainOnly, { command: 'c', machine: 'm', date: 'd' });
+    const chainOnly = [
+      run('broadcast', 0, measured([['2hop__1_2', 1, 2, 0]], false), measured([['2hop__1_2', 2, 2, 0]], false)),
+    ];
+    const plain = ablationMarkdown([summarise('broadcast', chainOnly)], chainOnly, {
+      command: 'c',
+      machine: 'm',
+      date: 'd',
+    });
     expect(plain).not.toContain('question shape');
     expect(plain).not.toContain('planted');
     expect(summarise('broadcast', chainOnly)).not.toHaveProperty('shapes');

@@ -5,7 +5,12 @@ import type { AblationMethod } from '../config/sections/ablation.ts';
 import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
 import type { AccuracyResult } from '../eval/held-out-accuracy.ts';
 import { readSummary } from '../eval/train-summary.ts';
-import { pairedDifference, pairedRatioDifference, type PairedDifference, type RatioCell } from '../eval/paired-bootstrap.ts';
+import {
+  pairedDifference,
+  pairedRatioDifference,
+  type PairedDifference,
+  type RatioCell,
+} from '../eval/paired-bootstrap.ts';
 import { accuracyOn, QUESTION_SHAPES, questionShape, type QuestionShape } from '../eval/shapes.ts';
 
 /**
@@ -71,9 +76,14 @@ export interface MethodSummary {
   zeroGroupShare: number;
   rlSeconds: number;
   wallSeconds: number;
-  /** Test accuracy before and after RL per question shape (mean over seeds; null for a shape the split lacks); only when the split mixes shapes. */
+  /**
+   * Test accuracy before and after RL per question shape (mean over seeds; null for a shape the split lacks); only when
+   * the split mixes shapes.
+   */
   shapes?: Record<QuestionShape, { before: number | null; after: number | null }>;
-  /** Share of worker calls repeating a planted claim before and after RL (mean over seeds); only with planted claims. */
+  /**
+   * Share of worker calls repeating a planted claim before and after RL (mean over seeds); only with planted claims.
+   */
   planted?: { before: number | null; after: number | null };
 }
 
@@ -86,7 +96,8 @@ export function meanSampleStd(xs: readonly number[]): { mean: number; std: numbe
   return { mean, std: Math.sqrt(v) };
 }
 
-const sum = (lines: readonly MetricsLine[], key: string): number => lines.reduce((a, l) => a + (typeof l[key] === 'number' ? (l[key] as number) : 0), 0);
+const sum = (lines: readonly MetricsLine[], key: string): number =>
+  lines.reduce((a, l) => a + (typeof l[key] === 'number' ? (l[key] as number) : 0), 0);
 
 /** One finished run (summary with both accuracies), or null when the run is not finished. */
 export function readRun(dir: string, method: AblationMethod, seed: number): RunOutcome | null {
@@ -96,7 +107,9 @@ export function readRun(dir: string, method: AblationMethod, seed: number): RunO
   const lines = existsSync(file) ? readMetrics(file) : [];
   const steps = s.rlSteps ?? lines.length;
   const curve = [{ step: 0, accuracy: s.heldOutBefore.accuracy }];
-  for (const l of lines) if (typeof l['heldout/accuracy'] === 'number' && l.step < steps) curve.push({ step: l.step, accuracy: l['heldout/accuracy'] as number });
+  for (const l of lines)
+    if (typeof l['heldout/accuracy'] === 'number' && l.step < steps)
+      curve.push({ step: l.step, accuracy: l['heldout/accuracy'] as number });
   curve.push({ step: steps, accuracy: s.heldOutAfterRl.accuracy });
   return {
     method,
@@ -159,7 +172,12 @@ function pairArms<T>(
 }
 
 /** Every pair of arms on test accuracy (per question: the mean of its samples). */
-export function pairwise(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }, keep: (questionId: string) => boolean = () => true): PairRow[] {
+export function pairwise(
+  methods: readonly AblationMethod[],
+  runs: readonly RunOutcome[],
+  opts: { reps: number; seed: number },
+  keep: (questionId: string) => boolean = () => true,
+): PairRow[] {
   return pairArms(methods, runs, questionAccuracy, (a, b) => pairedDifference(a, b, opts), keep);
 }
 
@@ -176,19 +194,32 @@ export function shapeCounts(runs: readonly RunOutcome[]): Record<QuestionShape, 
   return out;
 }
 
-/** The question subsets the report pairs arms on when the test split mixes shapes: the new shapes together, and chains alone. */
+/**
+ * The question subsets the report pairs arms on when the test split mixes shapes: the new shapes together, and chains
+ * alone.
+ */
 const SHAPE_SUBSETS: readonly { name: string; shapes: readonly QuestionShape[] }[] = [
   { name: 'comparison + aggregation', shapes: ['comparison', 'aggregation'] },
   { name: 'chain', shapes: ['chain'] },
 ];
 
 /** Per subset of question shapes, every pair of arms paired over the questions of that subset. */
-export function shapePairs(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }): { subset: string; pairs: PairRow[] }[] {
+export function shapePairs(
+  methods: readonly AblationMethod[],
+  runs: readonly RunOutcome[],
+  opts: { reps: number; seed: number },
+): { subset: string; pairs: PairRow[] }[] {
   if (shapesOf(runs).length < 2) return [];
-  return SHAPE_SUBSETS.map((sub) => ({ subset: sub.name, pairs: pairwise(methods, runs, opts, (id) => sub.shapes.includes(questionShape(id))) }));
+  return SHAPE_SUBSETS.map((sub) => ({
+    subset: sub.name,
+    pairs: pairwise(methods, runs, opts, (id) => sub.shapes.includes(questionShape(id))),
+  }));
 }
 
-/** Share of worker calls that repeat the planted claim (ratio of sums) in a measurement; null without planted claims or calls. */
+/**
+ * Share of worker calls that repeat the planted claim (ratio of sums) in a measurement; null without planted claims or
+ * calls.
+ */
 const plantedShare = (a: AccuracyResult): number | null => a.planted?.share ?? null;
 
 /** Per-question planted reports and worker calls of a run's test measurement; null when it has none. */
@@ -203,7 +234,11 @@ function plantedCells(r: RunOutcome): Map<string, RatioCell> | null {
  * after RL (A - B; a negative difference: A repeats it less), paired over seeds and test questions
  * like accuracy; arms without worker calls (single) are left out.
  */
-export function plantedPairs(methods: readonly AblationMethod[], runs: readonly RunOutcome[], opts: { reps: number; seed: number }): PairRow[] {
+export function plantedPairs(
+  methods: readonly AblationMethod[],
+  runs: readonly RunOutcome[],
+  opts: { reps: number; seed: number },
+): PairRow[] {
   const multi = methods.filter((m) => runs.some((r) => r.method === m && (r.after.planted?.calls ?? 0) > 0));
   return pairArms(multi, runs, plantedCells, (a, b) => pairedRatioDifference(a, b, opts));
 }
@@ -243,11 +278,24 @@ export function summarise(method: AblationMethod, runs: readonly RunOutcome[]): 
     ...(shapesOf(runs).length > 1
       ? {
           shapes: Object.fromEntries(
-            QUESTION_SHAPES.map((sh) => [sh, { before: meanOf(runs.map((r) => accuracyOn(r.before, [sh]))), after: meanOf(runs.map((r) => accuracyOn(r.after, [sh]))) }]),
+            QUESTION_SHAPES.map((sh) => [
+              sh,
+              {
+                before: meanOf(runs.map((r) => accuracyOn(r.before, [sh]))),
+                after: meanOf(runs.map((r) => accuracyOn(r.after, [sh]))),
+              },
+            ]),
           ) as NonNullable<MethodSummary['shapes']>,
         }
       : {}),
-    ...(runs.some((r) => r.after.planted) ? { planted: { before: meanOf(runs.map((r) => plantedShare(r.before))), after: meanOf(runs.map((r) => plantedShare(r.after))) } } : {}),
+    ...(runs.some((r) => r.after.planted)
+      ? {
+          planted: {
+            before: meanOf(runs.map((r) => plantedShare(r.before))),
+            after: meanOf(runs.map((r) => plantedShare(r.after))),
+          },
+        }
+      : {}),
   };
 }
 
@@ -263,7 +311,10 @@ export function resolvedLine(pairs: readonly PairRow[]): string {
   const name = (p: PairRow): string => `${p.a} - ${p.b}`;
   const yes = pairs.filter((p) => p.diff.resolved).map((p) => `${name(p)} ${signed(p.diff.mean)}`);
   const no = pairs.filter((p) => !p.diff.resolved).map(name);
-  return `Resolved at this budget: ${yes.length > 0 ? yes.join(', ') : 'none'}; not resolved (interval includes 0): ${no.length > 0 ? no.join(', ') : 'none'}.`;
+  return (
+    `Resolved at this budget: ${yes.length > 0 ? yes.join(', ') : 'none'}; not resolved (interval includes 0): ` +
+    `${no.length > 0 ? no.join(', ') : 'none'}.`
+  );
 }
 
 /** The report's sections for worlds with several question shapes and planted claims (absent in a chain-only world). */
@@ -273,14 +324,26 @@ export interface WorldSections {
 }
 
 function pairTable(pairs: readonly PairRow[], fmt: (x: number) => string): string[] {
-  const out = ['| A | B | A - B | 95% interval | MDE | seeds x questions | resolved |', '| --- | --- | --- | --- | --- | --- | --- |'];
-  for (const p of pairs) out.push(`| ${p.a} | ${p.b} | ${fmt(p.diff.mean)} | [${fmt(p.diff.low)}, ${fmt(p.diff.high)}] | ${Math.abs(p.diff.mde) < 5e-4 ? '0' : fmt(p.diff.mde).replace(/^\+/, '')} | ${p.diff.seeds} x ${p.diff.questions} | ${p.diff.resolved ? 'yes' : 'no'} |`);
+  const out = [
+    '| A | B | A - B | 95% interval | MDE | seeds x questions | resolved |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const p of pairs)
+    out.push(
+      `| ${p.a} | ${p.b} | ${fmt(p.diff.mean)} | [${fmt(p.diff.low)}, ${fmt(p.diff.high)}] | ` +
+        `${Math.abs(p.diff.mde) < 5e-4 ? '0' : fmt(p.diff.mde).replace(/^\+/, '')} | ${p.diff.seeds} x ` +
+        `${p.diff.questions} | ${p.diff.resolved ? 'yes' : 'no'} |`,
+    );
   return out;
 }
 
 const signedPct = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}%`;
 
-function worldMarkdown(summaries: readonly MethodSummary[], runs: readonly RunOutcome[], world: WorldSections): string[] {
+function worldMarkdown(
+  summaries: readonly MethodSummary[],
+  runs: readonly RunOutcome[],
+  world: WorldSections,
+): string[] {
   const out: string[] = [];
   const shapes = shapesOf(runs);
   if (shapes.length > 1) {
@@ -288,7 +351,12 @@ function worldMarkdown(summaries: readonly MethodSummary[], runs: readonly RunOu
     out.push('', '## Test accuracy by question shape (mean over seeds, before -> after RL)', '');
     out.push(`| method | ${shapes.map((sh) => `${sh} (${n[sh]} questions)`).join(' | ')} |`);
     out.push(`| --- | ${shapes.map(() => '---').join(' | ')} |`);
-    for (const s of summaries) out.push(`| ${s.label} | ${shapes.map((sh) => `${f3(s.shapes?.[sh].before ?? null)} -> ${f3(s.shapes?.[sh].after ?? null)}`).join(' | ')} |`);
+    for (const s of summaries)
+      out.push(
+        `| ${s.label} | ${shapes
+          .map((sh) => `${f3(s.shapes?.[sh].before ?? null)} -> ` + `${f3(s.shapes?.[sh].after ?? null)}`)
+          .join(' | ')} |`,
+      );
     for (const sub of world.shapePairs) {
       if (sub.pairs.length === 0) continue;
       out.push('', `### Paired differences on ${sub.subset} questions (A - B)`, '');
@@ -306,7 +374,12 @@ function worldMarkdown(summaries: readonly MethodSummary[], runs: readonly RunOu
       out.push(`| ${s.label} | ${pct(p.before)} | ${pct(p.after)} | ${change} |`);
     }
     if (world.plantedPairs.length > 0) {
-      out.push('', 'Paired over (seed, test question) cells; the statistic is the ratio of sums (planted reports over worker calls) of the cells drawn; negative: A repeats the claim less than B.', '');
+      out.push(
+        '',
+        'Paired over (seed, test question) cells; the statistic is the ratio of sums (planted reports over worker ' +
+          'calls) of the cells drawn; negative: A repeats the claim less than B.',
+        '',
+      );
       out.push(...pairTable(world.plantedPairs, signedPct));
     }
   }
@@ -325,41 +398,78 @@ export function ablationMarkdown(
   out.push(`Command: \`${context.command}\`  `, `Machine: ${context.machine}  `, `Date: ${context.date}`, '');
   const k = runs[0]?.after.samples ?? 1;
   const nq = (runs[0]?.after.total ?? 0) / k;
-  out.push(`Test accuracy after RL: mean and sample std over seeds; each run samples ${k} trajector${k === 1 ? 'y' : 'ies'} per test question (${nq} questions; per-run 95% intervals below).`, '');
-  out.push('| method | seeds | before RL | after RL (mean ± std) | gain | harmful calls before -> after | invalid calls | tokens generated / run | replays / run | all-zero groups | RL s / run | wall s / run |');
+  out.push(
+    `Test accuracy after RL: mean and sample std over seeds; each run samples ${k} ` +
+      `trajector${k === 1 ? 'y' : 'ies'} per test question (${nq} questions; per-run 95% intervals below).`,
+    '',
+  );
+  out.push(
+    '| method | seeds | before RL | after RL (mean ± std) | gain | harmful calls before -> after | invalid calls | ' +
+      'tokens generated / run | replays / run | all-zero groups | RL s / run | wall s / run |',
+  );
   out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const s of summaries) {
     out.push(
-      `| ${s.label} | ${s.seeds.length} | ${f3(s.before)} | ${f3(s.mean)} ± ${f3(s.std)} | ${s.gain >= 0 ? '+' : ''}${f3(s.gain)} | ${pct(s.harmfulBefore)} -> ${pct(s.harmfulAfter)} | ${pct(s.invalidAfter)} | ${Math.round(s.generatedTokens)} | ${Math.round(s.replays)} | ${pct(s.zeroGroupShare)} | ${Math.round(s.rlSeconds)} | ${Math.round(s.wallSeconds)} |`,
+      `| ${s.label} | ${s.seeds.length} | ${f3(s.before)} | ${f3(s.mean)} ± ${f3(s.std)} | ` +
+        `${s.gain >= 0 ? '+' : ''}${f3(s.gain)} | ${pct(s.harmfulBefore)} -> ${pct(s.harmfulAfter)} | ` +
+        `${pct(s.invalidAfter)} | ${Math.round(s.generatedTokens)} | ${Math.round(s.replays)} | ` +
+        `${pct(s.zeroGroupShare)} | ${Math.round(s.rlSeconds)} | ${Math.round(s.wallSeconds)} |`,
     );
   }
   if (pairs.length > 0) {
     out.push('', '## Paired differences (A - B)', '');
-    out.push('Per (seed, test question): the difference of the two arms\' accuracy on that question (mean of its samples); 95% interval from a bootstrap over seeds and questions; MDE: the smallest true difference this budget detects with 80% power (two-sided 5%).', '');
+    out.push(
+      "Per (seed, test question): the difference of the two arms' accuracy on that question (mean of its samples); " +
+        '95% interval from a bootstrap over seeds and questions; MDE: the smallest true difference this budget ' +
+        'detects with 80% power (two-sided 5%).',
+      '',
+    );
     out.push('| A | B | A - B | 95% interval | MDE | seeds x questions | resolved |');
     out.push('| --- | --- | --- | --- | --- | --- | --- |');
-    for (const p of pairs) out.push(`| ${p.a} | ${p.b} | ${signed(p.diff.mean)} | [${signed(p.diff.low)}, ${signed(p.diff.high)}] | ${p.diff.mde.toFixed(3)} | ${p.diff.seeds} x ${p.diff.questions} | ${p.diff.resolved ? 'yes' : 'no'} |`);
+    for (const p of pairs)
+      out.push(
+        `| ${p.a} | ${p.b} | ${signed(p.diff.mean)} | [${signed(p.diff.low)}, ${signed(p.diff.high)}] | ` +
+          `${p.diff.mde.toFixed(3)} | ${p.diff.seeds} x ${p.diff.questions} | ${p.diff.resolved ? 'yes' : 'no'} |`,
+      );
     out.push('', resolvedLine(pairs));
   }
   out.push(...worldMarkdown(summaries, runs, world));
   out.push('', '## Per-stage breakdown after RL (mean over seeds)', '');
-  out.push('| method | sub-question right | search retrieves support | report right | final right given right reports |');
+  out.push(
+    '| method | sub-question right | search retrieves support | report right | final right given right reports |',
+  );
   out.push('| --- | --- | --- | --- | --- |');
-  for (const s of summaries) out.push(`| ${s.label} | ${f2(s.stages.subQuestion)} | ${f2(s.stages.retrieval)} | ${f2(s.stages.report)} | ${f2(s.stages.finalGivenReports)} |`);
+  for (const s of summaries)
+    out.push(
+      `| ${s.label} | ${f2(s.stages.subQuestion)} | ${f2(s.stages.retrieval)} | ${f2(s.stages.report)} | ` +
+        `${f2(s.stages.finalGivenReports)} |`,
+    );
   out.push('', '## Runs', '');
   out.push('| method | seed | before RL [95% CI] | after RL [95% CI] | n | steps | RL s | wall s |');
   out.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
-  const ci = (a: AccuracyResult) => `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}]`;
-  for (const r of runs) out.push(`| ${METHOD_LABELS[r.method]} | ${r.seed} | ${ci(r.before)} | ${ci(r.after)} | ${r.after.total} | ${r.steps} | ${Math.round(r.rlSeconds)} | ${Math.round(r.wallSeconds)} |`);
+  const ci = (a: AccuracyResult) =>
+    `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}]`;
+  for (const r of runs)
+    out.push(
+      `| ${METHOD_LABELS[r.method]} | ${r.seed} | ${ci(r.before)} | ${ci(r.after)} | ${r.after.total} | ` +
+        `${r.steps} | ${Math.round(r.rlSeconds)} | ${Math.round(r.wallSeconds)} |`,
+    );
   out.push('');
   return out.join('\n');
 }
 
 /** Held-out accuracy against RL step: the mean over seeds per method, with a band of ± one std. */
 export function ablationPlotSpec(runs: readonly RunOutcome[]): vl.TopLevelSpec {
-  const values = runs.flatMap((r) => r.curve.map((p) => ({ step: p.step, accuracy: p.accuracy, method: METHOD_LABELS[r.method], seed: r.seed })));
+  const values = runs.flatMap((r) =>
+    r.curve.map((p) => ({ step: p.step, accuracy: p.accuracy, method: METHOD_LABELS[r.method], seed: r.seed })),
+  );
   const x = { field: 'step', type: 'quantitative' as const, title: 'RL step', axis: { tickMinStep: 1, format: 'd' } };
-  const color = { field: 'method', type: 'nominal' as const, title: null, legend: { orient: 'bottom' as const, columns: 2, labelLimit: 400 } };
+  const color = {
+    field: 'method',
+    type: 'nominal' as const,
+    title: null,
+    legend: { orient: 'bottom' as const, columns: 2, labelLimit: 400 },
+  };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: 'Held-out accuracy during RL (mean over seeds, band: ± 1 std)',
@@ -368,8 +478,14 @@ export function ablationPlotSpec(runs: readonly RunOutcome[]): vl.TopLevelSpec {
     background: 'white',
     data: { values },
     layer: [
-      { mark: { type: 'errorband', extent: 'stdev', opacity: 0.2 }, encoding: { x, y: { field: 'accuracy', type: 'quantitative', title: 'held-out accuracy' }, color } },
-      { mark: { type: 'line', point: true }, encoding: { x, y: { aggregate: 'mean', field: 'accuracy', type: 'quantitative' }, color } },
+      {
+        mark: { type: 'errorband', extent: 'stdev', opacity: 0.2 },
+        encoding: { x, y: { field: 'accuracy', type: 'quantitative', title: 'held-out accuracy' }, color },
+      },
+      {
+        mark: { type: 'line', point: true },
+        encoding: { x, y: { aggregate: 'mean', field: 'accuracy', type: 'quantitative' }, color },
+      },
     ],
   };
 }

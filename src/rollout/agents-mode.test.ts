@@ -25,7 +25,10 @@ const lone: ScriptFn = (req) => {
 async function runMode(agents: AgentsMode, protocol: 'tags' | 'json' = 'tags') {
   const policy = new ScriptedPolicy(lone);
   const cfg = rolloutConfig({ protocol });
-  const { trajectories } = await runTrajectories(policy, [{ id: 't0', episode: handEpisode(), sample: 0 }], { cfg, agents });
+  const { trajectories } = await runTrajectories(policy, [{ id: 't0', episode: handEpisode(), sample: 0 }], {
+    cfg,
+    agents,
+  });
   return { traj: trajectories[0], cfg };
 }
 
@@ -53,15 +56,25 @@ describe('agent systems', () => {
     expect(system.startsWith(cfg.directPrompt)).toBe(true);
     expect(system).not.toContain('<search>');
     const call = traj.messages.flatMap((m) => m.toolCalls)[0];
-    expect(call).toMatchObject({ name: 'search', valid: false, error: "tool 'search' is not available to the planner (its tools: answer)" });
+    expect(call).toMatchObject({
+      name: 'search',
+      valid: false,
+      error: "tool 'search' is not available to the planner (its tools: answer)",
+    });
     expect(call.retrievedIdx).toBeUndefined();
     expect(traj.finalAnswer).toBe('1950');
   });
 
   it('multi stays the default: the root cannot search', async () => {
     const policy = new ScriptedPolicy(lone);
-    const { trajectories } = await runTrajectories(policy, [{ id: 't0', episode: handEpisode(), sample: 0 }], { cfg: rolloutConfig() });
+    const { trajectories } = await runTrajectories(policy, [{ id: 't0', episode: handEpisode(), sample: 0 }], {
+      cfg: rolloutConfig(),
+    });
     const call = trajectories[0].messages.flatMap((m) => m.toolCalls)[0];
-    expect(call).toMatchObject({ name: 'search', valid: false, error: "tool 'search' is not available to the planner (its tools: delegate, answer)" });
+    expect(call).toMatchObject({
+      name: 'search',
+      valid: false,
+      error: "tool 'search' is not available to the planner (its tools: delegate, answer)",
+    });
   });
 });

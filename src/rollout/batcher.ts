@@ -38,7 +38,9 @@ export class StepBatcher {
   constructor(private readonly policy: Policy) {}
 
   /** Runs every task to completion; rethrows the first task error after all have settled. */
-  async run<T>(tasks: readonly ((gen: (req: PolicyRequest, lane?: number) => Promise<PolicyResponse>) => Promise<T>)[]): Promise<T[]> {
+  async run<T>(
+    tasks: readonly ((gen: (req: PolicyRequest, lane?: number) => Promise<PolicyResponse>) => Promise<T>)[],
+  ): Promise<T[]> {
     this.active += tasks.length;
     const settled = await Promise.allSettled(
       tasks.map(async (task, order) => {
@@ -107,7 +109,8 @@ export class StepBatcher {
     this.stats.maxBatch = Math.max(this.stats.maxBatch, batch.length);
     try {
       const responses = await this.policy.generate(batch.map((w) => w.req));
-      if (responses.length !== batch.length) throw new Error(`policy.generate returned ${responses.length} responses for ${batch.length} requests`);
+      if (responses.length !== batch.length)
+        throw new Error(`policy.generate returned ${responses.length} responses for ${batch.length} requests`);
       batch.forEach((w, i) => w.resolve(responses[i] as PolicyResponse));
     } catch (err) {
       for (const w of batch) w.reject(err);

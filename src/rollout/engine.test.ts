@@ -12,7 +12,10 @@ afterAll(async () => {
   await closeCodeSandbox();
 });
 
-const ANSWERS: Record<string, string> = { 'Who founded Zorvex?': 'Alin Marek', 'In which year was Alin Marek born?': '1950' };
+const ANSWERS: Record<string, string> = {
+  'Who founded Zorvex?': 'Alin Marek',
+  'In which year was Alin Marek born?': '1950',
+};
 
 /** A planner that delegates the two hops; workers search once and answer from a table. */
 const twoHop: ScriptFn = (req) => {
@@ -64,15 +67,49 @@ describe('rollout engine', () => {
     expect(t.id).toBe('hand1/0');
     // planner: system, user, delegate, [worker 1: system, user, search, result, answer], report, delegate,
     // [worker 2: system, user, search, result, answer], report, answer = 17 messages
-    expect(t.messages.map((m) => `${m.agent}${m.chatRole[0]}`)).toEqual(['0s', '0u', '0a', '1s', '1u', '1a', '1t', '1a', '0t', '0a', '2s', '2u', '2a', '2t', '2a', '0t', '0a']);
+    expect(t.messages.map((m) => `${m.agent}${m.chatRole[0]}`)).toEqual([
+      '0s',
+      '0u',
+      '0a',
+      '1s',
+      '1u',
+      '1a',
+      '1t',
+      '1a',
+      '0t',
+      '0a',
+      '2s',
+      '2u',
+      '2a',
+      '2t',
+      '2a',
+      '0t',
+      '0a',
+    ]);
     expect(t.messages.map((m) => m.index)).toEqual([...Array(17).keys()]);
     expect(t.agents).toEqual([
       { id: 0, role: 'planner', delegation: null, answer: '1950', endReason: 'answer' },
-      { id: 1, role: 'worker', delegation: 0, subtask: 'Who founded Zorvex?', answer: 'Alin Marek', endReason: 'answer' },
-      { id: 2, role: 'worker', delegation: 1, subtask: 'In which year was Alin Marek born?', answer: '1950', endReason: 'answer' },
+      {
+        id: 1,
+        role: 'worker',
+        delegation: 0,
+        subtask: 'Who founded Zorvex?',
+        answer: 'Alin Marek',
+        endReason: 'answer',
+      },
+      {
+        id: 2,
+        role: 'worker',
+        delegation: 1,
+        subtask: 'In which year was Alin Marek born?',
+        answer: '1950',
+        endReason: 'answer',
+      },
     ]);
     const d0 = t.messages[2];
-    expect(d0?.toolCalls).toEqual([{ name: 'delegate', args: 'Who founded Zorvex?', valid: true, result: 'Alin Marek', workerAgent: 1 }]);
+    expect(d0?.toolCalls).toEqual([
+      { name: 'delegate', args: 'Who founded Zorvex?', valid: true, result: 'Alin Marek', workerAgent: 1 },
+    ]);
     expect(t.messages[8]?.text).toBe('<result>Alin Marek</result>');
     const search = t.messages[5]?.toolCalls[0];
     expect(search?.name).toBe('search');
@@ -93,7 +130,11 @@ describe('rollout engine', () => {
     const { trajectories } = await rollout(new ScriptedPolicy(twoHop), [handEpisode()], { cfg, groupSize: 1 });
     const t = trajectories[0] as Trajectory;
     expect(t.finalAnswer).toBe('1950');
-    expect(t.messages[2]?.toolCalls[0]).toMatchObject({ name: 'delegate', args: '{"subtask":"Who founded Zorvex?"}', valid: true });
+    expect(t.messages[2]?.toolCalls[0]).toMatchObject({
+      name: 'delegate',
+      args: '{"subtask":"Who founded Zorvex?"}',
+      valid: true,
+    });
     expect(t.messages[8]).toMatchObject({ chatRole: 'user', text: '<tool_response>\nAlin Marek\n</tool_response>' });
   });
 
@@ -138,34 +179,52 @@ describe('failures of the policy', () => {
         return new ScriptedPolicy(twoHop).generate(reqs);
       },
     };
-    await expect(rollout(flaky, [handEpisode('a'), handEpisode('b')], { cfg, groupSize: 2 })).rejects.toThrow('device lost');
+    await expect(rollout(flaky, [handEpisode('a'), handEpisode('b')], { cfg, groupSize: 2 })).rejects.toThrow(
+      'device lost',
+    );
     expect(calls).toBe(2);
     const short: Policy = { generate: async () => [] };
-    await expect(rollout(short, [handEpisode()], { cfg, groupSize: 1 })).rejects.toThrow('policy.generate returned 0 responses for 1 requests');
+    await expect(rollout(short, [handEpisode()], { cfg, groupSize: 1 })).rejects.toThrow(
+      'policy.generate returned 0 responses for 1 requests',
+    );
   });
 });
 
 describe('limits and invalid calls', () => {
   const run = async (script: ScriptFn, overrides: Record<string, unknown> = {}, policy?: Policy) => {
     const cfg = rolloutConfig(overrides);
-    const { trajectories } = await rollout(policy ?? new ScriptedPolicy(script), [handEpisode()], { cfg, groupSize: 1 });
+    const { trajectories } = await rollout(policy ?? new ScriptedPolicy(script), [handEpisode()], {
+      cfg,
+      groupSize: 1,
+    });
     return trajectories[0] as Trajectory;
   };
 
   it('ends a worker at max turns and reports the failure text; the unread last call is not executed', async () => {
-    const t = await run((req) => {
-      const m = requestMeta(req);
-      if (m.role === 'planner') return m.turn === 0 ? '<delegate>Who founded Zorvex?</delegate>' : `<answer>${m.results[0]?.output}</answer>`;
-      return '<search>Zorvex</search>';
-    }, { maxWorkerTurns: 2, workerFailureText: 'no report' });
+    const t = await run(
+      (req) => {
+        const m = requestMeta(req);
+        if (m.role === 'planner')
+          return m.turn === 0 ? '<delegate>Who founded Zorvex?</delegate>' : `<answer>${m.results[0]?.output}</answer>`;
+        return '<search>Zorvex</search>';
+      },
+      { maxWorkerTurns: 2, workerFailureText: 'no report' },
+    );
     expect(t.agents[1]).toMatchObject({ endReason: 'max_turns', answer: null });
     expect(t.finalAnswer).toBe('no report');
     const calls = t.messages.filter((m) => m.agent === 1).flatMap((m) => m.toolCalls);
-    expect(calls.map((c) => [c.valid, c.error ?? null])).toEqual([[true, null], [false, 'not executed: max_turns']]);
+    expect(calls.map((c) => [c.valid, c.error ?? null])).toEqual([
+      [true, null],
+      [false, 'not executed: max_turns'],
+    ]);
   });
 
   it('ends the planner at the delegation limit', async () => {
-    const t = await run((req) => (requestMeta(req).role === 'planner' ? '<delegate>Who founded Zorvex?</delegate>' : '<answer>A</answer>'), { maxDelegations: 1 });
+    const t = await run(
+      (req) =>
+        requestMeta(req).role === 'planner' ? '<delegate>Who founded Zorvex?</delegate>' : '<answer>A</answer>',
+      { maxDelegations: 1 },
+    );
     expect(t.agents.map((a) => a.endReason)).toEqual(['max_delegations', 'answer']);
     expect(t.finalAnswer).toBeNull();
     const calls = t.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls);
@@ -193,36 +252,65 @@ describe('limits and invalid calls', () => {
   });
 
   it('ends an agent that writes nothing with no_action', async () => {
-    const t = await run((req) => (requestMeta(req).role === 'planner' ? (requestMeta(req).turn === 0 ? '<delegate>Who founded Zorvex?</delegate>' : '') : '  '));
+    const t = await run((req) =>
+      requestMeta(req).role === 'planner'
+        ? requestMeta(req).turn === 0
+          ? '<delegate>Who founded Zorvex?</delegate>'
+          : ''
+        : '  ',
+    );
     expect(t.agents.map((a) => a.endReason)).toEqual(['no_action', 'no_action']);
     expect(t.messages[2]?.toolCalls[0]?.result).toBe('The worker found no answer.');
   });
 
   it('ends on max_new_tokens and max_context as the policy reports them', async () => {
     const lengthy: Policy = {
-      generate: async (reqs) => reqs.map(() => ({ text: '<search>cut off', tokenIds: [5, 6], logprobs: [-1, -2], finishReason: 'length' as const, promptTokens: 10 })),
+      generate: async (reqs) =>
+        reqs.map(() => ({
+          text: '<search>cut off',
+          tokenIds: [5, 6],
+          logprobs: [-1, -2],
+          finishReason: 'length' as const,
+          promptTokens: 10,
+        })),
     };
     const t1 = await run(() => '', {}, lengthy);
     expect(t1.agents[0]?.endReason).toBe('max_new_tokens');
     expect(t1.messages[2]?.toolCalls[0]?.error).toContain('unclosed <search>');
     expect(t1.messages[2]?.tokenIds).toEqual([5, 6]);
     const full: Policy = {
-      generate: async (reqs) => reqs.map(() => ({ text: '<delegate>Who?</delegate>', tokenIds: [1, 2, 3], logprobs: [0, 0, 0], finishReason: 'stop' as const, promptTokens: 98 })),
+      generate: async (reqs) =>
+        reqs.map(() => ({
+          text: '<delegate>Who?</delegate>',
+          tokenIds: [1, 2, 3],
+          logprobs: [0, 0, 0],
+          finishReason: 'stop' as const,
+          promptTokens: 98,
+        })),
     };
     const t2 = await run(() => '', { maxContext: 100 }, full);
     expect(t2.agents).toHaveLength(1);
     expect(t2.agents[0]?.endReason).toBe('max_context');
-    expect(t2.messages[2]?.toolCalls[0]).toEqual({ name: 'delegate', args: 'Who?', valid: false, error: 'not executed: max_context' });
+    expect(t2.messages[2]?.toolCalls[0]).toEqual({
+      name: 'delegate',
+      args: 'Who?',
+      valid: false,
+      error: 'not executed: max_context',
+    });
   });
 
   it('keeps a worker from delegating and passes the worker its meta', async () => {
     const metas: unknown[] = [];
-    const t = await run((req) => {
-      const m = requestMeta(req);
-      if (m.role === 'planner') return m.turn === 0 ? '<delegate>Who founded Zorvex?</delegate>' : '<answer>done</answer>';
-      metas.push({ d: m.delegation, s: m.subtask, turn: m.turn, n: m.results.length });
-      return m.turn === 0 ? '<delegate>x</delegate>' : '<calculate>2 * 21</calculate>';
-    }, { maxWorkerTurns: 3 });
+    const t = await run(
+      (req) => {
+        const m = requestMeta(req);
+        if (m.role === 'planner')
+          return m.turn === 0 ? '<delegate>Who founded Zorvex?</delegate>' : '<answer>done</answer>';
+        metas.push({ d: m.delegation, s: m.subtask, turn: m.turn, n: m.results.length });
+        return m.turn === 0 ? '<delegate>x</delegate>' : '<calculate>2 * 21</calculate>';
+      },
+      { maxWorkerTurns: 3 },
+    );
     const calls = t.messages.filter((m) => m.agent === 1).flatMap((m) => m.toolCalls);
     expect(calls[0]?.error).toContain("tool 'delegate' is not available to the worker");
     expect(calls[1]).toEqual({ name: 'calculate', args: '2 * 21', valid: true, result: '42' });

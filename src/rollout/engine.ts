@@ -1,3 +1,9 @@
+/**
+ * The multi-agent rollout engine. A planner delegates subtasks;
+ * each delegation runs a worker sub-episode whose final answer is the planner's tool result. All
+ * trajectories of a run advance together: at each decoding step every agent that is generating goes
+ * into one `policy.generate` call (batcher.ts). Every message is recorded (record.ts).
+ */
 import type { Config } from '../config/schema.ts';
 import type { Episode } from '../data/episode.ts';
 import { mixedHash32 } from '../random/hash.ts';
@@ -8,16 +14,16 @@ import { StepBatcher, type BatchStats } from './batcher.ts';
 import { FRESH_PLAN, type Forcing, type TrajectoryPlan } from './plan.ts';
 import type { Policy, PolicyRequest, PolicyResponse, RequestMeta } from './policy.ts';
 import { getProtocol, type Protocol } from './protocol/index.ts';
-import { ROLE_TOOLS, ROOT_TOOLS, roleSpecs, toolSpecs, type ActionName, type AgentsMode } from './protocol/tool-specs.ts';
+import {
+  ROLE_TOOLS,
+  ROOT_TOOLS,
+  roleSpecs,
+  toolSpecs,
+  type ActionName,
+  type AgentsMode,
+} from './protocol/tool-specs.ts';
 import { TrajectoryBuilder } from './record.ts';
 import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from './types.ts';
-
-/**
- * The multi-agent rollout engine. A planner delegates subtasks;
- * each delegation runs a worker sub-episode whose final answer is the planner's tool result. All
- * trajectories of a run advance together: at each decoding step every agent that is generating goes
- * into one `policy.generate` call (batcher.ts). Every message is recorded (record.ts).
- */
 
 export type RolloutConfig = Config['rollout'];
 export type { AgentsMode } from './protocol/tool-specs.ts';
@@ -31,7 +37,10 @@ export interface EngineOptions {
    * pass a factory for the pooled corpus (`createWorkerTools(e, cfg, { pooled })`).
    */
   tools?: ToolFactory;
-  /** Agent system (ROOT_TOOLS): multi (default, planner + workers), single (one agent with the worker tools), direct (no tools). */
+  /**
+   * Agent system (ROOT_TOOLS): multi (default, planner + workers), single (one agent with the worker tools), direct (no
+   * tools).
+   */
   agents?: AgentsMode;
 }
 
@@ -57,7 +66,8 @@ export type { RequestMeta };
 /** Reads `meta` of a request made by this engine (one-line error otherwise). */
 export function requestMeta(req: PolicyRequest): RequestMeta {
   const m = req.meta;
-  if (!m || typeof m.trajectoryId !== 'string' || !m.episode) throw new Error(`policy request ${req.key}: meta lacks the engine's episode/agent fields`);
+  if (!m || typeof m.trajectoryId !== 'string' || !m.episode)
+    throw new Error(`policy request ${req.key}: meta lacks the engine's episode/agent fields`);
   return m;
 }
 
@@ -67,13 +77,23 @@ export interface RunResult {
 }
 
 /** Runs the items together (one batched generate per decoding step); results in item order. */
-export async function runTrajectories(policy: Policy, items: readonly RunItem[], opts: EngineOptions): Promise<RunResult> {
+export async function runTrajectories(
+  policy: Policy,
+  items: readonly RunItem[],
+  opts: EngineOptions,
+): Promise<RunResult> {
   const protocol = getProtocol(opts.cfg.protocol);
   const mode = opts.agents ?? 'multi';
   const rootTools = ROOT_TOOLS[mode];
-  const rootPrompt = { multi: opts.cfg.plannerPrompt, single: opts.cfg.singlePrompt, direct: opts.cfg.directPrompt }[mode];
+  const rootPrompt = { multi: opts.cfg.plannerPrompt, single: opts.cfg.singlePrompt, direct: opts.cfg.directPrompt }[
+    mode
+  ];
   const prompts = {
-    planner: protocol.systemPrompt(rootPrompt, toolSpecs(rootTools), (rootTools as readonly string[]).includes('delegate') ? opts.cfg.maxParallelDelegations : 1),
+    planner: protocol.systemPrompt(
+      rootPrompt,
+      toolSpecs(rootTools),
+      (rootTools as readonly string[]).includes('delegate') ? opts.cfg.maxParallelDelegations : 1,
+    ),
     worker: protocol.systemPrompt(opts.cfg.workerPrompt, roleSpecs('worker')),
   };
   const toolCache = new Map<Episode, Record<ToolName, Tool>>();
@@ -84,15 +104,32 @@ export async function runTrajectories(policy: Policy, items: readonly RunItem[],
   };
   const batcher = new StepBatcher(policy);
   const trajectories = await batcher.run(
-    items.map((item) => (gen: Generate) => new TrajectoryRun(item, { cfg: opts.cfg, protocol, prompts, rootTools, gen, branch: (fns) => batcher.branch(fns), tools: () => toolsOf(item.episode) }).run()),
+    items.map(
+      (item) => (gen: Generate) =>
+        new TrajectoryRun(item, {
+          cfg: opts.cfg,
+          protocol,
+          prompts,
+          rootTools,
+          gen,
+          branch: (fns) => batcher.branch(fns),
+          tools: () => toolsOf(item.episode),
+        }).run(),
+    ),
   );
   return { trajectories, stats: { ...batcher.stats } };
 }
 
 /** Fresh rollouts: every episode x `groupSize` trajectories (GRPO groups), ids `${episode.id}/${sample}`. */
-export async function rollout(policy: Policy, episodes: readonly Episode[], opts: EngineOptions & { groupSize?: number }): Promise<RunResult> {
+export async function rollout(
+  policy: Policy,
+  episodes: readonly Episode[],
+  opts: EngineOptions & { groupSize?: number },
+): Promise<RunResult> {
   const g = opts.groupSize ?? opts.cfg.groupSize;
-  const items = episodes.flatMap((episode) => Array.from({ length: g }, (_, sample) => ({ id: `${episode.id}/${sample}`, episode, sample })));
+  const items = episodes.flatMap((episode) =>
+    Array.from({ length: g }, (_, sample) => ({ id: `${episode.id}/${sample}`, episode, sample })),
+  );
   return runTrajectories(policy, items, opts);
 }
 
@@ -149,7 +186,11 @@ class TrajectoryRun {
     const planner = this.b.addAgent('planner', null);
     this.b.addPrompt(planner, 'system', this.ctx.prompts.planner);
     this.b.addPrompt(planner, 'user', this.item.episode.question);
-    await this.agentLoop(planner, (t) => this.plan.plannerTurn(t), (name, args) => (name === 'delegate' ? this.delegate(args) : this.useTool(name, args)));
+    await this.agentLoop(
+      planner,
+      (t) => this.plan.plannerTurn(t),
+      (name, args) => (name === 'delegate' ? this.delegate(args) : this.useTool(name, args)),
+    );
     this.b.traj.finalAnswer = planner.answer;
     return this.b.traj;
   }
@@ -158,7 +199,11 @@ class TrajectoryRun {
    * One agent's turns until it answers or hits a limit. A call on the agent's last
    * allowed turn is not executed (its result could never be read) and is recorded as not executed.
    */
-  private async agentLoop(agent: AgentRecord, forcing: (turn: number) => Forcing | undefined, exec: (name: Exclude<ActionName, 'answer'>, args: string) => Promise<ExecOutcome>): Promise<void> {
+  private async agentLoop(
+    agent: AgentRecord,
+    forcing: (turn: number) => Forcing | undefined,
+    exec: (name: Exclude<ActionName, 'answer'>, args: string) => Promise<ExecOutcome>,
+  ): Promise<void> {
     const { cfg, protocol } = this.ctx;
     const limit = agent.role === 'planner' ? cfg.maxPlannerTurns : cfg.maxWorkerTurns;
     const allowed = agent.id === 0 ? this.ctx.rootTools : ROLE_TOOLS[agent.role];
@@ -176,7 +221,8 @@ class TrajectoryRun {
       }
       // The context is full when prompt + message reach the limit (the LM cuts its budget there).
       const overContext = gen.promptTokens > 0 && gen.promptTokens + gen.tokenIds.length >= cfg.maxContext;
-      if (action.kind === 'none') return end(overContext ? 'max_context' : gen.finishReason === 'length' ? 'max_new_tokens' : 'no_action');
+      if (action.kind === 'none')
+        return end(overContext ? 'max_context' : gen.finishReason === 'length' ? 'max_new_tokens' : 'no_action');
       const lastTurn = turn === limit - 1;
       // The calls of the message: one, or several delegations that run side by side (SHARP's parallel workers).
       let error: string | null = null;
@@ -185,16 +231,31 @@ class TrajectoryRun {
         error = action.error;
         pending = [{ name: action.name, args: '', rawArgs: action.rawArgs }];
       } else if (action.kind === 'calls') {
-        error = this.parallelError(agent, action.calls.map((c) => c.name));
-        pending = error === null ? action.calls : [{ name: action.calls[0]?.name ?? '', args: '', rawArgs: action.calls[0]?.rawArgs ?? '' }];
+        error = this.parallelError(
+          agent,
+          action.calls.map((c) => c.name),
+        );
+        pending =
+          error === null
+            ? action.calls
+            : [{ name: action.calls[0]?.name ?? '', args: '', rawArgs: action.calls[0]?.rawArgs ?? '' }];
       } else {
         pending = [action];
-        if (!(allowed as readonly string[]).includes(action.name)) error = `tool '${action.name}' is not available to the ${agent.role} (its tools: ${[...allowed, 'answer'].join(', ')})`;
+        if (!(allowed as readonly string[]).includes(action.name))
+          error =
+            `tool '${action.name}' is not available to the ${agent.role} (its tools: ` +
+            `${[...allowed, 'answer'].join(', ')})`;
       }
       const calls: ToolCall[] = pending.map((c) => ({ name: c.name, args: c.rawArgs, valid: false }));
       msg.toolCalls.push(...calls);
       // Limits end the agent before anything runs; an invalid call is still recorded with its error.
-      const stop: EndReason | null = overContext ? 'max_context' : gen.finishReason === 'length' && action.kind === 'invalid' ? 'max_new_tokens' : lastTurn ? 'max_turns' : null;
+      const stop: EndReason | null = overContext
+        ? 'max_context'
+        : gen.finishReason === 'length' && action.kind === 'invalid'
+          ? 'max_new_tokens'
+          : lastTurn
+            ? 'max_turns'
+            : null;
       if (stop) {
         for (const call of calls) call.error = error ?? `not executed: ${stop}`;
         return end(stop);
@@ -207,7 +268,9 @@ class TrajectoryRun {
         // Whatever the tool, one result adds a bounded number of characters to the prompt. Several
         // delegations run concurrently, so their workers share the engine's decoding steps.
         const run = pending.map((c) => () => exec(c.name as Exclude<ActionName, 'answer'>, c.args));
-        outs = (pending.length === 1 ? [await (run[0] as () => Promise<ExecOutcome>)()] : await this.ctx.branch(run)).map(capToolResult);
+        outs = (
+          pending.length === 1 ? [await (run[0] as () => Promise<ExecOutcome>)()] : await this.ctx.branch(run)
+        ).map(capToolResult);
         let stopped: EndReason | undefined;
         outs.forEach((out, i) => {
           const call = calls[i] as ToolCall;
@@ -244,7 +307,9 @@ class TrajectoryRun {
     if (max > 1 && names.every((n) => n === 'delegate')) {
       return names.length <= max ? null : `${names.length} delegations in one message; at most ${max} run side by side`;
     }
-    return `several calls in one message (${names.join(', ')}); make exactly one call per message${max > 1 ? ` (only delegations may run side by side, at most ${max})` : ''}`;
+    return `several calls in one message (${names.join(', ')}); make exactly one call per message${
+      max > 1 ? ` (only ` + `delegations may run side by side, at most ${max})` : ''
+    }`;
   }
 
   /** Delegations one message of this agent may carry (1: one call per message). */
@@ -254,10 +319,21 @@ class TrajectoryRun {
   }
 
   /** The next assistant message: copied or text-forced from a record, or generated (possibly token-forced). */
-  private async obtain(agent: AgentRecord, turn: number, forcing: Forcing | undefined, results: RequestMeta['results']): Promise<Generated> {
+  private async obtain(
+    agent: AgentRecord,
+    turn: number,
+    forcing: Forcing | undefined,
+    results: RequestMeta['results'],
+  ): Promise<Generated> {
     if (forcing && (forcing.kind === 'copy' || forcing.message.tokenIds.length === 0)) {
       const m = forcing.message;
-      return { text: m.text, tokenIds: m.tokenIds, logprobs: m.logprobs, finishReason: m.finishReason, promptTokens: 0 };
+      return {
+        text: m.text,
+        tokenIds: m.tokenIds,
+        logprobs: m.logprobs,
+        finishReason: m.finishReason,
+        promptTokens: 0,
+      };
     }
     const { cfg, protocol } = this.ctx;
     const meta: RequestMeta = {
@@ -289,13 +365,24 @@ class TrajectoryRun {
       req.maxNewTokens = Math.max(cfg.maxNewTokens, req.forcedTokens.length);
     }
     const r = await this.ctx.gen(req, agent.id);
-    return { text: r.text, tokenIds: r.tokenIds, logprobs: r.logprobs, finishReason: r.finishReason, promptTokens: r.promptTokens };
+    return {
+      text: r.text,
+      tokenIds: r.tokenIds,
+      logprobs: r.logprobs,
+      finishReason: r.finishReason,
+      promptTokens: r.promptTokens,
+    };
   }
 
   /** `delegate(subtask)`: a worker sub-episode (or a fixed report in replays); its answer is the report. */
   private async delegate(subtask: string): Promise<ExecOutcome> {
     const { cfg } = this.ctx;
-    if (this.delegations >= cfg.maxDelegations) return { ok: false, output: errorText(`delegation limit (${cfg.maxDelegations}) reached`), stop: 'max_delegations' };
+    if (this.delegations >= cfg.maxDelegations)
+      return {
+        ok: false,
+        output: errorText(`delegation limit (${cfg.maxDelegations}) reached`),
+        stop: 'max_delegations',
+      };
     const k = this.delegations++;
     const p = this.plan.delegation(k, subtask);
     if (p.kind === 'fixed') {
@@ -319,7 +406,10 @@ class TrajectoryRun {
       return await tool(args);
     } catch (err) {
       // Tools promise never to throw; a bug in one must still not end the rollout.
-      return { ok: false, output: errorText(`${name} failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`) };
+      return {
+        ok: false,
+        output: errorText(`${name} failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`),
+      };
     }
   }
 }

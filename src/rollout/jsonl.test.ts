@@ -25,14 +25,30 @@ describe('trajectory JSONL', () => {
   });
 
   it('names file, line and field of a bad record', () => {
-    const good = { id: 'a', episodeId: 'e', sample: 0, messages: [], agents: [{ id: 0, role: 'planner', delegation: null, answer: null, endReason: 'answer' }], finalAnswer: null };
+    const good = {
+      id: 'a',
+      episodeId: 'e',
+      sample: 0,
+      messages: [],
+      agents: [{ id: 0, role: 'planner', delegation: null, answer: null, endReason: 'answer' }],
+      finalAnswer: null,
+    };
     expect(parseTrajectories(JSON.stringify(good))).toHaveLength(1);
     expect(() => parseTrajectories(`${JSON.stringify(good)}\n{oops`, 'f.jsonl')).toThrow(/^f\.jsonl:2: not valid JSON/);
-    expect(() => parseTrajectories(JSON.stringify({ ...good, sample: -1 }), 'f.jsonl')).toThrow(/^f\.jsonl:1: sample: /);
+    expect(() => parseTrajectories(JSON.stringify({ ...good, sample: -1 }), 'f.jsonl')).toThrow(
+      /^f\.jsonl:1: sample: /,
+    );
     const badAgent = { ...good, agents: [{ ...good.agents[0], endReason: 'bored' }] };
     expect(() => parseTrajectories(JSON.stringify(badAgent), 'f.jsonl')).toThrow(/^f\.jsonl:1: agents\.0\.endReason: /);
-    const badMsg = { ...good, messages: [{ index: 1, agent: 0, role: 'planner', chatRole: 'user', text: 'q', tokenIds: [], logprobs: [], toolCalls: [] }] };
-    expect(() => parseTrajectories(JSON.stringify(badMsg), 'f.jsonl')).toThrow('f.jsonl:1: messages.0.index: is 1, expected 0');
+    const badMsg = {
+      ...good,
+      messages: [
+        { index: 1, agent: 0, role: 'planner', chatRole: 'user', text: 'q', tokenIds: [], logprobs: [], toolCalls: [] },
+      ],
+    };
+    expect(() => parseTrajectories(JSON.stringify(badMsg), 'f.jsonl')).toThrow(
+      'f.jsonl:1: messages.0.index: is 1, expected 0',
+    );
     const file = join(dir, 'missing.jsonl');
     expect(() => readTrajectories(file)).toThrow(`trajectories: file not found: ${file}`);
     writeFileSync(join(dir, 'blank.jsonl'), '\n\n');

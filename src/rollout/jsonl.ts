@@ -58,7 +58,8 @@ function consistency(t: Trajectory): string | null {
   for (const [i, m] of t.messages.entries()) {
     if (m.index !== i) return `messages.${i}.index: is ${m.index}, expected ${i}`;
     if (m.agent >= t.agents.length) return `messages.${i}.agent: no agent ${m.agent}`;
-    if (m.tokenIds.length !== m.logprobs.length) return `messages.${i}.logprobs: ${m.logprobs.length} values for ${m.tokenIds.length} token ids`;
+    if (m.tokenIds.length !== m.logprobs.length)
+      return `messages.${i}.logprobs: ${m.logprobs.length} values for ${m.tokenIds.length} token ids`;
   }
   for (const [i, a] of t.agents.entries()) if (a.id !== i) return `agents.${i}.id: is ${a.id}, expected ${i}`;
   return null;

@@ -1,12 +1,3 @@
-import type { CausalLM } from '../model/causal-lm.ts';
-import type { Rng } from '../random/rng.ts';
-import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
-import type { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { generate, type GenerateRequest } from '../generation/generate.ts';
-import { checkSampling, type SamplingParams } from '../generation/sampling.ts';
-import { prefixCacheFor } from '../generation/prefix-cache.ts';
-import { cachedPromptIds } from './prompt-cache.ts';
-
 /**
  * The LM as a rollout Policy (src/rollout/policy.ts): each request's messages are rendered by
  * renderPromptIds (src/tokenizer/chat-prompt.ts, the rendering the trainer re-scores with; through
@@ -19,6 +10,14 @@ import { cachedPromptIds } from './prompt-cache.ts';
  * (or a held-out measurement) computes must not depend on what ran before it, and a resumed run
  * must equal an uninterrupted one even across a step that made no update.
  */
+import type { CausalLM } from '../model/causal-lm.ts';
+import type { Rng } from '../random/rng.ts';
+import type { Policy, PolicyRequest, PolicyResponse } from './policy.ts';
+import type { Tokenizer } from '../tokenizer/tokenizer.ts';
+import { generate, type GenerateRequest } from '../generation/generate.ts';
+import { checkSampling, type SamplingParams } from '../generation/sampling.ts';
+import { prefixCacheFor } from '../generation/prefix-cache.ts';
+import { cachedPromptIds } from './prompt-cache.ts';
 
 export interface LmPolicyOptions extends SamplingParams {
   /** Context limit in tokens (prompt + generated), e.g. rollout.maxContext. */
@@ -45,7 +44,8 @@ export class LmPolicy implements Policy {
     private readonly opts: LmPolicyOptions,
   ) {
     checkSampling(opts);
-    if (!Number.isInteger(opts.maxContext) || opts.maxContext < 2) throw new Error(`LmPolicy: maxContext must be an integer >= 2 (got ${opts.maxContext})`);
+    if (!Number.isInteger(opts.maxContext) || opts.maxContext < 2)
+      throw new Error(`LmPolicy: maxContext must be an integer >= 2 (got ${opts.maxContext})`);
     prefixCacheFor(model)?.clear();
   }
 
@@ -80,7 +80,14 @@ export class LmPolicy implements Policy {
       const r = requests[i] as PolicyRequest;
       const promptTokens = (prompts[i] as number[]).length;
       const cut = !r.forcedTokens && (budgets[i] as number) < r.maxNewTokens && g.finishReason === 'length';
-      return { text: g.text, tokenIds: g.tokenIds, logprobs: g.logprobs, finishReason: g.finishReason, promptTokens, contextOverflow: cut };
+      return {
+        text: g.text,
+        tokenIds: g.tokenIds,
+        logprobs: g.logprobs,
+        finishReason: g.finishReason,
+        promptTokens,
+        contextOverflow: cut,
+      };
     });
   }
 }

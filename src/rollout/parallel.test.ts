@@ -45,10 +45,22 @@ for (const protocol of ['tags', 'json'] as const) {
       const t = trajectories[0] as Trajectory;
       expect(t.finalAnswer).toBe('Alin Marek and Osk');
       // the planner is told it may delegate side by side
-      expect(t.messages[0]?.text).toContain(protocol === 'tags' ? 'Tools (one per message, or up to 2 <delegate> together)' : 'or up to 2 delegate functions at once');
+      expect(t.messages[0]?.text).toContain(
+        protocol === 'tags'
+          ? 'Tools (one per message, or up to 2 <delegate> together)'
+          : 'or up to 2 delegate functions at once',
+      );
       const planner = t.messages.filter((m) => m.agent === 0 && m.chatRole === 'assistant');
       expect(planner).toHaveLength(2);
-      expect(planner[0]?.toolCalls.map((c) => [c.name, c.args.includes('Zorvex') || c.args.includes('Bravo'), c.valid, c.result, c.workerAgent])).toEqual([
+      expect(
+        planner[0]?.toolCalls.map((c) => [
+          c.name,
+          c.args.includes('Zorvex') || c.args.includes('Bravo'),
+          c.valid,
+          c.result,
+          c.workerAgent,
+        ]),
+      ).toEqual([
         ['delegate', true, true, 'Alin Marek', 1],
         ['delegate', true, true, 'Osk', 2],
       ]);
@@ -61,45 +73,60 @@ for (const protocol of ['tags', 'json'] as const) {
       expect(policy.batches).toEqual([1, 2, 2, 1]);
       // one tool result per call, in call order, right after the planner's message
       const mine = t.messages.filter((m) => m.agent === 0);
-      const shown = mine.slice(mine.indexOf(planner[0] as (typeof mine)[number]) + 1, mine.indexOf(planner[1] as (typeof mine)[number]));
+      const shown = mine.slice(
+        mine.indexOf(planner[0] as (typeof mine)[number]) + 1,
+        mine.indexOf(planner[1] as (typeof mine)[number]),
+      );
       const results = shown.map((m) => PROTOCOLS[protocol].unwrapResult(m.text));
       expect(results).toEqual(['Alin Marek', 'Osk']);
       // the planner's context for its answer holds both results, in order, after its parallel message
       const answer = planner[1];
       const ctx = agentContext(t, 0, answer?.index as number).slice(-3);
-      expect(ctx.map((c) => PROTOCOLS[protocol].unwrapResult(c.content))).toEqual([planner[0]?.text, 'Alin Marek', 'Osk']);
+      expect(ctx.map((c) => PROTOCOLS[protocol].unwrapResult(c.content))).toEqual([
+        planner[0]?.text,
+        'Alin Marek',
+        'Osk',
+      ]);
     });
 
-    it('masks one of two parallel workers in a replay (final): the other report stays, the planner sees the placeholder', async () => {
-      const { trajectories } = await rollout(new ScriptedPolicy(fanOut), [handEpisode()], { cfg, groupSize: 1 });
-      const t = trajectories[0] as Trajectory;
-      const policy = new ScriptedPolicy(fanOut);
-      const [m0, m1] = await replay(
-        policy,
-        [
-          { traj: t, episode: handEpisode(), masked: [0] },
-          { traj: t, episode: handEpisode(), masked: [1] },
-        ],
-        { cfg, mode: 'final', placeholder: PH },
-      );
-      expect(m0?.finalAnswer).toBe(`${PH} and Osk`);
-      expect(m1?.finalAnswer).toBe(`Alin Marek and ${PH}`);
-      const calls = m1?.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls);
-      expect(calls?.map((c) => [c.result, c.masked ?? false, c.workerAgent ?? null])).toEqual([
-        ['Alin Marek', false, 1],
-        [PH, true, null],
-      ]);
-      // the kept worker is copied verbatim; only the planner's answer was generated, for both replays at once
-      expect(m1?.messages.filter((m) => m.agent === 1).map((m) => m.text)).toEqual(t.messages.filter((m) => m.agent === 1).map((m) => m.text));
-      expect(policy.batches).toEqual([2]);
-    });
+    it(
+      'masks one of two parallel workers in a replay (final): the other report stays, the planner sees the ' +
+        'placeholder',
+      async () => {
+        const { trajectories } = await rollout(new ScriptedPolicy(fanOut), [handEpisode()], { cfg, groupSize: 1 });
+        const t = trajectories[0] as Trajectory;
+        const policy = new ScriptedPolicy(fanOut);
+        const [m0, m1] = await replay(
+          policy,
+          [
+            { traj: t, episode: handEpisode(), masked: [0] },
+            { traj: t, episode: handEpisode(), masked: [1] },
+          ],
+          { cfg, mode: 'final', placeholder: PH },
+        );
+        expect(m0?.finalAnswer).toBe(`${PH} and Osk`);
+        expect(m1?.finalAnswer).toBe(`Alin Marek and ${PH}`);
+        const calls = m1?.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls);
+        expect(calls?.map((c) => [c.result, c.masked ?? false, c.workerAgent ?? null])).toEqual([
+          ['Alin Marek', false, 1],
+          [PH, true, null],
+        ]);
+        // the kept worker is copied verbatim; only the planner's answer was generated, for both replays at once
+        expect(m1?.messages.filter((m) => m.agent === 1).map((m) => m.text)).toEqual(
+          t.messages.filter((m) => m.agent === 1).map((m) => m.text),
+        );
+        expect(policy.batches).toEqual([2]);
+      },
+    );
 
     it('with one call per message allowed, the message ends at its first call (the stops cut it there)', async () => {
       const one = rolloutConfig({ protocol, maxParallelDelegations: 1, maxContext: 100_000, maxPlannerTurns: 2 });
       const both: ScriptFn = (req) => {
         const m = requestMeta(req);
         const p = PROTOCOLS[m.protocol];
-        return m.role === 'planner' && m.turn === 0 ? p.formatCalls(LOOKUPS.map((input) => ({ name: 'delegate' as const, input }))) : fanOut(req);
+        return m.role === 'planner' && m.turn === 0
+          ? p.formatCalls(LOOKUPS.map((input) => ({ name: 'delegate' as const, input })))
+          : fanOut(req);
       };
       const { trajectories } = await rollout(new ScriptedPolicy(both), [handEpisode()], { cfg: one, groupSize: 1 });
       const first = trajectories[0]?.messages.find((m) => m.agent === 0 && m.chatRole === 'assistant');
@@ -107,14 +134,20 @@ for (const protocol of ['tags', 'json'] as const) {
       expect(first?.toolCalls).toHaveLength(1);
       expect(first?.toolCalls[0]).toMatchObject({ name: 'delegate', valid: true, result: 'Alin Marek' });
       // parsed as they would be without the stops, the two calls are refused in one line
-      expect(PROTOCOLS[protocol].parse(PROTOCOLS[protocol].formatCalls(LOOKUPS.map((input) => ({ name: 'delegate' as const, input }))))).toMatchObject({ kind: 'calls' });
+      expect(
+        PROTOCOLS[protocol].parse(
+          PROTOCOLS[protocol].formatCalls(LOOKUPS.map((input) => ({ name: 'delegate' as const, input }))),
+        ),
+      ).toMatchObject({ kind: 'calls' });
     });
 
     it('more parallel delegations than allowed are refused in one line', async () => {
       const three: ScriptFn = (req) => {
         const m = requestMeta(req);
         const p = PROTOCOLS[m.protocol];
-        return m.role === 'planner' && m.turn === 0 ? p.formatCalls([...LOOKUPS, 'Where is Kelvar?'].map((input) => ({ name: 'delegate' as const, input }))) : fanOut(req);
+        return m.role === 'planner' && m.turn === 0
+          ? p.formatCalls([...LOOKUPS, 'Where is Kelvar?'].map((input) => ({ name: 'delegate' as const, input })))
+          : fanOut(req);
       };
       const { trajectories } = await rollout(new ScriptedPolicy(three), [handEpisode()], { cfg, groupSize: 1 });
       const first = trajectories[0]?.messages.find((m) => m.agent === 0 && m.chatRole === 'assistant');

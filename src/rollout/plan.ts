@@ -1,9 +1,8 @@
-import type { AgentRecord, Message } from './types.ts';
-
 /**
  * How a trajectory run obtains its messages: generated fresh (no plan), or, in replays (replay.ts),
  * partly fixed by a recorded trajectory. The engine asks the plan per planner turn and per delegation.
  */
+import type { AgentRecord, Message } from './types.ts';
 
 /**
  * One assistant message taken from a record:
@@ -25,7 +24,9 @@ export type DelegationPlan =
 
 export interface TrajectoryPlan {
   plannerTurn(turn: number): Forcing | undefined;
-  /** Delegation k with the subtask the planner wrote for it in this run (a replanned one may differ from the record). */
+  /**
+   * Delegation k with the subtask the planner wrote for it in this run (a replanned one may differ from the record).
+   */
   delegation(k: number, subtask: string): DelegationPlan;
 }
 

@@ -4,8 +4,8 @@ import type { ChatMessage, Role } from './types.ts';
 
 /**
  * What the engine asks of a policy: context messages in, one assistant message out. The LM policy
- * (rollout/lm-policy.ts, over generation/) and scripted policies (rollout/scripted/, tests) both implement it, so the engine, the
- * credit module's replays and tests can drive either. Requests come in batches: every agent that is
+ * (rollout/lm-policy.ts, over generation/) and scripted policies (rollout/scripted/, tests) both implement it, so the
+ * engine, the credit module's replays and tests can drive either. Requests come in batches: every agent that is
  * generating at a decoding step, across trajectories and roles, is served by one call.
  */
 export interface PolicyRequest {
@@ -38,12 +38,14 @@ export type RequestMeta = {
   /** Index of the message being generated among this agent's assistant messages. */
   turn: number;
   protocol: ProtocolName;
-  /** Delegations one message may carry when more than one (rollout.maxParallelDelegations); absent: one call per message. */
+  /**
+   * Delegations one message may carry when more than one (rollout.maxParallelDelegations); absent: one call per
+   * message.
+   */
   maxParallel?: number;
   /** This agent's earlier tool calls in order, with what it was shown (for the planner: the reports). */
   results: { name: string; valid: boolean; output: string; retrievedIdx?: number[] }[];
 };
-
 
 export interface PolicyResponse {
   text: string;

@@ -7,7 +7,10 @@ import { cachedPromptIds } from './prompt-cache.ts';
 function countingEncoder(): ChatEncoder & { calls: number } {
   const enc = {
     calls: 0,
-    encodeChat(messages: readonly { role: string; content: string }[], opts: { addGenerationPrompt: boolean }): number[] {
+    encodeChat(
+      messages: readonly { role: string; content: string }[],
+      opts: { addGenerationPrompt: boolean },
+    ): number[] {
       enc.calls += 1;
       const text = messages.map((m) => `${m.role}:${m.content}`).join('|') + (opts.addGenerationPrompt ? '>' : '');
       return [...text].map((c) => c.charCodeAt(0));
@@ -26,7 +29,12 @@ describe('cachedPromptIds', () => {
     const enc = countingEncoder();
     const fresh = renderPromptIds(countingEncoder(), conv);
     expect(cachedPromptIds(enc, conv)).toEqual(fresh);
-    expect(cachedPromptIds(enc, conv.map((m) => ({ ...m })))).toEqual(fresh);
+    expect(
+      cachedPromptIds(
+        enc,
+        conv.map((m) => ({ ...m })),
+      ),
+    ).toEqual(fresh);
     expect(enc.calls).toBe(1);
   });
 

@@ -42,7 +42,10 @@ describe('trajectory record', () => {
     const src = build().traj;
     const b = new TrajectoryBuilder('r', 'e', 0);
     b.addAgent('planner', null);
-    const copy = b.copyAgent(src.agents[1] as AgentRecord, src.messages.filter((m) => m.agent === 1));
+    const copy = b.copyAgent(
+      src.agents[1] as AgentRecord,
+      src.messages.filter((m) => m.agent === 1),
+    );
     expect(copy).toEqual({ ...src.agents[1], id: 1 });
     expect(b.traj.messages.map((m) => [m.index, m.agent, m.text])).toEqual([
       [0, 1, 'W'],

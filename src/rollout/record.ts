@@ -1,11 +1,10 @@
-import type { AgentRecord, ChatMessage, ChatRole, Message, Role, ToolCall, Trajectory } from './types.ts';
-
 /**
  * Building a Trajectory message by message, and reading back the exact context
  * an agent saw. The engine builds every policy request from the record itself through
  * `agentContext`, so the trainer re-rendering a message's context gets the same messages by
  * construction.
  */
+import type { AgentRecord, ChatMessage, ChatRole, Message, Role, ToolCall, Trajectory } from './types.ts';
 
 /**
  * The chat context the policy saw when message `messageIndex` (an assistant message of `agent`) was
@@ -14,7 +13,10 @@ import type { AgentRecord, ChatMessage, ChatRole, Message, Role, ToolCall, Traje
 export function agentContext(traj: Trajectory, agent: number, messageIndex: number): ChatMessage[] {
   const target = traj.messages[messageIndex];
   if (!target) throw new Error(`agentContext: trajectory ${traj.id} has no message ${messageIndex}`);
-  if (target.agent !== agent) throw new Error(`agentContext: message ${messageIndex} of ${traj.id} belongs to agent ${target.agent}, not ${agent}`);
+  if (target.agent !== agent)
+    throw new Error(
+      `agentContext: message ${messageIndex} of ${traj.id} belongs to agent ${target.agent}, not ${agent}`,
+    );
   const out: ChatMessage[] = [];
   for (let i = 0; i < messageIndex; i++) {
     const m = traj.messages[i] as Message;
@@ -40,11 +42,29 @@ export class TrajectoryBuilder {
 
   /** A prompt-side message (system, task, tool result): nothing generated. */
   addPrompt(agent: AgentRecord, chatRole: ChatRole, text: string): Message {
-    return this.push({ index: 0, agent: agent.id, role: agent.role, chatRole, text, tokenIds: [], logprobs: [], toolCalls: [] });
+    return this.push({
+      index: 0,
+      agent: agent.id,
+      role: agent.role,
+      chatRole,
+      text,
+      tokenIds: [],
+      logprobs: [],
+      toolCalls: [],
+    });
   }
 
   addAssistant(agent: AgentRecord, gen: Pick<Message, 'text' | 'tokenIds' | 'logprobs' | 'finishReason'>): Message {
-    const m: Message = { index: 0, agent: agent.id, role: agent.role, chatRole: 'assistant', text: gen.text, tokenIds: [...gen.tokenIds], logprobs: [...gen.logprobs], toolCalls: [] };
+    const m: Message = {
+      index: 0,
+      agent: agent.id,
+      role: agent.role,
+      chatRole: 'assistant',
+      text: gen.text,
+      tokenIds: [...gen.tokenIds],
+      logprobs: [...gen.logprobs],
+      toolCalls: [],
+    };
     if (gen.finishReason !== undefined) m.finishReason = gen.finishReason;
     return this.push(m);
   }
@@ -56,7 +76,14 @@ export class TrajectoryBuilder {
   copyAgent(source: AgentRecord, messages: readonly Message[]): AgentRecord {
     const agent: AgentRecord = { ...source, id: this.traj.agents.length };
     this.traj.agents.push(agent);
-    for (const m of messages) this.push({ ...m, agent: agent.id, tokenIds: [...m.tokenIds], logprobs: [...m.logprobs], toolCalls: m.toolCalls.map(copyCall) });
+    for (const m of messages)
+      this.push({
+        ...m,
+        agent: agent.id,
+        tokenIds: [...m.tokenIds],
+        logprobs: [...m.logprobs],
+        toolCalls: m.toolCalls.map(copyCall),
+      });
     return agent;
   }
 

@@ -50,7 +50,6 @@ export interface Substitute {
   subtask?: string;
 }
 
-
 export interface ReplayOptions extends EngineOptions {
   mode: ReplayMode;
   /** Report shown to the planner in place of a masked worker's (credit.placeholder). */
@@ -84,7 +83,8 @@ function recordedDelegations(traj: Trajectory): RecordedDelegation[] {
   return out;
 }
 
-const workerMessages = (traj: Trajectory, agent: AgentRecord): Message[] => traj.messages.filter((m) => m.agent === agent.id);
+const workerMessages = (traj: Trajectory, agent: AgentRecord): Message[] =>
+  traj.messages.filter((m) => m.agent === agent.id);
 
 function exactPlan(traj: Trajectory, recorded: RecordedDelegation[]): TrajectoryPlan {
   const turns = agentTurns(traj, 0);
@@ -101,17 +101,27 @@ function exactPlan(traj: Trajectory, recorded: RecordedDelegation[]): Trajectory
   };
 }
 
-function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mode: 'final' | 'replan', placeholder: string, counterfactual: Counterfactual): TrajectoryPlan {
+function counterfactualPlan(
+  item: ReplayItem,
+  recorded: RecordedDelegation[],
+  mode: 'final' | 'replan',
+  placeholder: string,
+  counterfactual: Counterfactual,
+): TrajectoryPlan {
   const { traj } = item;
   const turns = agentTurns(traj, 0);
   const masked = new Set(item.masked);
   const substitutes = new Map((item.substitutes ?? []).map((s) => [s.delegation, s]));
   for (const k of [...masked, ...substitutes.keys()]) {
     if (!Number.isInteger(k) || k < 0 || k >= recorded.length) {
-      throw new Error(`replay ${traj.id}: ${masked.has(k) ? 'masked' : 'repaired'} delegation ${k} does not exist (the trajectory has ${recorded.length} delegations)`);
+      throw new Error(
+        `replay ${traj.id}: ${masked.has(k) ? 'masked' : 'repaired'} delegation ${k} does not exist (the ` +
+          `trajectory has ${recorded.length} delegations)`,
+      );
     }
   }
-  if (substitutes.size > 0 && counterfactual !== 'repair') throw new Error(`replay ${traj.id}: substitutes need the repair counterfactual, not ${counterfactual}`);
+  if (substitutes.size > 0 && counterfactual !== 'repair')
+    throw new Error(`replay ${traj.id}: substitutes need the repair counterfactual, not ${counterfactual}`);
   // First planner turn that is regenerated: the same for every coalition, so v(N) is measured as v(S) is.
   const first = recorded[0];
   const from = mode === 'final' ? turns.length - 1 : first ? first.turn + 1 : turns.length;
@@ -127,7 +137,8 @@ function counterfactualPlan(item: ReplayItem, recorded: RecordedDelegation[], mo
         if (counterfactual === 'mask') return { kind: 'fixed', report: placeholder, masked: true };
         if (sub?.report !== undefined) return { kind: 'fixed', report: sub.report, masked: true };
       }
-      // A report answers the subtask it was asked: a regenerated delegation that asks something else gets a worker of its own.
+      // A report answers the subtask it was asked: a regenerated delegation that asks something else gets a worker of
+      // its own.
       if (mode === 'replan' && rec.worker?.subtask !== subtask) return { kind: 'run' };
       const plan: DelegationPlan = { kind: 'fixed', report: rec.report, masked: rec.masked };
       if (rec.worker) plan.copy = { agent: rec.worker, messages: workerMessages(traj, rec.worker) };
@@ -145,19 +156,35 @@ function replayId(item: ReplayItem, mode: ReplayMode, counterfactual: Counterfac
   if (mode === 'exact') return item.traj.id;
   const r = item.replica ?? 0;
   const tag = counterfactual === 'mask' ? '' : `+${counterfactual}`;
-  const tasks = (item.substitutes ?? []).filter((s) => s.subtask !== undefined).map((s) => `/d${s.delegation}`).join('');
-  return `${item.traj.id}~${mode}${tag}:${[...item.masked].sort((a, b) => a - b).join(',')}${tasks}${r > 0 ? `#${r}` : ''}`;
+  const tasks = (item.substitutes ?? [])
+    .filter((s) => s.subtask !== undefined)
+    .map((s) => `/d${s.delegation}`)
+    .join('');
+  const masked = [...item.masked].sort((a, b) => a - b).join(',');
+  return `${item.traj.id}~${mode}${tag}:${masked}${tasks}${r > 0 ? `#${r}` : ''}`;
 }
 
 /** Replays every item in one batched engine run; results in item order. */
 export async function replay(policy: Policy, items: readonly ReplayItem[], opts: ReplayOptions): Promise<Trajectory[]> {
   const runItems: RunItem[] = items.map((item) => {
-    if (item.traj.episodeId !== item.episode.id) throw new Error(`replay ${item.traj.id}: trajectory is of episode ${item.traj.episodeId}, not ${item.episode.id}`);
+    if (item.traj.episodeId !== item.episode.id)
+      throw new Error(
+        `replay ${item.traj.id}: trajectory is of episode ${item.traj.episodeId}, not ${item.episode.id}`,
+      );
     const recorded = recordedDelegations(item.traj);
     const counterfactual = opts.counterfactual ?? 'mask';
-    const plan = opts.mode === 'exact' ? exactPlan(item.traj, recorded) : counterfactualPlan(item, recorded, opts.mode, opts.placeholder, counterfactual);
-    const run: RunItem = { id: replayId(item, opts.mode, counterfactual), episode: item.episode, sample: item.traj.sample, plan };
-    if (opts.streamSeed !== undefined && opts.mode !== 'exact') run.stream = `${opts.streamSeed}:${item.traj.id}#${item.replica ?? 0}`;
+    const plan =
+      opts.mode === 'exact'
+        ? exactPlan(item.traj, recorded)
+        : counterfactualPlan(item, recorded, opts.mode, opts.placeholder, counterfactual);
+    const run: RunItem = {
+      id: replayId(item, opts.mode, counterfactual),
+      episode: item.episode,
+      sample: item.traj.sample,
+      plan,
+    };
+    if (opts.streamSeed !== undefined && opts.mode !== 'exact')
+      run.stream = `${opts.streamSeed}:${item.traj.id}#${item.replica ?? 0}`;
     return run;
   });
   const { trajectories } = await runTrajectories(policy, runItems, opts);

@@ -22,7 +22,10 @@ afterAll(async () => {
  * no call; anything else has exactly one call, and a message that does not parse as a call is recorded
  * as an invalid call with the parser's error. Returns counts for the non-vacuity checks.
  */
-function audit(trajs: Trajectory[], protocolName: 'tags' | 'json'): { valid: number; invalid: number; parseErrors: number } {
+function audit(
+  trajs: Trajectory[],
+  protocolName: 'tags' | 'json',
+): { valid: number; invalid: number; parseErrors: number } {
   const protocol = getProtocol(protocolName);
   let valid = 0;
   let invalid = 0;
@@ -78,38 +81,49 @@ describe('robustness: random garbage policies', () => {
     expect(stats.maxBatch).toBe(1000);
   });
 
-  const musique = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/data/musique/musique_ans_train_100.jsonl');
-  it.skipIf(!existsSync(musique))('200 trajectories over the real MuSiQue sample: searches return only the episode paragraphs', async () => {
-    const cfg = rolloutConfig({ code: { timeoutMs: 50 } });
-    const episodes = readMusique(musique);
-    // The planner first delegates the real first hop and each worker first searches its subtask;
-    // after that both write garbage.
-    const rng = new Rng(5);
-    const policy = new ScriptedPolicy((req) => {
-      const m = requestMeta(req);
-      if (m.turn === 0 && m.role === 'planner') return `<delegate>${m.episode.decomposition?.[0]?.question ?? m.episode.question}</delegate>`;
-      if (m.turn === 0) return `<search>${m.subtask}</search>`;
-      return garbageText(rng);
-    });
-    const { trajectories } = await rollout(policy, episodes, { cfg, groupSize: 2 });
-    audit(trajectories, 'tags');
-    let searches = 0;
-    trajectories.forEach((t, i) => {
-      const ep = episodes[Math.floor(i / 2)];
-      expect(t.episodeId).toBe(ep?.id);
-      const idx = new Set(ep?.paragraphs.map((p) => p.idx));
-      for (const c of t.messages.flatMap((m) => m.toolCalls).filter((x) => x.name === 'search' && x.valid)) {
-        searches++;
-        expect(c.retrievedIdx?.length).toBeLessThanOrEqual(cfg.search.topK);
-        expect(c.retrievedIdx?.every((x) => idx.has(x))).toBe(true);
-      }
-    });
-    expect(searches).toBeGreaterThanOrEqual(200);
-  });
+  const musique = resolve(
+    dirname(fileURLToPath(import.meta.url)),
+    '../../../shared/data/musique/musique_ans_train_100.jsonl',
+  );
+  it.skipIf(!existsSync(musique))(
+    '200 trajectories over the real MuSiQue sample: searches return only the episode paragraphs',
+    async () => {
+      const cfg = rolloutConfig({ code: { timeoutMs: 50 } });
+      const episodes = readMusique(musique);
+      // The planner first delegates the real first hop and each worker first searches its subtask;
+      // after that both write garbage.
+      const rng = new Rng(5);
+      const policy = new ScriptedPolicy((req) => {
+        const m = requestMeta(req);
+        if (m.turn === 0 && m.role === 'planner')
+          return `<delegate>${m.episode.decomposition?.[0]?.question ?? m.episode.question}</delegate>`;
+        if (m.turn === 0) return `<search>${m.subtask}</search>`;
+        return garbageText(rng);
+      });
+      const { trajectories } = await rollout(policy, episodes, { cfg, groupSize: 2 });
+      audit(trajectories, 'tags');
+      let searches = 0;
+      trajectories.forEach((t, i) => {
+        const ep = episodes[Math.floor(i / 2)];
+        expect(t.episodeId).toBe(ep?.id);
+        const idx = new Set(ep?.paragraphs.map((p) => p.idx));
+        for (const c of t.messages.flatMap((m) => m.toolCalls).filter((x) => x.name === 'search' && x.valid)) {
+          searches++;
+          expect(c.retrievedIdx?.length).toBeLessThanOrEqual(cfg.search.topK);
+          expect(c.retrievedIdx?.every((x) => idx.has(x))).toBe(true);
+        }
+      });
+      expect(searches).toBeGreaterThanOrEqual(200);
+    },
+  );
 
   it('300 garbage trajectories under the json protocol', async () => {
     const cfg = rolloutConfig({ protocol: 'json', code: { timeoutMs: 50 }, maxDelegations: 2 });
-    const { trajectories } = await rollout(garbagePolicy(7), [handEpisode('j1'), handEpisode('j2'), handEpisode('j3')], { cfg, groupSize: 100 });
+    const { trajectories } = await rollout(
+      garbagePolicy(7),
+      [handEpisode('j1'), handEpisode('j2'), handEpisode('j3')],
+      { cfg, groupSize: 100 },
+    );
     const counts = audit(trajectories, 'json');
     expect(counts.parseErrors).toBeGreaterThan(300);
     expect(counts.valid).toBeGreaterThan(10);

@@ -19,6 +19,8 @@ export interface Transcript {
 
 export function toTranscripts(traj: Trajectory): Transcript[] {
   return traj.agents.map((a) => ({
-    messages: traj.messages.filter((m) => m.agent === a.id).map((m) => ({ role: m.chatRole, content: m.text, train: m.chatRole === 'assistant' })),
+    messages: traj.messages
+      .filter((m) => m.agent === a.id)
+      .map((m) => ({ role: m.chatRole, content: m.text, train: m.chatRole === 'assistant' })),
   }));
 }

@@ -23,7 +23,11 @@ export function createByteProgress(o: ByteProgressOptions): ByteProgress {
   const stream = o.stream ?? process.stderr;
   if (stream.isTTY === true) {
     const bar = new cliProgress.SingleBar(
-      { format: `${o.label} [{bar}] {percentage}% | {read}/{size} MiB | {items} ${o.unit} | eta {eta_formatted}`, stream: stream as NodeJS.WriteStream, hideCursor: true },
+      {
+        format: `${o.label} [{bar}] {percentage}% | {read}/{size} MiB | {items} ${o.unit} | eta {eta_formatted}`,
+        stream: stream as NodeJS.WriteStream,
+        hideCursor: true,
+      },
       cliProgress.Presets.shades_classic,
     );
     bar.start(Math.max(1, o.total), 0, { read: '0.0', size: mib(o.total), items: 0 });

@@ -11,12 +11,17 @@ describe('createLogger', () => {
     log.info({ step: 3, reward: 0.5 }, 'step done');
     log.debug('hidden at info level');
     await close();
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 30, msg: 'step done', step: 3, reward: 0.5 });
   });
 
   it('formats plain terminal lines', () => {
-    expect(plainLine({ level: 40, time: 1, msg: 'careful', backend: 'wasm', n: 2 })).toBe('WARN careful backend=wasm n=2');
+    expect(plainLine({ level: 40, time: 1, msg: 'careful', backend: 'wasm', n: 2 })).toBe(
+      'WARN careful backend=wasm n=2',
+    );
   });
 });

@@ -13,7 +13,14 @@ export interface RunLogger {
   close(): Promise<void>;
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 
 /** Formats one pino JSON record as a plain terminal line. */
 export function plainLine(record: Record<string, unknown>): string {
@@ -50,7 +57,9 @@ export function createLogger(opts: { file?: string; level?: Level; terminal?: No
   }
   const term = opts.terminal === undefined ? process.stderr : opts.terminal;
   if (term) {
-    const stream = term.isTTY ? pretty({ destination: term, colorize: true, ignore: 'pid,hostname', sync: true }) : plainStream(term);
+    const stream = term.isTTY
+      ? pretty({ destination: term, colorize: true, ignore: 'pid,hostname', sync: true })
+      : plainStream(term);
     streams.push({ level, stream });
   }
   const log = pino({ level, base: undefined }, pino.multistream(streams));

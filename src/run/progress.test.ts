@@ -19,7 +19,9 @@ describe('Progress', () => {
     p.update(5, {});
     p.stop();
     // step 5: 3 steps in 4 s, 5 left -> 6.67 s -> 7s
-    expect(text()).toBe('step 4/10 reward 0.412 acc 0.250 1234 tok/s eta 12s\nstep 5/10 reward - acc - - tok/s eta 7s\n');
+    expect(text()).toBe(
+      'step 4/10 reward 0.412 acc 0.250 1234 tok/s eta 12s\nstep 5/10 reward - acc - - tok/s eta 7s\n',
+    );
   });
 
   it('draws a bar on a TTY', () => {

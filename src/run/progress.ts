@@ -34,7 +34,8 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-const fmt = (x: number | undefined, digits: number): string => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
+const fmt = (x: number | undefined, digits: number): string =>
+  x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits);
 
 export class Progress {
   private readonly total: number;
@@ -80,7 +81,10 @@ export class Progress {
       this.bar.update(step, { reward, accuracy, tps });
       return;
     }
-    this.stream.write(`step ${step}/${this.total} reward ${reward} acc ${accuracy} ${tps} tok/s eta ${formatDuration(this.eta(step))}\n`);
+    this.stream.write(
+      `step ${step}/${this.total} reward ${reward} acc ${accuracy} ${tps} tok/s eta ` +
+        `${formatDuration(this.eta(step))}\n`,
+    );
   }
 
   stop(): void {
@@ -111,7 +115,11 @@ export function createProgress(o: EpisodeProgressOptions): EpisodeProgress {
   const unit = o.unit ?? 'episodes';
   if (stream.isTTY === true) {
     const bar = new cliProgress.SingleBar(
-      { format: `${label} [{bar}] {value}/{total} ${unit} | {duration_formatted} elapsed | eta {eta_formatted}`, stream: stream as NodeJS.WriteStream, hideCursor: true },
+      {
+        format: `${label} [{bar}] {value}/{total} ${unit} | {duration_formatted} elapsed | eta {eta_formatted}`,
+        stream: stream as NodeJS.WriteStream,
+        hideCursor: true,
+      },
       cliProgress.Presets.shades_classic,
     );
     bar.start(o.total, o.done);

@@ -31,7 +31,11 @@ describe('createRunDir uniqueness', () => {
     const a = createRunDir(cfg, at);
     const b = createRunDir(cfg, new Date('2026-01-02T03:04:05.900Z'));
     const c = createRunDir(cfg, at);
-    expect([a, b, c]).toEqual([join(base, 'demo-20260102T030405Z'), join(base, 'demo-20260102T030405Z-2'), join(base, 'demo-20260102T030405Z-3')]);
+    expect([a, b, c]).toEqual([
+      join(base, 'demo-20260102T030405Z'),
+      join(base, 'demo-20260102T030405Z-2'),
+      join(base, 'demo-20260102T030405Z-3'),
+    ]);
     for (const d of [a, b, c]) expect(existsSync(join(d, 'config.yaml'))).toBe(true);
   });
 });

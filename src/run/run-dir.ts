@@ -9,7 +9,10 @@ import { acquireRunLock } from './run-lock.ts';
 
 /** `runs/<name>-<timestamp>/` with the resolved config, so every run can be reproduced. */
 export function runStamp(date: Date): string {
-  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** Most suffixes tried before giving up (thousands of runs of one name in one second is a bug). */
@@ -56,9 +59,14 @@ export function assertRunDir(dir: string): string {
     names = readdirSync(dir);
   } catch (e) {
     // Not "not a run folder": the folder may well be one that this user may not read.
-    throw new UserError(`--resume: cannot read ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'}: permission denied or unreadable)`);
+    throw new UserError(
+      `--resume: cannot read ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'}: permission denied or unreadable)`,
+    );
   }
-  if (!names.includes(RUN_CONFIG_FILE)) throw new UserError(`--resume: ${dir} is not a run folder (no ${RUN_CONFIG_FILE}; only folders made by a run can be resumed)`);
+  if (!names.includes(RUN_CONFIG_FILE))
+    throw new UserError(
+      `--resume: ${dir} is not a run folder (no ${RUN_CONFIG_FILE}; only folders made by a run can be resumed)`,
+    );
   return dir;
 }
 

@@ -20,21 +20,36 @@ afterAll(() => {
 
 const freshDir = (): string => mkdtempSync(join(base, 'run-'));
 const writeLock = (dir: string, info: Partial<LockInfo>): void =>
-  writeFileSync(join(dir, LOCK_FILE), `${JSON.stringify({ pid: 1, start: null, host: hostname(), command: 'sharp train', since: '2026-01-01T00:00:00.000Z', ...info })}\n`);
+  writeFileSync(
+    join(dir, LOCK_FILE),
+    `${JSON.stringify({
+      pid: 1,
+      start: null,
+      host: hostname(),
+      command: 'sharp ' + 'train',
+      since: '2026-01-01T00:00:00.000Z',
+      ...info,
+    })}\n`,
+  );
 
 /** A node process that takes the lock of `dir` through this module, prints `locked`, then waits for stdin to close. */
 function holder(dir: string): Promise<ChildProcess> {
   const loader = pathToFileURL(join(import.meta.dirname, '../../node_modules/tsx/dist/loader.mjs')).href;
   const mod = pathToFileURL(join(import.meta.dirname, 'run-lock.ts')).href;
-  const code = `const { acquireRunLock } = await import(${JSON.stringify(mod)}); acquireRunLock(${JSON.stringify(dir)}); console.log('locked'); process.stdin.resume(); process.stdin.on('end', () => process.exit(0));`;
-  const c = spawn(process.execPath, ['--import', loader, '--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const code =
+    `const { acquireRunLock } = await import(${JSON.stringify(mod)}); acquireRunLock(${JSON.stringify(dir)}); ` +
+    `console.log('locked'); process.stdin.resume(); process.stdin.on('end', () => process.exit(0));`;
+  const c = spawn(process.execPath, ['--import', loader, '--input-type=module', '-e', code], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   children.push(c);
   return new Promise((res, rej) => {
     c.stdout?.on('data', (d: Buffer) => (d.toString().includes('locked') ? res(c) : undefined));
     c.on('exit', (code) => rej(new Error(`holder exited ${String(code)}`)));
   });
 }
-const exited = (c: ChildProcess): Promise<void> => new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', () => r())));
+const exited = (c: ChildProcess): Promise<void> =>
+  new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', () => r())));
 
 describe('run folder lock', () => {
   it('reads a process start time that differs between processes and is stable for one', () => {
@@ -59,7 +74,8 @@ describe('run folder lock', () => {
     }
     expect(err).toBeInstanceOf(UserError);
     expect((err as Error).message).toBe(
-      `run folder ${dir} is in use by process ${c.pid} (${info.command}, since ${info.since}); only one process may write a run at a time (if that process is gone, delete ${join(dir, LOCK_FILE)})`,
+      `run folder ${dir} is in use by process ${c.pid} (${info.command}, since ${info.since}); only one process ` +
+        `may write a run at a time (if that process is gone, delete ${join(dir, LOCK_FILE)})`,
     );
     c.stdin?.end();
     await exited(c);
@@ -90,7 +106,9 @@ describe('run folder lock', () => {
     const pid = sleeper.pid as number;
     await new Promise((r) => setTimeout(r, 200));
     writeLock(dir, { pid, start: processStartTime(pid) });
-    expect(() => acquireRunLock(dir)).toThrow(new RegExp(`^run folder .* is in use by process ${pid} \\(sharp train, since 2026-01-01T00:00:00.000Z\\)`));
+    expect(() => acquireRunLock(dir)).toThrow(
+      new RegExp(`^run folder .* is in use by process ${pid} \\(sharp train, since 2026-01-01T00:00:00.000Z\\)`),
+    );
     writeLock(dir, { pid, start: '1' });
     const lock = acquireRunLock(dir);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
@@ -98,20 +116,26 @@ describe('run folder lock', () => {
     sleeper.kill('SIGKILL');
   }, 60_000);
 
-  it("another host's lock is respected; an unreadable fresh lock is being written; an old unreadable one is stale", () => {
-    const dir = freshDir();
-    writeLock(dir, { pid: 12345, host: 'elsewhere.example' });
-    expect(() => acquireRunLock(dir)).toThrow(/is in use by process 12345 on host elsewhere\.example/);
-    writeFileSync(join(dir, LOCK_FILE), '');
-    expect(() => acquireRunLock(dir)).toThrow(`run folder ${dir} is being locked by another process (run.lock is being written); only one process may write a run at a time`);
-    // A lock its creator never finished writing, a minute ago.
-    const old = new Date(Date.now() - 60_000);
-    writeFileSync(join(dir, LOCK_FILE), '{"pi');
-    utimesSync(join(dir, LOCK_FILE), old, old);
-    const lock = acquireRunLock(dir);
-    lock.release();
-    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
-  });
+  it(
+    "another host's lock is respected; an unreadable fresh lock is being written; an old unreadable one is " + 'stale',
+    () => {
+      const dir = freshDir();
+      writeLock(dir, { pid: 12345, host: 'elsewhere.example' });
+      expect(() => acquireRunLock(dir)).toThrow(/is in use by process 12345 on host elsewhere\.example/);
+      writeFileSync(join(dir, LOCK_FILE), '');
+      expect(() => acquireRunLock(dir)).toThrow(
+        `run folder ${dir} is being locked by another process (run.lock is being written); only one process may ` +
+          `write a run at a time`,
+      );
+      // A lock its creator never finished writing, a minute ago.
+      const old = new Date(Date.now() - 60_000);
+      writeFileSync(join(dir, LOCK_FILE), '{"pi');
+      utimesSync(join(dir, LOCK_FILE), old, old);
+      const lock = acquireRunLock(dir);
+      lock.release();
+      expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+    },
+  );
 
   it('release leaves a lock that is no longer this process’s alone; taking a held lock again is a no-op', () => {
     const dir = freshDir();

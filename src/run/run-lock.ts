@@ -1,4 +1,15 @@
-import { closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../errors.ts';
@@ -57,7 +68,13 @@ function readLock(file: string): LockInfo | undefined {
   try {
     const v = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockInfo>;
     if (typeof v.pid !== 'number' || typeof v.host !== 'string') return undefined;
-    return { pid: v.pid, start: typeof v.start === 'string' ? v.start : null, host: v.host, command: String(v.command ?? '?'), since: String(v.since ?? '?') };
+    return {
+      pid: v.pid,
+      start: typeof v.start === 'string' ? v.start : null,
+      host: v.host,
+      command: String(v.command ?? '?'),
+      since: String(v.since ?? '?'),
+    };
   } catch {
     return undefined;
   }
@@ -130,9 +147,16 @@ function breakStale(file: string, staleIno: number): void {
 }
 
 function refusal(dir: string, info: LockInfo | undefined): UserError {
-  if (!info) return new UserError(`run folder ${dir} is being locked by another process (${LOCK_FILE} is being written); only one process may write a run at a time`);
+  if (!info)
+    return new UserError(
+      `run folder ${dir} is being locked by another process (${LOCK_FILE} is being written); only one process may ` +
+        `write a run at a time`,
+    );
   const where = info.host === hostname() ? `process ${info.pid}` : `process ${info.pid} on host ${info.host}`;
-  return new UserError(`run folder ${dir} is in use by ${where} (${info.command}, since ${info.since}); only one process may write a run at a time (if that process is gone, delete ${join(dir, LOCK_FILE)})`);
+  return new UserError(
+    `run folder ${dir} is in use by ${where} (${info.command}, since ${info.since}); only one process may write a ` +
+      `run at a time (if that process is gone, delete ${join(dir, LOCK_FILE)})`,
+  );
 }
 
 /**
@@ -151,7 +175,8 @@ export function acquireRunLock(dir: string): RunLock {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' && !existsSync(dir)) throw new UserError(`run folder not found: ${dir}`);
-      if (code !== 'EEXIST') throw new UserError(`cannot lock run folder ${dir}: ${(err as Error).message.split('\n')[0]}`);
+      if (code !== 'EEXIST')
+        throw new UserError(`cannot lock run folder ${dir}: ${(err as Error).message.split('\n')[0]}`);
       let ino: number;
       let age: number;
       try {
@@ -175,7 +200,8 @@ export function acquireRunLock(dir: string): RunLock {
     held.set(file, me);
     if (!exitHook) {
       exitHook = true;
-      // 'exit' runs on return, process.exit() and uncaught errors; kill -9 leaves a stale lock, which the next process takes over.
+      // 'exit' runs on return, process.exit() and uncaught errors; kill -9 leaves a stale lock, which the next process
+      // takes over.
       process.on('exit', () => {
         for (const f of [...held.keys()]) releaseFile(f);
       });

@@ -17,7 +17,7 @@ describe('countWords', () => {
   it('pre-tokenises like GPT-2 and cuts special tokens out', () => {
     const c = countWords(["it's a cat<|x|>a cat"], ['<|x|>']);
     // "it" "'s" " a" " cat" | "a" " cat"  (space becomes Ġ)
-    expect(Object.fromEntries(c)).toEqual({ it: 1, "'s": 1, 'Ġa': 1, 'Ġcat': 2, a: 1 });
+    expect(Object.fromEntries(c)).toEqual({ it: 1, "'s": 1, Ġa: 1, Ġcat: 2, a: 1 });
   });
 });
 
@@ -27,13 +27,23 @@ describe('trainBpe', () => {
     // Then words are [ab ab], [ab], [ab c]: (ab,ab)=1 and (ab,c)=1 tie; the smaller right id ('c' = 99
     // < 'ab' = 256) wins -> ab+c, then ab+ab. Then no pairs are left, so training stops early.
     const { symbols, merges } = trainBpe(countWords(['abab', 'ab', 'abc'], []), 256 + 10);
-    expect(merges).toEqual([['a', 'b'], ['ab', 'c'], ['ab', 'ab']]);
+    expect(merges).toEqual([
+      ['a', 'b'],
+      ['ab', 'c'],
+      ['ab', 'ab'],
+    ]);
     expect(symbols.slice(256)).toEqual(['ab', 'abc', 'abab']);
   });
 
   it('stops at the symbol budget and weighs words by frequency', () => {
     // "xy" x3 and "zw" x2: (x,y)=3 beats (z,w)=2; a budget of 257 symbols allows one merge.
-    const { merges } = trainBpe(new Map([['xy', 3], ['zw', 2]]), 257);
+    const { merges } = trainBpe(
+      new Map([
+        ['xy', 3],
+        ['zw', 2],
+      ]),
+      257,
+    );
     expect(merges).toEqual([['x', 'y']]);
   });
 

@@ -124,9 +124,15 @@ describe('fitted tokenizer through Tokenizer.load', () => {
     expect(tok.encode('hi', { addSpecialTokens: true })).toEqual(tok.encode('hi', { addSpecialTokens: false }));
     expect(tok.decode([1, ...tok.encode('x'), 2], { skipSpecialTokens: true })).toBe('x');
     expect(tok.hasChatTemplate).toBe(true);
-    expect(tok.applyChatTemplate([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: '2+2?' }], { addGenerationPrompt: true })).toBe(
-      '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n',
-    );
+    expect(
+      tok.applyChatTemplate(
+        [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: '2+2?' },
+        ],
+        { addGenerationPrompt: true },
+      ),
+    ).toBe('<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n');
     const cfg = JSON.parse(await readFile(join(dir, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
     expect(cfg.chat_template).toBe(CHATML_TEMPLATE);
   });

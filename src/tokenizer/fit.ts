@@ -1,14 +1,13 @@
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { writeJsonAtomic } from '../fs/atomic.ts';
-import { countWords, trainBpe } from './bpe-train.ts';
-
 /**
  * Tokenizers for from-scratch models (the quickstart): a byte-level BPE fitted to a corpus and
  * saved as tokenizer.json + tokenizer_config.json in the Hugging Face layout, so the folder loads
  * with our Tokenizer, with Transformers' AutoTokenizer and with @huggingface/tokenizers alike.
  * Byte-level BPE is lossless: any text, in any script, round-trips exactly.
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../fs/atomic.ts';
+import { countWords, trainBpe } from './bpe-train.ts';
 
 /** Special tokens, ids 0..2: `<|endoftext|>` pads and ends documents, ChatML markers frame turns. */
 const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
@@ -18,13 +17,21 @@ const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
  * `<|im_start|>assistant\n` as the generation prompt.
  */
 export const CHATML_TEMPLATE =
-  "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}{%- endfor %}" +
-  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+  "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + " +
+  "'\\n' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
 
 /** The tokenizer.json object `fitBpeTokenizer` returns (the fields we set; HF's format). */
 export interface TokenizerJson {
   version: string;
-  added_tokens: { id: number; content: string; single_word: boolean; lstrip: boolean; rstrip: boolean; normalized: boolean; special: boolean }[];
+  added_tokens: {
+    id: number;
+    content: string;
+    single_word: boolean;
+    lstrip: boolean;
+    rstrip: boolean;
+    normalized: boolean;
+    special: boolean;
+  }[];
   model: { type: 'BPE'; vocab: Record<string, number>; merges: [string, string][]; [key: string]: unknown };
   [key: string]: unknown;
 }
@@ -38,12 +45,21 @@ export function fitBpeTokenizer(texts: readonly string[], vocabSize: number): To
 }
 
 /** `fitBpeTokenizer` plus how many tokens the training corpus takes with the learned merges. */
-export function fitBpe(texts: readonly string[], vocabSize: number): { tokenizerJson: TokenizerJson; corpusTokens: number } {
+export function fitBpe(
+  texts: readonly string[],
+  vocabSize: number,
+): { tokenizerJson: TokenizerJson; corpusTokens: number } {
   const base = SPECIAL_TOKENS.length + 256;
   if (!Number.isInteger(vocabSize) || vocabSize < base) {
-    throw new Error(`fitBpeTokenizer: vocabSize ${vocabSize} is too small; byte-level BPE needs at least ${base} (3 special tokens + 256 bytes)`);
+    throw new Error(
+      `fitBpeTokenizer: vocabSize ${vocabSize} is too small; byte-level BPE needs at least ${base} (3 special ` +
+        `tokens + 256 bytes)`,
+    );
   }
-  const { symbols, merges, corpusTokens } = trainBpe(countWords(texts, SPECIAL_TOKENS), vocabSize - SPECIAL_TOKENS.length);
+  const { symbols, merges, corpusTokens } = trainBpe(
+    countWords(texts, SPECIAL_TOKENS),
+    vocabSize - SPECIAL_TOKENS.length,
+  );
   const vocab: Record<string, number> = {};
   SPECIAL_TOKENS.forEach((t, i) => (vocab[t] = i));
   symbols.forEach((s, i) => (vocab[s] = SPECIAL_TOKENS.length + i));
@@ -52,7 +68,15 @@ export function fitBpe(texts: readonly string[], vocabSize: number): { tokenizer
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: SPECIAL_TOKENS.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+    added_tokens: SPECIAL_TOKENS.map((content, id) => ({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
     normalizer: null,
     pre_tokenizer: { type: 'ByteLevel', ...byteLevel },
     post_processor: { type: 'ByteLevel', ...byteLevel, trim_offsets: false },
@@ -74,7 +98,10 @@ export function fitBpe(texts: readonly string[], vocabSize: number): { tokenizer
 }
 
 export interface TokenizerFileOptions {
-  /** chat_template to store: ChatML when true or absent, this text when a string, none when false (the plain fallback applies). */
+  /**
+   * chat_template to store: ChatML when true or absent, this text when a string, none when false (the plain fallback
+   * applies).
+   */
   chatTemplate?: boolean | string;
   /** model_max_length in tokenizer_config.json. */
   maxLength?: number;
@@ -85,13 +112,25 @@ export interface TokenizerFileOptions {
  * `<|im_end|>` as EOS (a chat turn ends the generation) and `<|endoftext|>` as padding, with no BOS,
  * like Qwen2/Qwen3 tokenizers.
  */
-export async function writeTokenizerFiles(dir: string, tokenizerJson: TokenizerJson, opts: TokenizerFileOptions = {}): Promise<void> {
+export async function writeTokenizerFiles(
+  dir: string,
+  tokenizerJson: TokenizerJson,
+  opts: TokenizerFileOptions = {},
+): Promise<void> {
   await mkdir(dir, { recursive: true });
   const addedDecoder: Record<string, unknown> = {};
   for (const t of tokenizerJson.added_tokens) {
-    addedDecoder[String(t.id)] = { content: t.content, lstrip: t.lstrip, normalized: t.normalized, rstrip: t.rstrip, single_word: t.single_word, special: t.special };
+    addedDecoder[String(t.id)] = {
+      content: t.content,
+      lstrip: t.lstrip,
+      normalized: t.normalized,
+      rstrip: t.rstrip,
+      single_word: t.single_word,
+      special: t.special,
+    };
   }
-  const template = typeof opts.chatTemplate === 'string' ? opts.chatTemplate : opts.chatTemplate === false ? false : CHATML_TEMPLATE;
+  const template =
+    typeof opts.chatTemplate === 'string' ? opts.chatTemplate : opts.chatTemplate === false ? false : CHATML_TEMPLATE;
   const config: Record<string, unknown> = {
     add_bos_token: false,
     add_eos_token: false,

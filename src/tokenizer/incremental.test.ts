@@ -17,7 +17,10 @@ const TEXTS = [
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sharp-inc-'));
-  await writeTokenizerFiles(dir, fitBpeTokenizer(['Once upon a time there was a little girl named Lily who liked to search'], 320));
+  await writeTokenizerFiles(
+    dir,
+    fitBpeTokenizer(['Once upon a time there was a little girl named Lily who liked to search'], 320),
+  );
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -48,16 +51,19 @@ describe('IncrementalDecoder', () => {
     expect(deltas.filter((d) => d !== '')).toEqual(['🤗']);
   });
 
-  it.skipIf(!existsSync(join(REAL, 'tokenizer.json')))('sentencepiece-style (leading-space strip, byte fallback) matches the full decode', async () => {
-    const tok = await Tokenizer.load(REAL);
-    for (const text of TEXTS) {
-      const ids = tok.encode(text);
-      const { deltas, text: streamed } = streamAll(tok, ids, true);
-      expect(streamed).toBe(tok.decode(ids, { skipSpecialTokens: true }));
-      expect(streamed).toBe(text);
-      for (const d of deltas) expect(d).not.toContain('\uFFFD');
-    }
-  });
+  it.skipIf(!existsSync(join(REAL, 'tokenizer.json')))(
+    'sentencepiece-style (leading-space strip, byte fallback) matches the full decode',
+    async () => {
+      const tok = await Tokenizer.load(REAL);
+      for (const text of TEXTS) {
+        const ids = tok.encode(text);
+        const { deltas, text: streamed } = streamAll(tok, ids, true);
+        expect(streamed).toBe(tok.decode(ids, { skipSpecialTokens: true }));
+        expect(streamed).toBe(text);
+        for (const d of deltas) expect(d).not.toContain('\uFFFD');
+      }
+    },
+  );
 
   it('flush releases an incomplete character as U+FFFD, like a full decode', async () => {
     const tok = await Tokenizer.load(dir);

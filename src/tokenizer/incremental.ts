@@ -63,7 +63,11 @@ export class IncrementalDecoder {
  * before the latest delta), so each call only scans the new text plus the longest stop's overlap.
  * Returns the index where the stop begins and which stop matched, or undefined.
  */
-export function findStop(text: string, stops: readonly string[], newFrom = 0): { index: number; stop: string } | undefined {
+export function findStop(
+  text: string,
+  stops: readonly string[],
+  newFrom = 0,
+): { index: number; stop: string } | undefined {
   let best: { index: number; stop: string } | undefined;
   for (const stop of stops) {
     if (stop.length === 0) continue;

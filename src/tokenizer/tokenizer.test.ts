@@ -15,52 +15,75 @@ const hasReal = existsSync(join(REAL, 'tokenizer.json'));
  * slice, loop.index0 / loop.first / loop.last, `is string`, `is defined`, str.split / strip /
  * startswith, add_generation_prompt and enable_thinking).
  */
-const QWEN3_STYLE = `{%- if messages[0].role == 'system' %}
-    {{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}
+const QWEN3_STYLE =
+  `{%- if messages[0].role == 'system' %}
+    {{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' ` +
+  `}}
 {%- endif %}
 {%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}
-{%- for message in messages[::-1] %}
+{%- ` +
+  `for message in messages[::-1] %}
     {%- set index = (messages|length - 1) - loop.index0 %}
-    {%- if ns.multi_step_tool and message.role == "user" and message.content is string and not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
-        {%- set ns.multi_step_tool = false %}
+    {%- if ` +
+  `ns.multi_step_tool and message.role == "user" and message.content is string and ` +
+  `not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
+      ` +
+  `  {%- set ns.multi_step_tool = false %}
         {%- set ns.last_query_index = index %}
     {%- endif %}
-{%- endfor %}
+{%- ` +
+  `endfor %}
 {%- for message in messages %}
     {%- if message.content is string %}
-        {%- set content = message.content %}
+        {%- set content = ` +
+  `message.content %}
     {%- else %}
         {%- set content = '' %}
     {%- endif %}
-    {%- if (message.role == "user") or (message.role == "system" and not loop.first) %}
-        {{- '<|im_start|>' + message.role + '\\n' + content + '<|im_end|>' + '\\n' }}
+    {%- if (message.role ` +
+  `== "user") or (message.role == "system" and not loop.first) %}
+        {{- '<|im_start|>' + message.role + ` +
+  `'\\n' + content + '<|im_end|>' + '\\n' }}
     {%- elif message.role == "assistant" %}
-        {%- set reasoning_content = '' %}
+        {%- set ` +
+  `reasoning_content = '' %}
         {%- if '</think>' in content %}
-            {%- set reasoning_content = content.split('</think>')[0].rstrip('\\n').split('<think>')[-1].lstrip('\\n') %}
-            {%- set content = content.split('</think>')[-1].lstrip('\\n') %}
+            {%- set reasoning_content = ` +
+  `content.split('</think>')[0].rstrip('\\n').split('<think>')[-1].lstrip('\\n') %}
+            {%- set content ` +
+  `= content.split('</think>')[-1].lstrip('\\n') %}
         {%- endif %}
-        {%- if loop.index0 > ns.last_query_index and (loop.last or reasoning_content) %}
-            {{- '<|im_start|>' + message.role + '\\n<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n' + content.lstrip('\\n') }}
-        {%- else %}
+        {%- if loop.index0 > ` +
+  `ns.last_query_index and (loop.last or reasoning_content) %}
+            {{- '<|im_start|>' + message.role + ` +
+  `'\\n<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n' + content.lstrip('\\n') }}
+        ` +
+  `{%- else %}
             {{- '<|im_start|>' + message.role + '\\n' + content }}
         {%- endif %}
-        {{- '<|im_end|>\\n' }}
+        ` +
+  `{{- '<|im_end|>\\n' }}
     {%- elif message.role == "tool" %}
-        {%- if loop.first or (messages[loop.index0 - 1].role != "tool") %}
+        {%- if loop.first or ` +
+  `(messages[loop.index0 - 1].role != "tool") %}
             {{- '<|im_start|>user' }}
         {%- endif %}
-        {{- '\\n<tool_response>\\n' + content + '\\n</tool_response>' }}
-        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+    ` +
+  `    {{- '\\n<tool_response>\\n' + content + '\\n</tool_response>' }}
+        {%- if loop.last or ` +
+  `(messages[loop.index0 + 1].role != "tool") %}
             {{- '<|im_end|>\\n' }}
         {%- endif %}
-    {%- endif %}
+    ` +
+  `{%- endif %}
 {%- endfor %}
 {%- if add_generation_prompt %}
     {{- '<|im_start|>assistant\\n' }}
-    {%- if enable_thinking is defined and enable_thinking is false %}
+    {%- if ` +
+  `enable_thinking is defined and enable_thinking is false %}
         {{- '<think>\\n\\n</think>\\n\\n' }}
-    {%- endif %}
+    ` +
+  `{%- endif %}
 {%- endif %}`;
 
 let dir: string;
@@ -68,12 +91,15 @@ let qwenDir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sharp-tok-'));
   qwenDir = join(dir, 'qwen');
-  await writeTokenizerFiles(qwenDir, fitBpeTokenizer(['the user asks what is two plus two and the assistant answers four'], 300), { chatTemplate: QWEN3_STYLE });
+  await writeTokenizerFiles(
+    qwenDir,
+    fitBpeTokenizer(['the user asks what is two plus two and the assistant answers four'], 300),
+    { chatTemplate: QWEN3_STYLE },
+  );
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
 
 describe('real checkpoint tokenizer (tinystories-260k)', () => {
   it.skipIf(!hasReal)('encodes "Once upon a time" as the reference ids and decodes back', async () => {
@@ -91,15 +117,26 @@ describe('real checkpoint tokenizer (tinystories-260k)', () => {
 
   it.skipIf(!hasReal)('round-trips arbitrary text (byte fallback for what the vocabulary lacks)', async () => {
     const tok = await Tokenizer.load(REAL);
-    for (const text of ['Lily and Ben went to the park. They saw a big dog!', 'Zebra quartz, 42 jumps; "quoted"?', 'naïve 東京 🤗', 'two  spaces\tand\nlines', '<search>x</search>']) {
+    for (const text of [
+      'Lily and Ben went to the park. They saw a big dog!',
+      'Zebra quartz, 42 jumps; "quoted"?',
+      'naïve 東京 🤗',
+      'two  spaces\tand\nlines',
+      '<search>x</search>',
+    ]) {
       expect(tok.decode(tok.encode(text), { skipSpecialTokens: true })).toBe(text);
     }
   });
 
   it.skipIf(!hasReal)('uses the plain chat fallback and adds BOS to it', async () => {
     const tok = await Tokenizer.load(REAL);
-    const msgs = [{ role: 'system', content: 'Tell a story.' }, { role: 'user', content: 'A cat.' }];
-    expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: true })).toBe('system: Tell a story.\nuser: A cat.\nassistant:');
+    const msgs = [
+      { role: 'system', content: 'Tell a story.' },
+      { role: 'user', content: 'A cat.' },
+    ];
+    expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: true })).toBe(
+      'system: Tell a story.\nuser: A cat.\nassistant:',
+    );
     const ids = tok.encodeChat(msgs, { addGenerationPrompt: false });
     expect(ids[0]).toBe(1);
     expect(tok.decode(ids, { skipSpecialTokens: true })).toBe('system: Tell a story.\nuser: A cat.\n');
@@ -114,7 +151,10 @@ describe('BOS / EOS / pad resolution', () => {
     const cfg = JSON.parse(await readFile(join(REAL, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
     await writeFile(join(d, 'tokenizer_config.json'), JSON.stringify({ ...cfg, add_bos_token: false }));
     expect((await Tokenizer.load(d)).encode('Once upon a time')).toEqual([403, 407, 261, 378]);
-    await writeFile(join(d, 'tokenizer_config.json'), JSON.stringify({ ...cfg, add_bos_token: true, add_eos_token: true }));
+    await writeFile(
+      join(d, 'tokenizer_config.json'),
+      JSON.stringify({ ...cfg, add_bos_token: true, add_eos_token: true }),
+    );
     expect((await Tokenizer.load(d)).encode('Once upon a time')).toEqual([1, 403, 407, 261, 378, 2]);
     // Neither flag: tokenizer.json's TemplateProcessing ("<s> $A") decides.
     const { add_bos_token: _b, add_eos_token: _e, ...noFlags } = cfg;
@@ -128,14 +168,21 @@ describe('BOS / EOS / pad resolution', () => {
     const d = join(dir, 'ids');
     await writeTokenizerFiles(d, fitBpeTokenizer(['abc'], 260));
     // Qwen3's generation_config names bos_token_id <|endoftext|>, which its tokenizer (bos_token null) never adds.
-    await writeFile(join(d, 'generation_config.json'), JSON.stringify({ bos_token_id: 0, eos_token_id: [2, 0], pad_token_id: 1 }));
+    await writeFile(
+      join(d, 'generation_config.json'),
+      JSON.stringify({ bos_token_id: 0, eos_token_id: [2, 0], pad_token_id: 1 }),
+    );
     const tok = await Tokenizer.load(d);
     expect(tok.bosId).toBeUndefined();
     expect(tok.addsBos).toBe(false);
     expect(tok.eosIds).toEqual([2, 0]); // <|im_end|> from tokenizer_config first, deduplicated
     expect(tok.padId).toBe(0); // pad_token <|endoftext|> beats generation_config's pad_token_id
     const cfgFile = join(d, 'tokenizer_config.json');
-    const { bos_token: _bos, pad_token: _pad, ...rest } = JSON.parse(await readFile(cfgFile, 'utf8')) as Record<string, unknown>;
+    const {
+      bos_token: _bos,
+      pad_token: _pad,
+      ...rest
+    } = JSON.parse(await readFile(cfgFile, 'utf8')) as Record<string, unknown>;
     await writeFile(cfgFile, JSON.stringify(rest));
     const tok2 = await Tokenizer.load(d);
     expect(tok2.bosId).toBe(0); // no bos_token key at all: generation_config's id
@@ -160,7 +207,9 @@ describe('chat templates', () => {
     expect(tok.chatVariables).toEqual({ enable_thinking: false });
     expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: true, extra: { enable_thinking: true } })).toBe(want);
     expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: true })).toBe(want + '<think>\n\n</think>\n\n');
-    expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: false })).toBe(want.slice(0, -'<|im_start|>assistant\n'.length));
+    expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: false })).toBe(
+      want.slice(0, -'<|im_start|>assistant\n'.length),
+    );
     const thinking = await Tokenizer.load(qwenDir, { chatVariables: { enable_thinking: true } });
     const ids = thinking.encodeChat(msgs, { addGenerationPrompt: true });
     expect(ids[0]).toBe(1); // <|im_start|> is one special id, no BOS in front
@@ -178,17 +227,23 @@ describe('chat templates', () => {
       { role: 'assistant', content: '<think>\nok\n</think>\n\ndone' },
     ];
     expect(tok.applyChatTemplate(msgs, { addGenerationPrompt: false })).toBe(
-      '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\ncall<|im_end|>\n' +
-        '<|im_start|>user\n<tool_response>\nr1\n</tool_response>\n<tool_response>\nr2\n</tool_response><|im_end|>\n' +
-        '<|im_start|>assistant\n<think>\nok\n</think>\n\ndone<|im_end|>\n',
+      '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\ncall<|im_end|>\n<|im_start|>user\n<tool_response>\nr1\n' +
+        '</tool_response>\n<tool_response>\nr2\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\nok\n' +
+        '</think>\n\ndone<|im_end|>\n',
     );
   });
 
   it('reads chat_template.jinja and the list form of chat_template', async () => {
     const d = join(dir, 'jinja');
     await writeTokenizerFiles(d, fitBpeTokenizer(['abc'], 260), { chatTemplate: false });
-    await writeFile(join(d, 'chat_template.jinja'), '{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}');
-    expect((await Tokenizer.load(d)).applyChatTemplate([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true })).toBe('[user]hi[assistant]');
+    await writeFile(
+      join(d, 'chat_template.jinja'),
+      '{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}{% if add_generation_prompt %}[assistant]{% ' +
+        'endif %}',
+    );
+    expect(
+      (await Tokenizer.load(d)).applyChatTemplate([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true }),
+    ).toBe('[user]hi[assistant]');
     const cfgFile = join(d, 'tokenizer_config.json');
     const cfg = JSON.parse(await readFile(cfgFile, 'utf8')) as Record<string, unknown>;
     cfg.chat_template = [
@@ -196,11 +251,21 @@ describe('chat templates', () => {
       { name: 'default', template: '{{ eos_token }}{{ messages[0].content }}' },
     ];
     await writeFile(cfgFile, JSON.stringify(cfg));
-    expect((await Tokenizer.load(d)).applyChatTemplate([{ role: 'user', content: 'x' }], { addGenerationPrompt: false })).toBe('<|im_end|>x');
+    expect(
+      (await Tokenizer.load(d)).applyChatTemplate([{ role: 'user', content: 'x' }], { addGenerationPrompt: false }),
+    ).toBe('<|im_end|>x');
   });
 
   it('documents the plain fallback format', () => {
-    expect(plainChat([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], false)).toBe('user: a\nassistant: b\n');
+    expect(
+      plainChat(
+        [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+        ],
+        false,
+      ),
+    ).toBe('user: a\nassistant: b\n');
     expect(plainChat([], true)).toBe('assistant:');
   });
 });
@@ -215,7 +280,9 @@ describe('bad tokenizer folders give one-line errors', () => {
     await writeFile(cfgFile, JSON.stringify({ ...cfg, chat_template: '{% for m in messages %}' }));
     expect(await errorOf(Tokenizer.load(d))).toMatch(/bad\/tokenizer_config\.json: chat_template does not parse/);
     await writeFile(cfgFile, JSON.stringify({ ...cfg, eos_token: '<|nope|>' }));
-    expect(await errorOf(Tokenizer.load(d))).toMatch(/tokenizer_config\.json: field 'eos_token' names token "<\|nope\|>", which is not in the vocabulary/);
+    expect(await errorOf(Tokenizer.load(d))).toMatch(
+      /tokenizer_config\.json: field 'eos_token' names token "<\|nope\|>", which is not in the vocabulary/,
+    );
     await writeFile(cfgFile, '{"eos_token": ');
     expect(await errorOf(Tokenizer.load(d))).toMatch(/tokenizer_config\.json: not valid JSON/);
     await writeFile(cfgFile, good);

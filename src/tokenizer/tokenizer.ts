@@ -1,3 +1,9 @@
+/**
+ * The tokenizer of a checkpoint folder: tokenizer.json through
+ * @huggingface/tokenizers (Transformers.js' tokenizer code; same ids as the Python `tokenizers`
+ * crate on Llama and Qwen3), chat templates from tokenizer_config.json through @huggingface/jinja,
+ * special-token ids from tokenizer_config.json and generation_config.json. No network.
+ */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -7,13 +13,6 @@ import { renderChatTemplate } from './render-template.ts';
 import { joinToolResponses } from './tool-responses.ts';
 import { CheckpointError } from '../model/io/errors.ts';
 import { readGenerationConfig } from '../model/io/hf-config.ts';
-
-/**
- * The tokenizer of a checkpoint folder: tokenizer.json through
- * @huggingface/tokenizers (Transformers.js' tokenizer code; same ids as the Python `tokenizers`
- * crate on Llama and Qwen3), chat templates from tokenizer_config.json through @huggingface/jinja,
- * special-token ids from tokenizer_config.json and generation_config.json. No network.
- */
 
 /** One chat message as a template sees it; extra fields (tool_calls, reasoning_content) pass through. */
 export interface ChatTurn {
@@ -129,7 +128,10 @@ export class Tokenizer {
       const s = tokenString(config[field]);
       if (s === undefined) return undefined;
       const id = tok.token_to_id(s);
-      if (id === undefined) throw new CheckpointError(`${source}: field '${field}' names token ${JSON.stringify(s)}, which is not in the vocabulary`);
+      if (id === undefined)
+        throw new CheckpointError(
+          `${source}: field '${field}' names token ${JSON.stringify(s)}, which is not in the vocabulary`,
+        );
       return id;
     };
     // tokenizer_config's bos_token wins even when null: Qwen's generation_config names a bos_token_id
@@ -138,7 +140,8 @@ export class Tokenizer {
     const eos = [idOf('eos_token'), ...(generation?.eos ?? [])].filter((x): x is number => x !== undefined);
     this.eosIds = [...new Set(eos)];
     const pad = idOf('pad_token') ?? generation?.pad ?? this.eosIds[0];
-    if (pad === undefined) throw new CheckpointError(`${source}: no pad_token or eos_token, so there is no id to pad with`);
+    if (pad === undefined)
+      throw new CheckpointError(`${source}: no pad_token or eos_token, so there is no id to pad with`);
     this.padId = pad;
     this.specialStrings = {};
     for (const k of ['bos_token', 'eos_token', 'pad_token', 'unk_token']) {
@@ -151,7 +154,10 @@ export class Tokenizer {
     if (this.addBos === undefined && this.addEos !== undefined) this.addBos = true;
     if (this.addEos === undefined && this.addBos !== undefined) this.addEos = false;
     const probe = this.encode('a');
-    this.addsBos = this.bosId !== undefined && probe[0] === this.bosId && this.encode('a', { addSpecialTokens: false })[0] !== this.bosId;
+    this.addsBos =
+      this.bosId !== undefined &&
+      probe[0] === this.bosId &&
+      this.encode('a', { addSpecialTokens: false })[0] !== this.bosId;
   }
 
   /**
@@ -178,11 +184,16 @@ export class Tokenizer {
       try {
         template = new Template(text);
       } catch (err) {
-        throw new CheckpointError(`${cfgFile}: chat_template does not parse (${(err as Error).message.split('\n')[0]})`);
+        throw new CheckpointError(
+          `${cfgFile}: chat_template does not parse (${(err as Error).message.split('\n')[0]})`,
+        );
       }
     }
     const generation = await readGenerationConfig(dir);
-    const chatVariables = { ...(text !== undefined && text.includes('enable_thinking') ? { enable_thinking: false } : {}), ...opts.chatVariables };
+    const chatVariables = {
+      ...(text !== undefined && text.includes('enable_thinking') ? { enable_thinking: false } : {}),
+      ...opts.chatVariables,
+    };
     return new Tokenizer({ tok, config, template, generation, source: cfgFile, chatVariables });
   }
 

@@ -40,7 +40,11 @@ export async function buildWorkers(): Promise<Record<WorkerName, string>> {
       platform: 'node',
       target: 'node20',
       external: ['quickjs-emscripten', '@jitl/*'],
-      banner: { js: "import { createRequire as __sharpCreateRequire } from 'node:module'; const require = __sharpCreateRequire(import.meta.url);" },
+      banner: {
+        js:
+          "import { createRequire as __sharpCreateRequire } from 'node:module'; const require = " +
+          '__sharpCreateRequire(import.meta.url);',
+      },
       write: false,
       legalComments: 'none',
       logLevel: 'silent',

@@ -1,5 +1,3 @@
-import { create, all, type MathJsInstance } from 'mathjs';
-
 /**
  * The `calculate` tool's evaluator: mathjs in a locked scope, run inside the tool's worker
  * (calculate-worker.ts; calculate.ts hosts it). Following the mathjs "Security" page
@@ -14,6 +12,7 @@ import { create, all, type MathJsInstance } from 'mathjs';
  * `resize([1], [5e7])` in a worker thread with a 256 MB heap limit ended the host with "heap out of
  * memory" at 132 MB, as mathjs grows a sparse array element by element).
  */
+import { create, all, type MathJsInstance } from 'mathjs';
 
 /** Most elements a collection (or characters a string) built by an expression may have. */
 const MAX_ELEMENTS = 10_000;
@@ -148,7 +147,8 @@ function diagCount(args: readonly unknown[]): number {
   return s.length <= 1 ? (count(x) + offset) ** 2 : count(x);
 }
 
-const sum = (args: readonly unknown[]): number => args.reduce<number>((t, a) => t + (typeof a === 'number' ? 0 : count(a)), 0);
+const sum = (args: readonly unknown[]): number =>
+  args.reduce<number>((t, a) => t + (typeof a === 'number' ? 0 : count(a)), 0);
 
 /** Result elements of each allocating function, computed from its arguments before it runs. */
 const RESULT_ELEMENTS: Record<string, (args: unknown[]) => number> = {
@@ -177,9 +177,37 @@ const RESULT_ELEMENTS: Record<string, (args: unknown[]) => number> = {
   // Element-wise functions broadcast their collections: [n, 1] with [1, n] gives n * n.
   ...Object.fromEntries(
     [
-      'add', 'subtract', 'dotMultiply', 'dotDivide', 'dotPow', 'mod', 'atan2', 'bitXor', 'compare', 'compareNatural',
-      'compareText', 'equal', 'equalText', 'unequal', 'larger', 'largerEq', 'smaller', 'smallerEq', 'gcd', 'lcm',
-      'leftShift', 'rightArithShift', 'rightLogShift', 'xor', 'nthRoot', 'log', 'round', 'fix', 'ceil', 'floor', 'deepEqual',
+      'add',
+      'subtract',
+      'dotMultiply',
+      'dotDivide',
+      'dotPow',
+      'mod',
+      'atan2',
+      'bitXor',
+      'compare',
+      'compareNatural',
+      'compareText',
+      'equal',
+      'equalText',
+      'unequal',
+      'larger',
+      'largerEq',
+      'smaller',
+      'smallerEq',
+      'gcd',
+      'lcm',
+      'leftShift',
+      'rightArithShift',
+      'rightLogShift',
+      'xor',
+      'nthRoot',
+      'log',
+      'round',
+      'fix',
+      'ceil',
+      'floor',
+      'deepEqual',
     ].map((name) => [name, broadcastCount]),
   ),
 };
@@ -218,7 +246,8 @@ function checkIndex(idx: unknown): void {
  * the item whose year came back.
  */
 function labelledExtreme(name: string, args: readonly unknown[], sign: 1 | -1): string {
-  if (args.length < 2 || args.length % 2 !== 0) throw new Error(`${name}: expects label, value pairs ('A', 1950, 'B', 1962)`);
+  if (args.length < 2 || args.length % 2 !== 0)
+    throw new Error(`${name}: expects label, value pairs ('A', 1950, 'B', 1962)`);
   let best: { label: string; value: number } | null = null;
   for (let i = 0; i < args.length; i += 2) {
     const label = args[i];

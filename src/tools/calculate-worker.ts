@@ -1,12 +1,11 @@
-import { calculate } from './calculate-core.ts';
-import { hostPort } from './worker-port.ts';
-
 /**
  * Entry of the `calculate` tool's worker (hosted by calculate.ts, run from its build in
  * src/tools/built/): builds the locked mathjs instance once and evaluates one expression per
  * message, so a huge or endless evaluation costs this worker (killed at its deadline or by its heap
  * limit), never the host.
  */
+import { calculate } from './calculate-core.ts';
+import { hostPort } from './worker-port.ts';
 
 export interface CalculateRequest {
   id: number;

@@ -1,5 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { calculate, calculateWorkersStarted, closeCalculateWorker, createCalculate, formatNumber } from './calculate.ts';
+import {
+  calculate,
+  calculateWorkersStarted,
+  closeCalculateWorker,
+  createCalculate,
+  formatNumber,
+} from './calculate.ts';
 
 afterAll(async () => {
   await closeCalculateWorker();
@@ -46,13 +52,29 @@ describe('calculate tool', () => {
   });
 
   it('names the item with the smallest or largest value: argmin / argmax over label, value pairs', async () => {
-    expect(await calc("argmin('Sousax Drufailk', 1950, 'Ymir Velm', 1962)")).toEqual({ ok: true, output: 'Sousax Drufailk' });
-    expect(await calc("argmax('Sousax Drufailk', 1950, 'Ymir Velm', 1962, 'Ola', 1955)")).toEqual({ ok: true, output: 'Ymir Velm' });
-    expect(await calc("argmin('A', 1962, 'B', 1950, 'C', 1950)")).toEqual({ ok: true, output: 'B' }); // tie: the earlier-named
+    expect(await calc("argmin('Sousax Drufailk', 1950, 'Ymir Velm', 1962)")).toEqual({
+      ok: true,
+      output: 'Sousax Drufailk',
+    });
+    expect(await calc("argmax('Sousax Drufailk', 1950, 'Ymir Velm', 1962, 'Ola', 1955)")).toEqual({
+      ok: true,
+      output: 'Ymir Velm',
+    });
+    // tie: the earlier-named
+    expect(await calc("argmin('A', 1962, 'B', 1950, 'C', 1950)")).toEqual({ ok: true, output: 'B' });
     expect(await calc("argmax('A', 3 * 2, 'B', 5)")).toEqual({ ok: true, output: 'A' });
-    expect(await calc("argmin('A', 1950, 'B')")).toEqual({ ok: false, output: "calculate error: argmin: expects label, value pairs ('A', 1950, 'B', 1962)" });
-    expect(await calc("argmin(1950, 'A', 1962, 'B')")).toEqual({ ok: false, output: 'calculate error: argmin: argument 1 is not a label in quotes' });
-    expect(await calc("argmax('A', 'x', 'B', 2)")).toEqual({ ok: false, output: 'calculate error: argmax: argument 2 is not a number' });
+    expect(await calc("argmin('A', 1950, 'B')")).toEqual({
+      ok: false,
+      output: "calculate error: argmin: expects label, value pairs ('A', 1950, 'B', 1962)",
+    });
+    expect(await calc("argmin(1950, 'A', 1962, 'B')")).toEqual({
+      ok: false,
+      output: 'calculate error: argmin: argument 1 is not a label in quotes',
+    });
+    expect(await calc("argmax('A', 'x', 'B', 2)")).toEqual({
+      ok: false,
+      output: 'calculate error: argmax: argument 2 is not a number',
+    });
   });
 
   it('keeps no state between calls', async () => {
@@ -77,7 +99,10 @@ describe('calculate tool', () => {
   });
 
   it('guards array builders against huge sizes', async () => {
-    expect(await calc('zeros(100000, 100000)')).toEqual({ ok: false, output: 'calculate error: zeros: more than 10000 elements' });
+    expect(await calc('zeros(100000, 100000)')).toEqual({
+      ok: false,
+      output: 'calculate error: zeros: more than 10000 elements',
+    });
     expect(await calc('1:1e9')).toEqual({ ok: false, output: 'calculate error: range: more than 10000 elements' });
     expect(await calc('ones(3)')).toEqual({ ok: true, output: '[1, 1, 1]' });
     expect(await calc('sum(1:100)')).toEqual({ ok: true, output: '5050' }); // expression ranges include the end
@@ -89,7 +114,10 @@ describe('calculate tool', () => {
     expect(await calc('1 +')).toEqual({ ok: false, output: 'calculate error: Unexpected end of expression (char 4)' });
     expect(await calc('')).toEqual({ ok: false, output: 'calculate error: empty expression' });
     expect(await calc('sin')).toEqual({ ok: false, output: 'calculate error: result is a function, not a value' });
-    expect(await calc('x'.repeat(501))).toEqual({ ok: false, output: 'calculate error: expression longer than 500 characters' });
+    expect(await calc('x'.repeat(501))).toEqual({
+      ok: false,
+      output: 'calculate error: expression longer than 500 characters',
+    });
     expect((await calc('sin.constructor("return process")()')).ok).toBe(false);
   });
 
@@ -151,7 +179,9 @@ describe('calculate tool resource limits (worker process with deadline and heap 
       const before = calculateWorkersStarted();
       const r = await calc(expr);
       expect(r.ok).toBe(false);
-      expect(r.output).toMatch(/^calculate error: (timeout: evaluation ran longer than 1000 ms|sandbox crashed: out of memory)$/);
+      expect(r.output).toMatch(
+        /^calculate error: (timeout: evaluation ran longer than 1000 ms|sandbox crashed: out of memory)$/,
+      );
       expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
       expect(calculateWorkersStarted()).toBe(before + 1);
     },

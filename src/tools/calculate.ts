@@ -59,9 +59,18 @@ export function createCalculate(opts: { timeoutMs?: number } = {}): Tool {
     if (expression.length > MAX_EXPRESSION_CHARS) {
       return { ok: false, output: `calculate error: expression longer than ${MAX_EXPRESSION_CHARS} characters` };
     }
-    const r = await sharedHost().run({ expression }, timeoutMs, `calculate error: timeout: evaluation ran longer than ${timeoutMs} ms`);
+    const r = await sharedHost().run(
+      { expression },
+      timeoutMs,
+      `calculate error: timeout: evaluation ran longer than ${timeoutMs} ms`,
+    );
     if (r.output.length <= MAX_RESULT_CHARS) return r;
-    return { ...r, output: `${r.output.slice(0, MAX_RESULT_CHARS)}\n[calculate result truncated at ${MAX_RESULT_CHARS} characters of ${r.output.length}]` };
+    return {
+      ...r,
+      output:
+        `${r.output.slice(0, MAX_RESULT_CHARS)}\n[calculate result truncated at ${MAX_RESULT_CHARS} characters of ` +
+        `${r.output.length}]`,
+    };
   };
 }
 

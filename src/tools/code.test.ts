@@ -18,7 +18,9 @@ describe('code tool (worker-hosted QuickJS)', () => {
   });
 
   it('has no host access: require, process, fetch and timers are undefined', async () => {
-    const r = await code('[typeof require, typeof process, typeof fetch, typeof setTimeout, typeof globalThis.__emit].join(",")');
+    const r = await code(
+      '[typeof require, typeof process, typeof fetch, typeof setTimeout, typeof globalThis.__emit].join(",")',
+    );
     expect(r).toEqual({ ok: true, output: 'undefined,undefined,undefined,undefined,undefined' });
   });
 
@@ -60,13 +62,22 @@ describe('code tool (worker-hosted QuickJS)', () => {
   });
 
   it('turns infinite recursion into a QuickJS stack overflow, not a host crash', async () => {
-    expect(await code('function f(n) { return f(n + 1); } f(0)')).toEqual({ ok: false, output: 'code error: InternalError: stack overflow' });
+    expect(await code('function f(n) { return f(n + 1); } f(0)')).toEqual({
+      ok: false,
+      output: 'code error: InternalError: stack overflow',
+    });
     // Depth 1,000 stays allowed under the 256 KiB stack limit.
-    expect(await code('function g(n) { return n <= 0 ? 0 : 1 + g(n - 1); } g(1000)')).toEqual({ ok: true, output: '1000' });
+    expect(await code('function g(n) { return n <= 0 ? 0 : 1 + g(n - 1); } g(1000)')).toEqual({
+      ok: true,
+      output: '1000',
+    });
   });
 
   it('runs promise callbacks and reports rejections', async () => {
-    expect(await code('Promise.resolve(5).then((x) => console.log("then", x))')).toEqual({ ok: true, output: 'then 5' });
+    expect(await code('Promise.resolve(5).then((x) => console.log("then", x))')).toEqual({
+      ok: true,
+      output: 'then 5',
+    });
     expect(await code('Promise.reject(new Error("nope"))')).toEqual({ ok: false, output: 'code error: Error: nope' });
   });
 
@@ -102,7 +113,10 @@ describe('code tool (worker-hosted QuickJS)', () => {
       ok: false,
       output: 'aaaaaa\ncode error: Error: boom\n[output truncated at 30 characters]',
     });
-    expect(await small('console.log("ok"); throw new Error("boom")')).toEqual({ ok: false, output: 'ok\ncode error: Error: boom' });
+    expect(await small('console.log("ok"); throw new Error("boom")')).toEqual({
+      ok: false,
+      output: 'ok\ncode error: Error: boom',
+    });
   });
 
   it('runs 200 calls in one worker with correct results', async () => {
@@ -116,7 +130,10 @@ describe('code tool (worker-hosted QuickJS)', () => {
 
   it('a synchronous loop stopped by the deadline frees its runtime and keeps the worker', async () => {
     const before = sandboxWorkersStarted();
-    expect(await code('let i = 0; while (true) { i++; }')).toEqual({ ok: false, output: 'code error: timeout: program ran longer than 1000 ms' });
+    expect(await code('let i = 0; while (true) { i++; }')).toEqual({
+      ok: false,
+      output: 'code error: timeout: program ran longer than 1000 ms',
+    });
     expect(await code('6 * 7')).toEqual({ ok: true, output: '42' });
     expect(sandboxWorkersStarted()).toBe(before);
   });
@@ -160,7 +177,9 @@ describe('sandbox core (in-process) memory', () => {
   });
 
   it('does not grow the WASM heap over 200 runs that each allocate ~0.5 MB', () => {
-    const program = 'const s = "x".repeat(1 << 18); const o = { a: [1, 2, 3], s }; console.log(o.a.length); Promise.reject(new Error("e"))';
+    const program =
+      'const s = "x".repeat(1 << 18); const o = { a: [1, 2, 3], s }; console.log(o.a.length); Promise.reject(new ' +
+      'Error("e"))';
     for (let i = 0; i < 20; i++) runInQuickJS(qjs, program, opts);
     const before = qjs.getWasmMemory().buffer.byteLength;
     for (let i = 0; i < 200; i++) {

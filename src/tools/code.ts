@@ -34,7 +34,11 @@ class SandboxHost {
   }
 
   run(code: string, opts: CodeOptions): Promise<ToolOutcome> {
-    return this.host.run({ code, opts }, opts.timeoutMs + HARD_KILL_SLACK_MS, `code error: timeout: program ran longer than ${opts.timeoutMs} ms`);
+    return this.host.run(
+      { code, opts },
+      opts.timeoutMs + HARD_KILL_SLACK_MS,
+      `code error: timeout: program ran longer than ${opts.timeoutMs} ms`,
+    );
   }
 
   close(): Promise<void> {
@@ -51,7 +55,8 @@ function sharedHost(): SandboxHost {
 
 function validateOptions(opts: CodeOptions): void {
   for (const key of ['timeoutMs', 'memoryBytes', 'maxOutputChars'] as const) {
-    if (!Number.isInteger(opts[key]) || opts[key] <= 0) throw new Error(`code: ${key} must be a positive integer, got ${opts[key]}`);
+    if (!Number.isInteger(opts[key]) || opts[key] <= 0)
+      throw new Error(`code: ${key} must be a positive integer, got ${opts[key]}`);
   }
 }
 

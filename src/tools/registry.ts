@@ -19,21 +19,35 @@ export interface WorkerToolsExtras {
   pooled?: PooledCorpus;
 }
 
-export function createWorkerTools(episode: Episode, cfg: Config['rollout'], extras: WorkerToolsExtras = {}): Record<ToolName, Tool> {
+export function createWorkerTools(
+  episode: Episode,
+  cfg: Config['rollout'],
+  extras: WorkerToolsExtras = {},
+): Record<ToolName, Tool> {
   const searchOpts = { topK: cfg.search.topK, maxChars: cfg.search.maxChars, snippet: cfg.search.snippet };
   return {
     search: createSearchTool(episode, cfg.search, searchOpts, extras),
     calculate: createCalculate(),
-    code: createCode({ timeoutMs: cfg.code.timeoutMs, memoryBytes: cfg.code.memoryBytes, maxOutputChars: cfg.code.maxOutputChars }),
+    code: createCode({
+      timeoutMs: cfg.code.timeoutMs,
+      memoryBytes: cfg.code.memoryBytes,
+      maxOutputChars: cfg.code.maxOutputChars,
+    }),
   };
 }
 
-function createSearchTool(episode: Episode, search: Config['rollout']['search'], opts: SearchOptions, extras: WorkerToolsExtras): Tool {
+function createSearchTool(
+  episode: Episode,
+  search: Config['rollout']['search'],
+  opts: SearchOptions,
+  extras: WorkerToolsExtras,
+): Tool {
   const retriever = retrieverFor(search);
   if (retriever) return createCorpusSearch(retriever, episode.paragraphs, opts);
   let corpus = episode.paragraphs;
   if (search.corpus === 'pooled') {
-    if (!extras.pooled) throw new Error("createWorkerTools: rollout.search.corpus is 'pooled' but no pooled corpus was given");
+    if (!extras.pooled)
+      throw new Error("createWorkerTools: rollout.search.corpus is 'pooled' but no pooled corpus was given");
     corpus = extras.pooled.paragraphs;
   }
   return createSearch(corpus, opts);

@@ -17,7 +17,11 @@ describe('capToolResult', () => {
     const fits = { ok: true, output: 'x'.repeat(MAX_TOOL_RESULT_CHARS) };
     expect(capToolResult(fits)).toBe(fits);
     const long = { ok: false, output: 'y'.repeat(MAX_TOOL_RESULT_CHARS + 1), retrievedIdx: [3] };
-    expect(capToolResult(long)).toEqual({ ok: false, output: `${'y'.repeat(MAX_TOOL_RESULT_CHARS)}${NOTE}`, retrievedIdx: [3] });
+    expect(capToolResult(long)).toEqual({
+      ok: false,
+      output: `${'y'.repeat(MAX_TOOL_RESULT_CHARS)}${NOTE}`,
+      retrievedIdx: [3],
+    });
   });
 });
 
@@ -29,7 +33,10 @@ describe('tool results in prompts', () => {
       const p = PROTOCOLS[m.protocol];
       return m.turn === 0 ? p.formatCall('code', '"z".repeat(1e6)') : p.formatAnswer('1950');
     });
-    const { trajectories } = await runTrajectories(policy, [{ id: 't0', episode: handEpisode(), sample: 0 }], { cfg, agents: 'single' });
+    const { trajectories } = await runTrajectories(policy, [{ id: 't0', episode: handEpisode(), sample: 0 }], {
+      cfg,
+      agents: 'single',
+    });
     const traj = trajectories[0]!;
     const call = traj.messages.flatMap((m) => m.toolCalls)[0]!;
     // The tool itself returned all 1,000,000 characters (its own limit allowed them).

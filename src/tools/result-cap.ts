@@ -13,5 +13,10 @@ export const MAX_TOOL_RESULT_CHARS = 16_384;
 /** `outcome` with its output cut to MAX_TOOL_RESULT_CHARS characters and a note that says so. */
 export function capToolResult<T extends ToolOutcome>(outcome: T): T {
   if (outcome.output.length <= MAX_TOOL_RESULT_CHARS) return outcome;
-  return { ...outcome, output: `${outcome.output.slice(0, MAX_TOOL_RESULT_CHARS)}\n[tool result truncated at ${MAX_TOOL_RESULT_CHARS} characters]` };
+  return {
+    ...outcome,
+    output:
+      `${outcome.output.slice(0, MAX_TOOL_RESULT_CHARS)}\n[tool result truncated at ${MAX_TOOL_RESULT_CHARS} ` +
+      `characters]`,
+  };
 }

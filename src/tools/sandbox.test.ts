@@ -34,13 +34,22 @@ function staged(jobs: (rt: QuickJSRuntime, handler: (rt: QuickJSRuntime) => bool
 
 describe('runInQuickJS', () => {
   it('runs a program and shows its last value', () => {
-    expect(runInQuickJS(qjs, 'console.log("a"); [1, 2].map((x) => x * 3)', { ...opts, timeoutMs: 5000 })).toEqual({ ok: true, output: 'a\n[3,6]' });
+    expect(runInQuickJS(qjs, 'console.log("a"); [1, 2].map((x) => x * 3)', { ...opts, timeoutMs: 5000 })).toEqual({
+      ok: true,
+      output: 'a\n[3,6]',
+    });
   });
 
   it('shows control characters as \\xNN: a NUL does not cut the output, escape sequences do not pass', () => {
     const o = { ...opts, timeoutMs: 5000 };
-    expect(runInQuickJS(qjs, 'console.log("a\\u0000b"); "c\\u0000d"', o)).toEqual({ ok: true, output: 'a\\x00b\nc\\x00d' });
-    expect(runInQuickJS(qjs, 'console.log("\\u001b[2J\\u001b[31mred\\ttab")', o)).toEqual({ ok: true, output: '\\x1b[2J\\x1b[31mred\ttab' });
+    expect(runInQuickJS(qjs, 'console.log("a\\u0000b"); "c\\u0000d"', o)).toEqual({
+      ok: true,
+      output: 'a\\x00b\nc\\x00d',
+    });
+    expect(runInQuickJS(qjs, 'console.log("\\u001b[2J\\u001b[31mred\\ttab")', o)).toEqual({
+      ok: true,
+      output: '\\x1b[2J\\x1b[31mred\ttab',
+    });
   });
 
   it('a module trap after the deadline stopped the program is the timeout; before it, a sandbox failure', () => {
@@ -48,10 +57,18 @@ describe('runInQuickJS', () => {
       while (!handler(rt)); // the deadline passes and the interrupt handler says stop
       throw new WebAssembly.RuntimeError('null function or function signature mismatch');
     });
-    expect(runInQuickJS(trapAfterDeadline, 'Promise.resolve().then(() => 1); 2', opts)).toEqual({ ok: false, output: 'code error: timeout: program ran longer than 20 ms', recycle: true });
+    expect(runInQuickJS(trapAfterDeadline, 'Promise.resolve().then(() => 1); 2', opts)).toEqual({
+      ok: false,
+      output: 'code error: timeout: program ran longer than 20 ms',
+      recycle: true,
+    });
     const trapAtOnce = staged(() => {
       throw new WebAssembly.RuntimeError('null function or function signature mismatch');
     });
-    expect(runInQuickJS(trapAtOnce, 'Promise.resolve().then(() => 1); 2', opts)).toEqual({ ok: false, output: 'code error: sandbox failure: null function or function signature mismatch', recycle: true });
+    expect(runInQuickJS(trapAtOnce, 'Promise.resolve().then(() => 1); 2', opts)).toEqual({
+      ok: false,
+      output: 'code error: sandbox failure: null function or function signature mismatch',
+      recycle: true,
+    });
   });
 });

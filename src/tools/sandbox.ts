@@ -1,6 +1,3 @@
-import { shouldInterruptAfterDeadline, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from 'quickjs-emscripten';
-import type { ToolOutcome } from './types.ts';
-
 /**
  * The sandbox core of the `code` tool: JavaScript in QuickJS
  * compiled to WebAssembly (quickjs-emscripten; never vm2 or node:vm, which share the host's heap and
@@ -10,6 +7,14 @@ import type { ToolOutcome } from './types.ts';
  * handle is disposed, so repeated runs do not grow the WASM heap (tested with the leak-checking
  * TestQuickJSWASMModule).
  */
+import {
+  shouldInterruptAfterDeadline,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+} from 'quickjs-emscripten';
+import type { ToolOutcome } from './types.ts';
 
 export interface CodeOptions {
   /** Wall-clock limit of one program. */
@@ -38,18 +43,25 @@ const MAX_STACK_BYTES = 256 * 1024;
  * newline and tab are shown as \xNN: a NUL would end the string at the host's C boundary (cutting
  * the output short) and escape sequences would reach a terminal showing the transcript.
  */
-const PRELUDE = `(() => {
+const PRELUDE =
+  `(() => {
   const emit = globalThis.__emit;
   delete globalThis.__emit;
   const fmt = (v) => {
-    if (typeof v === 'string') return v;
-    if (typeof v === 'object' && v !== null) { try { return JSON.stringify(v); } catch (e) { return String(v); } }
+    if (typeof v ` +
+  `=== 'string') return v;
+    if (typeof v === 'object' && v !== null) { try { return JSON.stringify(v); } ` +
+  `catch (e) { return String(v); } }
     return String(v);
   };
-  const safe = (s) => s.replace(/[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]/g, (c) => '\\\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'));
-  const log = (...args) => emit(safe(args.map(fmt).join(' ')));
+  const safe = (s) => ` +
+  `s.replace(/[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]/g, (c) => '\\\\x' + ` +
+  `c.charCodeAt(0).toString(16).padStart(2, '0'));
+  const log = (...args) => emit(safe(args.map(fmt).join(' ` +
+  `')));
   globalThis.console = { log, info: log, warn: log, error: log, debug: log };
-  return (v) => safe(fmt(v));
+  return (v) => ` +
+  `safe(fmt(v));
 })();`;
 
 /**
@@ -77,7 +89,9 @@ class OutputBuffer {
   toString(): string {
     return this.truncated ? `${this.text}\n${this.note()}` : this.text;
   }
-  /** The output followed by `error` on its own line; the error is kept first, the console output cut to what is left. */
+  /**
+   * The output followed by `error` on its own line; the error is kept first, the console output cut to what is left.
+   */
   withError(error: string): string {
     const cutError = error.length > this.limit;
     const err = cutError ? error.slice(0, this.limit) : error;
@@ -103,11 +117,13 @@ function show(value: unknown): string {
 /** One-line description of an exception thrown inside the VM. */
 function describeError(ctx: QuickJSContext, handle: QuickJSHandle, opts: CodeOptions): string {
   const err: unknown = ctx.dump(handle);
-  const name = typeof err === 'object' && err !== null && 'name' in err ? String((err as { name: unknown }).name) : 'Error';
+  const name =
+    typeof err === 'object' && err !== null && 'name' in err ? String((err as { name: unknown }).name) : 'Error';
   // `throw 5` or `throw {a: 1}`: not an Error, so no name or message to show.
   if (typeof err !== 'object' || err === null || !('message' in err)) return `uncaught ${show(err)}`;
   const message = String((err as { message: unknown }).message);
-  if (name === 'InternalError' && message === 'interrupted') return `timeout: program ran longer than ${opts.timeoutMs} ms`;
+  if (name === 'InternalError' && message === 'interrupted')
+    return `timeout: program ran longer than ${opts.timeoutMs} ms`;
   if (/out of memory/i.test(message)) return `out of memory: program needed more than ${opts.memoryBytes} bytes`;
   return `${name}: ${message}`.split('\n')[0] ?? name;
 }
@@ -127,7 +143,8 @@ export type SandboxOutcome = ToolOutcome & { recycle?: boolean };
  */
 export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOptions): SandboxOutcome {
   if (code.trim().length === 0) return { ok: false, output: 'code error: empty program' };
-  if (code.length > MAX_CODE_CHARS) return { ok: false, output: `code error: program longer than ${MAX_CODE_CHARS} characters` };
+  if (code.length > MAX_CODE_CHARS)
+    return { ok: false, output: `code error: program longer than ${MAX_CODE_CHARS} characters` };
   const runtime = qjs.newRuntime();
   const out = new OutputBuffer(opts.maxOutputChars);
   let interrupted = false;
@@ -135,7 +152,10 @@ export function runInQuickJS(qjs: QuickJSWASMModule, code: string, opts: CodeOpt
   const phase = { jobs: false, interruptedInJobs: false };
   let abandon = false;
   const pastDeadline = shouldInterruptAfterDeadline(Date.now() + opts.timeoutMs);
-  const timeout = (): SandboxOutcome => ({ ok: false, output: withOutput(out, `code error: timeout: program ran longer than ${opts.timeoutMs} ms`) });
+  const timeout = (): SandboxOutcome => ({
+    ok: false,
+    output: withOutput(out, `code error: timeout: program ran longer than ${opts.timeoutMs} ms`),
+  });
   try {
     runtime.setMemoryLimit(opts.memoryBytes);
     runtime.setMaxStackSize(MAX_STACK_BYTES);
@@ -234,7 +254,12 @@ function withOutput(out: OutputBuffer, error: string): string {
 }
 
 /** The last expression's value: shown unless undefined; a promise is reported by its final state. */
-function settle(ctx: QuickJSContext, handle: QuickJSHandle, fmt: QuickJSHandle, opts: CodeOptions): { text?: string; error?: string } {
+function settle(
+  ctx: QuickJSContext,
+  handle: QuickJSHandle,
+  fmt: QuickJSHandle,
+  opts: CodeOptions,
+): { text?: string; error?: string } {
   if (ctx.typeof(handle) === 'undefined') return {};
   const state = ctx.getPromiseState(handle);
   if (state.type === 'pending') return {};
@@ -259,4 +284,3 @@ function settle(ctx: QuickJSContext, handle: QuickJSHandle, fmt: QuickJSHandle, 
   if (!state.notAPromise) v.dispose();
   return text === undefined ? {} : { text };
 }
-

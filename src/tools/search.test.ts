@@ -5,7 +5,11 @@ import type { Episode, Paragraph } from '../data/episode.ts';
 import { createPooledSearch, createSearch, formatHit, poolParagraphs } from './search.ts';
 
 const paragraphs: Paragraph[] = [
-  { idx: 0, title: 'Zorvex Labs', text: 'Zorvex Labs is a robotics company founded in 1987 by Dara Velm. It is headquartered in Kelmar.' },
+  {
+    idx: 0,
+    title: 'Zorvex Labs',
+    text: 'Zorvex Labs is a robotics company founded in 1987 by Dara Velm. It is headquartered in Kelmar.',
+  },
   { idx: 1, title: 'Dara Velm', text: 'Dara Velm is an engineer. Dara Velm was born in Tusko in 1950.' },
   { idx: 2, title: 'Kelmar', text: 'Kelmar is a city located in Tavonia. The mayor of Kelmar is Orin Task.' },
   { idx: 3, title: 'Tusko', text: 'Tusko is a city located in Brelia.' },
@@ -19,15 +23,19 @@ describe('search tool', () => {
     // Dara Velm's own paragraph (title + "born") outranks Zorvex Labs, which only mentions the name.
     expect(r.retrievedIdx).toEqual([1, 0]);
     expect(r.output).toBe(
-      '[1] Dara Velm: Dara Velm is an engineer. Dara Velm was born in Tusko in 1950.\n' +
-        '[0] Zorvex Labs: Zorvex Labs is a robotics company founded in 1987 by Dara Velm. It is headquartered in Kelmar.',
+      '[1] Dara Velm: Dara Velm is an engineer. Dara Velm was born in Tusko in 1950.\n[0] Zorvex Labs: Zorvex Labs ' +
+        'is a robotics company founded in 1987 by Dara Velm. It is headquartered in Kelmar.',
     );
   });
 
   it('returns at most topK hits and an ok empty result when nothing matches', async () => {
     const search = createSearch(paragraphs, { topK: 1, maxChars: 300 });
     expect((await search('Kelmar')).retrievedIdx).toEqual([2]);
-    expect(await search('quantum chromodynamics')).toEqual({ ok: true, output: 'No paragraph matched the query.', retrievedIdx: [] });
+    expect(await search('quantum chromodynamics')).toEqual({
+      ok: true,
+      output: 'No paragraph matched the query.',
+      retrievedIdx: [],
+    });
   });
 
   it('answers an empty query with an error outcome', async () => {
@@ -72,26 +80,29 @@ describe('search tool', () => {
   });
 
   const musique = fileURLToPath(new URL('../../../shared/data/musique/musique_ans_train_100.jsonl', import.meta.url));
-  it.skipIf(!existsSync(musique))('finds real MuSiQue support paragraphs for most single-hop questions (top 5)', async () => {
-    // Real text sanity check: only hops without #k references (the first hop of each record).
-    let hit = 0;
-    let total = 0;
-    for (const line of readFileSync(musique, 'utf8').trim().split('\n')) {
-      const r = JSON.parse(line) as {
-        paragraphs: { idx: number; title: string; paragraph_text: string }[];
-        question_decomposition: { question: string; paragraph_support_idx: number }[];
-      };
-      const search = createSearch(
-        r.paragraphs.map((p) => ({ idx: p.idx, title: p.title, text: p.paragraph_text })),
-        { topK: 5, maxChars: 300 },
-      );
-      const hop = r.question_decomposition[0];
-      const out = await search(hop.question);
-      total++;
-      if (out.retrievedIdx?.includes(hop.paragraph_support_idx)) hit++;
-    }
-    expect(total).toBe(100);
-    // Measured: 0.95 at top 5 (0.89 at top 2, 0.83 at top 1); chance is 5/20 = 0.25.
-    expect(hit / total).toBeGreaterThanOrEqual(0.9);
-  });
+  it.skipIf(!existsSync(musique))(
+    'finds real MuSiQue support paragraphs for most single-hop questions (top 5)',
+    async () => {
+      // Real text sanity check: only hops without #k references (the first hop of each record).
+      let hit = 0;
+      let total = 0;
+      for (const line of readFileSync(musique, 'utf8').trim().split('\n')) {
+        const r = JSON.parse(line) as {
+          paragraphs: { idx: number; title: string; paragraph_text: string }[];
+          question_decomposition: { question: string; paragraph_support_idx: number }[];
+        };
+        const search = createSearch(
+          r.paragraphs.map((p) => ({ idx: p.idx, title: p.title, text: p.paragraph_text })),
+          { topK: 5, maxChars: 300 },
+        );
+        const hop = r.question_decomposition[0];
+        const out = await search(hop.question);
+        total++;
+        if (out.retrievedIdx?.includes(hop.paragraph_support_idx)) hit++;
+      }
+      expect(total).toBe(100);
+      // Measured: 0.95 at top 5 (0.89 at top 2, 0.83 at top 1); chance is 5/20 = 0.25.
+      expect(hit / total).toBeGreaterThanOrEqual(0.9);
+    },
+  );
 });

@@ -1,13 +1,12 @@
-import MiniSearch from 'minisearch';
-import type { Episode, Paragraph } from '../data/episode.ts';
-import type { Tool, ToolOutcome } from './types.ts';
-
 /**
  * `search` tool: BM25 (minisearch's BM25+) over the title and
  * text of a paragraph set, either one episode's paragraphs (MuSiQue distractor setting) or a pooled
  * corpus. The agent reads the top-k hits as `[idx] Title: text` lines; the engine records the idx
  * values in rank order (`retrievedIdx`) for the support metrics.
  */
+import MiniSearch from 'minisearch';
+import type { Episode, Paragraph } from '../data/episode.ts';
+import type { Tool, ToolOutcome } from './types.ts';
 
 export interface SearchOptions {
   /** Paragraphs returned per query. */
@@ -43,7 +42,8 @@ const indexCache = new WeakMap<readonly Paragraph[], MiniSearch<IndexedParagraph
 function buildIndex(paragraphs: readonly Paragraph[]): MiniSearch<IndexedParagraph> {
   const seen = new Set<number>();
   for (const p of paragraphs) {
-    if (!Number.isInteger(p.idx)) throw new Error(`search: paragraph idx ${String(p.idx)} (title '${p.title}') is not an integer`);
+    if (!Number.isInteger(p.idx))
+      throw new Error(`search: paragraph idx ${String(p.idx)} (title '${p.title}') is not an integer`);
     if (seen.has(p.idx)) throw new Error(`search: duplicate paragraph idx ${p.idx} (title '${p.title}')`);
     seen.add(p.idx);
   }
@@ -74,7 +74,31 @@ export function formatHitLine(label: string | number, title: string, body: strin
 }
 
 /** Words that tell no sentence from another: question words and the commonest function words. */
-const SNIPPET_STOPWORDS = new Set(['a', 'an', 'the', 'of', 'in', 'is', 'was', 'by', 'as', 'for', 'to', 'and', 'what', 'which', 'who', 'whom', 'whose', 'when', 'where', 'how', 'did', 'does', 'do']);
+const SNIPPET_STOPWORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'of',
+  'in',
+  'is',
+  'was',
+  'by',
+  'as',
+  'for',
+  'to',
+  'and',
+  'what',
+  'which',
+  'who',
+  'whom',
+  'whose',
+  'when',
+  'where',
+  'how',
+  'did',
+  'does',
+  'do',
+]);
 
 /** Words as crude stems (their first 6 letters: "headquartered" meets "headquarters"), stopwords dropped. */
 const wordsOf = (s: string): string[] =>
@@ -85,17 +109,26 @@ const wordsOf = (s: string): string[] =>
  * order (ties: the earlier sentence). Sentences end at `.`, `!` or `?` followed by a space.
  */
 export function snippetOf(text: string, query: string, n: number): string {
-  const sentences = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?]) (?=\S)/);
+  const sentences = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(/(?<=[.!?]) (?=\S)/);
   if (sentences.length <= n) return sentences.join(' ');
   const q = new Set(wordsOf(query));
   const scored = sentences.map((s, i) => ({ i, score: new Set(wordsOf(s).filter((w) => q.has(w))).size }));
-  const keep = scored.sort((a, b) => b.score - a.score || a.i - b.i).slice(0, n).map((x) => x.i).sort((a, b) => a - b);
+  const keep = scored
+    .sort((a, b) => b.score - a.score || a.i - b.i)
+    .slice(0, n)
+    .map((x) => x.i)
+    .sort((a, b) => a - b);
   return keep.map((i) => sentences[i]).join(' ');
 }
 
 export function validateOptions(opts: SearchOptions): void {
-  if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new Error(`search: topK must be a positive integer, got ${opts.topK}`);
-  if (!Number.isInteger(opts.maxChars) || opts.maxChars <= 3) throw new Error(`search: maxChars must be an integer > 3, got ${opts.maxChars}`);
+  if (!Number.isInteger(opts.topK) || opts.topK <= 0)
+    throw new Error(`search: topK must be a positive integer, got ${opts.topK}`);
+  if (!Number.isInteger(opts.maxChars) || opts.maxChars <= 3)
+    throw new Error(`search: maxChars must be an integer > 3, got ${opts.maxChars}`);
 }
 
 /**
@@ -111,12 +144,14 @@ export function createSearch(paragraphs: readonly Paragraph[], opts: SearchOptio
   return async (args: string): Promise<ToolOutcome> => {
     const query = args.trim();
     if (query.length === 0) return { ok: false, output: 'search error: empty query' };
-    if (query.length > MAX_QUERY_CHARS) return { ok: false, output: `search error: query longer than ${MAX_QUERY_CHARS} characters` };
+    if (query.length > MAX_QUERY_CHARS)
+      return { ok: false, output: `search error: query longer than ${MAX_QUERY_CHARS} characters` };
     // BM25+ with OR over the query terms: a hop question shares only a few words with its paragraph.
     const hits = index.search(query, { boost, combineWith: 'OR' }).slice(0, opts.topK);
     const retrievedIdx = hits.map((h) => h.id as number);
     if (retrievedIdx.length === 0) return { ok: true, output: 'No paragraph matched the query.', retrievedIdx };
-    const shown = (p: Paragraph): Paragraph => (opts.snippet ? { ...p, text: snippetOf(p.text, query, opts.snippet) } : p);
+    const shown = (p: Paragraph): Paragraph =>
+      opts.snippet ? { ...p, text: snippetOf(p.text, query, opts.snippet) } : p;
     const lines = retrievedIdx.map((idx) => formatHit(shown(byIdx.get(idx) as Paragraph), opts.maxChars));
     return { ok: true, output: lines.join('\n'), retrievedIdx };
   };

@@ -1,12 +1,12 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { WorkerHost } from './worker-host.ts';
-
 /**
  * A tool call's answer must not depend on how long the tool's worker thread takes to start: on a
  * machine whose cores are shared with training jobs the start took over 30 s, the host gave up, and
  * the agent read "sandbox unavailable" where an idle machine gave the value, so the same seeded
  * rollout differed by the machine's load.
  */
+import { afterAll, describe, expect, it } from 'vitest';
+import { WorkerHost } from './worker-host.ts';
+
 /** Longer than the 30 s a start was once allowed (and once took here). */
 const SLOW_START_MS = 31_000;
 
@@ -38,18 +38,31 @@ describe('WorkerHost in a child process', () => {
   });
   afterAll(() => host.close());
 
-  it('answers a V8 fatal allocation error in the worker as a tool error; the host lives on and restarts it once', async () => {
-    expect(await host.run({ text: 'a' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo a' });
-    // In a worker thread this allocation ends the host process itself.
-    expect(await host.run({ text: 'grow' }, 60_000, 'echo error: timeout')).toEqual({ ok: false, output: 'echo error: sandbox crashed: out of memory' });
-    expect(await host.run({ text: 'b' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo b' });
-    expect(host.started).toBe(2);
-  }, 120_000);
+  it(
+    'answers a V8 fatal allocation error in the worker as a tool error; the host lives on and restarts it ' + 'once',
+    async () => {
+      expect(await host.run({ text: 'a' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo a' });
+      // In a worker thread this allocation ends the host process itself.
+      expect(await host.run({ text: 'grow' }, 60_000, 'echo error: timeout')).toEqual({
+        ok: false,
+        output: 'echo error: sandbox crashed: out of memory',
+      });
+      expect(await host.run({ text: 'b' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo b' });
+      expect(host.started).toBe(2);
+    },
+    120_000,
+  );
 
   it('says which file is missing when a worker entry was not built', async () => {
-    const missing = new WorkerHost<{ text: string }>({ entry: new URL('../../test/tools/no-such-worker.mjs', import.meta.url), errorPrefix: 'echo error', isolation: { kind: 'process', heapMb: 64 } });
+    const missing = new WorkerHost<{ text: string }>({
+      entry: new URL('../../test/tools/no-such-worker.mjs', import.meta.url),
+      errorPrefix: 'echo error',
+      isolation: { kind: 'process', heapMb: 64 },
+    });
     const r = await missing.run({ text: 'a' }, 1000, 'echo error: timeout');
     expect(r.ok).toBe(false);
-    expect(r.output).toMatch(/^echo error: sandbox unavailable: \/.*\/test\/tools\/no-such-worker\.mjs is missing \(run npm run build:tools\)$/);
+    expect(r.output).toMatch(
+      /^echo error: sandbox unavailable: \/.*\/test\/tools\/no-such-worker\.mjs is missing \(run npm run build:tools\)$/,
+    );
   });
 });

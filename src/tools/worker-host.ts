@@ -1,9 +1,3 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker, type ResourceLimits } from 'node:worker_threads';
-import type { ToolOutcome } from './types.ts';
-
 /**
  * One long-lived worker that runs tool jobs one at a time, in call order, under a hard wall-clock
  * deadline and a heap limit. A job that runs past its deadline, exhausts the worker's heap or
@@ -23,11 +17,16 @@ import type { ToolOutcome } from './types.ts';
  * The worker's stdout and stderr are captured, not passed to the host's: a WASM abort or a V8 fatal
  * error message is reported in the outcome, never on the console.
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { ToolOutcome } from './types.ts';
 
 /**
  * Longest wait for a new worker to load its module: about a second on 2 cores shared with training
- * jobs (npm run bench), far longer when they are overloaded. An agent's call must get the tool's answer however long the start took (a
- * start given up on would answer "sandbox unavailable", so a rollout's tool results, and every token
+ * jobs (npm run bench), far longer when they are overloaded. An agent's call must get the tool's answer however long
+ * the start took (a start given up on would answer "sandbox unavailable", so a rollout's tool results, and every token
  * after them, would depend on the machine's load). The limit only catches a worker that hangs while
  * loading: one that fails reports 'error' or 'exit'.
  */
@@ -113,7 +112,8 @@ function threadChannel(entry: URL, resourceLimits: ResourceLimits): Channel {
 
 /** The words for a child process that stopped: V8's fatal errors (heap, invalid size) are memory. */
 function describeExit(code: number | null, signal: NodeJS.Signals | null, stderr: string): string {
-  if (/heap out of memory|invalid (table |array )?(size|length)|Allocation failed|out of memory/i.test(stderr)) return 'sandbox crashed: out of memory';
+  if (/heap out of memory|invalid (table |array )?(size|length)|Allocation failed|out of memory/i.test(stderr))
+    return 'sandbox crashed: out of memory';
   if (signal !== null) return `sandbox crashed: killed by ${signal}`;
   return `sandbox exited with code ${code}`;
 }
@@ -201,8 +201,11 @@ export class WorkerHost<Req extends object> {
 
   private spawn(): Channel {
     const { entry, isolation } = this.opts;
-    if (entry.protocol === 'file:' && !existsSync(fileURLToPath(entry))) throw new Error(`${fileURLToPath(entry)} is missing (run npm run build:tools)`);
-    return isolation.kind === 'thread' ? threadChannel(entry, isolation.resourceLimits) : processChannel(entry, isolation.heapMb);
+    if (entry.protocol === 'file:' && !existsSync(fileURLToPath(entry)))
+      throw new Error(`${fileURLToPath(entry)} is missing (run npm run build:tools)`);
+    return isolation.kind === 'thread'
+      ? threadChannel(entry, isolation.resourceLimits)
+      : processChannel(entry, isolation.heapMb);
   }
 
   private start(): Promise<Channel> {

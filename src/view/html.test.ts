@@ -4,7 +4,10 @@ import { inlineScript, jsonForScript, pageHtml, scriptHash } from './html.ts';
 import type { ViewBundle } from './types.ts';
 
 describe('the exported page shell', () => {
-  const bundle = { index: { version: 1, title: '</script><script>alert(1)</script>', facts: [], charts: [], steps: [] }, steps: {} } as ViewBundle;
+  const bundle = {
+    index: { version: 1, title: '</script><script>alert(1)</script>', facts: [], charts: [], steps: [] },
+    steps: {},
+  } as ViewBundle;
 
   it('inlined data cannot close its script block, and parses back to the same value', () => {
     const json = jsonForScript({ s: '</script><!-- \u2028 <b>' });

@@ -50,7 +50,8 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
     sock.write(request);
   });
 }
-const get = (path: string, host = `127.0.0.1:${server.port}`) => raw(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+const get = (path: string, host = `127.0.0.1:${server.port}`) =>
+  raw(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
 
 describe('sharp view server', () => {
   it('binds loopback and serves the page, the index, steps and run files', async () => {
@@ -104,8 +105,12 @@ describe('sharp view server', () => {
   });
 
   it('answers only GET and HEAD, and only to a loopback Host', async () => {
-    expect((await raw(`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`)).status).toBe(405);
-    const head = await raw(`HEAD /files/metrics.jsonl HTTP/1.1\r\nHost: localhost:${server.port}\r\nConnection: close\r\n\r\n`);
+    expect(
+      (await raw(`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`)).status,
+    ).toBe(405);
+    const head = await raw(
+      `HEAD /files/metrics.jsonl HTTP/1.1\r\nHost: localhost:${server.port}\r\nConnection: close\r\n\r\n`,
+    );
     expect(head.status).toBe(200);
     expect(head.body).toBe('');
     // A DNS-rebinding page reaches 127.0.0.1 under its own name: refused.

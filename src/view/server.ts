@@ -75,7 +75,14 @@ export function resolveInside(root: string, urlPath: string): string | null {
   return real;
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer, head = false, extra: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string | Buffer,
+  head = false,
+  extra: Record<string, string> = {},
+): void {
   res.writeHead(status, {
     'Content-Type': type,
     'Content-Length': Buffer.byteLength(body),
@@ -99,7 +106,8 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
   const loopbackOnly = isLoopback(o.host);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const head = req.method === 'HEAD';
-    const text = (status: number, msg: string): void => send(res, status, 'text/plain; charset=utf-8', `${msg}\n`, head);
+    const text = (status: number, msg: string): void =>
+      send(res, status, 'text/plain; charset=utf-8', `${msg}\n`, head);
     if (req.method !== 'GET' && !head) return text(405, 'method not allowed');
     if (loopbackOnly) {
       const hostname = (req.headers.host ?? '').replace(/:\d+$/, '');
@@ -108,14 +116,20 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
     const raw = req.url ?? '/';
     const path = raw.split('?')[0] ?? '/';
     try {
-      if (path === '/' || path === '/index.html') return send(res, 200, 'text/html; charset=utf-8', html, head, { 'Content-Security-Policy': pagePolicy(`'self'`) });
+      if (path === '/' || path === '/index.html')
+        return send(res, 200, 'text/html; charset=utf-8', html, head, {
+          'Content-Security-Policy': pagePolicy(`'self'`),
+        });
       if (path === '/favicon.ico') return send(res, 204, 'text/plain', '', head);
       if (path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', o.script, head);
-      if (path === '/api/index.json') return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(o.index()), head);
+      if (path === '/api/index.json')
+        return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(o.index()), head);
       if (path.startsWith('/api/steps/')) {
         const name = path.slice('/api/steps/'.length);
         const rec = STEP_NAME.test(name) ? o.step(name) : undefined;
-        return rec === undefined ? text(404, 'no such step') : send(res, 200, 'application/json; charset=utf-8', JSON.stringify(rec), head);
+        return rec === undefined
+          ? text(404, 'no such step')
+          : send(res, 200, 'application/json; charset=utf-8', JSON.stringify(rec), head);
       }
       if (path.startsWith('/files/')) {
         const file = resolveInside(o.root, path.slice('/files/'.length));
@@ -125,7 +139,8 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
         // size sent is that of the file opened.
         let fd: number;
         try {
-          // O_NONBLOCK: a named pipe in the folder would otherwise block the event loop (every request) until a writer came.
+          // O_NONBLOCK: a named pipe in the folder would otherwise block the event loop (every request) until a writer
+          // came.
           fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
         } catch (err) {
           return text(...openFailure(err as NodeJS.ErrnoException));
@@ -173,10 +188,11 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
       res({
         url: `http://${shown}:${port}/`,
         port,
-        close: () => new Promise<void>((done) => {
-          server.closeAllConnections();
-          server.close(() => done());
-        }),
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
       });
     });
   });

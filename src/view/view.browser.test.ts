@@ -33,7 +33,12 @@ const servers: ViewServer[] = [];
 beforeAll(async () => {
   if (!hasChromium) return;
   root = mkdtempSync(join(tmpdir(), 'sharp-view-'));
-  [trainDir, evalDir, xssDir, ablDir] = [await trainRun(root), await evalRun(root), await xssRun(root), await ablationRun(root)];
+  [trainDir, evalDir, xssDir, ablDir] = [
+    await trainRun(root),
+    await evalRun(root),
+    await xssRun(root),
+    await ablationRun(root),
+  ];
   blameDir = await blameRun(root);
   browser = await launch();
 }, 300_000);
@@ -56,12 +61,15 @@ async function open(dir: string): Promise<{ page: Page; w: ReturnType<typeof wat
 
 const firstStep = (dir: string): StepRecord => readStepRecord(listStepRecords(dir)[0] as string);
 const lastStep = (dir: string): StepRecord => readStepRecord(listStepRecords(dir).at(-1) as string);
-const bg = (page: Page, sel: string): Promise<string[]> => page.locator(sel).evaluateAll((els) => els.map((e) => getComputedStyle(e).backgroundColor));
+const bg = (page: Page, sel: string): Promise<string[]> =>
+  page.locator(sel).evaluateAll((els) => els.map((e) => getComputedStyle(e).backgroundColor));
 
 /** What the page must colour each message with: its credit relative to the trajectory's largest |credit|. */
 function expectedColours(t: TrajectoryRecord): string[] {
   const scale = Math.max(1e-9, ...t.messages.map((m) => Math.abs(messageCredit(t, m) ?? 0)));
-  return t.messages.filter((m) => m.chatRole === 'assistant').map((m) => creditColour(messageCredit(t, m) as number, scale));
+  return t.messages
+    .filter((m) => m.chatRole === 'assistant')
+    .map((m) => creditColour(messageCredit(t, m) as number, scale));
 }
 
 const noInjection = (w: ReturnType<typeof watch>): void => {
@@ -83,7 +91,9 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     expect(await page.locator('[data-testid=chart-accuracy] svg').textContent()).toContain('heldout/accuracy');
     const s = readSummary(trainDir);
     const b = s?.heldOutBefore;
-    expect(await page.locator('dl.facts').textContent()).toContain(`${b?.accuracy.toFixed(3)} [${b?.interval[0].toFixed(3)}, ${b?.interval[1].toFixed(3)}] (n = 8)`);
+    expect(await page.locator('dl.facts').textContent()).toContain(
+      `${b?.accuracy.toFixed(3)} [${b?.interval[0].toFixed(3)}, ${b?.interval[1].toFixed(3)}] (n = 8)`,
+    );
     await screenshot(page, 'overview');
     noInjection(w);
     await page.close();
@@ -102,7 +112,9 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     await page.waitForSelector('[data-testid=trajectory]');
     expect(await page.locator('[data-testid=message]').count()).toBe(t.messages.length);
     // One lane per agent: each message sits in its agent's column.
-    const cols = await page.locator('[data-testid=message]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-agent')}:${getComputedStyle(e).gridColumnStart}`));
+    const cols = await page
+      .locator('[data-testid=message]')
+      .evaluateAll((els) => els.map((e) => `${e.getAttribute('data-agent')}:${getComputedStyle(e).gridColumnStart}`));
     expect(cols).toEqual(t.messages.map((m) => `${m.agent}:${m.agent + 1}`));
     expect(await bg(page, '[data-testid=message].assistant')).toEqual(expectedColours(t));
     // The replay beside each delegation, and every coalition's replayed answers, as recorded.
@@ -126,9 +138,19 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
       const harmfulLogged = (metrics.find((m) => m.step === rec.step)?.['credit/harmful'] as number) > 0;
       const harmful = rec.groups.flatMap((g) => g.trajectories).filter((x) => x.deltas.some((d) => d < 0));
       expect(harmful.length > 0, `step ${rec.step}`).toBe(harmfulLogged);
-      await page.selectOption('[data-testid=step-select]', f.split('/').at(-1)?.replace(/\.json(\.gz)?$/, '') as string);
+      await page.selectOption(
+        '[data-testid=step-select]',
+        f
+          .split('/')
+          .at(-1)
+          ?.replace(/\.json(\.gz)?$/, '') as string,
+      );
       await page.locator('[data-testid=filter-harmful]').setChecked(true);
-      await expect.poll(() => page.locator('[data-testid=traj-row]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-id')))).toEqual(harmful.map((x) => x.id));
+      await expect
+        .poll(() =>
+          page.locator('[data-testid=traj-row]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-id'))),
+        )
+        .toEqual(harmful.map((x) => x.id));
       await page.locator('[data-testid=filter-harmful]').setChecked(false);
     }
     noInjection(w);
@@ -139,40 +161,54 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
     const { page, w } = await open(evalDir);
     await page.click('[data-testid=tab-trajectories]');
     const step = firstStep(evalDir);
-    const t = step.groups.flatMap((g) => g.trajectories).find((x) => x.k === 3 && x.deltas[2] === 1) as TrajectoryRecord;
+    const t = step.groups
+      .flatMap((g) => g.trajectories)
+      .find((x) => x.k === 3 && x.deltas[2] === 1) as TrajectoryRecord;
     expect(t, 'a 3-worker trajectory whose last worker is needed').toBeDefined();
     await page.click(`[data-testid=traj-row][data-id="${t.id}"]`);
     await page.waitForSelector('[data-testid=trajectory]');
     // Masking worker 2 (its report replaced by the placeholder) makes the answer wrong: Delta = 1 - 0.
-    expect(await page.locator('[data-testid=replay-note]').nth(2).textContent()).toBe("without worker 2: '[no report]', wrong; '[no report]', wrong (v = 0.00; Delta = +1.00, helpful)");
+    expect(await page.locator('[data-testid=replay-note]').nth(2).textContent()).toBe(
+      "without worker 2: '[no report]', wrong; '[no report]', wrong (v = 0.00; Delta = +1.00, helpful)",
+    );
     // Worker 2's messages: credit 1 of scale 1 -> rgb(120, 200, 120); the planner's 1/3 -> rgb(183, 225, 183).
     const w2 = t.agents.find((a) => a.delegation === 2)?.id as number;
-    expect(new Set(await bg(page, `[data-testid=message].assistant[data-agent="${w2}"]`))).toEqual(new Set(['rgb(120, 200, 120)']));
-    expect(new Set(await bg(page, '[data-testid=message].assistant[data-agent="0"]'))).toEqual(new Set(['rgb(183, 225, 183)']));
+    expect(new Set(await bg(page, `[data-testid=message].assistant[data-agent="${w2}"]`))).toEqual(
+      new Set(['rgb(120, 200, 120)']),
+    );
+    expect(new Set(await bg(page, '[data-testid=message].assistant[data-agent="0"]'))).toEqual(
+      new Set(['rgb(183, 225, 183)']),
+    );
     await screenshot(page, 'eval-trajectory');
     noInjection(w);
     await page.close();
   });
 
-  it('model strings with <script> and <img onerror> show as text and run nothing; the harmful filter finds worker 1', async () => {
-    const { page, w } = await open(xssDir);
-    await page.click('[data-testid=tab-trajectories]');
-    await expect.poll(() => page.locator('[data-testid=traj-row]').count()).toBe(2);
-    expect(await page.locator('[data-testid=group] .q').textContent()).toBe(XSS.question);
-    await page.click('[data-testid=filter-harmful]');
-    await expect.poll(() => page.locator('[data-testid=traj-row]').count()).toBe(1);
-    await page.click('[data-testid=traj-row]');
-    await page.waitForSelector('[data-testid=trajectory]');
-    expect(await page.locator('[data-testid=harmful-summary]').textContent()).toBe("without worker 1: 'yes', right; 'yes', right (v = 1.00; Delta = -1.00, harmful)");
-    const body = (await page.locator('[data-testid=trajectory]').textContent()) ?? '';
-    for (const s of [XSS.question, XSS.subtask, XSS.report, XSS.final]) expect(body).toContain(s);
-    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
-    expect(await page.locator('img').count()).toBe(0);
-    expect(await page.locator('#app script').count()).toBe(0);
-    await screenshot(page, 'xss-trajectory');
-    noInjection(w);
-    await page.close();
-  });
+  it(
+    'model strings with <script> and <img onerror> show as text and run nothing; the harmful filter finds worker ' +
+      '1',
+    async () => {
+      const { page, w } = await open(xssDir);
+      await page.click('[data-testid=tab-trajectories]');
+      await expect.poll(() => page.locator('[data-testid=traj-row]').count()).toBe(2);
+      expect(await page.locator('[data-testid=group] .q').textContent()).toBe(XSS.question);
+      await page.click('[data-testid=filter-harmful]');
+      await expect.poll(() => page.locator('[data-testid=traj-row]').count()).toBe(1);
+      await page.click('[data-testid=traj-row]');
+      await page.waitForSelector('[data-testid=trajectory]');
+      expect(await page.locator('[data-testid=harmful-summary]').textContent()).toBe(
+        "without worker 1: 'yes', right; 'yes', right (v = 1.00; Delta = -1.00, harmful)",
+      );
+      const body = (await page.locator('[data-testid=trajectory]').textContent()) ?? '';
+      for (const s of [XSS.question, XSS.subtask, XSS.report, XSS.final]) expect(body).toContain(s);
+      expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+      expect(await page.locator('img').count()).toBe(0);
+      expect(await page.locator('#app script').count()).toBe(0);
+      await screenshot(page, 'xss-trajectory');
+      noInjection(w);
+      await page.close();
+    },
+  );
 
   it('message-level shares, the first error and the preferred alternative are marked', async () => {
     const { page, w } = await open(blameDir);
@@ -201,10 +237,14 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
 
   it('an ablation folder: its comparison table and held-out plot', async () => {
     const { page, w } = await open(ablDir);
-    const abl = JSON.parse(readFileSync(join(ablDir, 'ablation.json'), 'utf8')) as { summaries: { label: string; seeds: number[]; mean: number; std: number }[] };
+    const abl = JSON.parse(readFileSync(join(ablDir, 'ablation.json'), 'utf8')) as {
+      summaries: { label: string; seeds: number[]; mean: number; std: number }[];
+    };
     const rows = page.locator('[data-testid=ablation-table] tbody tr');
     await expect.poll(() => rows.count()).toBe(2);
-    const cells = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent)));
+    const cells = await rows.evaluateAll((trs) =>
+      trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent)),
+    );
     expect(cells.map((c) => c[0])).toEqual([METHOD_LABELS.broadcast, METHOD_LABELS.loo]);
     expect(cells.map((c) => c[3])).toEqual(abl.summaries.map((s) => `${s.mean.toFixed(3)} ± ${s.std.toFixed(3)}`));
     const chart = page.locator('[data-testid=chart-ablation]');
@@ -217,7 +257,10 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
   });
 
   it('the exported file opens from file:// with no server and makes no request', async () => {
-    for (const [dir, name] of [[trainDir, 'train'], [xssDir, 'xss']] as const) {
+    for (const [dir, name] of [
+      [trainDir, 'train'],
+      [xssDir, 'xss'],
+    ] as const) {
       const file = join(root, `${name}.html`);
       exportView(dir, file);
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -226,7 +269,8 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
       page.on('request', (r) => requests.push(r.url()));
       await page.goto(pathToFileURL(file).href);
       await page.waitForSelector('#app[data-ready=yes]');
-      if (name === 'train') await expect.poll(() => page.locator('[data-testid=chart-reward]').getAttribute('data-rendered')).toBe('yes');
+      if (name === 'train')
+        await expect.poll(() => page.locator('[data-testid=chart-reward]').getAttribute('data-rendered')).toBe('yes');
       await page.click('[data-testid=tab-trajectories]');
       await page.locator('[data-testid=traj-row]').first().click();
       await page.waitForSelector('[data-testid=trajectory]');

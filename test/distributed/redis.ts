@@ -16,7 +16,8 @@ const clientMissing = missingRedisClient();
 export const HAVE_REDIS = existsSync(REDIS_BIN) && clientMissing === null;
 export const NO_REDIS_MESSAGE = existsSync(REDIS_BIN)
   ? `${clientMissing}: distributed tests with Redis skipped`
-  : `redis-server not found at ${REDIS_BIN} (apt-get install redis-server, or set REDIS_SERVER): distributed tests with Redis skipped`;
+  : `redis-server not found at ${REDIS_BIN} (apt-get install redis-server, or set REDIS_SERVER): distributed ` +
+    `tests with Redis skipped`;
 
 async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -57,7 +58,26 @@ export async function startRedis(): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'sharp-redis-'));
   let proc: ChildProcess | undefined;
   const start = async (): Promise<void> => {
-    proc = spawn(REDIS_BIN, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--protected-mode', 'no'], { stdio: 'ignore' });
+    proc = spawn(
+      REDIS_BIN,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--protected-mode',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
     const t0 = Date.now();
     while (!(await accepting(port))) {
       if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode} (port ${port})`);

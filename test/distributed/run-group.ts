@@ -30,10 +30,24 @@ async function main(): Promise<void> {
   const { policy, release } = await cache.acquire(d.policy);
   const rolled = await rolloutGroup(policy, d.episode, d.rollout, groupSeed(stepSeed, d.q));
   // Question q of the step: its plan draws from the stream of position q.
-  const groups = Array.from({ length: d.q + 1 }, (_, q) => ({ episode: d.episode, trajectories: q === d.q ? wire(rolled.trajectories) : [] }));
+  const groups = Array.from({ length: d.q + 1 }, (_, q) => ({
+    episode: d.episode,
+    trajectories: q === d.q ? wire(rolled.trajectories) : [],
+  }));
   const plan = planStep(groups, credit, stepSeed)[d.q]!;
   const replays = [];
-  for (const [t, tp] of plan.trajectories.entries()) replays.push(...(await replayTrajectory(policy, wire(tp.traj), d.episode, plannedFor(plan, t), d.rollout, credit, replaySeed(groupSeed(stepSeed, d.q), t))));
+  for (const [t, tp] of plan.trajectories.entries())
+    replays.push(
+      ...(await replayTrajectory(
+        policy,
+        wire(tp.traj),
+        d.episode,
+        plannedFor(plan, t),
+        d.rollout,
+        credit,
+        replaySeed(groupSeed(stepSeed, d.q), t),
+      )),
+    );
   const out = (await assignStep([plan], [replays], credit, {})).groups[0];
   release();
   await cache.dispose();

@@ -19,12 +19,33 @@ export function stepConfig(groupSize: number, distributed: Partial<Config['rollo
   const q = quickstart.rollout;
   return configSchema.parse({
     // Shorter turns than the quickstart's (24 tokens, 512 context): still long enough to delegate.
-    rollout: { groupSize, maxNewTokens: 24, maxContext: 512, maxPlannerTurns: 3, maxDelegations: 2, maxWorkerTurns: 2, search: q.search, plannerPrompt: q.plannerPrompt, workerPrompt: q.workerPrompt, singlePrompt: q.singlePrompt, distributed },
+    rollout: {
+      groupSize,
+      maxNewTokens: 24,
+      maxContext: 512,
+      maxPlannerTurns: 3,
+      maxDelegations: 2,
+      maxWorkerTurns: 2,
+      search: q.search,
+      plannerPrompt: q.plannerPrompt,
+      workerPrompt: q.workerPrompt,
+      singlePrompt: q.singlePrompt,
+      distributed,
+    },
     credit: { method: 'loo' },
   });
 }
 
 export function stepEpisodes(n: number, seed = 5): Episode[] {
   const s = quickstart.data.synthetic;
-  return generateSynth({ seed, n, minHops: 2, maxHops: 2, worlds: 'fresh', namePool: s.namePool, world: s.world, names: 'train' }).map(toEpisode);
+  return generateSynth({
+    seed,
+    n,
+    minHops: 2,
+    maxHops: 2,
+    worlds: 'fresh',
+    namePool: s.namePool,
+    world: s.world,
+    names: 'train',
+  }).map(toEpisode);
 }

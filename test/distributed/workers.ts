@@ -14,7 +14,11 @@ export interface WorkerProcess {
 }
 
 export function spawnWorker(redisUrl: string, queue: string, extra: string[] = []): WorkerProcess {
-  const proc = spawn(process.execPath, [BIN, 'worker', '--redis', redisUrl, '--queue', queue, '--backend', 'wasm', ...extra], { env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    [BIN, 'worker', '--redis', redisUrl, '--queue', queue, '--backend', 'wasm', ...extra],
+    { env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const lines: string[] = [];
   const waiters: { re: RegExp; res: (l: string) => void }[] = [];
   let buf = '';
@@ -35,7 +39,10 @@ export function spawnWorker(redisUrl: string, queue: string, extra: string[] = [
     const hit = lines.find((l) => re.test(l));
     if (hit) return Promise.resolve(hit);
     return new Promise((res, rej) => {
-      const t = setTimeout(() => rej(new Error(`worker ${proc.pid}: no line matching ${re} within ${ms} ms; got:\n${lines.join('\n')}`)), ms);
+      const t = setTimeout(
+        () => rej(new Error(`worker ${proc.pid}: no line matching ${re} within ${ms} ms; got:\n${lines.join('\n')}`)),
+        ms,
+      );
       waiters.push({ re, res: (l) => (clearTimeout(t), res(l)) });
     });
   };

@@ -25,30 +25,88 @@ async function refused(args: string[], line: RegExp): Promise<void> {
 
 describe('bounded counts and sizes', () => {
   it('data synth and rollout --n 1e9 are refused at once', async () => {
-    await refused(['data', 'synth', '--n', '1e9', '--out', join(root, 's.jsonl')], /^sharp: data synth: --n must be in 1\.\.100000, got 1000000000$/);
-    await refused(['rollout', '--n', '1e9', '--policy', 'expert', '--out', join(root, 'r.jsonl')], /^sharp: rollout: --n expects an integer in 1\.\.100000/);
+    await refused(
+      ['data', 'synth', '--n', '1e9', '--out', join(root, 's.jsonl')],
+      /^sharp: data synth: --n must be in 1\.\.100000, got 1000000000$/,
+    );
+    await refused(
+      ['rollout', '--n', '1e9', '--policy', 'expert', '--out', join(root, 'r.jsonl')],
+      /^sharp: rollout: --n expects an integer in 1\.\.100000/,
+    );
     expect(readdirSync(root)).toEqual([]);
   }, 120_000);
 
   it('init-model with a huge hidden size or vocabulary is one line, no folder', async () => {
-    await refused(['init-model', '--hidden', '1048576', '--heads', '4', '--kv-heads', '2', '--out', join(root, 'm')], /^sharp: init-model: the largest weight \(vocab x hidden, hidden x intermediate or hidden x hidden\) would have 1\.10e\+12 elements, more than one tensor can hold \(2147483647\)$/);
-    await refused(['init-model', '--vocab', '2000000', '--hidden', '1024', '--intermediate', '4096', '--layers', '2000', '--out', join(root, 'm')], /^sharp: init-model: .* parameters need .* GiB as float32, more than this machine's/);
+    await refused(
+      ['init-model', '--hidden', '1048576', '--heads', '4', '--kv-heads', '2', '--out', join(root, 'm')],
+      /^sharp: init-model: the largest weight \(vocab x hidden, hidden x intermediate or hidden x hidden\) would have 1\.10e\+12 elements, more than one tensor can hold \(2147483647\)$/,
+    );
+    await refused(
+      [
+        'init-model',
+        '--vocab',
+        '2000000',
+        '--hidden',
+        '1024',
+        '--intermediate',
+        '4096',
+        '--layers',
+        '2000',
+        '--out',
+        join(root, 'm'),
+      ],
+      /^sharp: init-model: .* parameters need .* GiB as float32, more than this machine's/,
+    );
     expect(existsSync(join(root, 'm'))).toBe(false);
   }, 120_000);
 
-  it('train: world sizes out of range, a context past the model\'s positions, a model too large: refused before the run folder exists', async () => {
-    const sets = (...s: string[]) => [`run.dir=${join(root, 'runs')}`, ...s].flatMap((x) => ['--set', x]);
-    await refused(['train', ...sets('data.synthetic.world.cities=300')], /^sharp: config: data\.synthetic\.world\.people: people \(220\) must be >= cities \(300\): mayors are distinct people/);
-    await refused(['train', ...sets('data.synthetic.world.people=9000')], /a fresh world holds at most 5000 entities/);
-    await refused(['train', ...sets(`model.path=${join(REPO, 'models/tiny-random')}`, 'rollout.maxContext=4096')], /^sharp: train: rollout\.maxContext \(4096\) is more than the model at model\.path .* holds \(2048 positions/);
-    await refused(['train', ...sets(`model.path=${join(root, 'new-model')}`, 'model.init.enabled=true', 'model.init.maxPositions=512')], /^sharp: train: rollout\.maxContext \(1024\) is more than model\.init\.maxPositions holds \(512 positions/);
-    await refused(['train', ...sets(`model.path=${join(root, 'new-model')}`, 'model.init.enabled=true', 'model.init.hidden=65536', 'model.init.intermediate=65536')], /^sharp: model\.init: .*more than one tensor can hold/);
-    expect(existsSync(join(root, 'runs'))).toBe(false);
-    expect(existsSync(join(root, 'new-model'))).toBe(false);
-  }, 300_000);
+  it(
+    "train: world sizes out of range, a context past the model's positions, a model too large: refused before the " +
+      'run folder exists',
+    async () => {
+      const sets = (...s: string[]) => [`run.dir=${join(root, 'runs')}`, ...s].flatMap((x) => ['--set', x]);
+      await refused(
+        ['train', ...sets('data.synthetic.world.cities=300')],
+        /^sharp: config: data\.synthetic\.world\.people: people \(220\) must be >= cities \(300\): mayors are distinct people/,
+      );
+      await refused(
+        ['train', ...sets('data.synthetic.world.people=9000')],
+        /a fresh world holds at most 5000 entities/,
+      );
+      await refused(
+        ['train', ...sets(`model.path=${join(REPO, 'models/tiny-random')}`, 'rollout.maxContext=4096')],
+        /^sharp: train: rollout\.maxContext \(4096\) is more than the model at model\.path .* holds \(2048 positions/,
+      );
+      await refused(
+        [
+          'train',
+          ...sets(`model.path=${join(root, 'new-model')}`, 'model.init.enabled=true', 'model.init.maxPositions=512'),
+        ],
+        /^sharp: train: rollout\.maxContext \(1024\) is more than model\.init\.maxPositions holds \(512 positions/,
+      );
+      await refused(
+        [
+          'train',
+          ...sets(
+            `model.path=${join(root, 'new-model')}`,
+            'model.init.enabled=true',
+            'model.init.hidden=65536',
+            'model.init.intermediate=65536',
+          ),
+        ],
+        /^sharp: model\.init: .*more than one tensor can hold/,
+      );
+      expect(existsSync(join(root, 'runs'))).toBe(false);
+      expect(existsSync(join(root, 'new-model'))).toBe(false);
+    },
+    300_000,
+  );
 
   it('worker --concurrency 1e9 and doctor --threads -3 are refused', async () => {
-    await refused(['worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '1e9'], /^sharp: worker --concurrency: 1000000000 is not an integer in 1\.\.64/);
+    await refused(
+      ['worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '1e9'],
+      /^sharp: worker --concurrency: 1000000000 is not an integer in 1\.\.64/,
+    );
     await refused(['doctor', '--threads', '-3'], /^sharp: doctor --threads: -3 is not an integer in 0\.\.1024/);
   }, 120_000);
 });
@@ -57,7 +115,9 @@ describe('streamed with progress', () => {
   it('data synth of thousands of records prints a progress line per thousand on stderr', async () => {
     const r = await sharp(root, ['data', 'synth', '--n', '2000', '--out', join(root, 'many.jsonl')]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/^data synth: 1000\/2000 records \([\d.]+ s\)\ndata synth: 2000\/2000 records \([\d.]+ s\)\n$/);
+    expect(r.stderr).toMatch(
+      /^data synth: 1000\/2000 records \([\d.]+ s\)\ndata synth: 2000\/2000 records \([\d.]+ s\)\n$/,
+    );
   }, 120_000);
 });
 
@@ -67,7 +127,9 @@ describe('checkInitSize', () => {
     const d = { layers: 2, hidden: 128, heads: 4, kvHeads: 2, intermediate: 344, vocab: 2000, tieEmbeddings: true };
     expect(initParameters(d)).toBe(256_000 + 2 * (32_768 + 16_384 + 132_096 + 256) + 128);
     expect(() => checkInitSize(d, 'x', 1e9)).not.toThrow();
-    expect(() => checkInitSize(d, 'x', 1e6)).toThrow(/^x: 6\.19e\+5 parameters need 0\.0 GiB as float32, more than this machine's 0\.0 GiB of memory$/);
+    expect(() => checkInitSize(d, 'x', 1e6)).toThrow(
+      /^x: 6\.19e\+5 parameters need 0\.0 GiB as float32, more than this machine's 0\.0 GiB of memory$/,
+    );
   });
 });
 

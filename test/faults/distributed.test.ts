@@ -24,7 +24,11 @@ const metricsOf = (run: string): Metric[] =>
   readFileSync(join(run, 'metrics.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map((l) => Object.fromEntries(Object.entries(JSON.parse(l) as Metric).filter(([k]) => !k.startsWith('perf/') && k !== 'time')));
+    .map((l) =>
+      Object.fromEntries(
+        Object.entries(JSON.parse(l) as Metric).filter(([k]) => !k.startsWith('perf/') && k !== 'time'),
+      ),
+    );
 const runDirOf = (runs: string, name: string): string => {
   const d = readdirSync(runs).filter((n) => n.startsWith(`${name}-`));
   expect(d).toHaveLength(1);
@@ -43,13 +47,26 @@ describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
   let redis: RedisServer;
   const workers: WorkerProcess[] = []; // every worker spawned, so a failed case leaves none behind
   let reference: { metrics: Metric[]; weights: number[][] };
-  const dist = (queue: string): string[] => ['--set', `rollout.distributed.redis=${redis.url}`, '--set', `rollout.distributed.queue=${queue}`, '--set', 'rollout.distributed.jobTimeoutS=240'];
+  const dist = (queue: string): string[] => [
+    '--set',
+    `rollout.distributed.redis=${redis.url}`,
+    '--set',
+    `rollout.distributed.queue=${queue}`,
+    '--set',
+    'rollout.distributed.jobTimeoutS=240',
+  ];
 
   beforeAll(async () => {
     await initBackend('wasm');
     root = mkdtempSync(join(tmpdir(), 'sharp-dist-faults-'));
     redis = await startRedis();
-    const ref = await sharp(root, ['train', '--config', microConfig(root, 'ref', STEPS), '--set', 'rollout.distributed.local=true']);
+    const ref = await sharp(root, [
+      'train',
+      '--config',
+      microConfig(root, 'ref', STEPS),
+      '--set',
+      'rollout.distributed.local=true',
+    ]);
     expect(ref.code, ref.stderr).toBe(0);
     const run = runDirOf(join(root, 'runs'), 'ref');
     reference = { metrics: metricsOf(run), weights: await weightsOf(run) };
@@ -104,7 +121,11 @@ describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
     const r = await train;
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stderr.split('\n');
-    expect(lines.filter((l) => /^rollout step 2: redis unreachable \(.+\); retrying until rollout\.distributed\.jobTimeoutS$/.test(l))).toHaveLength(1);
+    expect(
+      lines.filter((l) =>
+        /^rollout step 2: redis unreachable \(.+\); retrying until rollout\.distributed\.jobTimeoutS$/.test(l),
+      ),
+    ).toHaveLength(1);
     expect(lines.filter((l) => /^rollout step 2: redis reconnected after \d+\.\d s$/.test(l))).toHaveLength(1);
     expect([...a.lines, ...b.lines].some((l) => / redis: .* \(reconnecting\)$/.test(l))).toBe(true);
     await expectReference(runDirOf(join(root, 'runs'), 'restart'));
@@ -112,15 +133,28 @@ describe.skipIf(!HAVE_REDIS)('distributed sharp train: faults', () => {
   }, 600_000);
 
   it('Redis gone for good: the step fails with one clear line', async () => {
-    const r = await sharp(root, ['train', '--config', microConfig(root, 'gone', STEPS), '--set', 'rollout.distributed.redis=redis://127.0.0.1:1', '--set', 'rollout.distributed.jobTimeoutS=3']);
+    const r = await sharp(root, [
+      'train',
+      '--config',
+      microConfig(root, 'gone', STEPS),
+      '--set',
+      'rollout.distributed.redis=redis://127.0.0.1:1',
+      '--set',
+      'rollout.distributed.jobTimeoutS=3',
+    ]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^sharp: rollout\.distributed: step 1: Redis at redis:\/\/127\.0\.0\.1:1 unreachable for \d+ s \(.+\)$/);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      /^sharp: rollout\.distributed: step 1: Redis at redis:\/\/127\.0\.0\.1:1 unreachable for \d+ s \(.+\)$/,
+    );
   }, 300_000);
 
   it('a trainer killed mid-run and resumed re-attaches to its step and ends as the uninterrupted run', async () => {
     const [a, b] = startWorkers('resume') as [WorkerProcess, WorkerProcess];
     const cfg = microConfig(root, 'resume', STEPS);
-    const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg, ...dist('resume')], { cwd: root, stdio: 'ignore' });
+    const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg, ...dist('resume')], {
+      cwd: root,
+      stdio: 'ignore',
+    });
     await Promise.race([a.waitFor(/start rollout .*\.s2\./), b.waitFor(/start rollout .*\.s2\./)]);
     child.kill('SIGKILL');
     await new Promise((res) => child.once('exit', res));

@@ -34,12 +34,18 @@ describe('special files as inputs', () => {
   it('a pipe or a device as --config is refused at once', async () => {
     const pipe = fifo(join(root, 'config.yaml'));
     await refusedFast(['config', '--config', pipe], /^sharp: config: cannot read .*config\.yaml: .*not a regular file/);
-    await refusedFast(['config', '--config', '/dev/zero'], /^sharp: config: cannot read \/dev\/zero: .*not a regular file/);
+    await refusedFast(
+      ['config', '--config', '/dev/zero'],
+      /^sharp: config: cannot read \/dev\/zero: .*not a regular file/,
+    );
   }, 120_000);
 
   it('a pipe as a data or transcripts file is refused at once', async () => {
     const pipe = fifo(join(root, 'episodes.jsonl'));
-    await refusedFast(['data', 'expert', '--in', pipe, '--out', join(root, 't.jsonl')], /^sharp: data expert: .*episodes\.jsonl: not a regular file/);
+    await refusedFast(
+      ['data', 'expert', '--in', pipe, '--out', join(root, 't.jsonl')],
+      /^sharp: data expert: .*episodes\.jsonl: not a regular file/,
+    );
     await refusedFast(['sft', '--set', `train.sft.data=${pipe}`, '--set', 'model.path=models/none'], /^sharp: sft: /);
   }, 120_000);
 });
@@ -53,8 +59,13 @@ describe('the viewer', () => {
     writeFileSync(join(run, 'notes.txt'), 'hello');
     const server = await serveView(run, { host: '127.0.0.1', port: 0 });
     try {
-      const get = (p: string) => fetch(new URL(p, `http://127.0.0.1:${server.port}/`), { signal: AbortSignal.timeout(10_000) });
-      const [pipe, notes, index] = await Promise.all([get('files/pipe.txt'), get('files/notes.txt'), get('api/index.json')]);
+      const get = (p: string) =>
+        fetch(new URL(p, `http://127.0.0.1:${server.port}/`), { signal: AbortSignal.timeout(10_000) });
+      const [pipe, notes, index] = await Promise.all([
+        get('files/pipe.txt'),
+        get('files/notes.txt'),
+        get('api/index.json'),
+      ]);
       expect(pipe.status).toBe(404);
       expect(await pipe.text()).toBe('not a file\n');
       expect(await notes.text()).toBe('hello');
@@ -73,24 +84,34 @@ describe('the viewer', () => {
 
 /** As root every folder is readable: the permission case runs the CLI as `nobody` where that is possible. */
 const NOBODY = 65534;
-const canDropToNobody = process.getuid?.() === 0 && spawnSync(process.execPath, ['-e', ''], { uid: NOBODY, gid: NOBODY }).status === 0;
+const canDropToNobody =
+  process.getuid?.() === 0 && spawnSync(process.execPath, ['-e', ''], { uid: NOBODY, gid: NOBODY }).status === 0;
 
 describe('a folder this user may not read', () => {
-  it.skipIf(!canDropToNobody)('is reported as unreadable, not as "not a run folder"', async () => {
-    const base = mkdtempSync(join(tmpdir(), 'sharp-perm-'));
-    chmodSync(base, 0o755);
-    const run = join(base, 'run');
-    mkdirSync(run);
-    new JsonlMetrics(join(run, 'metrics.jsonl')).write(1, { 'reward/planner': 0.5 });
-    chmodSync(run, 0o711); // others may enter, not list
-    const r = await new Promise<{ code: number | null; stderr: string }>((res) => {
-      const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'view', run, '--export', join(base, 'x.html')], { cwd: base, uid: NOBODY, gid: NOBODY, env: { ...process.env, FORCE_COLOR: '0' } });
-      let stderr = '';
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (code) => res({ code, stderr }));
-    });
-    rmSync(base, { recursive: true, force: true });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`sharp: sharp view: cannot read ${run} (EACCES: permission denied or unreadable)\n`);
-  }, 60_000);
+  it.skipIf(!canDropToNobody)(
+    'is reported as unreadable, not as "not a run folder"',
+    async () => {
+      const base = mkdtempSync(join(tmpdir(), 'sharp-perm-'));
+      chmodSync(base, 0o755);
+      const run = join(base, 'run');
+      mkdirSync(run);
+      new JsonlMetrics(join(run, 'metrics.jsonl')).write(1, { 'reward/planner': 0.5 });
+      chmodSync(run, 0o711); // others may enter, not list
+      const r = await new Promise<{ code: number | null; stderr: string }>((res) => {
+        const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'view', run, '--export', join(base, 'x.html')], {
+          cwd: base,
+          uid: NOBODY,
+          gid: NOBODY,
+          env: { ...process.env, FORCE_COLOR: '0' },
+        });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('close', (code) => res({ code, stderr }));
+      });
+      rmSync(base, { recursive: true, force: true });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`sharp: sharp view: cannot read ${run} (EACCES: permission denied or unreadable)\n`);
+    },
+    60_000,
+  );
 });

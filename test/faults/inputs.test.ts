@@ -22,9 +22,46 @@ function expectOneLineUserError(err: unknown, type: new (...a: never[]) => Error
   expect((err as Error).message).not.toContain('\n');
 }
 
-const KEYS = ['run', 'run.name', 'run.seed', 'train', 'train.lr', 'train.steps', 'train.sft', 'train.sft.steps', 'rollout.protocol', 'rollout.code.timeoutMs', 'credit.weights.tool', 'eval.limit', 'bogus', '__proto__', 'constructor', 'train.__proto__', 'model.init.hidden', ''];
+const KEYS = [
+  'run',
+  'run.name',
+  'run.seed',
+  'train',
+  'train.lr',
+  'train.steps',
+  'train.sft',
+  'train.sft.steps',
+  'rollout.protocol',
+  'rollout.code.timeoutMs',
+  'credit.weights.tool',
+  'eval.limit',
+  'bogus',
+  '__proto__',
+  'constructor',
+  'train.__proto__',
+  'model.init.hidden',
+  '',
+];
 const VALUES = fc.oneof(
-  fc.constantFrom('1', '-1', '0', '1e309', 'abc', '', '{}', '[]', '{steps: 2}', '{__proto__: {x: 1}}', 'null', 'true', '[1, {a: 2}]', '{lr: nope}', '"quoted"', '&a [*a]', '!!js/function x'),
+  fc.constantFrom(
+    '1',
+    '-1',
+    '0',
+    '1e309',
+    'abc',
+    '',
+    '{}',
+    '[]',
+    '{steps: 2}',
+    '{__proto__: {x: 1}}',
+    'null',
+    'true',
+    '[1, {a: 2}]',
+    '{lr: nope}',
+    '"quoted"',
+    '&a [*a]',
+    '!!js/function x',
+  ),
   fc.string({ maxLength: 20 }),
 );
 
@@ -47,7 +84,25 @@ describe('fuzzed configs', () => {
     const file = join(dir, 'c.yaml');
     const yamlText = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 200 }),
-      fc.array(fc.tuple(fc.constantFrom('run', 'train', 'rollout', '__proto__', 'x'), fc.constantFrom('', ' {lr: 1}', ' [1, 2]', ' 5', ' {steps: -1}', ': :', ' {a: {b: {c: 1}}}', '\n  lr: abc', '\n\t- x')), { maxLength: 4 }).map((es) => es.map(([k, v]) => `${k}:${v}`).join('\n')),
+      fc
+        .array(
+          fc.tuple(
+            fc.constantFrom('run', 'train', 'rollout', '__proto__', 'x'),
+            fc.constantFrom(
+              '',
+              ' {lr: 1}',
+              ' [1, 2]',
+              ' 5',
+              ' {steps: -1}',
+              ': :',
+              ' {a: {b: {c: 1}}}',
+              '\n  lr: abc',
+              '\n\t- x',
+            ),
+          ),
+          { maxLength: 4 },
+        )
+        .map((es) => es.map(([k, v]) => `${k}:${v}`).join('\n')),
     );
     fc.assert(
       fc.property(yamlText, (text) => {
@@ -80,11 +135,15 @@ describe('fuzzed checkpoints', () => {
 
   it('random byte flips in the header and truncations give a one-line checkpoint error', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.nat({ max: 8 + headerLen - 1 }), fc.nat({ max: 255 })), { minLength: 1, maxLength: 6 }), fc.option(fc.nat({ max: good.length })), async (flips, cut) => {
-        const b = Buffer.from(good);
-        for (const [at, v] of flips) b[at] = v;
-        await expectLoadsOrUserError(cut === null ? b : b.subarray(0, cut));
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.nat({ max: 8 + headerLen - 1 }), fc.nat({ max: 255 })), { minLength: 1, maxLength: 6 }),
+        fc.option(fc.nat({ max: good.length })),
+        async (flips, cut) => {
+          const b = Buffer.from(good);
+          for (const [at, v] of flips) b[at] = v;
+          await expectLoadsOrUserError(cut === null ? b : b.subarray(0, cut));
+        },
+      ),
       { numRuns: 200, seed: 19 },
     );
   });
@@ -93,16 +152,28 @@ describe('fuzzed checkpoints', () => {
     const entry = fc.record({
       dtype: fc.constantFrom('F32', 'BF16', 'F16', 'I64', 'U8', 'F64', 'bogus', ''),
       shape: fc.array(fc.oneof(fc.nat({ max: 4 }), fc.constantFrom(-1, 1e12, 2 ** 53, 0.5)), { maxLength: 3 }),
-      data_offsets: fc.tuple(fc.oneof(fc.nat({ max: 64 }), fc.constantFrom(-8, 1e15)), fc.oneof(fc.nat({ max: 64 }), fc.constantFrom(-8, 1e15))),
+      data_offsets: fc.tuple(
+        fc.oneof(fc.nat({ max: 64 }), fc.constantFrom(-8, 1e15)),
+        fc.oneof(fc.nat({ max: 64 }), fc.constantFrom(-8, 1e15)),
+      ),
     });
-    const header = fc.dictionary(fc.oneof(fc.constantFrom('w', '__metadata__', '__proto__', ''), fc.string({ maxLength: 8 })), fc.oneof(entry, fc.anything()), { maxKeys: 3 });
+    const header = fc.dictionary(
+      fc.oneof(fc.constantFrom('w', '__metadata__', '__proto__', ''), fc.string({ maxLength: 8 })),
+      fc.oneof(entry, fc.anything()),
+      { maxKeys: 3 },
+    );
     await fc.assert(
-      fc.asyncProperty(header, fc.option(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n })), fc.nat({ max: 80 }), async (h, lenOverride, dataBytes) => {
-        const json = Buffer.from(JSON.stringify(h), 'utf8');
-        const len = Buffer.alloc(8);
-        len.writeBigUInt64LE(lenOverride ?? BigInt(json.length));
-        await expectLoadsOrUserError(Buffer.concat([len, json, Buffer.alloc(dataBytes, 0x7f)]));
-      }),
+      fc.asyncProperty(
+        header,
+        fc.option(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n })),
+        fc.nat({ max: 80 }),
+        async (h, lenOverride, dataBytes) => {
+          const json = Buffer.from(JSON.stringify(h), 'utf8');
+          const len = Buffer.alloc(8);
+          len.writeBigUInt64LE(lenOverride ?? BigInt(json.length));
+          await expectLoadsOrUserError(Buffer.concat([len, json, Buffer.alloc(dataBytes, 0x7f)]));
+        },
+      ),
       { numRuns: 300, seed: 20 },
     );
   });
@@ -111,25 +182,41 @@ describe('fuzzed checkpoints', () => {
 describe('sizes and names nobody could mean, through `sharp train`', () => {
   // Each is refused by the config check, before any run folder, data or model exists.
   it.each([
-    ['train.batchQuestions=1e12', /^sharp: config: train\.batchQuestions: Too big: expected number to be <=100000 \(from --set train\.batchQuestions=1e12\)$/],
-    ['train.batchQuestions=10000000', /^sharp: config: train\.batchQuestions: Too big: expected number to be <=100000 /],
-    ['train.batchQuestions=13', /^sharp: config: train\.batchQuestions \(13\) must be <= data\.synthetic\.train \(12\): a step takes each training question at most once$/],
+    [
+      'train.batchQuestions=1e12',
+      /^sharp: config: train\.batchQuestions: Too big: expected number to be <=100000 \(from --set train\.batchQuestions=1e12\)$/,
+    ],
+    [
+      'train.batchQuestions=10000000',
+      /^sharp: config: train\.batchQuestions: Too big: expected number to be <=100000 /,
+    ],
+    [
+      'train.batchQuestions=13',
+      /^sharp: config: train\.batchQuestions \(13\) must be <= data\.synthetic\.train \(12\): a step takes each training question at most once$/,
+    ],
     ['data.synthetic.train=1e9', /^sharp: config: data\.synthetic\.train: Too big: expected number to be <=100000 /],
-    ['train.lr=1e10', /^sharp: config: train\.lr: a learning rate above 1 would move every weight by up to lr per Adam step and wreck the model \(sane: 1e-6\.\.1e-2\) \(from --set train\.lr=1e10\)$/],
+    [
+      'train.lr=1e10',
+      /^sharp: config: train\.lr: a learning rate above 1 would move every weight by up to lr per Adam step and wreck the model \(sane: 1e-6\.\.1e-2\) \(from --set train\.lr=1e10\)$/,
+    ],
     ['run.name=a/b', /^sharp: config: run\.name: 'a\/b' is not one folder name /],
     ['run.name=../escape', /^sharp: config: run\.name: '\.\.\/escape' is not one folder name /],
     [`run.name=${'n'.repeat(300)}`, /^sharp: config: run\.name: at most 200 characters /],
     ['a.b=1', /^sharp: config: unknown key a \(from --set a\.b=1\)$/],
-  ])('--set %s: one line, exit 2, nothing written', async (set, line) => {
-    const root = mkdtempSync(join(tmpdir(), 'sharp-sizes-'));
-    const cfg = microConfig(root, 'sizes', 2);
-    const r = await sharp(root, ['train', '--config', cfg, '--set', set]);
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr.trim()).toMatch(line);
-    expect(existsSync(join(root, 'runs'))).toBe(false);
-    expect(readdirSync(root).sort()).toEqual(['sizes.yaml']);
-  }, 120_000);
+  ])(
+    '--set %s: one line, exit 2, nothing written',
+    async (set, line) => {
+      const root = mkdtempSync(join(tmpdir(), 'sharp-sizes-'));
+      const cfg = microConfig(root, 'sizes', 2);
+      const r = await sharp(root, ['train', '--config', cfg, '--set', set]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr.trim()).toMatch(line);
+      expect(existsSync(join(root, 'runs'))).toBe(false);
+      expect(readdirSync(root).sort()).toEqual(['sizes.yaml']);
+    },
+    120_000,
+  );
 
   it('a 1 MB config of 85,000 keys is read in seconds; over 1 MiB is refused before parsing', async () => {
     const root = mkdtempSync(join(tmpdir(), 'sharp-big-yaml-'));
@@ -139,24 +226,47 @@ describe('sizes and names nobody could mean, through `sharp train`', () => {
     const r = await sharp(root, ['config', '--config', big]);
     const seconds = (Date.now() - t0) / 1000;
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toBe(`sharp: config: unknown key train.k0, train.k1, train.k2, train.k3, train.k4 (and 84995 more) (in ${big})`);
+    expect(r.stderr.trim()).toBe(
+      `sharp: config: unknown key train.k0, train.k1, train.k2, train.k3, train.k4 (and 84995 more) (in ${big})`,
+    );
     expect(seconds).toBeLessThan(60); // 123 s with the quadratic duplicate-key check
     const huge = join(root, 'huge.yaml');
     writeFileSync(huge, `# ${'x'.repeat(2 * 1024 * 1024)}\n`);
     const h = await sharp(root, ['config', '--config', huge]);
     expect(h.code).toBe(2);
-    expect(h.stderr.trim()).toBe(`sharp: config: ${huge} is 2097155 bytes; a config file may hold at most 1048576 bytes (1 MiB)`);
+    expect(h.stderr.trim()).toBe(
+      `sharp: config: ${huge} is 2097155 bytes; a config file may hold at most 1048576 bytes (1 MiB)`,
+    );
   }, 180_000);
 
-  it('a batch larger than the questions of a benchmark file is one line and exit 2, and leaves no run folder', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'sharp-batch-bench-'));
-    const data = join(root, 'six.jsonl');
-    const made = await sharp(root, ['data', 'synth', '--n', '6', '--seed', '3', '--out', data]);
-    expect(made.code, made.stderr).toBe(0);
-    const cfg = microConfig(root, 'bench', 2);
-    const r = await sharp(root, ['train', '--config', cfg, '--set', 'data.source=musique', '--set', `data.path=${data}`, '--set', 'data.benchmarkHeldOut=1', '--set', 'train.batchQuestions=50']);
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n').at(-1)).toBe(`sharp: train.batchQuestions (50) must be <= the 5 training questions of ${data}: a step takes each question at most once`);
-    expect(readdirSync(join(root, 'runs'))).toEqual([]);
-  }, 300_000);
+  it(
+    'a batch larger than the questions of a benchmark file is one line and exit 2, and leaves no run ' + 'folder',
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), 'sharp-batch-bench-'));
+      const data = join(root, 'six.jsonl');
+      const made = await sharp(root, ['data', 'synth', '--n', '6', '--seed', '3', '--out', data]);
+      expect(made.code, made.stderr).toBe(0);
+      const cfg = microConfig(root, 'bench', 2);
+      const r = await sharp(root, [
+        'train',
+        '--config',
+        cfg,
+        '--set',
+        'data.source=musique',
+        '--set',
+        `data.path=${data}`,
+        '--set',
+        'data.benchmarkHeldOut=1',
+        '--set',
+        'train.batchQuestions=50',
+      ]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n').at(-1)).toBe(
+        `sharp: train.batchQuestions (50) must be <= the 5 training questions of ${data}: a step takes each ` +
+          `question at most once`,
+      );
+      expect(readdirSync(join(root, 'runs'))).toEqual([]);
+    },
+    300_000,
+  );
 });

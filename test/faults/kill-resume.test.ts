@@ -27,7 +27,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Metrics without wall-clock times and timings (they differ between any two runs). */
 function stableMetrics(run: string): unknown[] {
-  return readMetrics(join(run, 'metrics.jsonl')).map((m) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/') && k !== 'time')));
+  return readMetrics(join(run, 'metrics.jsonl')).map((m) =>
+    Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/') && k !== 'time')),
+  );
 }
 
 async function finalWeights(run: string): Promise<Buffer> {
@@ -56,7 +58,10 @@ describe('kill -9 and resume equals an uninterrupted run', () => {
     const before = new Set(readdirSync(runs));
     const killAfter = rng.int(1, steps - 1); // checkpoints that must exist first
     const extraMs = rng.int(0, 30); // a step takes ~50 ms here: the kill lands inside the next one
-    const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg], { cwd: root, stdio: 'ignore' });
+    const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', '--config', cfg], {
+      cwd: root,
+      stdio: 'ignore',
+    });
     const exited = new Promise<void>((r) => child.on('exit', () => r()));
     let run: string | undefined;
     // Polls while the child runs: its own progress, not this machine's clock, bounds the wait.
@@ -133,7 +138,18 @@ describe('kill -9 and resume equals an uninterrupted run', () => {
     const r = await sharpIn(root, ['train', '--resume', run]);
     expect(r.code).toBe(2);
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
-    expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('sharp:')), r.stderr).toHaveLength(1);
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^sharp: ${state.replace(/[/.]/g, '\\$&')}: cannot read trainer state \\(.+\\): this checkpoint is damaged; delete ${last.dir.replace(/[/.]/g, '\\$&')} to resume from the one before it$`));
+    expect(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('sharp:')),
+      r.stderr,
+    ).toHaveLength(1);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      new RegExp(
+        `^sharp: ${state.replace(/[/.]/g, '\\$&')}: cannot read trainer state \\(.+\\): this checkpoint is ` +
+          `damaged; delete ${last.dir.replace(/[/.]/g, '\\$&')} to resume from the one before it$`,
+      ),
+    );
   }, 600_000);
 });

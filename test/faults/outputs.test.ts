@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -7,7 +16,15 @@ import { initBackend } from '../../src/backend/select.ts';
 import { UserError } from '../../src/errors.ts';
 import { CausalLM } from '../../src/model/causal-lm.ts';
 import { run as ablate } from '../../src/recipes/ablate.ts';
-import { dataExpertFlags, dataSynthFlags, initModelFlags, rolloutFlags, withDefaults, type AblateFlags, type ExportFlags } from '../../src/recipes/commands.ts';
+import {
+  dataExpertFlags,
+  dataSynthFlags,
+  initModelFlags,
+  rolloutFlags,
+  withDefaults,
+  type AblateFlags,
+  type ExportFlags,
+} from '../../src/recipes/commands.ts';
 import { run as dataExpert } from '../../src/recipes/data-expert.ts';
 import { run as dataSynth } from '../../src/recipes/data-synth.ts';
 import { run as exportCmd } from '../../src/recipes/export.ts';
@@ -78,7 +95,12 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const exportOpts = (o: Partial<ExportFlags> & { out: string }): ExportFlags => ({ model: adapter, dtype: 'f32', backend: 'wasm', ...o });
+const exportOpts = (o: Partial<ExportFlags> & { out: string }): ExportFlags => ({
+  model: adapter,
+  dtype: 'f32',
+  backend: 'wasm',
+  ...o,
+});
 
 describe('sharp export', () => {
   it('--out . in a checkout is refused, the repository untouched', async () => {
@@ -88,7 +110,9 @@ describe('sharp export', () => {
     writeFileSync(join(repo, 'README.md'), 'my project');
     const r = await sharp(repo, ['export', '--model', adapter, '--out', '.', '--merge', '--force']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`sharp: export: --out .: is the repository of the working directory (${repo}); choose a separate output path\n`);
+    expect(r.stderr).toBe(
+      `sharp: export: --out .: is the repository of the working directory (${repo}); choose a separate output path\n`,
+    );
     expect(readdirSync(repo).sort()).toEqual(['.git', 'README.md']);
   }, 120_000);
 
@@ -98,41 +122,77 @@ describe('sharp export', () => {
       [join(root, 'run'), /^export: --out .*run: holds --model /],
       [join(adapter, 'merged'), /lies inside --model/],
     ];
-    for (const [out, msg] of cases) expect(await refusal(exportCmd(exportOpts({ out, merge: true, force: true })))).toMatch(msg);
-    expect(await refusal(exportCmd(exportOpts({ out: TINY, base: TINY, merge: true, force: true })))).toMatch(/^export: --out .*tiny-random: is --base /);
-    expect(await refusal(exportCmd(exportOpts({ out: join(root, 'b'), base: join(root, 'run'), merge: true })))).toMatch(/no config\.json there|holds --base/);
-    expect(readdirSync(adapter).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    for (const [out, msg] of cases)
+      expect(await refusal(exportCmd(exportOpts({ out, merge: true, force: true })))).toMatch(msg);
+    expect(await refusal(exportCmd(exportOpts({ out: TINY, base: TINY, merge: true, force: true })))).toMatch(
+      /^export: --out .*tiny-random: is --base /,
+    );
+    expect(
+      await refusal(exportCmd(exportOpts({ out: join(root, 'b'), base: join(root, 'run'), merge: true }))),
+    ).toMatch(/no config\.json there|holds --base/);
+    expect(readdirSync(adapter).sort()).toEqual([
+      'adapter_config.json',
+      'adapter_model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     expect(existsSync(join(root, 'run', 'config.yaml'))).toBe(true);
   });
 
-  it('an existing file, or a folder of other files, is refused; --force writes only its own files; a rerun replaces its own', async () => {
-    const file = userFile('file.bin');
-    expect(await refusal(exportCmd(exportOpts({ out: file, force: true })))).toMatch(/exists and is not a folder; it is not replaced/);
-    expect(readFileSync(file, 'utf8')).toBe('my data\n');
+  it(
+    'an existing file, or a folder of other files, is refused; --force writes only its own files; a rerun replaces ' +
+      'its own',
+    async () => {
+      const file = userFile('file.bin');
+      expect(await refusal(exportCmd(exportOpts({ out: file, force: true })))).toMatch(
+        /exists and is not a folder; it is not replaced/,
+      );
+      expect(readFileSync(file, 'utf8')).toBe('my data\n');
 
-    const dir = userFolder('mixed');
-    expect(await refusal(exportCmd(exportOpts({ out: dir, merge: true })))).toMatch(/is a folder not written by sharp export; choose a new folder, or pass --force/);
-    // --force adds the export's files beside the others, but never replaces one sharp did not write.
-    expect(await refusal(exportCmd(exportOpts({ out: dir, merge: true, force: true })))).toMatch(/: config\.json there was not written by sharp and is not replaced/);
-    expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe('{"mine": true}');
-    rmSync(join(dir, 'config.json'));
-    await quiet(() => exportCmd(exportOpts({ out: dir, merge: true, force: true })));
-    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('mine');
-    expect(existsSync(join(dir, 'model.safetensors'))).toBe(true);
+      const dir = userFolder('mixed');
+      expect(await refusal(exportCmd(exportOpts({ out: dir, merge: true })))).toMatch(
+        /is a folder not written by sharp export; choose a new folder, or pass --force/,
+      );
+      // --force adds the export's files beside the others, but never replaces one sharp did not write.
+      expect(await refusal(exportCmd(exportOpts({ out: dir, merge: true, force: true })))).toMatch(
+        /: config\.json there was not written by sharp and is not replaced/,
+      );
+      expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe('{"mine": true}');
+      rmSync(join(dir, 'config.json'));
+      await quiet(() => exportCmd(exportOpts({ out: dir, merge: true, force: true })));
+      expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('mine');
+      expect(existsSync(join(dir, 'model.safetensors'))).toBe(true);
 
-    const out = join(root, 'exported');
-    await quiet(() => exportCmd(exportOpts({ out, merge: true })));
-    writeFileSync(join(out, 'README.md'), 'my notes');
-    await quiet(() => exportCmd(exportOpts({ out }))); // the adapters alone: the merged weights (ours) go, the notes stay
-    expect(readdirSync(out).sort()).toEqual(['.sharp-output.json', 'README.md', 'adapter_config.json', 'adapter_model.safetensors', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']);
-  });
+      const out = join(root, 'exported');
+      await quiet(() => exportCmd(exportOpts({ out, merge: true })));
+      writeFileSync(join(out, 'README.md'), 'my notes');
+      // the adapters alone: the merged weights (ours) go, the notes stay
+      await quiet(() => exportCmd(exportOpts({ out })));
+      expect(readdirSync(out).sort()).toEqual([
+        '.sharp-output.json',
+        'README.md',
+        'adapter_config.json',
+        'adapter_model.safetensors',
+        'generation_config.json',
+        'tokenizer.json',
+        'tokenizer_config.json',
+      ]);
+    },
+  );
 });
 
 describe('sharp init-model', () => {
   it('refuses a folder of other files, replaces its own output, and with --force keeps the others', async () => {
-    const run = (out: string, force?: boolean) => quiet(() => initModel(withDefaults(initModelFlags, { out, hidden: 16, intermediate: 32, vocab: 64, backend: 'wasm', force })));
+    const run = (out: string, force?: boolean) =>
+      quiet(() =>
+        initModel(
+          withDefaults(initModelFlags, { out, hidden: 16, intermediate: 32, vocab: 64, backend: 'wasm', force }),
+        ),
+      );
     const dir = userFolder('init-user');
-    expect(await refusal(run(dir))).toMatch(/^init-model: --out .*init-user: is a folder not written by sharp init-model/);
+    expect(await refusal(run(dir))).toMatch(
+      /^init-model: --out .*init-user: is a folder not written by sharp init-model/,
+    );
     // An existing model (the shipped one) is not replaced, --force or not: its files are not ours.
     expect(await refusal(run(TINY, true))).toMatch(/config\.json there was not written by sharp and is not replaced/);
     expect(readdirSync(TINY)).not.toContain('.sharp-output.json');
@@ -148,9 +208,12 @@ describe('sharp init-model', () => {
 
 describe('file outputs: data synth, data expert, rollout', () => {
   it('data synth: refuses a file it did not write, replaces its own, --force replaces', async () => {
-    const synth = (out: string, force?: boolean) => quiet(() => dataSynth(withDefaults(dataSynthFlags, { out, n: 3, force })));
+    const synth = (out: string, force?: boolean) =>
+      quiet(() => dataSynth(withDefaults(dataSynthFlags, { out, n: 3, force })));
     const f = userFile('synth-user.jsonl');
-    expect(await refusal(synth(f, true))).toMatch(/^data synth: --out .*synth-user\.jsonl: exists and was not written by sharp; it is not replaced \(choose another path\)$/);
+    expect(await refusal(synth(f, true))).toMatch(
+      /^data synth: --out .*synth-user\.jsonl: exists and was not written by sharp; it is not replaced \(choose another path\)$/,
+    );
     expect(readFileSync(f, 'utf8')).toBe('my data\n');
     const out = join(root, 'synth.jsonl');
     await synth(out);
@@ -158,7 +221,9 @@ describe('file outputs: data synth, data expert, rollout', () => {
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
     // Edited since: no longer replaced without --force.
     writeFileSync(out, `${readFileSync(out, 'utf8')}{}\n`);
-    expect(await refusal(synth(out))).toMatch(/exists and was changed since sharp wrote it; choose another path, or pass --force/);
+    expect(await refusal(synth(out))).toMatch(
+      /exists and was changed since sharp wrote it; choose another path, or pass --force/,
+    );
     await synth(out, true);
     expect(await refusal(synth('/dev/null', true))).toMatch(/not a regular file/);
   });
@@ -167,15 +232,32 @@ describe('file outputs: data synth, data expert, rollout', () => {
     const episodes = join(root, 'episodes.jsonl');
     await quiet(() => dataSynth(withDefaults(dataSynthFlags, { out: episodes, n: 2 })));
     const before = readFileSync(episodes, 'utf8');
-    expect(await refusal(dataExpert(withDefaults(dataExpertFlags, { in: episodes, out: episodes, force: true })))).toMatch(/^data expert: --out .*episodes\.jsonl: is --in /);
+    expect(
+      await refusal(dataExpert(withDefaults(dataExpertFlags, { in: episodes, out: episodes, force: true }))),
+    ).toMatch(/^data expert: --out .*episodes\.jsonl: is --in /);
     expect(readFileSync(episodes, 'utf8')).toBe(before);
     const f = userFile('expert-user.jsonl');
-    expect(await refusal(dataExpert(withDefaults(dataExpertFlags, { in: episodes, out: f })))).toMatch(/exists and was not written by sharp;/);
+    expect(await refusal(dataExpert(withDefaults(dataExpertFlags, { in: episodes, out: f })))).toMatch(
+      /exists and was not written by sharp;/,
+    );
   });
 
   it('rollout: refuses a file it did not write and one another command wrote; replaces its own', async () => {
-    const roll = (out: string, force?: boolean) => quiet(() => rollout(withDefaults(rolloutFlags, { out, n: 1, policy: 'expert', set: ['rollout.groupSize=2', 'data.synthetic.train=4'], force })));
-    expect(await refusal(roll(userFile('roll-user.jsonl')))).toMatch(/^rollout: --out .*: exists and was not written by sharp;/);
+    const roll = (out: string, force?: boolean) =>
+      quiet(() =>
+        rollout(
+          withDefaults(rolloutFlags, {
+            out,
+            n: 1,
+            policy: 'expert',
+            set: ['rollout.groupSize=2', 'data.synthetic.train=4'],
+            force,
+          }),
+        ),
+      );
+    expect(await refusal(roll(userFile('roll-user.jsonl')))).toMatch(
+      /^rollout: --out .*: exists and was not written by sharp;/,
+    );
     expect(await refusal(roll(join(root, 'synth.jsonl')))).toMatch(/exists and was written by sharp data synth/);
     const out = join(root, 'traj.jsonl');
     await roll(out);
@@ -186,37 +268,56 @@ describe('file outputs: data synth, data expert, rollout', () => {
 });
 
 describe('folder outputs written in place: ablate, plot', () => {
-  const ablateOpts = (o: Partial<AblateFlags>): AblateFlags => ({ set: [`model.path=${TINY}`, 'train.sft.steps=0', 'ablation.methods=[loo]', 'ablation.seeds=[0]'], backend: 'wasm', ...o });
-
-  it('ablate: --out an existing file or a folder of other files is one line; --report needs an ablation folder', async () => {
-    expect(await refusal(ablate(ablateOpts({ out: userFile('abl-file') })))).toMatch(/^ablate: --out .*abl-file: exists and is not a folder/);
-    expect(await refusal(ablate(ablateOpts({ out: userFolder('abl-user') })))).toMatch(/is a folder not written by sharp ablate; choose a new or empty folder$/);
-    expect(await refusal(ablate(ablateOpts({ out: join(root, 'abl-typo'), report: true })))).toMatch(/^ablate --report: .*abl-typo not found/);
-    expect(existsSync(join(root, 'abl-typo'))).toBe(false);
-    const empty = join(root, 'abl-empty');
-    mkdirSync(empty);
-    expect(await refusal(ablate(ablateOpts({ out: empty, report: true })))).toMatch(/holds no ablation runs/);
-    expect(readdirSync(empty)).toEqual([]);
+  const ablateOpts = (o: Partial<AblateFlags>): AblateFlags => ({
+    set: [`model.path=${TINY}`, 'train.sft.steps=0', 'ablation.methods=[loo]', 'ablation.seeds=[0]'],
+    backend: 'wasm',
+    ...o,
   });
+
+  it(
+    'ablate: --out an existing file or a folder of other files is one line; --report needs an ablation ' + 'folder',
+    async () => {
+      expect(await refusal(ablate(ablateOpts({ out: userFile('abl-file') })))).toMatch(
+        /^ablate: --out .*abl-file: exists and is not a folder/,
+      );
+      expect(await refusal(ablate(ablateOpts({ out: userFolder('abl-user') })))).toMatch(
+        /is a folder not written by sharp ablate; choose a new or empty folder$/,
+      );
+      expect(await refusal(ablate(ablateOpts({ out: join(root, 'abl-typo'), report: true })))).toMatch(
+        /^ablate --report: .*abl-typo not found/,
+      );
+      expect(existsSync(join(root, 'abl-typo'))).toBe(false);
+      const empty = join(root, 'abl-empty');
+      mkdirSync(empty);
+      expect(await refusal(ablate(ablateOpts({ out: empty, report: true })))).toMatch(/holds no ablation runs/);
+      expect(readdirSync(empty)).toEqual([]);
+    },
+  );
 
   it('ablate --report over a damaged run summary, and a repeated seed, are one line', async () => {
     const dir = join(root, 'abl-damaged');
     mkdirSync(join(dir, 'loo-s0'), { recursive: true });
     writeFileSync(join(dir, 'loo-s0', 'config.yaml'), 'run: {}\n');
     writeFileSync(join(dir, 'loo-s0', 'summary.json'), '{"heldOutBefore": 1, "heldOutAfterRl": {"accuracy": 0.5}}');
-    expect(await refusal(quiet(() => ablate(ablateOpts({ out: dir, report: true }))))).toMatch(/summary\.json: damaged run summary \(heldOutBefore has no numeric accuracy and total\)/);
+    expect(await refusal(quiet(() => ablate(ablateOpts({ out: dir, report: true }))))).toMatch(
+      /summary\.json: damaged run summary \(heldOutBefore has no numeric accuracy and total\)/,
+    );
     writeFileSync(join(dir, 'loo-s0', 'summary.json'), '{"heldOutBefore": ');
-    expect(await refusal(quiet(() => ablate(ablateOpts({ out: dir, report: true }))))).toMatch(/summary\.json: cannot read the run summary/);
+    expect(await refusal(quiet(() => ablate(ablateOpts({ out: dir, report: true }))))).toMatch(
+      /summary\.json: cannot read the run summary/,
+    );
     const twice = ablateOpts({ out: dir, report: true });
     twice.set.push('ablation.seeds=[0, 0]');
     expect(await refusal(ablate(twice))).toMatch(/each seed at most once/);
   });
 
-  it('plot: --out a folder of other files is refused; the run\'s own plots/ is reused', async () => {
+  it("plot: --out a folder of other files is refused; the run's own plots/ is reused", async () => {
     const run = join(root, 'plot-run');
     mkdirSync(run);
     writeFileSync(join(run, 'metrics.jsonl'), '{"step":1,"reward/planner":0.5}\n');
-    expect(await refusal(plot({ runDir: run, out: userFolder('plot-user') }))).toMatch(/^sharp plot: --out .*plot-user: is a folder not written by sharp plot/);
+    expect(await refusal(plot({ runDir: run, out: userFolder('plot-user') }))).toMatch(
+      /^sharp plot: --out .*plot-user: is a folder not written by sharp plot/,
+    );
     await quiet(() => plot({ runDir: run }));
     await quiet(() => plot({ runDir: run }));
     const out = join(root, 'plots-out');

@@ -23,7 +23,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function startTrain(args: string[]) {
-  const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'train', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -51,18 +54,25 @@ describe('one writer per run folder', () => {
     const lock = JSON.parse(readFileSync(join(run, LOCK_FILE), 'utf8')) as { pid: number; command: string };
     expect(lock.pid).toBe(first.child.pid);
 
-    for (const args of [['--resume', run], ['--config', cfg, '--resume']]) {
+    for (const args of [
+      ['--resume', run],
+      ['--config', cfg, '--resume'],
+    ]) {
       const second = await sharp(root, ['train', ...args]);
       expect(first.child.exitCode).toBeNull();
       expect(second.code).toBe(2);
       expect(second.stderr.trim().split('\n')).toEqual([
-        `sharp: run folder ${run} is in use by process ${first.child.pid} (sharp train --config ${cfg}, since ${(JSON.parse(readFileSync(join(run, LOCK_FILE), 'utf8')) as { since: string }).since}); only one process may write a run at a time (if that process is gone, delete ${join(run, LOCK_FILE)})`,
+        `sharp: run folder ${run} is in use by process ${first.child.pid} (sharp train --config ${cfg}, since ` +
+          `${(JSON.parse(readFileSync(join(run, LOCK_FILE), 'utf8')) as { since: string }).since}); only one ` +
+          `process may write a run at a time (if that process is gone, delete ${join(run, LOCK_FILE)})`,
       ]);
     }
 
     first.child.kill('SIGCONT');
     expect(await first.done, first.stderr()).toBe(0);
-    expect(readMetrics(join(run, 'metrics.jsonl')).map((m) => m.step)).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
+    expect(readMetrics(join(run, 'metrics.jsonl')).map((m) => m.step)).toEqual(
+      Array.from({ length: steps }, (_, i) => i + 1),
+    );
     expect(existsSync(join(run, LOCK_FILE))).toBe(false); // released at exit
   }, 900_000);
 
@@ -76,7 +86,11 @@ describe('one writer per run folder', () => {
     expect(JSON.parse(readFileSync(join(run, LOCK_FILE), 'utf8')).pid).toBe(first.child.pid); // stale, left behind
     const r = await sharp(root, ['train', '--resume', run]);
     expect(r.code, r.stderr).toBe(0);
-    expect(readMetrics(join(run, 'metrics.jsonl')).map((m) => m.step).at(-1)).toBe(steps);
+    expect(
+      readMetrics(join(run, 'metrics.jsonl'))
+        .map((m) => m.step)
+        .at(-1),
+    ).toBe(steps);
     expect(existsSync(join(run, LOCK_FILE))).toBe(false);
   }, 900_000);
 
@@ -84,9 +98,22 @@ describe('one writer per run folder', () => {
     const empty = join(root, 'empty.yaml');
     writeFileSync(empty, '');
     const runs = join(root, 'empty-runs');
-    const r = await sharp(root, ['train', '--config', empty, '--set', `run.dir=${runs}`, '--set', 'data.synthetic.train=12', '--set', 'data.synthetic.heldOut=2']);
+    const r = await sharp(root, [
+      'train',
+      '--config',
+      empty,
+      '--set',
+      `run.dir=${runs}`,
+      '--set',
+      'data.synthetic.train=12',
+      '--set',
+      'data.synthetic.heldOut=2',
+    ]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n').at(-1)).toBe("sharp: model.path 'checkpoints/quickstart-init' has no config.json (set model.init.enabled to create a random-init model there)");
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(
+      "sharp: model.path 'checkpoints/quickstart-init' has no config.json (set model.init.enabled to create a " +
+        'random-init model there)',
+    );
     expect(readdirSync(runs)).toEqual([]);
   }, 300_000);
 });

@@ -14,7 +14,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('concurrent runs', () => {
   it('two runs of one config at once: two run folders, one model, both succeed', async () => {
     const cfg = microConfig(root, 'race', 1);
-    const [a, b] = await Promise.all([sharp(root, ['train', '--config', cfg]), sharp(root, ['train', '--config', cfg])]);
+    const [a, b] = await Promise.all([
+      sharp(root, ['train', '--config', cfg]),
+      sharp(root, ['train', '--config', cfg]),
+    ]);
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);
     const runs = readdirSync(join(root, 'runs')).sort();

@@ -41,12 +41,42 @@ async function callCounted(tool: 'calculate' | 'code', args: string): Promise<To
   checkOutcome(o, tool);
   const restarts = started[tool]() - before;
   expect(restarts).toBeLessThanOrEqual(1);
-  if (restarts === 1) expect(o.output, o.output).toMatch(/^(calculate|code) error: (.*\n)?(timeout|sandbox crashed|sandbox exited|out of memory)/m);
+  if (restarts === 1)
+    expect(o.output, o.output).toMatch(
+      /^(calculate|code) error: (.*\n)?(timeout|sandbox crashed|sandbox exited|out of memory)/m,
+    );
   if (tool === 'calculate' && /^calculate error: (timeout|sandbox)/.test(o.output)) expect(restarts).toBe(1);
   return o;
 }
 
-const FUNCS = ['sqrt', 'sin', 'log', 'max', 'min', 'sum', 'ones', 'zeros', 'diag', 'kron', 'resize', 'setPowerset', 'setCartesian', 'map', 'det', 'inv', 'pow', 'factorial', 'gamma', 'range', 'identity', 'size', 'transpose', 'evaluate', 'import', 'parse'];
+const FUNCS = [
+  'sqrt',
+  'sin',
+  'log',
+  'max',
+  'min',
+  'sum',
+  'ones',
+  'zeros',
+  'diag',
+  'kron',
+  'resize',
+  'setPowerset',
+  'setCartesian',
+  'map',
+  'det',
+  'inv',
+  'pow',
+  'factorial',
+  'gamma',
+  'range',
+  'identity',
+  'size',
+  'transpose',
+  'evaluate',
+  'import',
+  'parse',
+];
 
 /** mathjs-like expressions: numbers, ranges, matrices, calls (including the heavy builders), operators. */
 const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
@@ -55,8 +85,12 @@ const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
     fc.integer({ min: -1000, max: 100000 }).map(String),
     fc.double({ noNaN: false }).map(String),
     fc.constantFrom('pi', 'e', 'x', 'NaN', 'Infinity', '[1,2;3,4]', '"s"', 'true', '5 cm', '1:100'),
-    fc.tuple(tie('e'), fc.constantFrom('+', '-', '*', '/', '^', ':', '==', ' to ', "'", '!'), tie('e')).map(([a, op, b]) => `(${a})${op}(${b})`),
-    fc.tuple(fc.constantFrom(...FUNCS), fc.array(tie('e'), { maxLength: 3 })).map(([f, args]) => `${f}(${args.join(', ')})`),
+    fc
+      .tuple(tie('e'), fc.constantFrom('+', '-', '*', '/', '^', ':', '==', ' to ', "'", '!'), tie('e'))
+      .map(([a, op, b]) => `(${a})${op}(${b})`),
+    fc
+      .tuple(fc.constantFrom(...FUNCS), fc.array(tie('e'), { maxLength: 3 }))
+      .map(([f, args]) => `${f}(${args.join(', ')})`),
     fc.tuple(fc.constantFrom('f(x)=', 'a=', ''), tie('e')).map(([p, b]) => `${p}${b}`),
   ),
 })).e;
@@ -64,23 +98,48 @@ const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
 const junk = fc.string({ unit: 'binary', maxLength: 120 });
 
 describe('fuzzed tool calls (both protocols, both tools)', () => {
-  it('calculate: generated expressions give a value or an error string, stopped only by the tool\'s deadline, and the next call works', async () => {
-    expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' }); // the worker is started: a restart below is a kill
-    await fc.assert(
-      fc.asyncProperty(expr, async (e) => {
-        await callCounted('calculate', e);
-      }),
-      { numRuns: 150, seed: 17 },
-    );
-    expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
-  }, 600_000);
+  it(
+    "calculate: generated expressions give a value or an error string, stopped only by the tool's deadline, and " +
+      'the next call works',
+    async () => {
+      // the worker is started: a restart below is a kill
+      expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' });
+      await fc.assert(
+        fc.asyncProperty(expr, async (e) => {
+          await callCounted('calculate', e);
+        }),
+        { numRuns: 150, seed: 17 },
+      );
+      expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
+    },
+    600_000,
+  );
 
   it('both protocols parse any text without throwing, and calls they accept run safely', async () => {
-    const bodies = fc.oneof(expr, junk, fc.constantFrom('while(true){}', 'for(;;){new Array(1e5).fill(1)}', 'let p=Promise.resolve();const f=()=>p.then(f);f()', 'this.constructor.constructor("return process")()', 'new ArrayBuffer(2**31)', 'JSON.stringify(globalThis)'));
-    const message = fc.oneof(
-      fc.tuple(fc.constantFrom('calculate', 'code', 'search', 'delegate', 'answer', 'bogus'), bodies).chain(([name, body]) =>
-        fc.constantFrom(`<${name}>${body}</${name}>`, `<${name}>${body}`, `{"tool": "${name}", "input": ${JSON.stringify(body)}}`, `{"tool": "${name}", "input": ${body}}`, `text <${name}>${body}</${name}> <${name}>x</${name}>`),
+    const bodies = fc.oneof(
+      expr,
+      junk,
+      fc.constantFrom(
+        'while(true){}',
+        'for(;;){new Array(1e5).fill(1)}',
+        'let p=Promise.resolve();const f=()=>p.then(f);f()',
+        'this.constructor.constructor("return process")()',
+        'new ArrayBuffer(2**31)',
+        'JSON.stringify(globalThis)',
       ),
+    );
+    const message = fc.oneof(
+      fc
+        .tuple(fc.constantFrom('calculate', 'code', 'search', 'delegate', 'answer', 'bogus'), bodies)
+        .chain(([name, body]) =>
+          fc.constantFrom(
+            `<${name}>${body}</${name}>`,
+            `<${name}>${body}`,
+            `{"tool": "${name}", "input": ${JSON.stringify(body)}}`,
+            `{"tool": "${name}", "input": ${body}}`,
+            `text <${name}>${body}</${name}> <${name}>x</${name}>`,
+          ),
+        ),
       junk,
     );
     await fc.assert(
@@ -143,49 +202,94 @@ const allocating: fc.Arbitrary<string> = fc.oneof(
 );
 
 describe('calculate: allocations are bounded before they happen', () => {
-  it('resize([1], [1e9]) (which once aborted the whole process) is refused; the process lives and the next call works', async () => {
-    const calc = createCalculate();
-    expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' });
-    const before = calculateWorkersStarted();
-    expect(await calc('resize([1], [1e9])')).toEqual({ ok: false, output: 'calculate error: resize: more than 10000 elements' });
-    expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
-    expect(calculateWorkersStarted()).toBe(before);
-  });
+  it(
+    'resize([1], [1e9]) (which once aborted the whole process) is refused; the process lives and the next call ' +
+      'works',
+    async () => {
+      const calc = createCalculate();
+      expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' });
+      const before = calculateWorkersStarted();
+      expect(await calc('resize([1], [1e9])')).toEqual({
+        ok: false,
+        output: 'calculate error: resize: more than 10000 elements',
+      });
+      expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
+      expect(calculateWorkersStarted()).toBe(before);
+    },
+  );
 
-  it('fuzzed sizes up to 1e12 for every allocating function: a value of at most 10,000 elements or an error, never a lost worker', async () => {
-    const calc = createCalculate();
-    expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' });
-    const before = calculateWorkersStarted();
-    await fc.assert(
-      fc.asyncProperty(allocating, async (e) => {
-        const o = await calc(e);
-        checkOutcome(o, 'calculate');
-        // Bounded before it ran: neither the heap limit nor the deadline had to stop it.
-        expect(o.output, e).not.toMatch(/^calculate error: (timeout|sandbox)/);
-        if (o.ok) {
-          const dims = JSON.parse(o.output) as number[];
-          expect(dims.reduce((p, d) => p * d, 1), e).toBeLessThanOrEqual(10_000);
-        }
-      }),
-      { numRuns: 400, seed: 19 },
-    );
-    expect(calculateWorkersStarted()).toBe(before);
-    expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
-  }, 600_000);
+  it(
+    'fuzzed sizes up to 1e12 for every allocating function: a value of at most 10,000 elements or an error, never a ' +
+      'lost worker',
+    async () => {
+      const calc = createCalculate();
+      expect(await calc('1 + 1')).toEqual({ ok: true, output: '2' });
+      const before = calculateWorkersStarted();
+      await fc.assert(
+        fc.asyncProperty(allocating, async (e) => {
+          const o = await calc(e);
+          checkOutcome(o, 'calculate');
+          // Bounded before it ran: neither the heap limit nor the deadline had to stop it.
+          expect(o.output, e).not.toMatch(/^calculate error: (timeout|sandbox)/);
+          if (o.ok) {
+            const dims = JSON.parse(o.output) as number[];
+            expect(
+              dims.reduce((p, d) => p * d, 1),
+              e,
+            ).toBeLessThanOrEqual(10_000);
+          }
+        }),
+        { numRuns: 400, seed: 19 },
+      );
+      expect(calculateWorkersStarted()).toBe(before);
+      expect(await calc('6 * 7')).toEqual({ ok: true, output: '42' });
+    },
+    600_000,
+  );
 });
 
 describe('sandbox escapes and exhaustion', () => {
   it.each([
-    ['host globals', 'typeof process + typeof require + typeof fetch + typeof setTimeout', true, 'undefinedundefinedundefinedundefined'],
-    ['Function constructor reaches only the sandbox', '(function(){}).constructor("return typeof process")()', true, 'undefined'],
+    [
+      'host globals',
+      'typeof process + typeof require + typeof fetch + typeof setTimeout',
+      true,
+      'undefinedundefinedundefinedundefined',
+    ],
+    [
+      'Function constructor reaches only the sandbox',
+      '(function(){}).constructor("return typeof process")()',
+      true,
+      'undefined',
+    ],
     ['import() has no loader', 'import("fs")', false, undefined],
     ['stack exhaustion', 'function f(){return f()} f()', false, 'code error: InternalError: stack overflow'],
-    ['heap exhaustion', 'const a = new ArrayBuffer(64 * 1024 * 1024); a.byteLength', false, 'code error: out of memory: program needed more than 16777216 bytes'],
-    ['heap exhaustion in a loop (stopped by the deadline or the heap limit)', 'const a=[]; for(;;) a.push(new Array(1e5).fill(1))', false, undefined],
-    ['string heap exhaustion (stopped by the deadline or the heap limit)', 'const a=[]; for(;;) a.push("x".repeat(1e5) + a.length)', false, undefined],
+    [
+      'heap exhaustion',
+      'const a = new ArrayBuffer(64 * 1024 * 1024); a.byteLength',
+      false,
+      'code error: out of memory: program needed more than 16777216 bytes',
+    ],
+    [
+      'heap exhaustion in a loop (stopped by the deadline or the heap limit)',
+      'const a=[]; for(;;) a.push(new Array(1e5).fill(1))',
+      false,
+      undefined,
+    ],
+    [
+      'string heap exhaustion (stopped by the deadline or the heap limit)',
+      'const a=[]; for(;;) a.push("x".repeat(1e5) + a.length)',
+      false,
+      undefined,
+    ],
     ['busy loop', 'while(true){}', false, 'code error: timeout: program ran longer than 500 ms'],
     ['async busy loop', '(async()=>{for(;;) await 0})()', false, 'code error: timeout: program ran longer than 500 ms'],
-    ['recursive then', 'const f=()=>Promise.resolve().then(f); f()', false, 'code error: timeout: program ran longer than 500 ms'],
+    [
+      'recursive then',
+      'const f=()=>Promise.resolve().then(f); f()',
+      false,
+      'code error: timeout: program ran longer than 500 ms',
+    ],
   ])('%s', async (_name, program, ok, output) => {
     const r = await code(program);
     expect(r.ok).toBe(ok);

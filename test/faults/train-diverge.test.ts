@@ -17,13 +17,26 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('training that diverges', () => {
   it('stops with one line naming the step and keeps only finite checkpoints', async () => {
     const cfg = microConfig(root, 'nan', 4);
-    const r = await sharp(root, ['train', '--config', cfg, '--set', 'train.sft.lr=1', '--set', 'train.weightDecay=1e30', '--set', 'train.gradClip=0']);
+    const r = await sharp(root, [
+      'train',
+      '--config',
+      cfg,
+      '--set',
+      'train.sft.lr=1',
+      '--set',
+      'train.weightDecay=1e30',
+      '--set',
+      'train.gradClip=0',
+    ]);
     const lines = r.stderr.trim().split('\n');
     expect(r.code, r.stderr).toBe(2);
-    expect(lines.at(-1)).toMatch(/^sharp: (train: RL|sft) step \d: (gradient norm is (NaN|Infinity)|weight '.*' became NaN or Inf)/);
+    expect(lines.at(-1)).toMatch(
+      /^sharp: (train: RL|sft) step \d: (gradient norm is (NaN|Infinity)|weight '.*' became NaN or Inf)/,
+    );
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
     const run = onlyRun(join(root, 'runs'));
     await expectLoadable(run);
-    for (const c of await listCheckpoints(run)) (await CausalLM.load(c.dir)).dispose(); // loading checks every weight is finite
+    // loading checks every weight is finite
+    for (const c of await listCheckpoints(run)) (await CausalLM.load(c.dir)).dispose();
   }, 600_000);
 });

@@ -17,7 +17,10 @@ const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 const canDropToNobody = isRoot && spawnSync(process.execPath, ['-e', ''], { uid: NOBODY, gid: NOBODY }).status === 0;
 const unreadableTestable = !isRoot || canDropToNobody;
-if (!unreadableTestable) console.warn('view-server faults: running as root and cannot start a process as uid 65534: the unreadable-file case is skipped');
+if (!unreadableTestable)
+  console.warn(
+    'view-server faults: running as root and cannot start a process as uid 65534: the unreadable-file case is skipped',
+  );
 
 let base: string;
 let run: string;
@@ -25,7 +28,8 @@ let child: ChildProcess;
 let url: string;
 let stderr = '';
 
-const validRecord = (step: number): string => JSON.stringify({ version: 1, kind: 'train', step, groups: [], groupsTotal: 4 });
+const validRecord = (step: number): string =>
+  JSON.stringify({ version: 1, kind: 'train', step, groups: [], groupsTotal: 4 });
 
 beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), 'sharp-view-faults-'));
@@ -41,7 +45,11 @@ beforeAll(async () => {
   chmodSync(join(run, 'secret.txt'), 0o600);
   for (const d of [run, join(run, 'trajectories')]) chmodSync(d, 0o777);
   const ids = canDropToNobody ? { uid: NOBODY, gid: NOBODY } : {};
-  child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'view', run, '--port', '0'], { cwd: base, env: { ...process.env, FORCE_COLOR: '0' }, ...ids });
+  child = spawn(process.execPath, [...NODE_ARGS, HARNESS, 'view', run, '--port', '0'], {
+    cwd: base,
+    env: { ...process.env, FORCE_COLOR: '0' },
+    ...ids,
+  });
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   let out = '';
   url = await new Promise<string>((res, rej) => {
@@ -50,7 +58,9 @@ beforeAll(async () => {
       const m = /^sharp view: (http:\/\/127\.0\.0\.1:\d+\/) {2}\(Ctrl-C to stop\)$/m.exec(out);
       if (m) res(m[1] as string);
     });
-    child.on('close', (code) => rej(new Error(`sharp view exited ${String(code)} before printing a URL: ${out} ${stderr}`)));
+    child.on('close', (code) =>
+      rej(new Error(`sharp view exited ${String(code)} before printing a URL: ${out} ${stderr}`)),
+    );
   });
 }, 120_000);
 
@@ -123,7 +133,11 @@ describe('sharp view under file faults', () => {
   it('corrupt step records are skipped in /api/index.json, which names them', async () => {
     const r = await fetch(`${url}api/index.json`);
     expect(r.status).toBe(200);
-    const index = (await r.json()) as { steps: { name: string; step: number }[]; skipped: string[]; facts: [string, string][] };
+    const index = (await r.json()) as {
+      steps: { name: string; step: number }[];
+      skipped: string[];
+      facts: [string, string][];
+    };
     expect(index.steps.map((s) => s.name)).toEqual(['step-000002']);
     expect(index.skipped).toHaveLength(2);
     expect(index.skipped[0]).toMatch(/^trajectories\/step-000001\.json\.gz: .+/);

@@ -58,26 +58,40 @@ describe.skipIf(!HAVE_REDIS)('sharp worker: signals and lost connections', () =>
     expect(w.lines.at(-1)).toBe(`worker ${w.proc.pid}: stopped (0 held job(s) back in the queue)`);
   }, 180_000);
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('with Redis down, %s still ends the worker within seconds', async (sig) => {
-    const w = start(`down-${sig}`);
-    await w.waitFor(/serving queue/);
-    await redis.stop();
-    try {
-      await w.waitFor(/\(reconnecting\)$/, 30_000);
-      const r = await signal(w, sig);
-      expect(r.code).toBe(0);
-      expect(r.ms).toBeLessThan(STOP_MS);
-      expect(w.lines).toContain(`worker ${w.proc.pid}: stopping (${sig}; 0 job(s) held)`);
-    } finally {
-      await redis.start();
-    }
-  }, 180_000);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'with Redis down, %s still ends the worker within seconds',
+    async (sig) => {
+      const w = start(`down-${sig}`);
+      await w.waitFor(/serving queue/);
+      await redis.stop();
+      try {
+        await w.waitFor(/\(reconnecting\)$/, 30_000);
+        const r = await signal(w, sig);
+        expect(r.code).toBe(0);
+        expect(r.ms).toBeLessThan(STOP_MS);
+        expect(w.lines).toContain(`worker ${w.proc.pid}: stopping (${sig}; 0 job(s) held)`);
+      } finally {
+        await redis.start();
+      }
+    },
+    180_000,
+  );
 
   it('SIGTERM mid-job puts the held job back in the queue; another worker finishes the run', async () => {
     const a = start('held', ['--lock-s', '60']);
     await a.waitFor(/serving queue 'held'/);
     const cfg = microConfig(root, 'held', 2);
-    const train = sharp(root, ['train', '--config', cfg, '--set', `rollout.distributed.redis=${redis.url}`, '--set', 'rollout.distributed.queue=held', '--set', 'rollout.distributed.jobTimeoutS=300']);
+    const train = sharp(root, [
+      'train',
+      '--config',
+      cfg,
+      '--set',
+      `rollout.distributed.redis=${redis.url}`,
+      '--set',
+      'rollout.distributed.queue=held',
+      '--set',
+      'rollout.distributed.jobTimeoutS=300',
+    ]);
     const line = await a.waitFor(/start rollout \S+/, 300_000);
     const id = /start rollout (\S+)/.exec(line)?.[1] as string;
     const r = await signal(a, 'SIGTERM');

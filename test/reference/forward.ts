@@ -66,7 +66,10 @@ function rope(x: Vec, offset: number, hd: number, pos: number, r: ReferenceRope)
 function plainRope(c: ModelConfig): ReferenceRope {
   if (c.rope.type !== 'default') throw new Error(`reference: rope_type '${c.rope.type}' needs explicit frequencies`);
   const hd = c.headDim;
-  return { invFreq: Array.from({ length: hd / 2 }, (_, j) => 1 / Math.pow(c.rope.theta, (2 * j) / hd)), attentionScaling: 1 };
+  return {
+    invFreq: Array.from({ length: hd / 2 }, (_, j) => 1 / Math.pow(c.rope.theta, (2 * j) / hd)),
+    attentionScaling: 1,
+  };
 }
 
 /** Logits [T][V] of one unpadded sequence. */
@@ -113,8 +116,10 @@ export function referenceLogits(c: ModelConfig, w: HfWeights, ids: number[], rop
           max = Math.max(max, scores[u] as number);
         }
         let z = 0;
-        for (let u = 0; u <= t; u++) z += (scores[u] = Math.exp((scores[u] as number) - max));
-        for (let u = 0; u <= t; u++) for (let i = 0; i < hd; i++) ctx[a * hd + i] = (ctx[a * hd + i] as number) + ((scores[u] as number) / z) * (vs[u] as Vec)[kvh * hd + i]!;
+        for (let u = 0; u <= t; u++) z += scores[u] = Math.exp((scores[u] as number) - max);
+        for (let u = 0; u <= t; u++)
+          for (let i = 0; i < hd; i++)
+            ctx[a * hd + i] = (ctx[a * hd + i] as number) + ((scores[u] as number) / z) * (vs[u] as Vec)[kvh * hd + i]!;
       }
       const o = linear(ctx, get(w, n.o), D, opt(n.oBias));
       const r = x.map((xi, i) => xi + (o[i] as number));

@@ -38,7 +38,8 @@ function broadcastShape(a: readonly number[], b: readonly number[]): number[] {
   for (let i = 0; i < r; i++) {
     const da = a[a.length - r + i] ?? 1;
     const db = b[b.length - r + i] ?? 1;
-    if (da !== db && da !== 1 && db !== 1) throw new Error(`reference: shapes [${a.join(',')}] and [${b.join(',')}] do not broadcast`);
+    if (da !== db && da !== 1 && db !== 1)
+      throw new Error(`reference: shapes [${a.join(',')}] and [${b.join(',')}] do not broadcast`);
     out.push(da === 1 ? db : da);
   }
   return out;
@@ -80,7 +81,8 @@ export function matmulRef(a: Arr, b: Arr, ta: boolean, tb: boolean): Arr {
     for (let i = 0; i < M; i++)
       for (let j = 0; j < N; j++) {
         let s = 0;
-        for (let k = 0; k < K; k++) s += a.data[ia + (ta ? k * M + i : i * K + k)]! * b.data[ib + (tb ? j * K + k : k * N + j)]!;
+        for (let k = 0; k < K; k++)
+          s += a.data[ia + (ta ? k * M + i : i * K + k)]! * b.data[ib + (tb ? j * K + k : k * N + j)]!;
         data[o * M * N + i * N + j] = s;
       }
   }
@@ -167,7 +169,14 @@ export function reduceRef(op: ReduceOp, x: Arr, axes: readonly number[], keepDim
     const idx = unravel(k, x.shape);
     const o = idx.reduce((f, v, d) => f * keepShape[d]! + (axes.includes(d) ? 0 : v), 0);
     const v = x.data[k]!;
-    data[o] = op === 'max' ? Math.max(data[o]!, v) : op === 'min' ? Math.min(data[o]!, v) : op === 'prod' ? data[o]! * v : data[o]! + v;
+    data[o] =
+      op === 'max'
+        ? Math.max(data[o]!, v)
+        : op === 'min'
+          ? Math.min(data[o]!, v)
+          : op === 'prod'
+            ? data[o]! * v
+            : data[o]! + v;
   }
   if (op === 'mean') {
     const cnt = size(x.shape) / n;

@@ -4,7 +4,10 @@ import { resolve } from 'node:path';
 /** Test support: the real `sharp` program (bin/sharp.js) as a child process. */
 const BIN = resolve(import.meta.dirname, '../../bin/sharp.js');
 
-export function sharp(args: string[], cwd = resolve(import.meta.dirname, '../..')): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function sharp(
+  args: string[],
+  cwd = resolve(import.meta.dirname, '../..'),
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, FORCE_COLOR: '0' } });
     let stdout = '';

@@ -1,17 +1,24 @@
+/** Test support of the retrieval tests: temp folders and small corpora in Search-R1's JSONL format. */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-/** Test support of the retrieval tests: temp folders and small corpora in Search-R1's JSONL format. */
 
 export function tempDir(prefix = 'sharp-retrieval-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
 /** `[title, text]` pairs as a Search-R1 corpus file `{id: "p<i>", contents: "\"Title\"\ntext"}`. */
-export function writeCorpus(dir: string, passages: readonly (readonly [string, string])[], name = 'corpus.jsonl'): string {
+export function writeCorpus(
+  dir: string,
+  passages: readonly (readonly [string, string])[],
+  name = 'corpus.jsonl',
+): string {
   const file = join(dir, name);
-  writeFileSync(file, passages.map(([title, text], i) => JSON.stringify({ id: `p${i}`, contents: `"${title}"\n${text}` })).join('\n') + '\n');
+  writeFileSync(
+    file,
+    passages.map(([title, text], i) => JSON.stringify({ id: `p${i}`, contents: `"${title}"\n${text}` })).join('\n') +
+      '\n',
+  );
   return file;
 }
 

@@ -18,7 +18,11 @@ export function close(server: Server): Promise<void> {
 }
 
 /** POSTs `body` (a string, sent as is) and returns the status and parsed JSON answer. */
-export async function post(url: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<{ status: number; json: unknown }> {
+export async function post(
+  url: string,
+  body: string,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, { method: 'POST', headers, body });
   const text = await res.text();
   return { status: res.status, json: text ? (JSON.parse(text) as unknown) : null };

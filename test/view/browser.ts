@@ -8,13 +8,18 @@ import { chromium, type Browser, type Page } from 'playwright-core';
  */
 const CHROMIUM = process.env.SHARP_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
-export const skipReason = `browser tests skipped: no chromium at ${CHROMIUM} (apt-get install chromium, or set SHARP_CHROMIUM)`;
+export const skipReason =
+  `browser tests skipped: no chromium at ${CHROMIUM} (apt-get install chromium, or set ` + `SHARP_CHROMIUM)`;
 
 /** Screenshots land here (git-ignored) so a person can look at them. */
 const ARTIFACTS = resolve(import.meta.dirname, '..', '..', 'test-artifacts', 'view');
 
 export function launch(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {

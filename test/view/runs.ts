@@ -22,7 +22,9 @@ async function ok(root: string, args: string[]): Promise<void> {
   if (r.code !== 0) throw new Error(`sharp ${args.join(' ')} exited ${String(r.code)}: ${r.stderr.slice(-2000)}`);
 }
 
-/** The role prompts models/sharp-tiny-sft was trained with (configs/quickstart.yaml): with others it rarely delegates. */
+/**
+ * The role prompts models/sharp-tiny-sft was trained with (configs/quickstart.yaml): with others it rarely delegates.
+ */
 const ROLE_PROMPTS = [
   "plannerPrompt: 'You are the planner. Delegate one single-hop subtask at a time, then give the final answer.'",
   "workerPrompt: 'You are a worker. Search, then give a short final answer.'",
@@ -36,7 +38,8 @@ export async function trainRun(root: string): Promise<string> {
     [
       `run: {name: view, dir: ${join(root, 'runs')}, seed: 0, backend: wasm}`,
       `model: {path: ${join(REPO, 'models/sharp-tiny-sft')}}`,
-      'data: {source: synthetic, synthetic: {seed: 1, train: 16, heldOut: 4, minHops: 2, maxHops: 2, worlds: fresh, namePool: 400, world: {people: 14, companies: 6, cities: 6, countries: 3}}}',
+      'data: {source: synthetic, synthetic: {seed: 1, train: 16, heldOut: 4, minHops: 2, maxHops: 2, worlds: fresh, ' +
+        'namePool: 400, world: {people: 14, companies: 6, cities: 6, countries: 3}}}',
       `rollout: {groupSize: 2, maxNewTokens: 48, maxContext: 768, search: {snippet: 1}, ${ROLE_PROMPTS}}`,
       'credit: {method: shapley, replayMode: final, recordGroups: 2}',
       'eval: {temperature: 1, heldOutEvery: 1}',
@@ -60,7 +63,8 @@ export async function ablationRun(root: string): Promise<string> {
     [
       `run: {name: abl, dir: ${join(root, 'runs-abl')}, seed: 0, backend: wasm}`,
       `model: {path: ${join(REPO, 'models/sharp-tiny-sft')}}`,
-      'data: {source: synthetic, synthetic: {seed: 1, train: 8, heldOut: 3, minHops: 2, maxHops: 2, worlds: fresh, namePool: 400, world: {people: 14, companies: 6, cities: 6, countries: 3}}}',
+      'data: {source: synthetic, synthetic: {seed: 1, train: 8, heldOut: 3, minHops: 2, maxHops: 2, worlds: fresh, ' +
+        'namePool: 400, world: {people: 14, companies: 6, cities: 6, countries: 3}}}',
       'rollout: {groupSize: 2, maxNewTokens: 32, maxContext: 768, search: {snippet: 1}}',
       'eval: {temperature: 1}',
       'train: {steps: 1, batchQuestions: 1, lr: 0.0002, microBatch: 16, checkpointEvery: 10, sft: {steps: 0}}',
@@ -76,7 +80,20 @@ export async function evalRun(root: string): Promise<string> {
   const data = join(root, 'synth.jsonl');
   await ok(root, ['data', 'synth', '--n', '4', '--seed', '3', '--min-hops', '2', '--max-hops', '3', '--out', data]);
   const out = join(root, 'eval-expert');
-  await ok(root, ['eval', '--bench', 'musique', '--data', data, '--policy', 'expert', '--credit', '--set', 'credit.recordGroups=4', '--out', out]);
+  await ok(root, [
+    'eval',
+    '--bench',
+    'musique',
+    '--data',
+    data,
+    '--policy',
+    'expert',
+    '--credit',
+    '--set',
+    'credit.recordGroups=4',
+    '--out',
+    out,
+  ]);
   return out;
 }
 
@@ -93,12 +110,32 @@ export async function xssRun(root: string): Promise<string> {
   const episode: Episode = { id: 'xss', question: XSS.question, answers: ['yes'], paragraphs: [] };
   // Worker 1 misleads: the team is right iff worker 0 reports and worker 1 does not.
   const game = (s: number): boolean => (s & 1) === 1 && (s & 2) === 0;
-  const bad = makeTrajectory({ id: 'xss/0', episodeId: 'xss', workers: [{ subtask: XSS.subtask, answer: 'Ada' }, { subtask: 'Where was Ada born?', answer: XSS.report }], finalAnswer: XSS.final });
-  const good = makeTrajectory({ id: 'xss/1', episodeId: 'xss', workers: [{ subtask: 'Who founded Acme?', answer: 'Ada' }], finalAnswer: 'yes' });
+  const bad = makeTrajectory({
+    id: 'xss/0',
+    episodeId: 'xss',
+    workers: [
+      { subtask: XSS.subtask, answer: 'Ada' },
+      { subtask: 'Where was Ada born?', answer: XSS.report },
+    ],
+    finalAnswer: XSS.final,
+  });
+  const good = makeTrajectory({
+    id: 'xss/1',
+    episodeId: 'xss',
+    workers: [{ subtask: 'Who founded Acme?', answer: 'Ada' }],
+    finalAnswer: 'yes',
+  });
   good.sample = 1;
   const cfg = creditSection.parse({ method: 'loo' });
   const { record } = await creditAndRecord([bad, good], episode, gameRunner(game), cfg);
-  writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [record] });
+  writeStepRecord(dir, {
+    version: RECORD_VERSION,
+    kind: 'train',
+    step: 1,
+    credit: creditHeader(cfg),
+    groupsTotal: 1,
+    groups: [record],
+  });
   return dir;
 }
 
@@ -122,14 +159,38 @@ export async function blameRun(root: string): Promise<string> {
       { id: 2, question: 'Where was #1 born?', answer: 'Lima', paragraphSupportIdx: 1 },
     ],
   };
-  const traj = makeTrajectory({ id: 'acme/0', episodeId: 'acme', workers: [{ subtask: 'Who founded Acme?', answer: 'Bob' }, { subtask: 'Where was Bob born?', answer: 'Paris' }], finalAnswer: 'Paris' });
+  const traj = makeTrajectory({
+    id: 'acme/0',
+    episodeId: 'acme',
+    workers: [
+      { subtask: 'Who founded Acme?', answer: 'Bob' },
+      { subtask: 'Where was Bob born?', answer: 'Paris' },
+    ],
+    finalAnswer: 'Paris',
+  });
   const judge = createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') });
   const cfg = creditSection.parse({ method: 'loo', messageLevel: true, failurePairs: true });
-  const { record } = await creditAndRecord([traj], episode, gameRunner(() => false), cfg, {
-    judge,
-    contextOf: (ctx, i) => ctx.traj.messages.filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i).map((m) => ({ role: m.chatRole, content: m.text })),
-    resample: (reqs) => Promise.resolve(reqs.map(() => BLAME.chosen)),
+  const { record } = await creditAndRecord(
+    [traj],
+    episode,
+    gameRunner(() => false),
+    cfg,
+    {
+      judge,
+      contextOf: (ctx, i) =>
+        ctx.traj.messages
+          .filter((m) => m.agent === ctx.traj.messages[i].agent && m.index < i)
+          .map((m) => ({ role: m.chatRole, content: m.text })),
+      resample: (reqs) => Promise.resolve(reqs.map(() => BLAME.chosen)),
+    },
+  );
+  writeStepRecord(dir, {
+    version: RECORD_VERSION,
+    kind: 'train',
+    step: 1,
+    credit: creditHeader(cfg),
+    groupsTotal: 1,
+    groups: [record],
   });
-  writeStepRecord(dir, { version: RECORD_VERSION, kind: 'train', step: 1, credit: creditHeader(cfg), groupsTotal: 1, groups: [record] });
   return dir;
 }

@@ -8,7 +8,15 @@ import { disableNativeKernels } from './register.ts';
 import { initBackend } from '../select.ts';
 
 /** Float64 AdamW (PyTorch torch.optim.AdamW), the reference both paths must match. */
-function adamWRef(w: Float64Array, g: Float64Array, m: Float64Array, v: Float64Array, t: number, hp: AdamWHyper, wd: number): void {
+function adamWRef(
+  w: Float64Array,
+  g: Float64Array,
+  m: Float64Array,
+  v: Float64Array,
+  t: number,
+  hp: AdamWHyper,
+  wd: number,
+): void {
   for (let i = 0; i < w.length; i++) {
     w[i] = w[i]! * (1 - hp.lr * wd);
     m[i] = hp.beta1 * m[i]! + (1 - hp.beta1) * g[i]!;
@@ -53,8 +61,18 @@ describe('nativeAdamW without native kernels (tfjs ops)', () => {
   it('matches the float64 AdamW over 5 steps', () => runSteps('tfjs'));
   it('rejects mismatched inputs with a one-line error', () => {
     const w = tf.variable(tf.zeros([2]), true, 'w');
-    expect(() => nativeAdamW([w], [tf.zeros([3])], [tf.variable(tf.zeros([2]))], [tf.variable(tf.zeros([2]))], 1, { ...HP, weightDecay: 0 })).toThrow(/grad of w has shape \[3\], want \[2\]/);
-    expect(() => nativeAdamW([w], [tf.zeros([2])], [tf.variable(tf.zeros([2]))], [tf.variable(tf.zeros([2]))], 0, { ...HP, weightDecay: 0 })).toThrow(/step must be an integer >= 1/);
+    expect(() =>
+      nativeAdamW([w], [tf.zeros([3])], [tf.variable(tf.zeros([2]))], [tf.variable(tf.zeros([2]))], 1, {
+        ...HP,
+        weightDecay: 0,
+      }),
+    ).toThrow(/grad of w has shape \[3\], want \[2\]/);
+    expect(() =>
+      nativeAdamW([w], [tf.zeros([2])], [tf.variable(tf.zeros([2]))], [tf.variable(tf.zeros([2]))], 0, {
+        ...HP,
+        weightDecay: 0,
+      }),
+    ).toThrow(/step must be an integer >= 1/);
   });
 });
 

@@ -5,8 +5,8 @@ import { nativeContext } from './register.ts';
 
 /**
  * Fused AdamW step: one native pass per variable updates weight, first and second
- * moment in place (on the wasm heap, or in the `native` backend's arrays) (PyTorch torch.optim.AdamW semantics; Loshchilov & Hutter 2019):
- *   w <- w (1 - lr wd);  m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2
+ * moment in place (on the wasm heap, or in the `native` backend's arrays) (PyTorch torch.optim.AdamW semantics;
+ * Loshchilov & Hutter 2019): w <- w (1 - lr wd);  m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2
  *   w <- w - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
  * A buffer shared with another tensor (a tf.variable built from a tensor still alive, a reshape of
  * the weight kept as a snapshot, on the native backend a view of another tensor's array) is copied
@@ -34,25 +34,47 @@ export interface AdamWResult {
   copied: number;
 }
 
-function validate(vars: readonly tf.Variable[], grads: readonly tf.Tensor[], m: readonly tf.Variable[], v: readonly tf.Variable[], step: number, hp: AdamWHyper): void {
+function validate(
+  vars: readonly tf.Variable[],
+  grads: readonly tf.Tensor[],
+  m: readonly tf.Variable[],
+  v: readonly tf.Variable[],
+  step: number,
+  hp: AdamWHyper,
+): void {
   const n = vars.length;
   if (grads.length !== n || m.length !== n || v.length !== n) {
-    throw new Error(`nativeAdamW: ${n} variables but ${grads.length} grads, ${m.length} first and ${v.length} second moments`);
+    throw new Error(
+      `nativeAdamW: ${n} variables but ${grads.length} grads, ${m.length} first and ${v.length} second moments`,
+    );
   }
-  if (!Number.isInteger(step) || step < 1) throw new Error(`nativeAdamW: step must be an integer >= 1 (bias correction), got ${step}`);
-  if (Array.isArray(hp.weightDecay) && hp.weightDecay.length !== n) throw new Error(`nativeAdamW: weightDecay has ${hp.weightDecay.length} entries for ${n} variables`);
+  if (!Number.isInteger(step) || step < 1)
+    throw new Error(`nativeAdamW: step must be an integer >= 1 (bias correction), got ${step}`);
+  if (Array.isArray(hp.weightDecay) && hp.weightDecay.length !== n)
+    throw new Error(`nativeAdamW: weightDecay has ${hp.weightDecay.length} entries for ${n} variables`);
   for (let i = 0; i < n; i++) {
     const w = vars[i]!;
-    for (const [what, t] of [['grad', grads[i]!], ['m', m[i]!], ['v', v[i]!]] as const) {
-      if (t.dtype !== 'float32' || w.dtype !== 'float32') throw new Error(`nativeAdamW: ${w.name} and its ${what} must be float32 (got ${w.dtype}, ${t.dtype})`);
-      if (t.size !== w.size || t.shape.join(',') !== w.shape.join(',')) throw new Error(`nativeAdamW: ${what} of ${w.name} has shape [${t.shape.join(',')}], want [${w.shape.join(',')}]`);
+    for (const [what, t] of [
+      ['grad', grads[i]!],
+      ['m', m[i]!],
+      ['v', v[i]!],
+    ] as const) {
+      if (t.dtype !== 'float32' || w.dtype !== 'float32')
+        throw new Error(`nativeAdamW: ${w.name} and its ${what} must be float32 (got ${w.dtype}, ${t.dtype})`);
+      if (t.size !== w.size || t.shape.join(',') !== w.shape.join(','))
+        throw new Error(
+          `nativeAdamW: ${what} of ${w.name} has shape [${t.shape.join(',')}], want [${w.shape.join(',')}]`,
+        );
     }
   }
 }
 
-const wdOf = (hp: AdamWHyper, i: number): number => (typeof hp.weightDecay === 'number' ? hp.weightDecay : hp.weightDecay[i]!);
+const wdOf = (hp: AdamWHyper, i: number): number =>
+  typeof hp.weightDecay === 'number' ? hp.weightDecay : hp.weightDecay[i]!;
 
-/** Gives `x` a buffer of its own when another tensor shares it (its data id or its memory); returns whether it copied. */
+/**
+ * Gives `x` a buffer of its own when another tensor shares it (its data id or its memory); returns whether it copied.
+ */
 function unshare(ctx: NativeContext, backend: KernelBackend, x: tf.Variable): boolean {
   if (backend.refCount(x.dataId) <= 1 && !ctx.sharesMemory(backend, x)) return false;
   const fresh = tf.tidy(() => tf.add(x, tf.scalar(0))); // [same shape], a new buffer
@@ -72,14 +94,24 @@ export function fusedAdamWReady(): boolean {
   return fusedContext() !== undefined;
 }
 
-/** Fused steps run so far: they write weights in place (no new data id), so a cache of anything computed from the weights compares this count. */
+/**
+ * Fused steps run so far: they write weights in place (no new data id), so a cache of anything computed from the
+ * weights compares this count.
+ */
 let inPlaceSteps = 0;
 
 export function inPlaceWeightUpdates(): number {
   return inPlaceSteps;
 }
 
-export function nativeAdamW(vars: readonly tf.Variable[], grads: readonly tf.Tensor[], m: readonly tf.Variable[], v: readonly tf.Variable[], step: number, hp: AdamWHyper): AdamWResult {
+export function nativeAdamW(
+  vars: readonly tf.Variable[],
+  grads: readonly tf.Tensor[],
+  m: readonly tf.Variable[],
+  v: readonly tf.Variable[],
+  step: number,
+  hp: AdamWHyper,
+): AdamWResult {
   validate(vars, grads, m, v, step, hp);
   const ctx = fusedContext();
   if (!ctx) {
@@ -116,7 +148,14 @@ export function nativeAdamW(vars: readonly tf.Variable[], grads: readonly tf.Ten
 }
 
 /** The same update as tfjs ops (no addon, or another backend). */
-function adamWOps(vars: readonly tf.Variable[], grads: readonly tf.Tensor[], m: readonly tf.Variable[], v: readonly tf.Variable[], step: number, hp: AdamWHyper): void {
+function adamWOps(
+  vars: readonly tf.Variable[],
+  grads: readonly tf.Tensor[],
+  m: readonly tf.Variable[],
+  v: readonly tf.Variable[],
+  step: number,
+  hp: AdamWHyper,
+): void {
   const bc1 = 1 - Math.pow(hp.beta1, step);
   const bc2 = 1 - Math.pow(hp.beta2, step);
   tf.tidy(() => {

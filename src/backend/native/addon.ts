@@ -16,7 +16,10 @@ export interface NativeAddon {
   setHeap(buffer: ArrayBuffer): number;
   /** Fixed BLAS thread count; returns the count in effect. */
   setThreads(n: number): number;
-  /** Automatic: every kernel splits its work across up to `max` pool threads (small decode-step products stay on one); returns max. */
+  /**
+   * Automatic: every kernel splits its work across up to `max` pool threads (small decode-step products stay on one);
+   * returns max.
+   */
   setAutoThreads(max: number): number;
   getThreads(): number;
   blasConfig(): string;
@@ -58,16 +61,60 @@ export interface NativeAddon {
    * The same kernels on the TypedArrays passed in the call (a tensor's slot holds its argument
    * index). Absent from binaries built before this binding existed.
    */
-  readonly typed?: Record<TypedKernelFn, (...arrays: ArrayBufferView[]) => number> & Partial<Record<FusedKernelFn, (...arrays: ArrayBufferView[]) => number>>;
+  readonly typed?: Record<TypedKernelFn, (...arrays: ArrayBufferView[]) => number> &
+    Partial<Record<FusedKernelFn, (...arrays: ArrayBufferView[]) => number>>;
 }
 
 /** The heap binding's kernels, one per native/src kernel. */
-type HeapKernelFn = 'matmul' | 'binary' | 'unary' | 'transpose' | 'slice' | 'concat' | 'gather' | 'segmentSum' | 'oneHot' | 'addN' | 'reduce' | 'softmax' | 'adamw' | 'select' | 'cast';
+type HeapKernelFn =
+  | 'matmul'
+  | 'binary'
+  | 'unary'
+  | 'transpose'
+  | 'slice'
+  | 'concat'
+  | 'gather'
+  | 'segmentSum'
+  | 'oneHot'
+  | 'addN'
+  | 'reduce'
+  | 'softmax'
+  | 'adamw'
+  | 'select'
+  | 'cast';
 /** The typed-array binding's: the same, and Cumsum (the wasm backend has its own). */
-const TYPED_KERNEL_FNS = ['matmul', 'binary', 'unary', 'transpose', 'slice', 'concat', 'gather', 'segmentSum', 'oneHot', 'addN', 'reduce', 'softmax', 'adamw', 'select', 'cast', 'cumsum'] as const;
+const TYPED_KERNEL_FNS = [
+  'matmul',
+  'binary',
+  'unary',
+  'transpose',
+  'slice',
+  'concat',
+  'gather',
+  'segmentSum',
+  'oneHot',
+  'addN',
+  'reduce',
+  'softmax',
+  'adamw',
+  'select',
+  'cast',
+  'cumsum',
+] as const;
 type TypedKernelFn = (typeof TYPED_KERNEL_FNS)[number];
 /** Kernels of both bindings that older binaries lack: their overrides register only where present. */
-export type FusedKernelFn = 'rmsNorm' | 'rmsNormGrad' | 'swiglu' | 'swigluGrad' | 'rope' | 'selectedLogprobs' | 'selectedLogprobsGrad' | 'attnProbs' | 'attnProbsGrad' | 'attnApply' | 'attnApplyGrad';
+export type FusedKernelFn =
+  | 'rmsNorm'
+  | 'rmsNormGrad'
+  | 'swiglu'
+  | 'swigluGrad'
+  | 'rope'
+  | 'selectedLogprobs'
+  | 'selectedLogprobsGrad'
+  | 'attnProbs'
+  | 'attnProbsGrad'
+  | 'attnApply'
+  | 'attnApplyGrad';
 export type NativeKernelFn = HeapKernelFn | TypedKernelFn | FusedKernelFn;
 
 /** Whether `addon` has the typed-array binding with every kernel (binaries built before it lack it). */
@@ -110,7 +157,10 @@ export const prebuiltAvx2Path = join(prebuiltDir, 'sharp_native.avx2.napi.glibc.
  * Whether the AVX2+FMA build may run here: /proc/cpuinfo lists both flags (false where it cannot be
  * read) and SHARP_NATIVE_AVX2 is not 0 (which keeps the baseline build, to test it on any machine).
  */
-export function avx2Here(env: string | undefined = process.env['SHARP_NATIVE_AVX2'], cpuinfo = '/proc/cpuinfo'): boolean {
+export function avx2Here(
+  env: string | undefined = process.env['SHARP_NATIVE_AVX2'],
+  cpuinfo = '/proc/cpuinfo',
+): boolean {
   if (env === '0') return false;
   try {
     const flags = (/^flags\s*:(.*)$/m.exec(readFileSync(cpuinfo, 'utf8'))?.[1] ?? '').trim().split(/\s+/);
@@ -144,14 +194,19 @@ export function verifyPrebuilt(file: string): string {
   if (!existsSync(sumFile)) return `prebuilt ${file} has no recorded sha256 (${sumFile} missing); skipped`;
   const want = readFileSync(sumFile, 'utf8').trim().split(/\s+/)[0]?.toLowerCase() ?? '';
   const got = createHash('sha256').update(readFileSync(file)).digest('hex');
-  if (got !== want) return `prebuilt ${file} has sha256 ${got.slice(0, 16)}..., ${sumFile} records ${want.slice(0, 16) || 'nothing'}...: not the committed build; skipped`;
+  if (got !== want)
+    return (
+      `prebuilt ${file} has sha256 ${got.slice(0, 16)}..., ${sumFile} records ` +
+      `${want.slice(0, 16) || 'nothing'}...: not the committed build; skipped`
+    );
   return '';
 }
 
 function requireAddon(file: string): { addon?: NativeAddon; error?: string } {
   try {
     const addon = createRequire(import.meta.url)(file) as NativeAddon;
-    if (typeof addon.blasConfig !== 'function' || typeof addon.matmul !== 'function') return { error: 'not the sharp-rl kernels (blasConfig/matmul missing)' };
+    if (typeof addon.blasConfig !== 'function' || typeof addon.matmul !== 'function')
+      return { error: 'not the sharp-rl kernels (blasConfig/matmul missing)' };
     return { addon };
   } catch (err) {
     return { error: String(err instanceof Error ? err.message : err).split('\n')[0] ?? '' };
@@ -162,8 +217,12 @@ function requireAddon(file: string): { addon?: NativeAddon; error?: string } {
  * Tries the candidates in order: the prebuilt binaries (sha256 checked; the AVX2+FMA one first where
  * the CPU has both), then the local build, and says why each one passed over was. Never throws.
  */
-export function loadAddonFrom(choice: AddonChoice, files: { prebuilt: string | readonly string[]; local: string } = { prebuilt: prebuiltCandidates(), local: addonPath }): AddonLoad {
-  if (choice === 'off') return { addon: undefined, reason: 'disabled by SHARP_NATIVE=0', path: files.local, skipped: [] };
+export function loadAddonFrom(
+  choice: AddonChoice,
+  files: { prebuilt: string | readonly string[]; local: string } = { prebuilt: prebuiltCandidates(), local: addonPath },
+): AddonLoad {
+  if (choice === 'off')
+    return { addon: undefined, reason: 'disabled by SHARP_NATIVE=0', path: files.local, skipped: [] };
   const skipped: string[] = [];
   if (choice !== 'local') {
     const prebuilt = typeof files.prebuilt === 'string' ? [files.prebuilt] : files.prebuilt;
@@ -177,7 +236,13 @@ export function loadAddonFrom(choice: AddonChoice, files: { prebuilt: string | r
         skipped.push(bad);
       }
     }
-    if (choice === 'prebuilt') return { addon: undefined, reason: `${skipped.join('; ')} (SHARP_NATIVE=prebuilt)`, path: prebuilt[prebuilt.length - 1] ?? '', skipped };
+    if (choice === 'prebuilt')
+      return {
+        addon: undefined,
+        reason: `${skipped.join('; ')} (SHARP_NATIVE=prebuilt)`,
+        path: prebuilt[prebuilt.length - 1] ?? '',
+        skipped,
+      };
   }
   if (!existsSync(files.local)) {
     const why = `not built (${files.local} missing; run npm run build:native)`;
@@ -185,7 +250,12 @@ export function loadAddonFrom(choice: AddonChoice, files: { prebuilt: string | r
   }
   const r = requireAddon(files.local);
   if (r.addon) return { addon: r.addon, reason: '', path: files.local, source: 'local build', skipped };
-  return { addon: undefined, reason: [...skipped, `failed to load: ${r.error}`].join('; '), path: files.local, skipped };
+  return {
+    addon: undefined,
+    reason: [...skipped, `failed to load: ${r.error}`].join('; '),
+    path: files.local,
+    skipped,
+  };
 }
 
 let cached: AddonLoad | undefined;
@@ -213,11 +283,16 @@ export function loadTypedAddon(): AddonLoad {
 export function typedFrom(first: AddonLoad, choice: AddonChoice, local = addonPath): AddonLoad {
   if (!first.addon) return first;
   if (hasTypedBinding(first.addon)) return first;
-  const stale = `${first.source ?? 'binary'} ${first.path} lacks the typed-array kernels (built before them: npm run build:prebuild)`;
+  const stale =
+    `${first.source ?? 'binary'} ${first.path} lacks the typed-array kernels (built before them: npm run ` +
+    `build:prebuild)`;
   const skipped = [...first.skipped, stale];
-  if (first.source === 'local build' || choice === 'prebuilt') return { addon: undefined, reason: skipped.join('; '), path: first.path, skipped };
+  if (first.source === 'local build' || choice === 'prebuilt')
+    return { addon: undefined, reason: skipped.join('; '), path: first.path, skipped };
   const second = loadAddonFrom('local', { prebuilt: '', local });
   if (second.addon && hasTypedBinding(second.addon)) return { ...second, skipped };
-  const why = second.addon ? `local build ${local} lacks them too (run npm run build:native)` : `local build: ${second.reason}`;
+  const why = second.addon
+    ? `local build ${local} lacks them too (run npm run build:native)`
+    : `local build: ${second.reason}`;
   return { addon: undefined, reason: [...skipped, why].join('; '), path: local, skipped: [...skipped, why] };
 }

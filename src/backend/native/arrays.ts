@@ -17,7 +17,8 @@ export interface CpuBackend extends KernelBackend {
 
 type Typed = Float32Array | Int32Array | Uint8Array;
 
-const kindOf = (dtype: string): typeof Float32Array | typeof Int32Array | typeof Uint8Array => (dtype === 'int32' ? Int32Array : dtype === 'bool' ? Uint8Array : Float32Array);
+const kindOf = (dtype: string): typeof Float32Array | typeof Int32Array | typeof Uint8Array =>
+  dtype === 'int32' ? Int32Array : dtype === 'bool' ? Uint8Array : Float32Array;
 
 /**
  * The typed-array binding: a tensor's reference is the index of its TypedArray among the arrays
@@ -36,7 +37,8 @@ export class ArrayContext extends NativeContext {
     let n = 1;
     for (const d of shape) n *= d;
     const Kind = kindOf(dtype);
-    const values = new Kind(this.pool.take(n * Kind.BYTES_PER_ELEMENT), 0, n); // contents undefined: the kernel writes all of it
+    // contents undefined: the kernel writes all of it
+    const values = new Kind(this.pool.take(n * Kind.BYTES_PER_ELEMENT), 0, n);
     this.storing = true;
     try {
       return (backend as CpuBackend).makeTensorInfo(shape, dtype, values);

@@ -23,7 +23,12 @@ export const NATIVE_BACKEND = 'native';
  * The kernels replaced on it: the wasm overrides' set, and those the wasm backend runs in C++ itself
  * while tfjs-backend-cpu runs them in JS (Cumsum, PadV2, decoding's ArgMax/TopK, the fills).
  */
-export const NATIVE_BACKEND_KERNELS: readonly KernelOverride[] = [...NATIVE_KERNELS, cumsumNative, padV2Arrays, ...selectionArrays];
+export const NATIVE_BACKEND_KERNELS: readonly KernelOverride[] = [
+  ...NATIVE_KERNELS,
+  cumsumNative,
+  padV2Arrays,
+  ...selectionArrays,
+];
 
 let status: NativeStatus | undefined;
 let ctx: ArrayContext | undefined;
@@ -72,7 +77,13 @@ export function registerNativeBackend(): NativeStatus {
   const { addon, reason, source } = loadTypedAddon();
   const cpuFactory = tf.findBackendFactory('cpu');
   if (!addon || !cpuFactory) {
-    return { loaded: false, mode: 'off', reason: addon ? 'the tfjs cpu backend is not registered' : reason, kernels: [], blasThreads: 0 };
+    return {
+      loaded: false,
+      mode: 'off',
+      reason: addon ? 'the tfjs cpu backend is not registered' : reason,
+      kernels: [],
+      blasThreads: 0,
+    };
   }
   const c = new ArrayContext(addon);
   ctx = c;
@@ -95,7 +106,16 @@ export function registerNativeBackend(): NativeStatus {
   }
   addon.setThreads(availableParallelism());
   const threads = addon.setAutoThreads(availableParallelism());
-  status = { loaded: true, mode: 'native', reason: '', kernels: usable.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: addon.blasConfig(), source };
+  status = {
+    loaded: true,
+    mode: 'native',
+    reason: '',
+    kernels: usable.map((k) => k.name),
+    blasThreads: threads,
+    blasPolicy: 'auto',
+    blasConfig: addon.blasConfig(),
+    source,
+  };
   return status;
 }
 

@@ -19,7 +19,20 @@ describe('pure-wasm BatchMatMul fallback vs float64', () => {
 
   it('matches on random shapes, all transpose flags, general broadcasting', () => {
     const rng = new Rng(41);
-    const batchCases: [number[], number[]][] = [[[], []], [[3], []], [[], [3]], [[4], [4]], [[2, 1], [1, 3]], [[1, 2, 1], [2, 1, 2]]];
+    const batchCases: [number[], number[]][] = [
+      [[], []],
+      [[3], []],
+      [[], [3]],
+      [[4], [4]],
+      [
+        [2, 1],
+        [1, 3],
+      ],
+      [
+        [1, 2, 1],
+        [2, 1, 2],
+      ],
+    ];
     for (const [ba, bb] of batchCases)
       for (const ta of [false, true])
         for (const tb of [false, true]) {

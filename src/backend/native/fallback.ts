@@ -12,7 +12,17 @@ import { asKernel, callStock, sizeOf, type KernelArgs } from './kernels/types.ts
  * anything else runs one 2-D product per batch on zero-copy views registered over the operands'
  * and the output's heap memory.
  */
-type WasmMatMul = (aId: number, aShape: Uint8Array, aRank: number, bId: number, bShape: Uint8Array, bRank: number, ta: boolean, tb: boolean, outId: number) => void;
+type WasmMatMul = (
+  aId: number,
+  aShape: Uint8Array,
+  aRank: number,
+  bId: number,
+  bShape: Uint8Array,
+  bRank: number,
+  ta: boolean,
+  tb: boolean,
+  outId: number,
+) => void;
 
 interface CwrapModule {
   cwrap(name: string, ret: null, args: string[]): WasmMatMul;
@@ -67,7 +77,11 @@ export function makeFallbackBatchMatMul(stock: KernelFunc, stockTranspose: Kerne
     const backend = args.backend as WasmBackend; // the fallback serves the wasm backend only
     const temps: TensorInfo[] = [];
     const tr = (x: TensorInfo): TensorInfo => {
-      const t = callStock(stockTranspose, { inputs: { x }, backend, attrs: { perm: swapLast2(x.shape.length) } }) as TensorInfo; // last two dims swapped
+      const t = callStock(stockTranspose, {
+        inputs: { x },
+        backend,
+        attrs: { perm: swapLast2(x.shape.length) },
+      }) as TensorInfo; // last two dims swapped
       temps.push(t);
       return t;
     };

@@ -25,7 +25,12 @@ interface WasmModule {
 
 export interface WasmBackend extends KernelBackend {
   wasm: WasmModule;
-  dataIdMap: { get(dataId: DataId): TensorData; has(dataId: DataId): boolean; set(dataId: DataId, d: TensorData): void; delete(dataId: DataId): boolean };
+  dataIdMap: {
+    get(dataId: DataId): TensorData;
+    has(dataId: DataId): boolean;
+    set(dataId: DataId, d: TensorData): void;
+    delete(dataId: DataId): boolean;
+  };
   dataIdNextNumber: number;
   makeOutput(shape: number[], dtype: string, memoryOffset?: number): TensorInfo;
   typedArrayFromHeap(t: TensorInfo): Float32Array | Int32Array | Uint8Array;

@@ -1,5 +1,3 @@
-import { totalmem } from 'node:os';
-
 /**
  * Recycles the buffers of the `native` backend's kernel outputs. A fresh large ArrayBuffer costs a
  * zero-fill and a page fault per 4 KiB on first touch, and is freed only when V8 collects it; the
@@ -13,16 +11,18 @@ import { totalmem } from 'node:os';
  * of tfjs-backend-cpu may store a view of an input, e.g. a simple Slice's `subarray`: `pin` then
  * takes the buffer out of the scheme and V8 frees it as usual).
  */
+import { totalmem } from 'node:os';
+
 /**
  * Eight size classes per power of two (at most 12.5 % unused), so tensors whose sizes differ a
  * little (sequence lengths that vary from micro-batch to micro-batch) share buffers.
  */
 export function sizeClass(bytes: number): number {
   if (bytes <= 64) return 64;
-  const step = bytes < 2 ** 31 ? 1 << (28 - Math.clz32(bytes)) : 2 ** (Math.floor(Math.log2(bytes)) - 3); // 2^(floor(log2 bytes) - 3)
+  // 2^(floor(log2 bytes) - 3)
+  const step = bytes < 2 ** 31 ? 1 << (28 - Math.clz32(bytes)) : 2 ** (Math.floor(Math.log2(bytes)) - 3);
   return Math.ceil(bytes / step) * step;
 }
-
 
 export class ArrayPool {
   private readonly free = new Map<number, ArrayBuffer[]>();

@@ -2,7 +2,14 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../select.ts';
 import { addonBuilt } from '../../../test/native-testkit.ts';
-import { disableNativeKernels, enableNativeKernels, nativeStatus, setBlasThreads, useBlasThreadsFor, NATIVE_KERNELS } from './register.ts';
+import {
+  disableNativeKernels,
+  enableNativeKernels,
+  nativeStatus,
+  setBlasThreads,
+  useBlasThreadsFor,
+  NATIVE_KERNELS,
+} from './register.ts';
 
 describe('enableNativeKernels', () => {
   beforeAll(async () => {

@@ -26,7 +26,9 @@ export interface NativeStatus {
   reason: string;
   /** Kernel names overridden on the wasm backend. */
   kernels: string[];
-  /** Threads: the fixed OpenBLAS count, or in 'auto' the most the kernels split their work across (0 without the addon). */
+  /**
+   * Threads: the fixed OpenBLAS count, or in 'auto' the most the kernels split their work across (0 without the addon).
+   */
   blasThreads: number;
   /**
    * 'auto': every kernel, GEMMs included, splits its work across the addon's thread pool (OpenBLAS
@@ -44,7 +46,14 @@ export interface NativeStatus {
  * Every native override, in registration order. BatchMatMul first: it is the biggest win. The fused
  * kernels last: they register only where the binary has them (KernelOverride.needs).
  */
-export const NATIVE_KERNELS: readonly KernelOverride[] = [batchMatMulNative, ...elementwiseNative, ...layoutNative, ...reduceNative, ...fusedNative, ...attentionNative];
+export const NATIVE_KERNELS: readonly KernelOverride[] = [
+  batchMatMulNative,
+  ...elementwiseNative,
+  ...layoutNative,
+  ...reduceNative,
+  ...fusedNative,
+  ...attentionNative,
+];
 
 interface State {
   status: NativeStatus;
@@ -70,7 +79,9 @@ function stockOf(name: string, replaced: State['replaced']): KernelFunc | undefi
 /** Stand-in for a kernel the wasm backend lacks (UnsortedSegmentSum): cases we do not cover fail clearly. */
 function missingStock(name: string): KernelFunc {
   return () => {
-    throw new Error(`${name}: the wasm backend has no kernel for this case (native covers float32 data with int32 ids)`);
+    throw new Error(
+      `${name}: the wasm backend has no kernel for this case (native covers float32 data with int32 ids)`,
+    );
   };
 }
 
@@ -87,7 +98,13 @@ export function enableNativeKernels(): NativeStatus {
   if (state) return state.status;
   const backend = wasmBackend();
   if (!backend) {
-    return { loaded: false, mode: 'off', reason: `active tfjs backend is '${tf.getBackend()}', not wasm`, kernels: [], blasThreads: 0 };
+    return {
+      loaded: false,
+      mode: 'off',
+      reason: `active tfjs backend is '${tf.getBackend()}', not wasm`,
+      kernels: [],
+      blasThreads: 0,
+    };
   }
   const replaced: State['replaced'] = new Map();
   const { addon, reason, source } = loadAddon();
@@ -113,16 +130,35 @@ export function enableNativeKernels(): NativeStatus {
     state = {
       ctx,
       replaced,
-      status: { loaded: true, mode: 'native', reason: '', kernels: usable.map((k) => k.name), blasThreads: threads, blasPolicy: 'auto', blasConfig: ctx.addon.blasConfig(), source },
+      status: {
+        loaded: true,
+        mode: 'native',
+        reason: '',
+        kernels: usable.map((k) => k.name),
+        blasThreads: threads,
+        blasPolicy: 'auto',
+        blasConfig: ctx.addon.blasConfig(),
+        source,
+      },
     };
   } else {
     const stockMM = tf.getKernel('BatchMatMul', 'wasm')?.kernelFunc;
     const stockTr = tf.getKernel('Transpose', 'wasm')?.kernelFunc;
     if (!stockMM || !stockTr) {
-      return { loaded: false, mode: 'off', reason: `${why}; stock wasm BatchMatMul/Transpose missing`, kernels: [], blasThreads: 0 };
+      return {
+        loaded: false,
+        mode: 'off',
+        reason: `${why}; stock wasm BatchMatMul/Transpose missing`,
+        kernels: [],
+        blasThreads: 0,
+      };
     }
     override('BatchMatMul', makeFallbackBatchMatMul(stockMM, stockTr), replaced);
-    state = { ctx: undefined, replaced, status: { loaded: false, mode: 'fallback', reason: why, kernels: ['BatchMatMul'], blasThreads: 0 } };
+    state = {
+      ctx: undefined,
+      replaced,
+      status: { loaded: false, mode: 'fallback', reason: why, kernels: ['BatchMatMul'], blasThreads: 0 },
+    };
   }
   return state.status;
 }
@@ -137,10 +173,20 @@ export function enableFallbackKernels(): NativeStatus {
   const stockMM = stockOf('BatchMatMul', replaced);
   const stockTr = stockOf('Transpose', replaced);
   if (!wasmBackend() || !stockMM || !stockTr) {
-    return { loaded: false, mode: 'off', reason: 'wasm backend with BatchMatMul/Transpose required', kernels: [], blasThreads: 0 };
+    return {
+      loaded: false,
+      mode: 'off',
+      reason: 'wasm backend with BatchMatMul/Transpose required',
+      kernels: [],
+      blasThreads: 0,
+    };
   }
   override('BatchMatMul', makeFallbackBatchMatMul(stockMM, stockTr), replaced);
-  state = { ctx: undefined, replaced, status: { loaded: false, mode: 'fallback', reason: 'fallback requested', kernels: ['BatchMatMul'], blasThreads: 0 } };
+  state = {
+    ctx: undefined,
+    replaced,
+    status: { loaded: false, mode: 'fallback', reason: 'fallback requested', kernels: ['BatchMatMul'], blasThreads: 0 },
+  };
   return state.status;
 }
 
@@ -169,7 +215,8 @@ export function nativeContext(): HeapContext | undefined {
  * in effect (0 without the addon). For measuring: the default is the 'auto' policy.
  */
 export function setBlasThreads(n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new Error(`setBlasThreads: thread count must be a positive integer, got ${n}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`setBlasThreads: thread count must be a positive integer, got ${n}`);
   const ctx = state?.ctx;
   if (!ctx) return 0;
   const got = ctx.addon.setThreads(n);

@@ -14,7 +14,16 @@ import { disableNativeKernels, enableFallbackKernels, enableNativeKernels } from
  * and a flat tensor count. A smaller model than the bench's (d=64, vocab 512, batch 4 x 32) keeps the
  * 2 x 50 steps inside the test budget; the bench (scripts/bench/native.ts) runs the full-size one.
  */
-const CFG = hfConfigFor({ arch: 'llama', layers: 2, hidden: 64, heads: 4, kvHeads: 4, intermediate: 172, vocab: 512, tieEmbeddings: true });
+const CFG = hfConfigFor({
+  arch: 'llama',
+  layers: 2,
+  hidden: 64,
+  heads: 4,
+  kvHeads: 4,
+  intermediate: 172,
+  vocab: 512,
+  tieEmbeddings: true,
+});
 const STEPS = 50;
 
 async function lossCurve(): Promise<{ losses: number[]; leak: number; path: string }> {
@@ -23,14 +32,28 @@ async function lossCurve(): Promise<{ losses: number[]; leak: number; path: stri
   const m = vars.map((x) => tf.variable(tf.zerosLike(x), false));
   const v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
   const rng = new Rng(4);
-  const ids = tf.tensor2d(Array.from({ length: 4 * 32 }, () => rng.int(0, 511)), [4, 32], 'int32'); // [B, T]
+  const ids = tf.tensor2d(
+    Array.from({ length: 4 * 32 }, () => rng.int(0, 511)),
+    [4, 32],
+    'int32',
+  ); // [B, T]
   const mask = tf.ones([4, 32], 'int32') as tf.Tensor2D; // [B, T]
   const losses: number[] = [];
   let start = 0;
   let path = '';
   for (let t = 1; t <= STEPS; t++) {
-    const { value, grads } = tf.variableGrads(() => tf.neg(tf.mean(tokenLogprobs(model, ids, mask))) as tf.Scalar, vars);
-    path = nativeAdamW(vars, vars.map((x) => grads[x.name]!), m, v, t, { lr: 3e-3, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.01 }).path;
+    const { value, grads } = tf.variableGrads(
+      () => tf.neg(tf.mean(tokenLogprobs(model, ids, mask))) as tf.Scalar,
+      vars,
+    );
+    path = nativeAdamW(
+      vars,
+      vars.map((x) => grads[x.name]!),
+      m,
+      v,
+      t,
+      { lr: 3e-3, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.01 },
+    ).path;
     losses.push((await value.data())[0]!);
     tf.dispose([value, ...Object.values(grads)]);
     if (t === 2) start = tf.memory().numTensors;

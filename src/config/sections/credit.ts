@@ -22,49 +22,156 @@ export const creditSection = z
     method: z
       .enum(['loo', 'shapley', 'broadcast', 'matpo', 'oracle'])
       .default('loo')
-      .describe('loo: SHARP leave-one-out counterfactual credit per worker; shapley: exact (K<=6) or sampled Shapley; broadcast: the accuracy reward, identical for every agent (nothing per agent); matpo: MATPO\'s reward, accuracy + tool-format validity of the whole trajectory, broadcast (credit.matpo); oracle: a CEILING, not a method: each worker gets 1 when its report is its hop\'s gold answer (rule judge), else 0, the planner the outcome (needs gold decompositions; cf. StepSearch, arXiv 2505.15107).'),
-    replayMode: z.enum(['final', 'replan']).default('final').describe('final: regenerate only the planner\'s answer; replan: regenerate the planner after its first delegation, running a worker for every subtask that changed. Every coalition, nothing masked included, is replayed the same way.'),
+      .describe(
+        'loo: SHARP leave-one-out counterfactual credit per worker; shapley: exact (K<=6) or sampled Shapley; ' +
+          "broadcast: the accuracy reward, identical for every agent (nothing per agent); matpo: MATPO's reward, " +
+          'accuracy + tool-format validity of the whole trajectory, broadcast (credit.matpo); oracle: a CEILING, ' +
+          "not a method: each worker gets 1 when its report is its hop's gold answer (rule judge), else 0, the " +
+          'planner the outcome (needs gold decompositions; cf. StepSearch, arXiv 2505.15107).',
+      ),
+    replayMode: z
+      .enum(['final', 'replan'])
+      .default('final')
+      .describe(
+        "final: regenerate only the planner's answer; replan: regenerate the planner after its first delegation, " +
+          'running a worker for every subtask that changed. Every coalition, nothing masked included, is replayed ' +
+          'the same way.',
+      ),
     counterfactual: z
       .enum(COUNTERFACTUALS)
       .default('mask')
-      .describe('What a coalition leaves out: mask (SHARP: the report replaced by the placeholder), resample (the worker run again on the same subtask, fresh samples; Delta_m = v(N) - mean over m\'s resamples, a per-agent baseline as in COMA, arXiv 1705.08926, which is non-zero in a failure one worker caused) or repair (the report replaced by the gold sub-answer of the hop the subtask asks, and a delegation the rule judge finds wrong replayed with the gold sub-question: Delta < 0 where a right report would have saved the team; needs gold decompositions). Works with loo and shapley, in both replay modes.'),
+      .describe(
+        'What a coalition leaves out: mask (SHARP: the report replaced by the placeholder), resample (the worker ' +
+          "run again on the same subtask, fresh samples; Delta_m = v(N) - mean over m's resamples, a per-agent " +
+          'baseline as in COMA, arXiv 1705.08926, which is non-zero in a failure one worker caused) or repair (the ' +
+          'report replaced by the gold sub-answer of the hop the subtask asks, and a delegation the rule judge ' +
+          'finds wrong replayed with the gold sub-question: Delta < 0 where a right report would have saved the ' +
+          'team; needs gold decompositions). Works with loo and shapley, in both replay modes.',
+      ),
     replays: z
       .number()
       .int()
       .positive()
       .default(2)
-      .describe('Replays averaged per coalition, v(N) included (the SHARP n); replay r of every coalition shares sampling stream r. Default 2, the smallest n whose split-half reliability of the LOO Deltas reached 0.7 on the starting policy (0.50 at n = 1, 0.71 at n = 2; `npm run bench:replays`, docs/results.md), at twice the replay cost of n = 1.'),
-    replayTemperature: z.number().min(0).max(10).nullable().default(null).describe('Sampling temperature of the counterfactual replays; null = rollout.temperature; 0 = greedy, which makes v(S) exact for a given context.'),
+      .describe(
+        'Replays averaged per coalition, v(N) included (the SHARP n); replay r of every coalition shares sampling ' +
+          'stream r. Default 2, the smallest n whose split-half reliability of the LOO Deltas reached 0.7 on the ' +
+          'starting policy (0.50 at n = 1, 0.71 at n = 2; `npm run bench:replays`, docs/results.md), at twice the ' +
+          'replay cost of n = 1.',
+      ),
+    replayTemperature: z
+      .number()
+      .min(0)
+      .max(10)
+      .nullable()
+      .default(null)
+      .describe(
+        'Sampling temperature of the counterfactual replays; null = rollout.temperature; 0 = greedy, which makes ' +
+          'v(S) exact for a given context.',
+      ),
     placeholder: z.string().default('[no report]').describe('Text that replaces a masked worker report.'),
-    shapleyExactMaxWorkers: z.number().int().min(1).max(MAX_EXACT_SHAPLEY_WORKERS).default(6).describe('Exact Shapley up to this many workers, permutation sampling beyond.'),
-    shapleyPermutations: z.number().int().positive().default(32).describe('Permutations sampled when Shapley is not exact.'),
-    shapleyMode: z.enum(['auto', 'exact', 'sampled']).default('auto').describe(`auto: exact up to shapleyExactMaxWorkers, sampled beyond; exact/sampled force one (exact is refused past ${MAX_EXACT_SHAPLEY_WORKERS} workers: ${2 ** MAX_EXACT_SHAPLEY_WORKERS} replays).`),
-    success: z.enum(['em', 'f1', 'cover_em']).default('em').describe('Success function R: exact match, F1 >= threshold, or cover-EM.'),
+    shapleyExactMaxWorkers: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_EXACT_SHAPLEY_WORKERS)
+      .default(6)
+      .describe('Exact Shapley up to this many workers, permutation sampling beyond.'),
+    shapleyPermutations: z
+      .number()
+      .int()
+      .positive()
+      .default(32)
+      .describe('Permutations sampled when Shapley is not exact.'),
+    shapleyMode: z
+      .enum(['auto', 'exact', 'sampled'])
+      .default('auto')
+      .describe(
+        `auto: exact up to shapleyExactMaxWorkers, sampled beyond; exact/sampled force one (exact is refused past ` +
+          `${MAX_EXACT_SHAPLEY_WORKERS} workers: ${2 ** MAX_EXACT_SHAPLEY_WORKERS} replays).`,
+      ),
+    success: z
+      .enum(['em', 'f1', 'cover_em'])
+      .default('em')
+      .describe('Success function R: exact match, F1 >= threshold, or cover-EM.'),
     f1Threshold: z.number().min(0).max(1).default(0.5).describe('F1 needed for success when success = f1.'),
     weights: z
       .strictObject({
-        broadcast: z.number().default(0.9).describe('alpha (w_b): weight of the broadcast accuracy reward in loo / shapley (SHARP: 0.9).'),
-        marginal: z.number().default(0.9).describe('beta (w_mc): weight of the marginal (LOO / Shapley) credit (SHARP: 0.9).'),
-        tool: z.number().default(0.1).describe('gamma (w_tool): weight of the per-agent tool-validity reward (SHARP: 0.1).'),
+        broadcast: z
+          .number()
+          .default(0.9)
+          .describe('alpha (w_b): weight of the broadcast accuracy reward in loo / shapley (SHARP: 0.9).'),
+        marginal: z
+          .number()
+          .default(0.9)
+          .describe('beta (w_mc): weight of the marginal (LOO / Shapley) credit (SHARP: 0.9).'),
+        tool: z
+          .number()
+          .default(0.1)
+          .describe('gamma (w_tool): weight of the per-agent tool-validity reward (SHARP: 0.1).'),
       })
       .prefault({})
-      .describe('SHARP\'s per-agent reward R = alpha R_b + beta R_mc + gamma R_tool (loo and shapley only).'),
+      .describe("SHARP's per-agent reward R = alpha R_b + beta R_mc + gamma R_tool (loo and shapley only)."),
     matpo: z
       .strictObject({
         accuracy: z.number().default(1.0).describe('Weight of the accuracy reward (MATPO: 1.0).'),
-        format: z.number().default(0.1).describe('Weight of the tool-format validity of the whole trajectory (MATPO: 0.1).'),
+        format: z
+          .number()
+          .default(0.1)
+          .describe('Weight of the tool-format validity of the whole trajectory (MATPO: 0.1).'),
       })
       .prefault({})
-      .describe('MATPO\'s reward (method matpo), broadcast to every agent.'),
+      .describe("MATPO's reward (method matpo), broadcast to every agent."),
     toolGate: z.boolean().default(false).describe('Count the tool reward only when the outcome succeeded.'),
     noToolCallsValue: z.number().min(0).max(1).default(0).describe('R_tool of an agent that made no tool calls.'),
-    messageLevel: z.boolean().default(false).describe('Split each agent credit into signed per-message shares (judge labels); sharp train gives each message its own advantage from its share.'),
-    messageShareBeta: z.number().min(0).default(1).describe('beta in r_t = C/T + beta|C|(s_t - mean s)/T (src/credit/message-shares.ts); 0 = even split, bound (1+2beta)|C|/T.'),
-    failurePairs: z.boolean().default(false).describe('On failure: localise the first error and write DPO preference pairs.'),
-    failureResamples: z.number().int().positive().default(4).describe('Alternatives resampled for the first error until the judge accepts one (no pair if none is).'),
-    judge: z.enum(['rule', 'llm']).default('rule').describe('rule: gold sub-answers; llm: a yes/no question to a model.'),
-    hopMatchF1: z.number().min(0).max(1).default(0.5).describe('Rule judge: token F1 a subtask needs with a gold hop question to be judged against that hop.'),
-    judgeMargin: z.number().min(0).default(0).describe('LLM judge: |logp(yes) - logp(no)| under this labels a message 0 (undecided).'),
-    recordGroups: z.number().int().min(0).default(2).describe('Groups per training step (eval: episodes per batch) saved with their credit under <run>/trajectories/ for `sharp view`; 0 = none.'),
+    messageLevel: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Split each agent credit into signed per-message shares (judge labels); sharp train gives each message its ' +
+          'own advantage from its share.',
+      ),
+    messageShareBeta: z
+      .number()
+      .min(0)
+      .default(1)
+      .describe(
+        'beta in r_t = C/T + beta|C|(s_t - mean s)/T (src/credit/message-shares.ts); 0 = even split, bound ' +
+          '(1+2beta)|C|/T.',
+      ),
+    failurePairs: z
+      .boolean()
+      .default(false)
+      .describe('On failure: localise the first error and write DPO preference pairs.'),
+    failureResamples: z
+      .number()
+      .int()
+      .positive()
+      .default(4)
+      .describe('Alternatives resampled for the first error until the judge accepts one (no pair if none is).'),
+    judge: z
+      .enum(['rule', 'llm'])
+      .default('rule')
+      .describe('rule: gold sub-answers; llm: a yes/no question to a model.'),
+    hopMatchF1: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.5)
+      .describe('Rule judge: token F1 a subtask needs with a gold hop question to be judged against that hop.'),
+    judgeMargin: z
+      .number()
+      .min(0)
+      .default(0)
+      .describe('LLM judge: |logp(yes) - logp(no)| under this labels a message 0 (undecided).'),
+    recordGroups: z
+      .number()
+      .int()
+      .min(0)
+      .default(2)
+      .describe(
+        'Groups per training step (eval: episodes per batch) saved with their credit under <run>/trajectories/ for ' +
+          '`sharp view`; 0 = none.',
+      ),
   })
   .describe('Credit assignment.');

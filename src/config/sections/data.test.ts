@@ -16,10 +16,20 @@ describe('data.synthetic question mix', () => {
   });
 
   it('takes a mix and rejects impossible ones with a message naming the key', () => {
-    expect(issues({ shapes: { chain: 1, comparison: 2, aggregation: 1 }, compareItems: { min: 3, max: 3 }, misleading: { rate: 0.25 } })).toEqual([]);
+    expect(
+      issues({
+        shapes: { chain: 1, comparison: 2, aggregation: 1 },
+        compareItems: { min: 3, max: 3 },
+        misleading: { rate: 0.25 },
+      }),
+    ).toEqual([]);
     expect(issues({ shapes: { chain: 0 } })).toEqual(['data.synthetic.shapes: at least one shape weight must be > 0']);
-    expect(issues({ compareItems: { min: 3, max: 2 } })).toEqual(['data.synthetic.compareItems: min (3) must be <= max (2)']);
-    expect(issues({ maxHops: 2, shapes: { comparison: 1 } })).toEqual(['data.synthetic.compareItems: a comparison or aggregation of 2 items needs 3 hops, above maxHops (2)']);
+    expect(issues({ compareItems: { min: 3, max: 2 } })).toEqual([
+      'data.synthetic.compareItems: min (3) must be <= max (2)',
+    ]);
+    expect(issues({ maxHops: 2, shapes: { comparison: 1 } })).toEqual([
+      'data.synthetic.compareItems: a comparison or aggregation of 2 items needs 3 hops, above maxHops (2)',
+    ]);
     // Chains alone need no room for comparisons.
     expect(issues({ maxHops: 2 })).toEqual([]);
     expect(issues({ misleading: { rate: 1.5 } })).toHaveLength(1);

@@ -7,24 +7,43 @@ import { z } from 'zod';
 export const MAX_SYNTHETIC_EPISODES = 100_000;
 /** Most entities of one kind in a synthetic world (each fresh episode builds a world of this size). */
 const MAX_WORLD_ENTITIES = 10_000;
-const shapeWeight = (dflt: number, what: string) => z.number().min(0).max(1e6).default(dflt).describe(`Weight of ${what}.`);
+const shapeWeight = (dflt: number, what: string) =>
+  z.number().min(0).max(1e6).default(dflt).describe(`Weight of ${what}.`);
 /**
  * Most entities of one fresh world (worlds = fresh): held-out worlds draw names from a part of the
  * name space that runs out near 8,000 people (src/data/synth/names.ts), so 5,000 leaves a margin.
  */
 const MAX_FRESH_WORLD = 5_000;
-const worldCount = (dflt: number, what: string) => z.number().int().min(2).max(MAX_WORLD_ENTITIES).default(dflt).describe(`${what} (at most ${MAX_WORLD_ENTITIES}).`);
+const worldCount = (dflt: number, what: string) =>
+  z.number().int().min(2).max(MAX_WORLD_ENTITIES).default(dflt).describe(`${what} (at most ${MAX_WORLD_ENTITIES}).`);
 
 /** Where training episodes come from. */
 export const dataSection = z
   .strictObject({
-    source: z.enum(['synthetic', 'musique', 'hotpotqa', '2wiki']).default('synthetic').describe('Episode source for training.'),
+    source: z
+      .enum(['synthetic', 'musique', 'hotpotqa', '2wiki'])
+      .default('synthetic')
+      .describe('Episode source for training.'),
     path: z.string().default('').describe('Dataset file for non-synthetic sources.'),
-    benchmarkHeldOut: z.number().int().nonnegative().default(50).describe('Non-synthetic sources: the last n answerable episodes of data.path are held out for accuracy before/after RL (at most half the file).'),
+    benchmarkHeldOut: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(50)
+      .describe(
+        'Non-synthetic sources: the last n answerable episodes of data.path are held out for accuracy before/after ' +
+          'RL (at most half the file).',
+      ),
     synthetic: z
       .strictObject({
         seed: z.number().int().nonnegative().default(1).describe('Seed of the synthetic world.'),
-        train: z.number().int().positive().max(MAX_SYNTHETIC_EPISODES).default(2000).describe(`Synthetic training episodes (at most ${MAX_SYNTHETIC_EPISODES}).`),
+        train: z
+          .number()
+          .int()
+          .positive()
+          .max(MAX_SYNTHETIC_EPISODES)
+          .default(2000)
+          .describe(`Synthetic training episodes (at most ${MAX_SYNTHETIC_EPISODES}).`),
         heldOut: z
           .number()
           .int()
@@ -35,7 +54,11 @@ export const dataSection = z
         worlds: z
           .enum(['fresh', 'shared'])
           .default('fresh')
-          .describe('fresh: every episode has a world of its own and held-out names come from a part of the name space training never uses, so answers must be read and copied, not recalled; shared: one world for all episodes (names recur, so a model can memorise them).'),
+          .describe(
+            'fresh: every episode has a world of its own and held-out names come from a part of the name space ' +
+              'training never uses, so answers must be read and copied, not recalled; shared: one world for all ' +
+              'episodes (names recur, so a model can memorise them).',
+          ),
         minHops: z.number().int().min(2).max(4).default(2).describe('Fewest hops of a question.'),
         maxHops: z.number().int().min(2).max(4).default(4).describe('Most hops of a question.'),
         namePool: z
@@ -43,7 +66,10 @@ export const dataSection = z
           .int()
           .nonnegative()
           .default(0)
-          .describe('0: every name is made of fresh syllables; N: names recombine N pool words (each word one token after BPE fitting), people and companies of held-out worlds still never occur in training.'),
+          .describe(
+            '0: every name is made of fresh syllables; N: names recombine N pool words (each word one token after ' +
+              'BPE fitting), people and companies of held-out worlds still never occur in training.',
+          ),
         world: z
           .strictObject({
             countries: worldCount(12, 'Countries in the world'),
@@ -52,43 +78,113 @@ export const dataSection = z
             companies: worldCount(100, 'Companies'),
           })
           .prefault({})
-          .describe('World size (src/data/synth/world.ts DEFAULT_WORLD_SIZE): of the one shared world, or of each episode\'s own world when worlds = fresh.'),
+          .describe(
+            'World size (src/data/synth/world.ts DEFAULT_WORLD_SIZE): of the one shared world, or of each ' +
+              "episode's own world when worlds = fresh.",
+          ),
         shapes: z
           .strictObject({
-            chain: shapeWeight(1, 'chain: linear chains plus the two-sided year questions the world always had ("How many years passed between the founding of X and the birth of the mentor of Y?")'),
-            comparison: shapeWeight(0, 'comparison: independent year lookups of 2-3 items, then a comparison hop whose answer is an item ("Who was born first, X or Y?", "Which company is older, A or B?")'),
-            aggregation: shapeWeight(0, 'aggregation: 2-3 independent year lookups joined by an arithmetic hop ("How many years passed between the earliest and the latest of ...?")'),
+            chain: shapeWeight(
+              1,
+              'chain: linear chains plus the two-sided year questions the world always had ("How many years passed ' +
+                'between the founding of X and the birth of the mentor of Y?")',
+            ),
+            comparison: shapeWeight(
+              0,
+              'comparison: independent year lookups of 2-3 items, then a comparison hop whose answer is an item ' +
+                '("Who was born first, X or Y?", "Which company is older, A or B?")',
+            ),
+            aggregation: shapeWeight(
+              0,
+              'aggregation: 2-3 independent year lookups joined by an arithmetic hop ("How many years passed ' +
+                'between the earliest and the latest of ...?")',
+            ),
           })
           .prefault({})
-          .describe('Weights of the question shapes (normalised; chain alone is the chain-only generator, record for record). Comparisons and aggregations have lookups a planner can delegate side by side.'),
+          .describe(
+            'Weights of the question shapes (normalised; chain alone is the chain-only generator, record for ' +
+              'record). Comparisons and aggregations have lookups a planner can delegate side by side.',
+          ),
         compareItems: z
           .strictObject({
             min: z.number().int().min(2).max(3).default(2).describe('Fewest items of a comparison or aggregation.'),
-            max: z.number().int().min(2).max(3).default(3).describe('Most items (an item count above maxHops - 1 is never drawn).'),
+            max: z
+              .number()
+              .int()
+              .min(2)
+              .max(3)
+              .default(3)
+              .describe('Most items (an item count above maxHops - 1 is never drawn).'),
           })
           .prefault({})
-          .describe('Items a comparison or aggregation question compares; its hops are items + 1, plus one per item reached through one more hop, within minHops..maxHops.'),
+          .describe(
+            'Items a comparison or aggregation question compares; its hops are items + 1, plus one per item reached ' +
+              'through one more hop, within minHops..maxHops.',
+          ),
         misleading: z
           .strictObject({
-            rate: z.number().min(0).max(1).default(0).describe('Share of episodes with a planted wrong claim about one needed fact, in a paragraph search can return whose title says what it is ("Rumour about X", "Unverified forum post about X"); the episode records the fact and the wrong value (meta.planted).'),
+            rate: z
+              .number()
+              .min(0)
+              .max(1)
+              .default(0)
+              .describe(
+                'Share of episodes with a planted wrong claim about one needed fact, in a paragraph search can ' +
+                  'return whose title says what it is ("Rumour about X", "Unverified forum post about X"); the ' +
+                  'episode records the fact and the wrong value (meta.planted).',
+              ),
           })
           .prefault({})
           .describe('Misleading sources (src/data/synth/misleading.ts).'),
       })
       .superRefine((s, ctx) => {
         const { chain, comparison, aggregation } = s.shapes;
-        if (chain + comparison + aggregation <= 0) ctx.addIssue({ code: 'custom', path: ['shapes'], message: 'at least one shape weight must be > 0' });
-        if (s.compareItems.min > s.compareItems.max) ctx.addIssue({ code: 'custom', path: ['compareItems'], message: `min (${s.compareItems.min}) must be <= max (${s.compareItems.max})` });
+        if (chain + comparison + aggregation <= 0)
+          ctx.addIssue({ code: 'custom', path: ['shapes'], message: 'at least one shape weight must be > 0' });
+        if (s.compareItems.min > s.compareItems.max)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['compareItems'],
+            message: `min (${s.compareItems.min}) must be <= max (${s.compareItems.max})`,
+          });
         if (comparison + aggregation > 0 && s.compareItems.min + 1 > s.maxHops) {
-          ctx.addIssue({ code: 'custom', path: ['compareItems'], message: `a comparison or aggregation of ${s.compareItems.min} items needs ${s.compareItems.min + 1} hops, above maxHops (${s.maxHops})` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['compareItems'],
+            message:
+              `a comparison or aggregation of ${s.compareItems.min} items needs ${s.compareItems.min + 1} hops, ` +
+              `above maxHops (${s.maxHops})`,
+          });
         }
         // The world's own constraints (src/data/synth/world.ts validateSize), checked before any run folder exists.
         const w = s.world;
-        if (w.cities < w.countries) ctx.addIssue({ code: 'custom', path: ['world', 'cities'], message: `cities (${w.cities}) must be >= countries (${w.countries}): every country has a capital` });
-        if (w.people < w.companies) ctx.addIssue({ code: 'custom', path: ['world', 'people'], message: `people (${w.people}) must be >= companies (${w.companies}): one founder each` });
-        if (w.people < w.cities) ctx.addIssue({ code: 'custom', path: ['world', 'people'], message: `people (${w.people}) must be >= cities (${w.cities}): mayors are distinct people` });
+        if (w.cities < w.countries)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['world', 'cities'],
+            message: `cities (${w.cities}) must be >= countries (${w.countries}): every country has a capital`,
+          });
+        if (w.people < w.companies)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['world', 'people'],
+            message: `people (${w.people}) must be >= companies (${w.companies}): one founder each`,
+          });
+        if (w.people < w.cities)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['world', 'people'],
+            message: `people (${w.people}) must be >= cities (${w.cities}): mayors are distinct people`,
+          });
         const total = w.people + w.companies + w.cities + w.countries;
-        if (s.worlds === 'fresh' && total > MAX_FRESH_WORLD) ctx.addIssue({ code: 'custom', path: ['world'], message: `a fresh world holds at most ${MAX_FRESH_WORLD} entities (names of held-out worlds run out), got ${total}` });
+        if (s.worlds === 'fresh' && total > MAX_FRESH_WORLD)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['world'],
+            message:
+              `a fresh world holds at most ${MAX_FRESH_WORLD} entities (names of held-out worlds run out), got ` +
+              `${total}`,
+          });
       })
       .prefault({})
       .describe('Synthetic multi-hop world (sharp data synth).'),

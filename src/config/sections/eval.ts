@@ -6,13 +6,61 @@ export const evalSection = z
     bench: z.string().default('musique').describe('Benchmark name (sharp eval --list).'),
     data: z.string().default('').describe('Benchmark file; empty = the shipped sample in data/<bench>/.'),
     limit: z.number().int().nonnegative().default(0).describe('Episodes evaluated; 0 = all.'),
-    agents: z.enum(['multi', 'single', 'direct']).default('multi').describe('multi: planner + workers; single: one agent with tools; direct: no tools.'),
+    agents: z
+      .enum(['multi', 'single', 'direct'])
+      .default('multi')
+      .describe('multi: planner + workers; single: one agent with tools; direct: no tools.'),
     out: z.string().default('').describe('Output folder; empty = the run folder.'),
-    temperature: z.number().nonnegative().default(0).describe('Sampling temperature during eval (0 = greedy); also of the held-out accuracy `sharp train` measures.'),
-    seed: z.number().int().nonnegative().default(0).describe('Seed of the sampling RNG when temperature > 0 (the same for every measurement of a run, so before and after RL see the same draws).'),
-    heldOutEvery: z.number().int().nonnegative().default(0).describe('`sharp train`: measure accuracy on the validation split every this many RL steps (0 = never; the test split is measured only before and after RL).'),
-    validationShare: z.number().min(0).max(0.9).default(0.5).describe('Share of the held-out episodes (the first ones) that form the validation split: choices (lr, steps, checkpoints, SFT stages) and the curves during RL are measured there. The rest is the test split, measured before and after RL and reported once.'),
-    testSamples: z.number().int().min(1).max(64).default(4).describe('Sampled trajectories per test question (k; 1 when eval.temperature is 0, as greedy samples are all the same): test accuracy is the mean over n questions x k samples, and paired comparisons average each question over its k samples.'),
-    creditReport: z.boolean().default(true).describe('`sharp train`: with the held-out accuracy, replay every held-out trajectory without each worker (leave-one-out) to count helpful / neutral / harmful worker calls.'),
+    temperature: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe('Sampling temperature during eval (0 = greedy); also of the held-out accuracy `sharp train` measures.'),
+    seed: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe(
+        'Seed of the sampling RNG when temperature > 0 (the same for every measurement of a run, so before and ' +
+          'after RL see the same draws).',
+      ),
+    heldOutEvery: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe(
+        '`sharp train`: measure accuracy on the validation split every this many RL steps (0 = never; the test ' +
+          'split is measured only before and after RL).',
+      ),
+    validationShare: z
+      .number()
+      .min(0)
+      .max(0.9)
+      .default(0.5)
+      .describe(
+        'Share of the held-out episodes (the first ones) that form the validation split: choices (lr, steps, ' +
+          'checkpoints, SFT stages) and the curves during RL are measured there. The rest is the test split, ' +
+          'measured before and after RL and reported once.',
+      ),
+    testSamples: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(4)
+      .describe(
+        'Sampled trajectories per test question (k; 1 when eval.temperature is 0, as greedy samples are all the ' +
+          'same): test accuracy is the mean over n questions x k samples, and paired comparisons average each ' +
+          'question over its k samples.',
+      ),
+    creditReport: z
+      .boolean()
+      .default(true)
+      .describe(
+        '`sharp train`: with the held-out accuracy, replay every held-out trajectory without each worker ' +
+          '(leave-one-out) to count helpful / neutral / harmful worker calls.',
+      ),
   })
   .describe('Evaluation.');

@@ -3,14 +3,15 @@ import { distributedSection } from './distributed.ts';
 
 // Protocol-neutral role prompts: the protocol (src/rollout/protocol) appends the tool list in its own syntax.
 const DEFAULT_PLANNER_PROMPT =
-  'You are the planner of a team. Split the question into single-hop subtasks and delegate them one at a time to workers. ' +
-  'Each delegation returns the worker report. Use earlier reports in later subtasks. When you know the answer, give it as a short final answer.';
+  'You are the planner of a team. Split the question into single-hop subtasks and delegate them one at a time to ' +
+  'workers. Each delegation returns the worker report. Use earlier reports in later subtasks. When you know the ' +
+  'answer, give it as a short final answer.';
 const DEFAULT_WORKER_PROMPT =
-  'You are a worker. Solve the subtask you are given with the tools: search the paragraphs, calculate arithmetic, run code. ' +
-  'When you know the answer, give it as a short final answer.';
+  'You are a worker. Solve the subtask you are given with the tools: search the paragraphs, calculate arithmetic, ' +
+  'run code. When you know the answer, give it as a short final answer.';
 const DEFAULT_SINGLE_PROMPT =
-  'You answer questions alone. Solve the question with the tools: search the paragraphs, calculate arithmetic, run code. ' +
-  'When you know the answer, give it as a short final answer.';
+  'You answer questions alone. Solve the question with the tools: search the paragraphs, calculate arithmetic, run ' +
+  'code. When you know the answer, give it as a short final answer.';
 const DEFAULT_DIRECT_PROMPT = 'Answer the question with a short final answer.';
 const DEFAULT_WORKER_FAILURE = 'The worker found no answer.';
 
@@ -21,15 +22,36 @@ export const rolloutSection = z
     agents: z
       .enum(['multi', 'single'])
       .default('multi')
-      .describe('Agent system that is trained and measured: multi (planner delegates to workers, SHARP) or single (one agent with the worker tools answers alone: single-agent GRPO).'),
-    protocol: z.enum(['tags', 'json']).default('tags').describe('Tool-call syntax: tags for small models, json (Hermes/Qwen3 <tool_call>) for chat models.'),
+      .describe(
+        'Agent system that is trained and measured: multi (planner delegates to workers, SHARP) or single (one ' +
+          'agent with the worker tools answers alone: single-agent GRPO).',
+      ),
+    protocol: z
+      .enum(['tags', 'json'])
+      .default('tags')
+      .describe('Tool-call syntax: tags for small models, json (Hermes/Qwen3 <tool_call>) for chat models.'),
     plannerPrompt: z.string().default(DEFAULT_PLANNER_PROMPT).describe('System prompt of the planner role.'),
     workerPrompt: z.string().default(DEFAULT_WORKER_PROMPT).describe('System prompt of the worker role.'),
-    singlePrompt: z.string().default(DEFAULT_SINGLE_PROMPT).describe('System prompt of the lone agent of `sharp eval --agents single` (worker tools, whole question).'),
-    directPrompt: z.string().default(DEFAULT_DIRECT_PROMPT).describe('System prompt of `sharp eval --agents direct` (no tools: answer at once).'),
+    singlePrompt: z
+      .string()
+      .default(DEFAULT_SINGLE_PROMPT)
+      .describe('System prompt of the lone agent of `sharp eval --agents single` (worker tools, whole question).'),
+    directPrompt: z
+      .string()
+      .default(DEFAULT_DIRECT_PROMPT)
+      .describe('System prompt of `sharp eval --agents direct` (no tools: answer at once).'),
     maxPlannerTurns: z.number().int().positive().default(6).describe('Planner messages before it is stopped.'),
     maxDelegations: z.number().int().nonnegative().default(4).describe('Delegations per trajectory.'),
-    maxParallelDelegations: z.number().int().min(1).max(8).default(1).describe('Delegations one planner message may carry; they run side by side and report back together, one tool result per call in order (SHARP\'s parallel workers). 1: one call per message.'),
+    maxParallelDelegations: z
+      .number()
+      .int()
+      .min(1)
+      .max(8)
+      .default(1)
+      .describe(
+        'Delegations one planner message may carry; they run side by side and report back together, one tool result ' +
+          "per call in order (SHARP's parallel workers). 1: one call per message.",
+      ),
     maxWorkerTurns: z.number().int().positive().default(4).describe('Messages per worker before it is stopped.'),
     maxNewTokens: z.number().int().positive().default(64).describe('New tokens per message.'),
     maxContext: z.number().int().positive().default(1024).describe('Context length in tokens of any agent.'),
@@ -39,37 +61,89 @@ export const rolloutSection = z
       .min(0)
       .max(65536)
       .default(512)
-      .describe('KV prefix cache across generate calls, in MiB of keys and values: the next turn of an agent, the other samples of a group, the replays and the held-out samples reuse what an earlier call computed (least recently used entries go first; emptied whenever the weights change). 0 = off; distributed runs keep it off (a job must equal the in-process reference bit for bit).'),
-    workerFailureText: z.string().default(DEFAULT_WORKER_FAILURE).describe('Report the planner gets from a worker that ended without an answer.'),
+      .describe(
+        'KV prefix cache across generate calls, in MiB of keys and values: the next turn of an agent, the other ' +
+          'samples of a group, the replays and the held-out samples reuse what an earlier call computed (least ' +
+          'recently used entries go first; emptied whenever the weights change). 0 = off; distributed runs keep it ' +
+          'off (a job must equal the in-process reference bit for bit).',
+      ),
+    workerFailureText: z
+      .string()
+      .default(DEFAULT_WORKER_FAILURE)
+      .describe('Report the planner gets from a worker that ended without an answer.'),
     temperature: z.number().nonnegative().default(1).describe('Sampling temperature (0 = greedy).'),
     topK: z.number().int().nonnegative().default(0).describe('Top-k sampling; 0 = off.'),
     topP: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass; 1 = off.'),
     search: z
       .strictObject({
         topK: z.number().int().positive().default(2).describe('Paragraphs a search returns.'),
-        corpus: z.enum(['episode', 'pooled']).default('episode').describe("episode: the episode's paragraphs (distractor setting); pooled: all episodes' paragraphs."),
+        corpus: z
+          .enum(['episode', 'pooled'])
+          .default('episode')
+          .describe("episode: the episode's paragraphs (distractor setting); pooled: all episodes' paragraphs."),
         maxChars: z.number().int().positive().default(300).describe('Characters of each paragraph shown to the agent.'),
-        snippet: z.number().int().nonnegative().default(0).describe('Show each hit as its N sentences that share the most words with the query, as search engines show snippets (0 = the whole paragraph).'),
+        snippet: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(0)
+          .describe(
+            'Show each hit as its N sentences that share the most words with the query, as search engines show ' +
+              'snippets (0 = the whole paragraph).',
+          ),
         backend: z
           .enum(['episode', 'index', 'remote'])
           .default('episode')
-          .describe("episode: BM25 (minisearch) in memory over the episode's paragraphs (synthetic world, distractor benchmarks); index: the on-disk BM25 index rollout.search.index (sharp index build); remote: a Search-R1 retrieval server at rollout.search.url (docs/retrieval.md)."),
+          .describe(
+            "episode: BM25 (minisearch) in memory over the episode's paragraphs (synthetic world, distractor " +
+              'benchmarks); index: the on-disk BM25 index rollout.search.index (sharp index build); remote: a ' +
+              'Search-R1 retrieval server at rollout.search.url (docs/retrieval.md).',
+          ),
         index: z.string().default('').describe('Index folder of the index backend (sharp index build --out).'),
-        url: z.string().default('').describe('POST /retrieve URL of the remote backend, e.g. http://127.0.0.1:8000/retrieve (Search-R1 protocol; sharp serve retrieval).'),
-        timeoutMs: z.number().int().positive().default(10_000).describe('remote: milliseconds one request may take before it counts as failed.'),
-        retries: z.number().int().min(0).max(5).default(2).describe('remote: retries of a request that failed, timed out or got a 5xx, before the search returns an error to the agent.'),
+        url: z
+          .string()
+          .default('')
+          .describe(
+            'POST /retrieve URL of the remote backend, e.g. http://127.0.0.1:8000/retrieve (Search-R1 protocol; ' +
+              'sharp serve retrieval).',
+          ),
+        timeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(10_000)
+          .describe('remote: milliseconds one request may take before it counts as failed.'),
+        retries: z
+          .number()
+          .int()
+          .min(0)
+          .max(5)
+          .default(2)
+          .describe(
+            'remote: retries of a request that failed, timed out or got a 5xx, before the search returns an error ' +
+              'to the agent.',
+          ),
         maxTermShare: z
           .number()
           .gt(0)
           .max(1)
           .default(1)
-          .describe('index: leave out of a query the words found in more than this share of the passages, when it has rarer ones (1 = exact BM25; 0.05 makes queries with common words over large corpora many times faster, docs/retrieval.md).'),
+          .describe(
+            'index: leave out of a query the words found in more than this share of the passages, when it has rarer ' +
+              'ones (1 = exact BM25; 0.05 makes queries with common words over large corpora many times faster, ' +
+              'docs/retrieval.md).',
+          ),
       })
       .prefault({}),
     code: z
       .strictObject({
         timeoutMs: z.number().int().positive().default(1000).describe('Wall-clock limit of one sandboxed program.'),
-        memoryBytes: z.number().int().positive().default(32 * 1024 * 1024).describe('QuickJS heap limit.'),
+        memoryBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(32 * 1024 * 1024)
+          .describe('QuickJS heap limit.'),
         maxOutputChars: z.number().int().positive().default(2000).describe('Captured console output kept.'),
       })
       .prefault({}),

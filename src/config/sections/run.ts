@@ -9,11 +9,16 @@ const MAX_RUN_NAME = 200;
  * (`../escape`).
  */
 function runNameProblem(name: string): string | null {
-  if (/[/\\]/.test(name)) return `'${name.slice(0, 60)}' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>)`;
+  if (/[/\\]/.test(name))
+    return `'${name.slice(0, 60)}' is not one folder name (no / or \\; the run folder is <run.dir>/<name>-<timestamp>)`;
   if (name === '.' || name === '..') return `'${name}' is not a folder name`;
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'a run name may not hold control characters';
-  if (Buffer.byteLength(name) > MAX_RUN_NAME) return `${Buffer.byteLength(name)} bytes; at most ${MAX_RUN_NAME} (the run folder adds -<timestamp> and the file system allows 255 bytes per name)`;
+  if (Buffer.byteLength(name) > MAX_RUN_NAME)
+    return (
+      `${Buffer.byteLength(name)} bytes; at most ${MAX_RUN_NAME} (the run folder adds -<timestamp> and the file ` +
+      `system allows 255 bytes per name)`
+    );
   return null;
 }
 
@@ -23,22 +28,44 @@ export const runSection = z
     name: z
       .string()
       .min(1)
-      .max(MAX_RUN_NAME, `at most ${MAX_RUN_NAME} characters (the run folder adds -<timestamp> and the file system allows 255 bytes per name)`)
-      .refine((n) => runNameProblem(n) === null, { error: (i) => runNameProblem(String(i.input)) ?? 'invalid run name' })
+      .max(
+        MAX_RUN_NAME,
+        `at most ${MAX_RUN_NAME} characters (the run folder adds -<timestamp> and the file system allows 255 ` +
+          `bytes per name)`,
+      )
+      .refine((n) => runNameProblem(n) === null, {
+        error: (i) => runNameProblem(String(i.input)) ?? 'invalid run name',
+      })
       .default('run')
-      .describe(`Run name, one folder name segment (no / or \\, not . or .., no control characters, at most ${MAX_RUN_NAME} characters); the run folder is runs/<name>-<timestamp>/.`),
+      .describe(
+        `Run name, one folder name segment (no / or \\, not . or .., no control characters, at most ` +
+          `${MAX_RUN_NAME} characters); the run folder is runs/<name>-<timestamp>/.`,
+      ),
     dir: z.string().default('runs').describe('Parent folder of run folders.'),
-    seed: z.number().int().nonnegative().default(0).describe('Seed of the only RNG (src/random/rng.ts); same seed, same run.'),
+    seed: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe('Seed of the only RNG (src/random/rng.ts); same seed, same run.'),
     backend: z
       .enum(['auto', 'tensorflow', 'native', 'wasm', 'cpu'])
       .default('auto')
-      .describe('Tensor backend: auto tries tfjs-node-gpu, tfjs-node, wasm, native, cpu in that order, with native (tensors in ordinary memory, no 4 GiB heap) ahead of wasm when the model would not fit the wasm heap.'),
+      .describe(
+        'Tensor backend: auto tries tfjs-node-gpu, tfjs-node, wasm, native, cpu in that order, with native (tensors ' +
+          'in ordinary memory, no 4 GiB heap) ahead of wasm when the model would not fit the wasm heap.',
+      ),
     threads: z
       .number()
       .int()
       .nonnegative()
       .default(0)
-      .describe('wasm thread count; 0 = all cores. tfjs disables wasm threads in Node, so >1 is recorded but inert there.'),
-    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info').describe('Minimum level written to log.jsonl and the terminal.'),
+      .describe(
+        'wasm thread count; 0 = all cores. tfjs disables wasm threads in Node, so >1 is recorded but inert there.',
+      ),
+    logLevel: z
+      .enum(['trace', 'debug', 'info', 'warn', 'error'])
+      .default('info')
+      .describe('Minimum level written to log.jsonl and the terminal.'),
   })
   .describe('Run folder, seed, backend and logging.');

@@ -33,7 +33,12 @@ export interface JudgeSettings {
  * protocol (to read answers out of resampled messages); the LLM judge needs a scorer over a model.
  */
 export function createJudge(cfg: JudgeSettings, deps: { protocol: Protocol; score?: CandidateScorer }): Judge {
-  if (cfg.judge === 'rule') return ruleJudge({ parseAnswer: protocolAnswer(deps.protocol), parseDelegation: protocolDelegation(deps.protocol), hopMatchF1: cfg.hopMatchF1 });
+  if (cfg.judge === 'rule')
+    return ruleJudge({
+      parseAnswer: protocolAnswer(deps.protocol),
+      parseDelegation: protocolDelegation(deps.protocol),
+      hopMatchF1: cfg.hopMatchF1,
+    });
   if (!deps.score) throw new Error('credit.judge=llm needs a model scorer (logprobs of yes/no), none was given');
   return llmJudge({ score: deps.score, margin: cfg.judgeMargin });
 }

@@ -40,13 +40,15 @@ describe('rule judge', () => {
     });
     const judge = ruleJudge({ parseAnswer });
     const labels = await judge.labelMessages({ traj, episode });
-    const reportOf = (agent: number): number => traj.messages.filter((m) => m.agent === agent && m.chatRole === 'assistant').at(-1)?.index ?? -1;
+    const reportOf = (agent: number): number =>
+      traj.messages.filter((m) => m.agent === agent && m.chatRole === 'assistant').at(-1)?.index ?? -1;
     expect(labels.get(reportOf(1))).toBe(1);
     expect(labels.has(reportOf(2))).toBe(false); // a report of no hop is not judged
     expect(labels.get(reportOf(3))).toBe(-1);
     expect(labels.get(reportOf(0))).toBe(-1); // final answer Paris, gold Lyon
     // The two delegations of a hop name its entity (+1); the irrelevant one and the searches are not judged.
-    const delegationOf = (subtask: string): number => traj.messages.find((m) => m.text === `<delegate>${subtask}</delegate>`)?.index ?? -1;
+    const delegationOf = (subtask: string): number =>
+      traj.messages.find((m) => m.text === `<delegate>${subtask}</delegate>`)?.index ?? -1;
     expect(labels.get(delegationOf('Who founded Acme?'))).toBe(1);
     expect(labels.get(delegationOf('Where was Ada Byron born?'))).toBe(1);
     expect(labels.has(delegationOf('What is the capital of Peru?'))).toBe(false);
@@ -60,7 +62,7 @@ describe('rule judge', () => {
     expect(await judge.acceptsAlternative({ traj, episode }, reportOf(0), '<answer>lyon, france</answer>')).toBe(true);
     await expect(judge.prefixFailed({ traj, episode }, 999)).rejects.toThrow(/prefix end 999 outside messages/);
   });
-  it('names each hop\'s entities: referenced gold answers and capitalised words after the first', () => {
+  it("names each hop's entities: referenced gold answers and capitalised words after the first", () => {
     const hops = episode.decomposition ?? [];
     expect([...hopNames(hops, 0)]).toEqual(['acme']);
     expect([...hopNames(hops, 1)]).toEqual(['ada', 'byron']);
@@ -85,20 +87,32 @@ describe('rule judge', () => {
     expect((await locateFirstError(ctx, judge)).index).toBe(wrong);
     expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>Where was Ada Byron born?</delegate>')).toBe(true);
     // "where was ada byron born" as gold: the original has F1 2/3; a paraphrase must beat it.
-    expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>Where was Ada Byron born, exactly?</delegate>')).toBe(true); // F1 10/11
-    expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>In which city did Ada Byron live?</delegate>')).toBe(false); // F1 1/3
+    expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>Where was Ada Byron born, exactly?</delegate>')).toBe(
+      true,
+    ); // F1 10/11
+    expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>In which city did Ada Byron live?</delegate>')).toBe(
+      false,
+    ); // F1 1/3
     expect(await judge.acceptsAlternative(ctx, wrong, '<delegate>Where was Ada born?</delegate>')).toBe(false);
     expect(await judge.acceptsAlternative(ctx, wrong, '<answer>Lyon</answer>')).toBe(false);
     // Without a delegation parser no alternative delegation is accepted.
-    expect(await ruleJudge({ parseAnswer }).acceptsAlternative(ctx, wrong, '<delegate>Where was Ada Byron born?</delegate>')).toBe(false);
+    expect(
+      await ruleJudge({ parseAnswer }).acceptsAlternative(ctx, wrong, '<delegate>Where was Ada Byron born?</delegate>'),
+    ).toBe(false);
   });
   it('a planner that never answered fails at its last message; episodes need a decomposition', async () => {
-    const traj = makeTrajectory({ id: 't', workers: [{ subtask: 'Who founded Acme?', answer: 'Ada Byron' }], finalAnswer: null });
+    const traj = makeTrajectory({
+      id: 't',
+      workers: [{ subtask: 'Who founded Acme?', answer: 'Ada Byron' }],
+      finalAnswer: null,
+    });
     const judge = ruleJudge({ parseAnswer });
     const last = traj.messages.length - 1;
     expect(await judge.prefixFailed({ traj, episode }, last - 1)).toBe(false);
     expect(await judge.prefixFailed({ traj, episode }, last)).toBe(true);
-    await expect(judge.labelMessages({ traj, episode: { ...episode, decomposition: undefined } })).rejects.toThrow(/episode ep has no question_decomposition/);
+    await expect(judge.labelMessages({ traj, episode: { ...episode, decomposition: undefined } })).rejects.toThrow(
+      /episode ep has no question_decomposition/,
+    );
   });
 });
 
@@ -111,12 +125,26 @@ describe('LLM judge', () => {
     expect(candidates).toEqual([' yes', ' no']);
     const transcript = prompt.slice(prompt.indexOf('Transcript:'));
     const wrong = transcript.includes('Paris');
-    if (prompt.includes('Has any message above made an error')) return Promise.resolve(wrong ? [-0.1, -2.5] : [-3, -0.05]);
+    if (prompt.includes('Has any message above made an error'))
+      return Promise.resolve(wrong ? [-0.1, -2.5] : [-3, -0.05]);
     // message question: is the LAST message fine?
-    const last = transcript.split('\n').filter((l) => l.startsWith('[')).at(-1) ?? '';
-    return Promise.resolve(last.includes('Paris') ? [-2, -0.2] : last.includes('<answer>') ? [-0.2, -2] : [-0.7, -0.69]);
+    const last =
+      transcript
+        .split('\n')
+        .filter((l) => l.startsWith('['))
+        .at(-1) ?? '';
+    return Promise.resolve(
+      last.includes('Paris') ? [-2, -0.2] : last.includes('<answer>') ? [-0.2, -2] : [-0.7, -0.69],
+    );
   };
-  const traj = makeTrajectory({ id: 't', workers: [{ subtask: 'Who founded Acme?', answer: 'Ada Byron' }, { subtask: 'Where was Ada Byron born?', answer: 'Paris' }], finalAnswer: 'Paris' });
+  const traj = makeTrajectory({
+    id: 't',
+    workers: [
+      { subtask: 'Who founded Acme?', answer: 'Ada Byron' },
+      { subtask: 'Where was Ada Byron born?', answer: 'Paris' },
+    ],
+    finalAnswer: 'Paris',
+  });
   it('prefix verdict compares logp(yes) and logp(no); gold and question are in the prompt', async () => {
     const judge = llmJudge({ score });
     const wrongReport = traj.messages.find((m) => m.text === '<answer>Paris</answer>')?.index ?? -1;
@@ -132,12 +160,24 @@ describe('LLM judge', () => {
     expect(byText('<answer>Ada Byron</answer>')).toBe(1); // diff +1.8
     expect(byText('<answer>Paris</answer>')).toBe(-1); // diff -1.8
     expect(byText('<search>Who founded Acme?</search>')).toBe(0); // diff -0.01, inside the margin
-    expect(await judge.acceptsAlternative({ traj, episode }, traj.messages.find((m) => m.text === '<answer>Paris</answer>')?.index ?? -1, '<answer>Lyon</answer>')).toBe(true);
+    expect(
+      await judge.acceptsAlternative(
+        { traj, episode },
+        traj.messages.find((m) => m.text === '<answer>Paris</answer>')?.index ?? -1,
+        '<answer>Lyon</answer>',
+      ),
+    ).toBe(true);
   });
   it('rejects a malformed scorer result; createJudge needs a scorer for llm', async () => {
     const judge = llmJudge({ score: () => Promise.resolve([Number.NaN, 0]) });
-    await expect(judge.prefixFailed({ traj, episode }, 3)).rejects.toThrow(/scorer returned \[null,0\] for 2 candidates/);
-    expect(() => createJudge({ judge: 'llm', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') })).toThrow(/credit.judge=llm needs a model scorer/);
-    expect(createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') }).name).toBe('rule');
+    await expect(judge.prefixFailed({ traj, episode }, 3)).rejects.toThrow(
+      /scorer returned \[null,0\] for 2 candidates/,
+    );
+    expect(() =>
+      createJudge({ judge: 'llm', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') }),
+    ).toThrow(/credit.judge=llm needs a model scorer/);
+    expect(
+      createJudge({ judge: 'rule', hopMatchF1: 0.5, judgeMargin: 0 }, { protocol: getProtocol('tags') }).name,
+    ).toBe('rule');
   });
 });

@@ -47,20 +47,28 @@ export function llmJudge(opts: LlmJudgeOptions): Judge {
   /** logp(yes) - logp(no) for one prompt. */
   const preference = async (prompt: string): Promise<number> => {
     const lp = await opts.score(prompt, [yes, no]);
-    if (lp.length !== 2 || !lp.every(Number.isFinite)) throw new Error(`llm judge: scorer returned ${JSON.stringify(lp)} for 2 candidates`);
+    if (lp.length !== 2 || !lp.every(Number.isFinite))
+      throw new Error(`llm judge: scorer returned ${JSON.stringify(lp)} for 2 candidates`);
     return lp[0] - lp[1];
   };
   const prefixPrompt = (ctx: JudgeContext, end: number): string =>
-    `${header(ctx)}${transcript(ctx.traj.messages.slice(0, end + 1), maxChars)}\nHas any message above made an error (a wrong fact, a wrong report or a wrong answer)? Answer yes or no.\nAnswer:`;
+    `${header(ctx)}${transcript(ctx.traj.messages.slice(0, end + 1), maxChars)}\nHas any message above made an ` +
+    `error (a wrong fact, a wrong report or a wrong answer)? Answer yes or no.\nAnswer:`;
   const messagePrompt = (ctx: JudgeContext, index: number, text: string): string => {
     const msg = ctx.traj.messages[index];
     const last = { ...msg, text };
-    return `${header(ctx)}${transcript([...ctx.traj.messages.slice(0, index), last], maxChars)}\nIs the last message [${index}] correct and helpful? Answer yes or no.\nAnswer:`;
+    return (
+      `${header(ctx)}${transcript([...ctx.traj.messages.slice(0, index), last], maxChars)}\nIs the last message ` +
+      `[${index}] correct and helpful? Answer yes or no.\nAnswer:`
+    );
   };
   return {
     name: 'llm',
     async prefixFailed(ctx, end) {
-      if (!Number.isInteger(end) || end < 0 || end >= ctx.traj.messages.length) throw new Error(`llm judge: prefix end ${end} outside messages 0..${ctx.traj.messages.length - 1} of ${ctx.traj.id}`);
+      if (!Number.isInteger(end) || end < 0 || end >= ctx.traj.messages.length)
+        throw new Error(
+          `llm judge: prefix end ${end} outside messages 0..${ctx.traj.messages.length - 1} of ${ctx.traj.id}`,
+        );
       return (await preference(prefixPrompt(ctx, end))) > 0;
     },
     async labelMessages(ctx) {
@@ -71,7 +79,8 @@ export function llmJudge(opts: LlmJudgeOptions): Judge {
       return out;
     },
     async acceptsAlternative(ctx, index, text) {
-      if (ctx.traj.messages[index]?.chatRole !== 'assistant') throw new Error(`llm judge: message ${index} of ${ctx.traj.id} is not a generated message`);
+      if (ctx.traj.messages[index]?.chatRole !== 'assistant')
+        throw new Error(`llm judge: message ${index} of ${ctx.traj.id} is not a generated message`);
       return (await preference(messagePrompt(ctx, index, text))) > margin;
     },
   };

@@ -34,7 +34,8 @@ describe.skipIf(!have)('LM scorer on tinystories-260k', () => {
       const cIds = tok.encode(c, { addSpecialTokens: false });
       const all = [...ids, ...cIds];
       const want = tf.tidy(() => {
-        const ls = tf.logSoftmax(model.forward(tf.tensor2d(all, [1, all.length], 'int32'))).arraySync() as number[][][]; // [1, T, V]
+        // [1, T, V]
+        const ls = tf.logSoftmax(model.forward(tf.tensor2d(all, [1, all.length], 'int32'))).arraySync() as number[][][];
         return cIds.reduce((s, id, j) => s + ls[0][p + j - 1][id], 0);
       });
       expect(Math.abs(got[i] - want)).toBeLessThan(1e-4);
@@ -46,7 +47,11 @@ describe.skipIf(!have)('LM scorer on tinystories-260k', () => {
   it('drives the LLM judge with a flat tensor count', async () => {
     const judge = llmJudge({ score: lmCandidateScorer(model, tok, 160) });
     const episode: Episode = { id: 'ep', question: 'Who has the red ball?', answers: ['Lily'], paragraphs: [] };
-    const traj = makeTrajectory({ id: 't', workers: [{ subtask: 'Who has the ball?', answer: 'Tom' }], finalAnswer: 'Tom' });
+    const traj = makeTrajectory({
+      id: 't',
+      workers: [{ subtask: 'Who has the ball?', answer: 'Tom' }],
+      finalAnswer: 'Tom',
+    });
     const before = tf.memory().numTensors;
     const verdicts: boolean[] = [];
     for (let i = 0; i < 2; i++) verdicts.push(await judge.prefixFailed({ traj, episode }, traj.messages.length - 1));

@@ -24,7 +24,10 @@ import type { Judge, JudgeContext } from './types.ts';
 export interface RuleJudgeOptions {
   /** Reads the final answer out of an alternative message's text (the rollout protocol's parser). */
   parseAnswer: (text: string) => string | null;
-  /** Reads the subtask of a delegation out of an alternative message's text; without it no alternative delegation is accepted. */
+  /**
+   * Reads the subtask of a delegation out of an alternative message's text; without it no alternative delegation is
+   * accepted.
+   */
   parseDelegation?: (text: string) => string | null;
   /** Match of a report against a gold answer list (default: SQuAD EM). */
   match?: SuccessFn;
@@ -51,7 +54,10 @@ export function assignHop(subtask: string, hops: readonly SubQuestion[], minF1: 
   return bestF1 >= minF1 ? best : null;
 }
 
-/** Normalised tokens a subtask of hop i must contain: referenced gold answers and the question's capitalised words after the first. */
+/**
+ * Normalised tokens a subtask of hop i must contain: referenced gold answers and the question's capitalised words after
+ * the first.
+ */
 export function hopNames(hops: readonly SubQuestion[], i: number): Set<string> {
   const out = new Set<string>();
   const q = hops[i].question;
@@ -72,7 +78,12 @@ export function judgeDelegation(subtask: string, hops: readonly SubQuestion[], h
   return [...need].every((t) => have.has(t)) ? 1 : -1;
 }
 
-type Verdict = { kind: 'delegation'; hop: number | null; subtask: string } | { kind: 'report'; hop: number | null } | { kind: 'final' } | { kind: 'no_answer' } | { kind: 'other' };
+type Verdict =
+  | { kind: 'delegation'; hop: number | null; subtask: string }
+  | { kind: 'report'; hop: number | null }
+  | { kind: 'final' }
+  | { kind: 'no_answer' }
+  | { kind: 'other' };
 
 /** What each assistant message is, for the rules above. */
 function classify(traj: Trajectory, hops: readonly SubQuestion[], minF1: number): Map<number, Verdict> {
@@ -84,7 +95,10 @@ function classify(traj: Trajectory, hops: readonly SubQuestion[], minF1: number)
     // A planner message whose delegate call spawned a worker: that worker's subtask.
     const call = m.toolCalls.find((c) => c.name === 'delegate' && c.valid && c.workerAgent !== undefined);
     const subtask = call?.workerAgent !== undefined ? traj.agents[call.workerAgent]?.subtask : undefined;
-    out.set(m.index, subtask !== undefined ? { kind: 'delegation', hop: assignHop(subtask, hops, minF1), subtask } : { kind: 'other' });
+    out.set(
+      m.index,
+      subtask !== undefined ? { kind: 'delegation', hop: assignHop(subtask, hops, minF1), subtask } : { kind: 'other' },
+    );
   }
   for (const a of traj.agents) {
     const last = lastOf.get(a.id);
@@ -99,7 +113,8 @@ export function ruleJudge(opts: RuleJudgeOptions): Judge {
   const match = opts.match ?? emSuccess;
   const minF1 = opts.hopMatchF1 ?? 0.5;
   const hopsOf = (episode: Episode): SubQuestion[] => {
-    if (!episode.decomposition || episode.decomposition.length === 0) throw new Error(`rule judge: episode ${episode.id} has no question_decomposition`);
+    if (!episode.decomposition || episode.decomposition.length === 0)
+      throw new Error(`rule judge: episode ${episode.id} has no question_decomposition`);
     return episode.decomposition;
   };
   /** +1 right, -1 wrong, 0 not judged, for message `index` carrying `answer`. */
@@ -128,7 +143,10 @@ export function ruleJudge(opts: RuleJudgeOptions): Judge {
   return {
     name: 'rule',
     async prefixFailed(ctx, end) {
-      if (!Number.isInteger(end) || end < 0 || end >= ctx.traj.messages.length) throw new Error(`rule judge: prefix end ${end} outside messages 0..${ctx.traj.messages.length - 1} of ${ctx.traj.id}`);
+      if (!Number.isInteger(end) || end < 0 || end >= ctx.traj.messages.length)
+        throw new Error(
+          `rule judge: prefix end ${end} outside messages 0..${ctx.traj.messages.length - 1} of ${ctx.traj.id}`,
+        );
       for (const [index, label] of labels(ctx)) if (index <= end && label === -1) return true;
       return false;
     },

@@ -3,7 +3,6 @@ import { execFileSync } from 'node:child_process';
 import { pyFloat, pyRound, pySplit, pyStrip, pyRemoveWhitespace, pyMax, pyMin } from './pytext.ts';
 import { hasPython } from '../../../test/reference/has-python.ts';
 
-
 describe('pyFloat (Python float() semantics)', () => {
   it('parses what Python parses', () => {
     expect(pyFloat('1e3')).toBe(1000);
@@ -19,7 +18,8 @@ describe('pyFloat (Python float() semantics)', () => {
     expect(Number.isNaN(pyFloat('NaN'))).toBe(true);
   });
   it('rejects what Python rejects', () => {
-    for (const s of ['', ' ', '.', '1e', 'e3', '0x10', '1,000', '$5', '_1', '1_', '1__0', 'infinit', '1 000', '--1']) expect(pyFloat(s)).toBeNull();
+    for (const s of ['', ' ', '.', '1e', 'e3', '0x10', '1,000', '$5', '_1', '1_', '1__0', 'infinit', '1 000', '--1'])
+      expect(pyFloat(s)).toBeNull();
   });
 });
 
@@ -36,8 +36,13 @@ describe('pyRound (round half to even on the exact binary value)', () => {
   });
   it.skipIf(!hasPython())('agrees with Python round() on fractions k/n', () => {
     const xs: number[] = [];
-    for (const n of [3, 7, 16, 20, 32, 48, 100, 128, 2417]) for (let k = 0; k <= n; k += Math.max(1, Math.floor(n / 60))) xs.push(k / n);
-    const py = execFileSync('python3', ['-c', `import json,sys; print(json.dumps([round(x,3) for x in json.loads(sys.stdin.read())]))`], { input: JSON.stringify(xs) }).toString();
+    for (const n of [3, 7, 16, 20, 32, 48, 100, 128, 2417])
+      for (let k = 0; k <= n; k += Math.max(1, Math.floor(n / 60))) xs.push(k / n);
+    const py = execFileSync(
+      'python3',
+      ['-c', `import json,sys; print(json.dumps([round(x,3) for x in json.loads(sys.stdin.read())]))`],
+      { input: JSON.stringify(xs) },
+    ).toString();
     expect(xs.map((x) => pyRound(x, 3))).toEqual(JSON.parse(py));
   });
 });

@@ -59,16 +59,63 @@ describe('coverExactMatch', () => {
   });
 });
 
-
 describe('parity with Python on random Unicode strings', () => {
   it.skipIf(!hasPython())('normalizeAnswer and f1Score equal the Python reference', () => {
     // Articles, punctuation, Unicode letters / digits / marks / spaces that JS and Python treat differently.
-    const pool = ['a', 'an', 'the', 'The', 'A', ' ', '  ', '\t', '\n', '\x1c', '\x85', '\u00a0', '\u2003', '\ufeff', '.', ',', "'", '-', '_', '!', '"', '\u2013', '\u2019', 'é', 'É', 'ß', 'İ', 'Σ', 'ς', '\u0301', '²', '½', '\u0661', 'x', 'Paris', '1', 'théâtre', 'ǅ', 'ﬁ'];
+    const pool = [
+      'a',
+      'an',
+      'the',
+      'The',
+      'A',
+      ' ',
+      '  ',
+      '\t',
+      '\n',
+      '\x1c',
+      '\x85',
+      '\u00a0',
+      '\u2003',
+      '\ufeff',
+      '.',
+      ',',
+      "'",
+      '-',
+      '_',
+      '!',
+      '"',
+      '\u2013',
+      '\u2019',
+      'é',
+      'É',
+      'ß',
+      'İ',
+      'Σ',
+      'ς',
+      '\u0301',
+      '²',
+      '½',
+      '\u0661',
+      'x',
+      'Paris',
+      '1',
+      'théâtre',
+      'ǅ',
+      'ﬁ',
+    ];
     const rng = new Rng(11);
-    const strings = Array.from({ length: 400 }, () => Array.from({ length: rng.int(0, 8) }, () => pool[rng.int(0, pool.length - 1)]).join(rng.int(0, 1) ? ' ' : ''));
+    const strings = Array.from({ length: 400 }, () =>
+      Array.from({ length: rng.int(0, 8) }, () => pool[rng.int(0, pool.length - 1)]).join(rng.int(0, 1) ? ' ' : ''),
+    );
     const ref = resolve(import.meta.dirname, '../../../test/reference/musique_reference.py');
-    const code = `import json,sys,importlib.util\nspec=importlib.util.spec_from_file_location('r', ${JSON.stringify(ref)})\nr=importlib.util.module_from_spec(spec); spec.loader.exec_module(r)\nxs=json.loads(sys.stdin.read())\nprint(json.dumps([[r.norm(x), r.f1(x, xs[(i+1)%len(xs)])] for i,x in enumerate(xs)]))`;
-    const py = JSON.parse(execFileSync('python3', ['-c', code], { input: JSON.stringify(strings) }).toString()) as Array<[string, number]>;
+    const code =
+      `import json,sys,importlib.util\nspec=importlib.util.spec_from_file_location('r', ` +
+      `${JSON.stringify(ref)})\nr=importlib.util.module_from_spec(spec); ` +
+      `spec.loader.exec_module(r)\nxs=json.loads(sys.stdin.read())\nprint(json.dumps([[r.norm(x), r.f1(x, ` +
+      `xs[(i+1)%len(xs)])] for i,x in enumerate(xs)]))`;
+    const py = JSON.parse(
+      execFileSync('python3', ['-c', code], { input: JSON.stringify(strings) }).toString(),
+    ) as Array<[string, number]>;
     strings.forEach((s, i) => {
       expect(normalizeAnswer(s), JSON.stringify(s)).toBe(py[i][0]);
       expect(f1Score(s, strings[(i + 1) % strings.length])).toBe(py[i][1]);

@@ -25,7 +25,9 @@ export function exactMatch(prediction: string, gold: string): number {
 /** Tokens of the normalised answer; `get_tokens` returns [] for an empty raw string. */
 function answerTokens(s: string): string[] {
   if (!s) return [];
-  return normalizeAnswer(s).split(' ').filter((t) => t.length > 0);
+  return normalizeAnswer(s)
+    .split(' ')
+    .filter((t) => t.length > 0);
 }
 
 /** Size of the multiset intersection (Python `sum((Counter(a) & Counter(b)).values())`). */
@@ -62,7 +64,11 @@ export function f1Score(prediction: string, gold: string): number {
  * `metric_max_over_ground_truths`: best score over the answer and its aliases. Python's max() of an
  * empty list raises; so does this (an answerable item without answers is bad gold).
  */
-export function maxOverGroundTruths(metric: (prediction: string, gold: string) => number, prediction: string, golds: readonly string[]): number {
+export function maxOverGroundTruths(
+  metric: (prediction: string, gold: string) => number,
+  prediction: string,
+  golds: readonly string[],
+): number {
   if (golds.length === 0) throw new Error('maxOverGroundTruths: no gold answers to compare with');
   let best = -Infinity;
   for (const g of golds) best = Math.max(best, metric(prediction, g));

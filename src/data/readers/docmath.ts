@@ -28,7 +28,12 @@ function goldText(v: number | boolean): string {
 export function readDocMath(file: string, max?: number): Episode[] {
   return readRecords(file, docmathSchema, max).map(({ line, record: r }) => {
     const evidence = new Set([...(r.table_evidence ?? []), ...(r.paragraph_evidence ?? [])]);
-    for (const e of evidence) if (e < 0 || e >= r.paragraphs.length) throw new BenchmarkFormatError(`${file}:${line}: table_evidence/paragraph_evidence: index ${e} outside paragraphs[0..${r.paragraphs.length - 1}]`);
+    for (const e of evidence)
+      if (e < 0 || e >= r.paragraphs.length)
+        throw new BenchmarkFormatError(
+          `${file}:${line}: table_evidence/paragraph_evidence: index ${e} outside ` +
+            `paragraphs[0..${r.paragraphs.length - 1}]`,
+        );
     const meta: Record<string, string | number | boolean | string[]> = {};
     if (r.ground_truth !== undefined) meta.groundTruth = r.ground_truth;
     // The subset (simpshort, simplong, compshort, complong) leads the question id.
@@ -39,7 +44,12 @@ export function readDocMath(file: string, max?: number): Episode[] {
       id: r.question_id,
       question: r.question,
       answers: r.ground_truth !== undefined ? [goldText(r.ground_truth)] : [],
-      paragraphs: r.paragraphs.map((text, idx) => ({ idx, title: `${r.question_id} #${idx}`, text, ...(evidence.size > 0 ? { isSupporting: evidence.has(idx) } : {}) })),
+      paragraphs: r.paragraphs.map((text, idx) => ({
+        idx,
+        title: `${r.question_id} #${idx}`,
+        text,
+        ...(evidence.size > 0 ? { isSupporting: evidence.has(idx) } : {}),
+      })),
       meta,
     };
   });
@@ -48,6 +58,7 @@ export function readDocMath(file: string, max?: number): Episode[] {
 /** The numeric or boolean gold an episode from readDocMath carries. */
 export function docmathGold(ep: Episode): number | boolean {
   const g = ep.meta?.groundTruth;
-  if (typeof g !== 'number' && typeof g !== 'boolean') throw new BenchmarkFormatError(`episode ${ep.id}: no ground_truth (test split?) — cannot score`);
+  if (typeof g !== 'number' && typeof g !== 'boolean')
+    throw new BenchmarkFormatError(`episode ${ep.id}: no ground_truth (test split?) — cannot score`);
   return g;
 }

@@ -28,11 +28,15 @@ function readFramesTsv(file: string): Episode[] {
   const rows = parseTsv(readText(file), file);
   if (rows.length === 0) throw new BenchmarkFormatError(`${file}: empty file (expected a header row)`);
   const header = rows[0].cells;
-  for (const col of REQUIRED) if (!header.includes(col)) throw new BenchmarkFormatError(`${file}:1: column '${col}': missing from the header`);
+  for (const col of REQUIRED)
+    if (!header.includes(col)) throw new BenchmarkFormatError(`${file}:1: column '${col}': missing from the header`);
   const at = (name: string) => header.indexOf(name);
   const linkCols = header.map((h, k) => [h, k] as const).filter(([h]) => h.startsWith('wikipedia_link_'));
   return rows.slice(1).map((row, k) => {
-    if (row.cells.length !== header.length) throw new BenchmarkFormatError(`${file}:${row.line}: row has ${row.cells.length} cells, header has ${header.length}`);
+    if (row.cells.length !== header.length)
+      throw new BenchmarkFormatError(
+        `${file}:${row.line}: row has ${row.cells.length} cells, header has ${header.length}`,
+      );
     const get = (name: string) => (at(name) >= 0 ? row.cells[at(name)] : '');
     const prompt = get('Prompt').trim();
     const answer = get('Answer').trim();
@@ -40,7 +44,9 @@ function readFramesTsv(file: string): Episode[] {
     if (answer.length === 0) throw new BenchmarkFormatError(`${file}:${row.line}: Answer: empty`);
     // The first, unnamed column is pandas' index; FRAMES ids are that index.
     const id = header[0] === '' && row.cells[0].trim() !== '' ? row.cells[0].trim() : String(k);
-    const links = get('wiki_links') ? parseWikiLinks(get('wiki_links')) : linkCols.map(([, c]) => row.cells[c].trim()).filter((u) => u.length > 0);
+    const links = get('wiki_links')
+      ? parseWikiLinks(get('wiki_links'))
+      : linkCols.map(([, c]) => row.cells[c].trim()).filter((u) => u.length > 0);
     const meta: Record<string, string | number | boolean | string[]> = { wikiLinks: links };
     if (at('reasoning_types') >= 0) meta.reasoningTypes = splitReasoningTypes(get('reasoning_types'));
     return { id, question: prompt, answers: [answer], paragraphs: [], meta };
@@ -57,7 +63,10 @@ const framesJsonSchema = z.object({
 function readFramesJsonl(file: string, max?: number): Episode[] {
   return readRecords(file, framesJsonSchema, max).map(({ record: r }) => {
     const meta: Record<string, string | number | boolean | string[]> = {};
-    if (r.reasoning_types !== undefined) meta.reasoningTypes = Array.isArray(r.reasoning_types) ? r.reasoning_types : splitReasoningTypes(r.reasoning_types);
+    if (r.reasoning_types !== undefined)
+      meta.reasoningTypes = Array.isArray(r.reasoning_types)
+        ? r.reasoning_types
+        : splitReasoningTypes(r.reasoning_types);
     return { id: r.id, question: r.question, answers: [r.answer], paragraphs: [], meta };
   });
 }

@@ -10,7 +10,14 @@ const sample = join(repo, 'data/gaia/metadata.jsonl');
 describe('readGaia', () => {
   it('text-only by default: tasks with an attachment are dropped', () => {
     const eps = readGaia(sample);
-    expect(eps.map((e) => e.id)).toEqual(['vel-gaia-0001', 'vel-gaia-0002', 'vel-gaia-0004', 'vel-gaia-0005', 'vel-gaia-0007', 'vel-gaia-0008']);
+    expect(eps.map((e) => e.id)).toEqual([
+      'vel-gaia-0001',
+      'vel-gaia-0002',
+      'vel-gaia-0004',
+      'vel-gaia-0005',
+      'vel-gaia-0007',
+      'vel-gaia-0008',
+    ]);
     expect(eps[1]).toMatchObject({ answers: ['Ostrava Vale, Lowmere'], meta: { level: 1 } });
     expect(readGaia(sample, { textOnly: false })).toHaveLength(8);
   });

@@ -60,7 +60,12 @@ function toEpisode(r: HotpotRecord, extra: Record<string, string>): Episode {
     id: r._id,
     question: r.question,
     answers: r.answer !== undefined ? [r.answer] : [],
-    paragraphs: r.context.map(([title, sentences], idx) => ({ idx, title, text: joinSentences(sentences), ...(r.supporting_facts ? { isSupporting: spTitles.has(title) } : {}) })),
+    paragraphs: r.context.map(([title, sentences], idx) => ({
+      idx,
+      title,
+      text: joinSentences(sentences),
+      ...(r.supporting_facts ? { isSupporting: spTitles.has(title) } : {}),
+    })),
     meta,
   };
 }
@@ -86,7 +91,8 @@ export function readTwoWiki(file: string, max?: number): Episode[] {
 
 function metaJson(ep: Episode, key: string): unknown {
   const v = ep.meta?.[key];
-  if (typeof v !== 'string') throw new BenchmarkFormatError(`episode ${ep.id}: meta.${key} missing (not read by the HotpotQA/2Wiki reader)`);
+  if (typeof v !== 'string')
+    throw new BenchmarkFormatError(`episode ${ep.id}: meta.${key} missing (not read by the HotpotQA/2Wiki reader)`);
   return JSON.parse(v) as unknown;
 }
 
@@ -97,7 +103,9 @@ export function goldSupportingFacts(ep: Episode): SupportingFact[] {
 
 /** Gold evidence triples (2Wiki), [] when absent. */
 export function goldEvidences(ep: Episode): Array<[string, string, string]> {
-  return typeof ep.meta?.evidences === 'string' ? (JSON.parse(ep.meta.evidences) as Array<[string, string, string]>) : [];
+  return typeof ep.meta?.evidences === 'string'
+    ? (JSON.parse(ep.meta.evidences) as Array<[string, string, string]>)
+    : [];
 }
 
 /**

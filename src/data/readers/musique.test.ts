@@ -17,7 +17,12 @@ describe('readMusique', () => {
     expect(first.id).toBe('2hop__9000_9001');
     expect(first.answers).toEqual(['Thornwick', 'Thornwick-on-Lume']);
     expect(first.paragraphs).toHaveLength(10);
-    expect(first.paragraphs.filter((p) => p.isSupporting).map((p) => p.title).sort()).toEqual(['Brightwater Looms', 'Ilsa Marrow']);
+    expect(
+      first.paragraphs
+        .filter((p) => p.isSupporting)
+        .map((p) => p.title)
+        .sort(),
+    ).toEqual(['Brightwater Looms', 'Ilsa Marrow']);
     expect(first.decomposition?.map((d) => d.answer)).toEqual(['Ilsa Marrow', 'Thornwick']);
     expect(first.meta?.hops).toBe(2);
     // Every decomposition step points at a supporting paragraph holding its answer.
@@ -52,7 +57,11 @@ describe('readMusique', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sharp-musique-'));
     const p = join(dir, 'bad.jsonl');
     const good = '{"id":"2hop__1_2","paragraphs":[],"question":"q","answer":"a","answer_aliases":[],"answerable":true}';
-    writeFileSync(p, `${good}\n{"id":"2hop__3_4","paragraphs":[{"idx":"0","title":"t","paragraph_text":"x","is_supporting":true}],"question":"q"}\n`);
+    writeFileSync(
+      p,
+      `${good}\n{"id":"2hop__3_4","paragraphs":[{"idx":"0","title":"t","paragraph_text":"x",` +
+        `"is_supporting":true}],"question":"q"}\n`,
+    );
     expect(() => readMusique(p)).toThrow(`${p}:2: paragraphs[0].idx: Invalid input: expected number, received string`);
   });
   it('hopsFromId', () => {

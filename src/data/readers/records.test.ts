@@ -29,7 +29,9 @@ describe('readJsonRecords', () => {
     const p = file('c.jsonl', '{"a":[{"b":1}]}\n{"a":[{"b":1},{"b":"x"}]}\n');
     expect(() => readRecords(p, schema)).toThrow(`${p}:2: a[1].b: Invalid input: expected number, received string`);
     const q = file('d.jsonl', '{"a":[]}\n{oops\n');
-    expect(() => readJsonRecords(q)).toThrow(new RegExp(`^${q.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:2: not valid JSON`));
+    expect(() => readJsonRecords(q)).toThrow(
+      new RegExp(`^${q.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:2: not valid JSON`),
+    );
     expect(() => readJsonRecords(join(dir, 'missing.jsonl'))).toThrow(/missing.jsonl: file not found/);
   });
   it('fieldPath', () => {

@@ -1,14 +1,13 @@
-import { existsSync } from 'node:fs';
-import type { z } from 'zod';
-import { parseJsonl } from '../../fs/jsonl.ts';
-import { streamJsonRecords } from './stream.ts';
-import { readTextFile } from '../../fs/read-file.ts';
-
 /**
  * Reading benchmark files record by record with the position of each record, so that a bad record
  * gives one line naming the file, the line and the field, whether the file is JSONL
  * (MuSiQue, GAIA, WebWalkerQA) or one JSON array (HotpotQA, 2Wiki, DocMath-Eval).
  */
+import { existsSync } from 'node:fs';
+import type { z } from 'zod';
+import { parseJsonl } from '../../fs/jsonl.ts';
+import { streamJsonRecords } from './stream.ts';
+import { readTextFile } from '../../fs/read-file.ts';
 
 /** A bad benchmark file or record; the message is one line `file:line: field: problem`. */
 export class BenchmarkFormatError extends Error {
@@ -108,14 +107,20 @@ export function parseRecord<S extends z.ZodType>(schema: S, rec: RawRecord, file
   const r = schema.safeParse(rec.value);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
-  throw new BenchmarkFormatError(`${file}:${rec.line}: ${fieldPath(issue.path)}: ${issue.message.replace(/\s+/g, ' ')}`);
+  throw new BenchmarkFormatError(
+    `${file}:${rec.line}: ${fieldPath(issue.path)}: ${issue.message.replace(/\s+/g, ' ')}`,
+  );
 }
 
 /**
  * Every record of a JSONL / JSON-array file, parsed with the schema; with `max`, only the first
  * `max`, streamed (stream.ts): the rest of the file is never read.
  */
-export function readRecords<S extends z.ZodType>(file: string, schema: S, max?: number): Array<{ line: number; record: z.infer<S> }> {
+export function readRecords<S extends z.ZodType>(
+  file: string,
+  schema: S,
+  max?: number,
+): Array<{ line: number; record: z.infer<S> }> {
   return rawRecords(file, max).map((rec) => ({ line: rec.line, record: parseRecord(schema, rec, file) }));
 }
 

@@ -16,18 +16,25 @@ const file = (name: string, text: string) => {
 };
 
 describe('streamJsonRecords', () => {
-  it.each(['data/musique/musique_ans_v1.0_sample.jsonl', 'data/hotpotqa/hotpot_dev_distractor_sample.json', 'data/2wiki/2wiki_dev_sample.json', 'data/docmath/docmath_sample.json', 'data/webwalkerqa/webwalkerqa_sample.jsonl', 'data/gaia/metadata.jsonl'])(
-    'gives the same records and lines as the whole-file reader: %s',
-    (f) => {
-      const p = join(repo, f);
-      expect([...streamJsonRecords(p)]).toEqual(readJsonRecords(p));
-      expect([...streamJsonRecords(p, 3)]).toEqual(readJsonRecords(p).slice(0, 3));
-    },
-  );
+  it.each([
+    'data/musique/musique_ans_v1.0_sample.jsonl',
+    'data/hotpotqa/hotpot_dev_distractor_sample.json',
+    'data/2wiki/2wiki_dev_sample.json',
+    'data/docmath/docmath_sample.json',
+    'data/webwalkerqa/webwalkerqa_sample.jsonl',
+    'data/gaia/metadata.jsonl',
+  ])('gives the same records and lines as the whole-file reader: %s', (f) => {
+    const p = join(repo, f);
+    expect([...streamJsonRecords(p)]).toEqual(readJsonRecords(p));
+    expect([...streamJsonRecords(p, 3)]).toEqual(readJsonRecords(p).slice(0, 3));
+  });
 
   it('handles brackets in strings, escapes, scalars and records split across 1 MiB pieces (multi-byte text)', () => {
     const big = 'é'.repeat(700_000); // 1.4 MB of UTF-8: every record crosses a piece boundary
-    const arr = file('a.json', `\uFEFF[\n {"a": "x]{,\\"}"},\n {"a":\n  [1, 2]}, 7, "s",\n\n {"b": "${big}"}, {"c": 1}\n]\n`);
+    const arr = file(
+      'a.json',
+      `\uFEFF[\n {"a": "x]{,\\"}"},\n {"a":\n  [1, 2]}, 7, "s",\n\n {"b": "${big}"}, {"c": 1}\n]\n`,
+    );
     expect([...streamJsonRecords(arr)]).toEqual(readJsonRecords(arr));
     expect([...streamJsonRecords(arr)].map((r) => r.line)).toEqual([2, 3, 4, 4, 6, 6]);
     const jsonl = file('b.jsonl', `{"b": "${big}"}\n\n{"c": 2}\n{"d": 3}`);
@@ -36,7 +43,9 @@ describe('streamJsonRecords', () => {
 
   it('names the line of a bad record and an unclosed array', () => {
     const bad = file('c.jsonl', '{"a":1}\n{oops\n');
-    expect(() => [...streamJsonRecords(bad)]).toThrow(new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:2: not valid JSON`));
+    expect(() => [...streamJsonRecords(bad)]).toThrow(
+      new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:2: not valid JSON`),
+    );
     const open = file('d.json', '[{"a": 1}, {"b": 2}');
     expect(() => [...streamJsonRecords(open)]).toThrow(`${open}: not valid JSON (the array is not closed)`);
     // With a limit the reader stops before the damage.

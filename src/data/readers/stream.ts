@@ -16,7 +16,8 @@ function* chunks(file: string): Generator<string> {
   const buf = Buffer.allocUnsafe(CHUNK);
   const dec = new StringDecoder('utf8');
   try {
-    for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null)) yield dec.write(buf.subarray(0, n));
+    for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null))
+      yield dec.write(buf.subarray(0, n));
     const tail = dec.end();
     if (tail) yield tail;
   } finally {
@@ -24,7 +25,8 @@ function* chunks(file: string): Generator<string> {
   }
 }
 
-const parseAt = (file: string, line: number, text: string): unknown => parseJsonAt(text, `${file}:${line}`, BenchmarkFormatError);
+const parseAt = (file: string, line: number, text: string): unknown =>
+  parseJsonAt(text, `${file}:${line}`, BenchmarkFormatError);
 
 /** Up to `max` records of `file` (all when max is undefined), read lazily. */
 export function* streamJsonRecords(file: string, max = Infinity): Generator<RawRecord> {
@@ -99,7 +101,15 @@ export function* streamJsonRecords(file: string, max = Infinity): Generator<RawR
       } else if (c === '"') inString = true;
       else if (c === '{' || c === '[') depth += 1;
       else if (c === '}' || c === ']') depth -= 1;
-      const ends = !inString && depth === 0 && (c === '}' || c === ']' || c === '"' || text[i + 1] === ',' || text[i + 1] === ']' || /\s/.test(text[i + 1] ?? ''));
+      const ends =
+        !inString &&
+        depth === 0 &&
+        (c === '}' ||
+          c === ']' ||
+          c === '"' ||
+          text[i + 1] === ',' ||
+          text[i + 1] === ']' ||
+          /\s/.test(text[i + 1] ?? ''));
       if (ends && !(c === '"' && start === i)) {
         const elem = cur + text.slice(start, i + 1);
         cur = '';

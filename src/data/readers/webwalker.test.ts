@@ -11,7 +11,11 @@ describe('readWebWalker', () => {
     const eps = readWebWalker(join(repo, 'data/webwalkerqa/webwalkerqa_sample.jsonl'));
     expect(eps).toHaveLength(5);
     expect(eps.map((e) => e.meta?.difficulty)).toEqual(['easy', 'hard', 'medium', 'easy', 'medium']);
-    expect(eps[2]).toMatchObject({ id: 'webwalker-2', answers: ['12 crowns'], meta: { rootUrl: 'https://tolland-poetry.example/', type: 'single_source', lang: 'en' } });
+    expect(eps[2]).toMatchObject({
+      id: 'webwalker-2',
+      answers: ['12 crowns'],
+      meta: { rootUrl: 'https://tolland-poetry.example/', type: 'single_source', lang: 'en' },
+    });
     expect(eps[1].meta?.goldenPath).toEqual(['root->geography->rivers', 'root->provinces']);
     expect(eps[4].meta?.lang).toBe('zh');
   });

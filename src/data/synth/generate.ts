@@ -1,19 +1,26 @@
-import { mixedHash32 } from '../../random/hash.ts';
-import { Rng } from '../../random/rng.ts';
-import { plantClaim } from './misleading.ts';
-import { aggregationQuestion, comparisonQuestion, drawKind, makeQuestion, type GoldQuestion, type QuestionKind, type Shape } from './questions.ts';
-import type { SynthRecord } from './record.ts';
-import { substituteRefs } from './reader.ts';
-import { RELATIONS, type RelationId } from './relations.ts';
-import type { NameSplit } from './names.ts';
-import { createWorld, DEFAULT_WORLD_SIZE, neighbourIndex, type Entity, type World, type WorldSize } from './world.ts';
-
 /**
  * `sharp data synth` logic: questions over one seeded world laid out as MuSiQue
  * records: 20 paragraphs (the support paragraphs, hard distractors that share names with the
  * question, random ones), shuffled and numbered 0..19. Deterministic per seed, and the first k
  * records do not depend on n.
  */
+import { mixedHash32 } from '../../random/hash.ts';
+import { Rng } from '../../random/rng.ts';
+import { plantClaim } from './misleading.ts';
+import {
+  aggregationQuestion,
+  comparisonQuestion,
+  drawKind,
+  makeQuestion,
+  type GoldQuestion,
+  type QuestionKind,
+  type Shape,
+} from './questions.ts';
+import type { SynthRecord } from './record.ts';
+import { substituteRefs } from './reader.ts';
+import { RELATIONS, type RelationId } from './relations.ts';
+import type { NameSplit } from './names.ts';
+import { createWorld, DEFAULT_WORLD_SIZE, neighbourIndex, type Entity, type World, type WorldSize } from './world.ts';
 
 export interface SynthOptions {
   seed: number;
@@ -47,7 +54,9 @@ export interface SynthOptions {
 }
 
 /** What one record asks: its shape, hop count, and the chain kind or the item count. */
-type Plan = { shape: 'chain'; hops: 2 | 3 | 4; kind: QuestionKind } | { shape: 'comparison' | 'aggregation'; hops: 2 | 3 | 4; items: number };
+type Plan =
+  | { shape: 'chain'; hops: 2 | 3 | 4; kind: QuestionKind }
+  | { shape: 'comparison' | 'aggregation'; hops: 2 | 3 | 4; items: number };
 
 /** Hard distractors per record (MuSiQue's distractors are retrieved, hence related to the question). */
 const HARD_DISTRACTORS = 8;
@@ -57,7 +66,10 @@ const HARD_DISTRACTORS = 8;
  */
 const MAX_STALE_TRIES = 50_000;
 
-const RELATION_INDEX = Object.fromEntries((Object.keys(RELATIONS) as RelationId[]).map((r, i) => [r, i])) as Record<RelationId, number>;
+const RELATION_INDEX = Object.fromEntries((Object.keys(RELATIONS) as RelationId[]).map((r, i) => [r, i])) as Record<
+  RelationId,
+  number
+>;
 
 /** Single-hop question id of a fact, as MuSiQue numbers its single-hop questions: stable per world. */
 function factId(subject: Entity, relation: RelationId): number {
@@ -80,22 +92,33 @@ class ArithmeticIds {
   }
 }
 
-
 /** Hop ids of a question: fact ids, and arithmetic ids (reserved only when `commit`), plus `offset`. */
 function hopIdsOf(q: GoldQuestion, ids: ArithmeticIds, commit: boolean, offset = 0): number[] {
   return q.hops.map((h, i) => {
     if (h.subject && h.relation) return offset + factId(h.subject, h.relation);
     // Keyed by the question with the gold numbers filled in, as MuSiQue ids one single-hop question.
-    const key = substituteRefs((q.hops[i] as GoldQuestion['hops'][number]).question, q.hops.map((x) => x.answer));
+    const key = substituteRefs(
+      (q.hops[i] as GoldQuestion['hops'][number]).question,
+      q.hops.map((x) => x.answer),
+    );
     return offset + (commit ? ids.get(key) : ids.peek(key));
   });
 }
 
 /** A question laid out as a MuSiQue record with `size` shuffled paragraphs. */
-function layoutRecord(world: World, neighbours: number[][], q: GoldQuestion, hopIds: number[], rng: Rng, size: number): SynthRecord {
+function layoutRecord(
+  world: World,
+  neighbours: number[][],
+  q: GoldQuestion,
+  hopIds: number[],
+  rng: Rng,
+  size: number,
+): SynthRecord {
   const support = [...new Set(q.hops.flatMap((h) => (h.subject ? [h.subject.id] : [])))];
   const chosen = new Set(support);
-  const hard = rng.shuffle([...new Set(q.entities.flatMap((e) => [e.id, ...(neighbours[e.id] ?? [])]))].filter((id) => !chosen.has(id)));
+  const hard = rng.shuffle(
+    [...new Set(q.entities.flatMap((e) => [e.id, ...(neighbours[e.id] ?? [])]))].filter((id) => !chosen.has(id)),
+  );
   for (const id of hard.slice(0, HARD_DISTRACTORS)) chosen.add(id);
   while (chosen.size < size) chosen.add(rng.int(0, world.entities.length - 1));
   const order = rng.shuffle([...chosen]);
@@ -135,29 +158,53 @@ function validate(opts: SynthOptions): Validated {
   const minHops = opts.minHops ?? 2;
   const maxHops = opts.maxHops ?? 4;
   const size = opts.paragraphs ?? 20;
-  if (!Number.isInteger(opts.seed) || opts.seed < 0) throw new Error(`synth: seed must be a non-negative integer, got ${opts.seed}`);
+  if (!Number.isInteger(opts.seed) || opts.seed < 0)
+    throw new Error(`synth: seed must be a non-negative integer, got ${opts.seed}`);
   if (!Number.isInteger(opts.n) || opts.n < 1) throw new Error(`synth: n must be a positive integer, got ${opts.n}`);
-  for (const [k, v] of [['min-hops', minHops], ['max-hops', maxHops]] as const) {
+  for (const [k, v] of [
+    ['min-hops', minHops],
+    ['max-hops', maxHops],
+  ] as const) {
     if (!Number.isInteger(v) || v < 2 || v > 4) throw new Error(`synth: ${k} must be 2, 3 or 4, got ${v}`);
   }
   if (minHops > maxHops) throw new Error(`synth: min-hops (${minHops}) is greater than max-hops (${maxHops})`);
-  if (!Number.isInteger(size) || size < 2) throw new Error(`synth: paragraphs per record must be an integer >= 2, got ${size}`);
+  if (!Number.isInteger(size) || size < 2)
+    throw new Error(`synth: paragraphs per record must be an integer >= 2, got ${size}`);
   const weights = SHAPES.map((k) => opts.shapes?.[k] ?? (k === 'chain' && opts.shapes === undefined ? 1 : 0));
   for (const [i, w] of weights.entries()) {
-    if (!Number.isFinite(w) || w < 0) throw new Error(`synth: shape weight ${SHAPES[i]} must be a finite number >= 0, got ${w}`);
+    if (!Number.isFinite(w) || w < 0)
+      throw new Error(`synth: shape weight ${SHAPES[i]} must be a finite number >= 0, got ${w}`);
   }
   if (!weights.some((w) => w > 0)) throw new Error('synth: shape weights are all 0');
   const items = opts.compareItems ?? { min: 2, max: 3 };
   const parallel = (weights[1] as number) > 0 || (weights[2] as number) > 0;
-  if (!Number.isInteger(items.min) || !Number.isInteger(items.max) || items.min < 2 || items.max > 3 || items.min > items.max) {
+  if (
+    !Number.isInteger(items.min) ||
+    !Number.isInteger(items.max) ||
+    items.min < 2 ||
+    items.max > 3 ||
+    items.min > items.max
+  ) {
     throw new Error(`synth: compare items must be integers with 2 <= min <= max <= 3, got ${items.min}-${items.max}`);
   }
-  if (parallel && items.min + 1 > maxHops) throw new Error(`synth: a comparison or aggregation of ${items.min} items needs ${items.min + 1} hops, but max-hops is ${maxHops}`);
+  if (parallel && items.min + 1 > maxHops)
+    throw new Error(
+      `synth: a comparison or aggregation of ${items.min} items needs ${items.min + 1} hops, but max-hops is ` +
+        `${maxHops}`,
+    );
   const misleading = opts.misleadingRate ?? 0;
-  if (!(misleading >= 0 && misleading <= 1)) throw new Error(`synth: misleading rate must be in [0, 1], got ${misleading}`);
+  if (!(misleading >= 0 && misleading <= 1))
+    throw new Error(`synth: misleading rate must be in [0, 1], got ${misleading}`);
   // Chains alone draw nothing extra, so their records stay exactly those of the chain-only generator.
   const chainOnly = weights[1] === 0 && weights[2] === 0;
-  return { minHops: minHops as 2 | 3 | 4, maxHops: maxHops as 2 | 3 | 4, size, weights: chainOnly ? null : weights, items, misleading };
+  return {
+    minHops: minHops as 2 | 3 | 4,
+    maxHops: maxHops as 2 | 3 | 4,
+    size,
+    weights: chainOnly ? null : weights,
+    items,
+    misleading,
+  };
 }
 
 /**
@@ -169,7 +216,9 @@ function drawPlan(rng: Rng, shapeRng: Rng, v: Validated): Plan {
   if (v.weights) {
     const total = v.weights.reduce((a, b) => a + b, 0);
     let u = shapeRng.float() * total;
-    shape = SHAPES.find((_, i) => (u -= v.weights?.[i] as number) < 0) ?? (SHAPES[v.weights.findLastIndex((w) => w > 0)] as Shape);
+    shape =
+      SHAPES.find((_, i) => (u -= v.weights?.[i] as number) < 0) ??
+      (SHAPES[v.weights.findLastIndex((w) => w > 0)] as Shape);
   }
   if (shape === 'chain') {
     const hops = rng.int(v.minHops, v.maxHops) as 2 | 3 | 4;
@@ -193,7 +242,9 @@ function makeFromPlan(world: World, rng: Rng, plan: Plan): GoldQuestion | null {
 }
 
 function planName(plan: Plan): string {
-  return plan.shape === 'chain' ? `${plan.hops}-hop ${plan.kind}` : `${plan.hops}-hop ${plan.shape} of ${plan.items} items`;
+  return plan.shape === 'chain'
+    ? `${plan.hops}-hop ${plan.kind}`
+    : `${plan.hops}-hop ${plan.shape} of ${plan.items} items`;
 }
 
 /**
@@ -206,7 +257,14 @@ function streamSeed(what: 'shape' | 'planted', seed: number, i: number | null, s
 }
 
 /** Record i with a planted claim at the configured rate. */
-function maybePlant(v: Validated, opts: SynthOptions, i: number, world: World, q: GoldQuestion, record: SynthRecord): SynthRecord {
+function maybePlant(
+  v: Validated,
+  opts: SynthOptions,
+  i: number,
+  world: World,
+  q: GoldQuestion,
+  record: SynthRecord,
+): SynthRecord {
   if (v.misleading === 0) return record;
   const rng = new Rng(streamSeed('planted', opts.seed, i, opts.names));
   return rng.float() < v.misleading ? plantClaim(world, q, record, rng) : record;
@@ -243,15 +301,20 @@ function generateFresh(opts: SynthOptions): SynthRecord[] {
     let record: SynthRecord | null = null;
     // A world that admits no question of this kind (rare: small worlds) is redrawn from the same stream.
     for (let attempt = 0; attempt < 20 && !record; attempt++) {
-      const world = createWorld((seed + attempt * 0x632be5ab) >>> 0, worldSize, { names: opts.names, pool: opts.namePool });
-      if (world.entities.length < size) throw new Error(`synth: the world has ${world.entities.length} paragraphs, fewer than ${size} per record`);
+      const world = createWorld((seed + attempt * 0x632be5ab) >>> 0, worldSize, {
+        names: opts.names,
+        pool: opts.namePool,
+      });
+      if (world.entities.length < size)
+        throw new Error(`synth: the world has ${world.entities.length} paragraphs, fewer than ${size} per record`);
       let q: GoldQuestion | null = null;
       for (let k = 0; k < 200 && !q; k++) q = makeFromPlan(world, rng, plan);
       if (!q || q.hops.length !== hops) continue;
       const ids = hopIdsOf(q, new ArithmeticIds(), true, (i + 1) * FRESH_ID_STRIDE);
       record = maybePlant(v, opts, i, world, q, layoutRecord(world, neighbourIndex(world), q, ids, rng, size));
     }
-    if (!record) throw new Error(`synth: no ${planName(plan)} question in 20 fresh worlds of this size; use a larger world`);
+    if (!record)
+      throw new Error(`synth: no ${planName(plan)} question in 20 fresh worlds of this size; use a larger world`);
     out.push(record);
     opts.onRecord?.(out.length);
   }
@@ -262,7 +325,8 @@ function generateShared(opts: SynthOptions): SynthRecord[] {
   const v = validate(opts);
   const { size } = v;
   const world = createWorld(opts.seed, opts.world ?? DEFAULT_WORLD_SIZE, { names: opts.names, pool: opts.namePool });
-  if (world.entities.length < size) throw new Error(`synth: the world has ${world.entities.length} paragraphs, fewer than ${size} per record`);
+  if (world.entities.length < size)
+    throw new Error(`synth: the world has ${world.entities.length} paragraphs, fewer than ${size} per record`);
   const neighbours = neighbourIndex(world);
   // A separate stream for questions (seed-derived), so the world does not shift when question code does.
   const rng = new Rng(opts.seed ^ 0x5eed);
@@ -273,7 +337,9 @@ function generateShared(opts: SynthOptions): SynthRecord[] {
   let stale = 0;
   while (out.length < opts.n) {
     if (stale > MAX_STALE_TRIES) {
-      throw new Error(`synth: produced only ${out.length} of ${opts.n} distinct questions; use a larger world or fewer records`);
+      throw new Error(
+        `synth: produced only ${out.length} of ${opts.n} distinct questions; use a larger world or fewer records`,
+      );
     }
     // Draw the kind first, then retry that kind: retrying the draw would under-sample the kinds
     // whose rejection rate is high (two-sided questions) and skew the mix.
@@ -289,7 +355,9 @@ function generateShared(opts: SynthOptions): SynthRecord[] {
     }
     stale = 0;
     seen.add(id);
-    out.push(maybePlant(v, opts, out.length, world, q, layoutRecord(world, neighbours, q, hopIdsOf(q, ids, true), rng, size)));
+    out.push(
+      maybePlant(v, opts, out.length, world, q, layoutRecord(world, neighbours, q, hopIdsOf(q, ids, true), rng, size)),
+    );
     opts.onRecord?.(out.length);
   }
   return out;

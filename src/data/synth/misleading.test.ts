@@ -23,7 +23,10 @@ function expectRate(hits: number, n: number, p: number): void {
 
 /** The final answer recomputed from hop answers (the last hop a comparison or arithmetic). */
 function finalFrom(r: SynthRecord, answers: string[]): string | null {
-  const last = substituteRefs((r.question_decomposition[r.question_decomposition.length - 1] as { question: string }).question, answers);
+  const last = substituteRefs(
+    (r.question_decomposition[r.question_decomposition.length - 1] as { question: string }).question,
+    answers,
+  );
   const expr = arithmeticExpression(last);
   if (!expr) return comparisonAnswer(last);
   const nums = [...expr.matchAll(/\d+/g)].map((m) => Number(m[0]));
@@ -49,16 +52,30 @@ describe('planted claims', () => {
       const hop = r.question_decomposition[p.hop] as SynthRecord['question_decomposition'][number];
       const asked = substituteRefs(hop.question, gold);
       expect(extractAnswer(asked, para.paragraph_text)).toBe(p.wrong);
-      expect(extractAnswer(asked, (r.paragraphs[hop.paragraph_support_idx as number] as { paragraph_text: string }).paragraph_text)).toBe(p.right);
+      expect(
+        extractAnswer(
+          asked,
+          (r.paragraphs[hop.paragraph_support_idx as number] as { paragraph_text: string }).paragraph_text,
+        ),
+      ).toBe(p.right);
       expect(p.wrong).not.toBe(p.right);
     }
   });
 
   it('are planted at the rate in every shape, independently of the question drawn (shared and fresh worlds)', () => {
-    const fresh = generateSynth({ ...opts, n: 1500, worlds: 'fresh', names: 'train', world: { countries: 3, cities: 6, people: 14, companies: 6 }, misleadingRate: RATE });
+    const fresh = generateSynth({
+      ...opts,
+      n: 1500,
+      worlds: 'fresh',
+      names: 'train',
+      world: { countries: 3, cities: 6, people: 14, companies: 6 },
+      misleadingRate: RATE,
+    });
     for (const records of [misled, fresh]) {
       for (const kind of ['cmp', 'agg', 'chain']) {
-        const of = records.filter((r) => (kind === 'chain' ? !/hop(cmp|agg)__/.test(r.id) : r.id.includes(`hop${kind}__`)));
+        const of = records.filter((r) =>
+          kind === 'chain' ? !/hop(cmp|agg)__/.test(r.id) : r.id.includes(`hop${kind}__`),
+        );
         expectRate(of.filter((r) => r.planted).length, of.length, RATE);
       }
     }
@@ -95,7 +112,9 @@ describe('planted claims', () => {
   it('are seeded: the same claims again, other records under another seed, the first k independent of n', () => {
     expect(generateSynth({ ...opts, n: 300, misleadingRate: RATE })).toEqual(misled.slice(0, 300));
     const other = generateSynth({ ...opts, seed: 5, n: 300, misleadingRate: RATE });
-    expect(other.map((r) => r.planted?.wrong ?? null)).not.toEqual(misled.slice(0, 300).map((r) => r.planted?.wrong ?? null));
+    expect(other.map((r) => r.planted?.wrong ?? null)).not.toEqual(
+      misled.slice(0, 300).map((r) => r.planted?.wrong ?? null),
+    );
     const fresh = { ...opts, n: 60, worlds: 'fresh' as const, names: 'train' as const, misleadingRate: 0.5 };
     expect(generateSynth({ ...fresh, n: 25 })).toEqual(generateSynth(fresh).slice(0, 25));
   });
@@ -105,11 +124,28 @@ describe('planted claims', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'planted-')), 'synth.jsonl');
     writeJsonlAtomic(file, some);
     const read = readMusique(file);
-    expect(read).toEqual(some.map(toEpisode).map((e) => ({ ...e, meta: { ...e.meta, arithmetic: undefined } })).map(({ meta, ...e }) => ({ ...e, meta: Object.fromEntries(Object.entries(meta).filter(([k]) => k !== 'arithmetic')) })));
+    expect(read).toEqual(
+      some
+        .map(toEpisode)
+        .map((e) => ({ ...e, meta: { ...e.meta, arithmetic: undefined } }))
+        .map(({ meta, ...e }) => ({
+          ...e,
+          meta: Object.fromEntries(Object.entries(meta).filter(([k]) => k !== 'arithmetic')),
+        })),
+    );
     const withClaim = some.findIndex((r) => r.planted);
     const p = some[withClaim]?.planted as NonNullable<SynthRecord['planted']>;
-    expect(plantedOf(read[withClaim] as (typeof read)[number])).toEqual({ hop: p.hop, subject: p.subject, relation: p.relation, wrong: p.wrong, right: p.right, paragraphIdx: p.paragraph_idx });
-    expect(plantedOf(toEpisode(some[withClaim] as SynthRecord))).toEqual(plantedOf(read[withClaim] as (typeof read)[number]));
+    expect(plantedOf(read[withClaim] as (typeof read)[number])).toEqual({
+      hop: p.hop,
+      subject: p.subject,
+      relation: p.relation,
+      wrong: p.wrong,
+      right: p.right,
+      paragraphIdx: p.paragraph_idx,
+    });
+    expect(plantedOf(toEpisode(some[withClaim] as SynthRecord))).toEqual(
+      plantedOf(read[withClaim] as (typeof read)[number]),
+    );
     const without = some.findIndex((r) => !r.planted);
     expect(plantedOf(read[without] as (typeof read)[number])).toBeNull();
     expect(() => plantedOf({ id: 'x', meta: { planted: '{"hop":-1}' } })).toThrow('episode x: meta.planted:');

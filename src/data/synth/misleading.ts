@@ -1,10 +1,3 @@
-import type { Rng } from '../../random/rng.ts';
-import type { GoldHop, GoldQuestion } from './questions.ts';
-import { parseComparison } from './reader.ts';
-import type { SynthRecord } from './record.ts';
-import { fill, RELATIONS, SENTENCES, UNRELIABLE_NOTE, UNRELIABLE_TITLES, type RelationId } from './relations.ts';
-import { factText, type Entity, type World } from './world.ts';
-
 /**
  * Misleading sources: a paragraph that states a wrong value for one fact the question needs, in the
  * world's own sentence templates (so a reader that trusts it reads the wrong value exactly as it
@@ -16,6 +9,12 @@ import { factText, type Entity, type World } from './world.ts';
  * other items so the comparison's answer flips; in a span, moved past one end of it), a name or word
  * another entity of the world has.
  */
+import type { Rng } from '../../random/rng.ts';
+import type { GoldHop, GoldQuestion } from './questions.ts';
+import { parseComparison } from './reader.ts';
+import type { SynthRecord } from './record.ts';
+import { fill, RELATIONS, SENTENCES, UNRELIABLE_NOTE, UNRELIABLE_TITLES, type RelationId } from './relations.ts';
+import { factText, type Entity, type World } from './world.ts';
 
 /** A year a planted claim states instead of `hop`'s answer. */
 function wrongYear(q: GoldQuestion, hopIndex: number, rng: Rng): string {
@@ -25,7 +24,9 @@ function wrongYear(q: GoldQuestion, hopIndex: number, rng: Rng): string {
   if (last.arithmetic?.form.id === 'yearSpan') {
     // A year inside the span leaves the span as it is: move it past one end (an end, past itself),
     // so the span grows (moving the earliest past the latest could keep its length).
-    const years = Object.values(last.arithmetic.slots).map((ref) => Number((q.hops[Number(ref.slice(1)) - 1] as GoldHop).answer));
+    const years = Object.values(last.arithmetic.slots).map((ref) =>
+      Number((q.hops[Number(ref.slice(1)) - 1] as GoldHop).answer),
+    );
     const [lo, hi] = [Math.min(...years), Math.max(...years)];
     const down = right === lo || (right !== hi && rng.float() < 0.5);
     return String(down ? lo - d : hi + d);
@@ -76,15 +77,29 @@ export function plantClaim(world: World, q: GoldQuestion, record: SynthRecord, r
     const hop = q.hops[hopIndex] as GoldHop;
     const subject = hop.subject as Entity;
     const relation = hop.relation as RelationId;
-    const wrong = RELATIONS[relation].value === 'year' ? wrongYear(q, hopIndex, rng) : wrongValue(world, subject, relation, hop.answer, rng);
+    const wrong =
+      RELATIONS[relation].value === 'year'
+        ? wrongYear(q, hopIndex, rng)
+        : wrongValue(world, subject, relation, hop.answer, rng);
     if (wrong === null || wrong === hop.answer) continue;
     const slots = record.paragraphs.flatMap((p) => (p.is_supporting ? [] : [p.idx]));
     if (slots.length === 0) return record;
     const at = rng.pick(slots);
     const paragraphs = record.paragraphs.map((p) =>
-      p.idx === at ? { idx: p.idx, title: fill(rng.pick(UNRELIABLE_TITLES), { s: subject.name }), paragraph_text: claimText(world, subject, relation, wrong, rng), is_supporting: false } : p,
+      p.idx === at
+        ? {
+            idx: p.idx,
+            title: fill(rng.pick(UNRELIABLE_TITLES), { s: subject.name }),
+            paragraph_text: claimText(world, subject, relation, wrong, rng),
+            is_supporting: false,
+          }
+        : p,
     );
-    return { ...record, paragraphs, planted: { hop: hopIndex, subject: subject.name, relation, wrong, right: hop.answer, paragraph_idx: at } };
+    return {
+      ...record,
+      paragraphs,
+      planted: { hop: hopIndex, subject: subject.name, relation, wrong, right: hop.answer, paragraph_idx: at },
+    };
   }
   return record;
 }

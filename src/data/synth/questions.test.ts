@@ -14,7 +14,12 @@ import type { Entity, World } from './world.ts';
 function handWorld(): World {
   const entities: Entity[] = [];
   const byKind: World['byKind'] = { person: [], company: [], city: [], country: [] };
-  const add = (kind: Entity['kind'], name: string, aliases: string[], facts: Partial<Record<RelationId, number | string>>): void => {
+  const add = (
+    kind: Entity['kind'],
+    name: string,
+    aliases: string[],
+    facts: Partial<Record<RelationId, number | string>>,
+  ): void => {
     byKind[kind].push(entities.length);
     entities.push({ id: entities.length, kind, name, aliases, facts, text: `${name}.` });
   };
@@ -30,7 +35,9 @@ function handWorld(): World {
 
 const world = handWorld();
 
-/** Every question `make` gives in 3,000 tries from one stream (most tries fail: rejection sampling), by question text. */
+/**
+ * Every question `make` gives in 3,000 tries from one stream (most tries fail: rejection sampling), by question text.
+ */
 function sample(make: (rng: Rng) => GoldQuestion | null): Map<string, GoldQuestion> {
   const out = new Map<string, GoldQuestion>();
   const rng = new Rng(11);
@@ -41,7 +48,8 @@ function sample(make: (rng: Rng) => GoldQuestion | null): Map<string, GoldQuesti
   return out;
 }
 
-const decomposition = (q: GoldQuestion | undefined) => q?.hops.map((h) => [h.question, h.answer, h.subject?.name ?? null]);
+const decomposition = (q: GoldQuestion | undefined) =>
+  q?.hops.map((h) => [h.question, h.answer, h.subject?.name ?? null]);
 
 /** The last hop's answer recomputed from the other hops' gold answers. */
 function lastHopAnswer(q: GoldQuestion): string | null {
@@ -117,7 +125,10 @@ describe('comparison questions', () => {
 describe('aggregation questions', () => {
   it('three independent year lookups and the span between the earliest and the latest (hand-checked)', () => {
     const qs = sample((rng) => aggregationQuestion(world, rng, 3, 4));
-    const q = qs.get('How many years passed between the earliest and the latest of the birth of Ada Brin, the founding of Zorvex Labs and the birth of Cal Dorn?');
+    const q = qs.get(
+      'How many years passed between the earliest and the latest of the birth of Ada Brin, the founding of Zorvex ' +
+        'Labs and the birth of Cal Dorn?',
+    );
     expect(q?.shape).toBe('4hopagg');
     expect(decomposition(q)).toEqual([
       ['In what year was Ada Brin born?', '1950', 'Ada Brin'],
@@ -126,7 +137,9 @@ describe('aggregation questions', () => {
       ['How many years passed between the earliest and the latest of #1, #2 and #3?', '44', null],
     ]);
     expect(q?.aliases).toEqual(['44 years']);
-    expect(arithmeticExpression('How many years passed between the earliest and the latest of 1950, 1975 and 1931?')).toBe('max(1950, 1975, 1931) - min(1950, 1975, 1931)');
+    expect(
+      arithmeticExpression('How many years passed between the earliest and the latest of 1950, 1975 and 1931?'),
+    ).toBe('max(1950, 1975, 1931) - min(1950, 1975, 1931)');
     expect(qs.size).toBeGreaterThan(20);
     for (const x of qs.values()) expect(lastHopAnswer(x)).toBe(x.answer);
   });

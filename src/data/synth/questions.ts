@@ -1,7 +1,3 @@
-import type { Rng } from '../../random/rng.ts';
-import { ARITHMETIC, COMPARISONS, fill, listItems, RELATIONS, type ArithmeticForm, type ComparisonForm, type EntityKind, type RelationId } from './relations.ts';
-import { factEntity, factText, type Entity, type World } from './world.ts';
-
 /**
  * Multi-hop questions over the synthetic world, as gold decompositions before they
  * are laid out as MuSiQue records (record.ts). Shapes follow MuSiQue's hop prefixes:
@@ -18,6 +14,19 @@ import { factEntity, factText, type Entity, type World } from './world.ts';
  * - aggregations (`Nhopagg`): 2-3 independent year lookups joined by an arithmetic hop: the two-sided
  *   questions above, and "How many years passed between the earliest and the latest of ...?".
  */
+import type { Rng } from '../../random/rng.ts';
+import {
+  ARITHMETIC,
+  COMPARISONS,
+  fill,
+  listItems,
+  RELATIONS,
+  type ArithmeticForm,
+  type ComparisonForm,
+  type EntityKind,
+  type RelationId,
+} from './relations.ts';
+import { factEntity, factText, type Entity, type World } from './world.ts';
 
 /** One gold hop. `subject` and `relation` are null for the arithmetic hop. */
 export interface GoldHop {
@@ -66,7 +75,13 @@ function options(world: World, e: Entity, visited: Set<number>, entityOnly: bool
  * A walk of `length` entity-valued steps from a random start, ending at an entity of `endKind` (any
  * kind when undefined), visiting each entity once. Null when this try failed.
  */
-function walk(world: World, rng: Rng, length: number, visited: Set<number>, endKind?: EntityKind): { steps: Step[]; end: Entity } | null {
+function walk(
+  world: World,
+  rng: Rng,
+  length: number,
+  visited: Set<number>,
+  endKind?: EntityKind,
+): { steps: Step[]; end: Entity } | null {
   const startIds = world.entities.filter((e) => !visited.has(e.id)).map((e) => e.id);
   let cur = world.entities[rng.pick(startIds)] as Entity;
   const seen = new Set(visited);
@@ -150,7 +165,13 @@ interface YearSide {
   noun: string;
 }
 
-function yearSide(world: World, rng: Rng, kind: 'person' | 'company', chain: number, visited: Set<number>): YearSide | null {
+function yearSide(
+  world: World,
+  rng: Rng,
+  kind: 'person' | 'company',
+  chain: number,
+  visited: Set<number>,
+): YearSide | null {
   const w = walk(world, rng, chain, visited, kind);
   if (!w) return null;
   const relation: RelationId = kind === 'person' ? 'birthYear' : 'foundedYear';
@@ -167,7 +188,13 @@ function yearSide(world: World, rng: Rng, kind: 'person' | 'company', chain: num
 
 function arithmeticHop(id: ArithmeticForm['id'], slots: Record<string, string>, answer: number): GoldHop {
   const form = ARITHMETIC.find((f) => f.id === id) as ArithmeticForm;
-  return { question: fill(form.hop, slots), answer: String(answer), relation: null, subject: null, arithmetic: { form, slots } };
+  return {
+    question: fill(form.hop, slots),
+    answer: String(answer),
+    relation: null,
+    subject: null,
+    arithmetic: { form, slots },
+  };
 }
 
 /**
@@ -178,7 +205,9 @@ function arithmeticHop(id: ArithmeticForm['id'], slots: Record<string, string>, 
 function twoSidedQuestion(world: World, rng: Rng, hops: 3 | 4, form: 'yearsBetween' | 'ageAt'): GoldQuestion | null {
   const visited = new Set<number>();
   const kinds: ['person' | 'company', 'person' | 'company'] =
-    form === 'ageAt' ? ['person', 'company'] : [rng.pick(['person', 'company'] as const), rng.pick(['person', 'company'] as const)];
+    form === 'ageAt'
+      ? ['person', 'company']
+      : [rng.pick(['person', 'company'] as const), rng.pick(['person', 'company'] as const)];
   const chained = hops === 4 ? rng.int(0, 1) : -1;
   const a = yearSide(world, rng, kinds[0], chained === 0 ? 1 : 0, visited);
   if (!a) return null;
@@ -265,7 +294,10 @@ export function makeQuestion(world: World, rng: Rng, kind: QuestionKind, hops: 2
 export type Shape = 'chain' | 'comparison' | 'aggregation';
 
 /** Lays year sides out as gold hops: chained sides first (MuSiQue's 4hop3 order), the rest in item order. */
-function sideHops(world: World, sides: readonly YearSide[]): { hops: GoldHop[]; yearRef: Map<YearSide, string>; nameRef: Map<YearSide, string> } {
+function sideHops(
+  world: World,
+  sides: readonly YearSide[],
+): { hops: GoldHop[]; yearRef: Map<YearSide, string>; nameRef: Map<YearSide, string> } {
   const ordered = [...sides.filter((s) => s.steps.length > 1), ...sides.filter((s) => s.steps.length === 1)];
   const hops: GoldHop[] = [];
   const yearRef = new Map<YearSide, string>();
@@ -286,7 +318,8 @@ function sideHops(world: World, sides: readonly YearSide[]): { hops: GoldHop[]; 
  */
 export function comparisonQuestion(world: World, rng: Rng, items: number, hops: number): GoldQuestion | null {
   const chained = hops - items - 1;
-  if (items < 2 || items > 3 || chained < 0 || chained > items || hops > 4) throw new Error(`synth: no comparison of ${items} items in ${hops} hops`);
+  if (items < 2 || items > 3 || chained < 0 || chained > items || hops > 4)
+    throw new Error(`synth: no comparison of ${items} items in ${hops} hops`);
   const form = rng.pick(COMPARISONS);
   const chainedAt = new Set(rng.shuffle(Array.from({ length: items }, (_, i) => i)).slice(0, chained));
   const visited = new Set<number>();
@@ -299,7 +332,9 @@ export function comparisonQuestion(world: World, rng: Rng, items: number, hops: 
   if (new Set(sides.map((s) => s.year)).size < sides.length) return null;
   const best = sides.reduce((a, b) => ((form.pick === 'first' ? b.year < a.year : b.year > a.year) ? b : a));
   const { hops: gold, yearRef, nameRef } = sideHops(world, sides);
-  const hopQuestion = fill(form.question, { items: listItems(sides.map((s) => fill(form.item, { s: nameRef.get(s) as string, y: yearRef.get(s) as string }))) });
+  const hopQuestion = fill(form.question, {
+    items: listItems(sides.map((s) => fill(form.item, { s: nameRef.get(s) as string, y: yearRef.get(s) as string }))),
+  });
   gold.push({ question: hopQuestion, answer: best.end.name, relation: null, subject: null, comparison: { form } });
   return {
     shape: `${hops}hopcmp`,
@@ -337,7 +372,9 @@ export function aggregationQuestion(world: World, rng: Rng, items: number, hops:
   const arith = arithmeticHop('yearSpan', { a, b, c }, span);
   return {
     shape: '4hopagg',
-    question: `How many years passed between the earliest and the latest of ${sides[0]?.event}, ${sides[1]?.event} and ${sides[2]?.event}?`,
+    question:
+      `How many years passed between the earliest and the latest of ${sides[0]?.event}, ${sides[1]?.event} and ` +
+      `${sides[2]?.event}?`,
     answer: arith.answer,
     aliases: [`${span} years`],
     hops: [...gold, arith],

@@ -1,4 +1,15 @@
-import { ARITHMETIC, COMPARISONS, escapeRegExp, fill, hopRegex, RELATIONS, sentenceRegex, templatesFor, type ComparisonForm, type RelationId } from './relations.ts';
+import {
+  ARITHMETIC,
+  COMPARISONS,
+  escapeRegExp,
+  fill,
+  hopRegex,
+  RELATIONS,
+  sentenceRegex,
+  templatesFor,
+  type ComparisonForm,
+  type RelationId,
+} from './relations.ts';
 
 /**
  * How the scripted expert worker "reads": it answers a hop question of the synthetic
@@ -103,7 +114,9 @@ const COMPARISON_REGEXES = COMPARISONS.map((form) => {
  * their values as written (years, `#k` references or whatever a report said); null for any other
  * question.
  */
-export function parseComparison(subQuestion: string): { form: ComparisonForm; items: { name: string; value: string }[] } | null {
+export function parseComparison(
+  subQuestion: string,
+): { form: ComparisonForm; items: { name: string; value: string }[] } | null {
   const q = normaliseSpace(subQuestion);
   for (const { form, whole, item } of COMPARISON_REGEXES) {
     const m = whole.exec(q);
@@ -143,7 +156,9 @@ export function comparisonExpression(subQuestion: string): string | null {
   if (!parsed) return null;
   const items = parsed.items.map((it) => ({ name: it.name.trim(), value: it.value.trim() }));
   if (!items.every((it) => /^-?\d+$/.test(it.value) && !it.name.includes("'"))) return null;
-  return `${parsed.form.pick === 'first' ? 'argmin' : 'argmax'}(${items.map((it) => `'${it.name}', ${it.value}`).join(', ')})`;
+  return `${parsed.form.pick === 'first' ? 'argmin' : 'argmax'}(${items
+    .map((it) => `'${it.name}', ` + `${it.value}`)
+    .join(', ')})`;
 }
 
 /** The item of a comparison hop that its `calculate` call named (the tool result); null when it names none of them. */

@@ -37,18 +37,24 @@ describe('MuSiQue record schemas', () => {
       ...record,
       paragraphs: record.paragraphs.map((p) => ({ ...p, is_supporting: p.idx === 2 })),
     });
-    expect(badSupport.error?.issues.map((i) => i.message)).toContain('is_supporting flags differ from the paragraph_support_idx values');
+    expect(badSupport.error?.issues.map((i) => i.message)).toContain(
+      'is_supporting flags differ from the paragraph_support_idx values',
+    );
   });
 
   const sample = fileURLToPath(new URL('../../../../shared/data/musique/musique_ans_train_100.jsonl', import.meta.url));
-  it.skipIf(!existsSync(sample))('accepts every real MuSiQue-Ans record (the strict schema is the official format)', () => {
-    const lines = readFileSync(sample, 'utf8').trim().split('\n');
-    expect(lines.length).toBe(100);
-    for (const [i, line] of lines.entries()) {
-      const r = strictMusiqueRecordSchema.safeParse(JSON.parse(line));
-      if (!r.success) throw new Error(`line ${i + 1}: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`);
-    }
-  });
+  it.skipIf(!existsSync(sample))(
+    'accepts every real MuSiQue-Ans record (the strict schema is the official format)',
+    () => {
+      const lines = readFileSync(sample, 'utf8').trim().split('\n');
+      expect(lines.length).toBe(100);
+      for (const [i, line] of lines.entries()) {
+        const r = strictMusiqueRecordSchema.safeParse(JSON.parse(line));
+        if (!r.success)
+          throw new Error(`line ${i + 1}: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`);
+      }
+    },
+  );
 });
 
 describe('toEpisode', () => {
@@ -56,8 +62,18 @@ describe('toEpisode', () => {
     const ep = toEpisode(record);
     expect(ep.id).toBe('2hop__10001_10002');
     expect(ep.answers).toEqual(['Vlenia', 'Republic of Vlenia']);
-    expect(ep.paragraphs[1]).toEqual({ idx: 1, title: 'Zorvex Labs', text: 'Zorvex Labs is headquartered in Kozhar.', isSupporting: true });
-    expect(ep.decomposition?.[1]).toEqual({ id: 10002, question: 'In which country is #1 located?', answer: 'Vlenia', paragraphSupportIdx: 0 });
+    expect(ep.paragraphs[1]).toEqual({
+      idx: 1,
+      title: 'Zorvex Labs',
+      text: 'Zorvex Labs is headquartered in Kozhar.',
+      isSupporting: true,
+    });
+    expect(ep.decomposition?.[1]).toEqual({
+      id: 10002,
+      question: 'In which country is #1 located?',
+      answer: 'Vlenia',
+      paragraphSupportIdx: 0,
+    });
     expect(ep.answerable).toBe(true);
     expect(ep.meta).toMatchObject({ hops: 2, arithmetic: false });
   });

@@ -75,7 +75,10 @@ export type SynthRecord = z.infer<typeof synthBaseSchema>;
 export const synthRecordSchema = synthBaseSchema.superRefine((r, ctx) => {
   const hops = Number(/^(\d)hop/.exec(r.id)?.[1]);
   if (hops !== r.question_decomposition.length) {
-    ctx.addIssue({ code: 'custom', message: `id says ${hops} hops, question_decomposition has ${r.question_decomposition.length}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `id says ${hops} hops, question_decomposition has ${r.question_decomposition.length}`,
+    });
   }
   const ids = r.id.split('__')[1]?.split('_').map(Number) ?? [];
   if (ids.join() !== r.question_decomposition.map((h) => h.id).join()) {
@@ -85,7 +88,9 @@ export const synthRecordSchema = synthBaseSchema.superRefine((r, ctx) => {
     if (p.idx !== i) ctx.addIssue({ code: 'custom', message: `paragraphs[${i}].idx is ${p.idx}, expected ${i}` });
   });
   const supporting = new Set(r.paragraphs.filter((p) => p.is_supporting).map((p) => p.idx));
-  const cited = new Set(r.question_decomposition.flatMap((h) => (h.paragraph_support_idx === null ? [] : [h.paragraph_support_idx])));
+  const cited = new Set(
+    r.question_decomposition.flatMap((h) => (h.paragraph_support_idx === null ? [] : [h.paragraph_support_idx])),
+  );
   if ([...supporting].sort().join() !== [...cited].sort().join()) {
     ctx.addIssue({ code: 'custom', message: 'is_supporting flags differ from the paragraph_support_idx values' });
   }
@@ -95,9 +100,20 @@ export const synthRecordSchema = synthBaseSchema.superRefine((r, ctx) => {
   if (r.planted) {
     const hop = r.question_decomposition[r.planted.hop];
     const para = r.paragraphs[r.planted.paragraph_idx];
-    if (!hop || hop.paragraph_support_idx === null || hop.answer !== r.planted.right) ctx.addIssue({ code: 'custom', message: `planted.hop ${r.planted.hop} is not a fact hop answered '${r.planted.right}'` });
-    if (r.planted.wrong === r.planted.right) ctx.addIssue({ code: 'custom', message: 'planted.wrong equals the gold answer' });
-    if (!para || para.is_supporting || !para.paragraph_text.includes(r.planted.wrong)) ctx.addIssue({ code: 'custom', message: `planted.paragraph_idx ${r.planted.paragraph_idx} is not a non-supporting paragraph stating '${r.planted.wrong}'` });
+    if (!hop || hop.paragraph_support_idx === null || hop.answer !== r.planted.right)
+      ctx.addIssue({
+        code: 'custom',
+        message: `planted.hop ${r.planted.hop} is not a fact hop answered '${r.planted.right}'`,
+      });
+    if (r.planted.wrong === r.planted.right)
+      ctx.addIssue({ code: 'custom', message: 'planted.wrong equals the gold answer' });
+    if (!para || para.is_supporting || !para.paragraph_text.includes(r.planted.wrong))
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          `planted.paragraph_idx ${r.planted.paragraph_idx} is not a non-supporting paragraph stating ` +
+          `'${r.planted.wrong}'`,
+      });
   }
 });
 
@@ -125,9 +141,17 @@ export function plantedOf(episode: Pick<Episode, 'id' | 'meta'>): PlantedClaim |
     throw new Error(`episode ${episode.id}: meta.planted is not JSON`);
   }
   const parsed = plantedSchema.safeParse(value);
-  if (!parsed.success) throw new Error(`episode ${episode.id}: meta.planted: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  if (!parsed.success)
+    throw new Error(`episode ${episode.id}: meta.planted: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   const p = parsed.data;
-  return { hop: p.hop, subject: p.subject, relation: p.relation, wrong: p.wrong, right: p.right, paragraphIdx: p.paragraph_idx };
+  return {
+    hop: p.hop,
+    subject: p.subject,
+    relation: p.relation,
+    wrong: p.wrong,
+    right: p.right,
+    paragraphIdx: p.paragraph_idx,
+  };
 }
 
 /**

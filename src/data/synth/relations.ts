@@ -43,19 +43,93 @@ export interface Relation {
  * "capital") so that BM25 ranks the support paragraph first (>= 99% at top 2).
  */
 export const RELATIONS: Record<RelationId, Relation> = {
-  founder: { id: 'founder', subject: 'company', object: 'person', value: 'name', hop: 'Who founded {s}?', describe: 'the founder of {s}' },
-  foundedYear: { id: 'foundedYear', subject: 'company', object: null, value: 'year', hop: 'In what year was {s} founded?' },
+  founder: {
+    id: 'founder',
+    subject: 'company',
+    object: 'person',
+    value: 'name',
+    hop: 'Who founded {s}?',
+    describe: 'the founder of {s}',
+  },
+  foundedYear: {
+    id: 'foundedYear',
+    subject: 'company',
+    object: null,
+    value: 'year',
+    hop: 'In what year was {s} founded?',
+  },
   industry: { id: 'industry', subject: 'company', object: null, value: 'word', hop: 'What industry is {s} in?' },
-  hq: { id: 'hq', subject: 'company', object: 'city', value: 'name', hop: 'In which city is {s} headquartered?', describe: 'the city where {s} is headquartered' },
-  birthCity: { id: 'birthCity', subject: 'person', object: 'city', value: 'name', hop: 'In which city was {s} born?', describe: 'the birthplace of {s}' },
+  hq: {
+    id: 'hq',
+    subject: 'company',
+    object: 'city',
+    value: 'name',
+    hop: 'In which city is {s} headquartered?',
+    describe: 'the city where {s} is headquartered',
+  },
+  birthCity: {
+    id: 'birthCity',
+    subject: 'person',
+    object: 'city',
+    value: 'name',
+    hop: 'In which city was {s} born?',
+    describe: 'the birthplace of {s}',
+  },
   birthYear: { id: 'birthYear', subject: 'person', object: null, value: 'year', hop: 'In what year was {s} born?' },
-  occupation: { id: 'occupation', subject: 'person', object: null, value: 'word', hop: 'What was the occupation of {s}?' },
-  employer: { id: 'employer', subject: 'person', object: 'company', value: 'name', hop: 'Which company employed {s}?', describe: 'the company that employed {s}' },
-  mentor: { id: 'mentor', subject: 'person', object: 'person', value: 'name', hop: 'Who was the mentor of {s}?', describe: 'the mentor of {s}' },
-  country: { id: 'country', subject: 'city', object: 'country', value: 'name', hop: 'In which country is {s} located?', describe: 'the country where {s} is located' },
-  mayor: { id: 'mayor', subject: 'city', object: 'person', value: 'name', hop: 'Who is the mayor of {s}?', describe: 'the mayor of {s}' },
-  capital: { id: 'capital', subject: 'country', object: 'city', value: 'name', hop: 'What is the capital of {s}?', describe: 'the capital of {s}' },
-  language: { id: 'language', subject: 'country', object: null, value: 'name', hop: 'What is the official language of {s}?' },
+  occupation: {
+    id: 'occupation',
+    subject: 'person',
+    object: null,
+    value: 'word',
+    hop: 'What was the occupation of {s}?',
+  },
+  employer: {
+    id: 'employer',
+    subject: 'person',
+    object: 'company',
+    value: 'name',
+    hop: 'Which company employed {s}?',
+    describe: 'the company that employed {s}',
+  },
+  mentor: {
+    id: 'mentor',
+    subject: 'person',
+    object: 'person',
+    value: 'name',
+    hop: 'Who was the mentor of {s}?',
+    describe: 'the mentor of {s}',
+  },
+  country: {
+    id: 'country',
+    subject: 'city',
+    object: 'country',
+    value: 'name',
+    hop: 'In which country is {s} located?',
+    describe: 'the country where {s} is located',
+  },
+  mayor: {
+    id: 'mayor',
+    subject: 'city',
+    object: 'person',
+    value: 'name',
+    hop: 'Who is the mayor of {s}?',
+    describe: 'the mayor of {s}',
+  },
+  capital: {
+    id: 'capital',
+    subject: 'country',
+    object: 'city',
+    value: 'name',
+    hop: 'What is the capital of {s}?',
+    describe: 'the capital of {s}',
+  },
+  language: {
+    id: 'language',
+    subject: 'country',
+    object: null,
+    value: 'name',
+    hop: 'What is the official language of {s}?',
+  },
 };
 
 /**
@@ -72,7 +146,10 @@ export const SENTENCES: Record<EntityKind, string[][]> = {
     ['The mentor of {s} was {mentor}.', '{mentor} was the mentor of {s}.'],
   ],
   company: [
-    ['{s} is a {industry} company, founded by {founder} in {foundedYear}.', '{s} was founded in {foundedYear} by {founder} as a {industry} company.'],
+    [
+      '{s} is a {industry} company, founded by {founder} in {foundedYear}.',
+      '{s} was founded in {foundedYear} by {founder} as a {industry} company.',
+    ],
     ['{s} is headquartered in {hq}.', 'The headquarters of {s} are in {hq}.'],
   ],
   city: [
@@ -154,7 +231,11 @@ export const ARITHMETIC: ArithmeticForm[] = [
   { id: 'ageAt', hop: 'How old was a person born in {a} in the year {b}?', expression: '{b} - {a}' },
   { id: 'yearAfter', hop: 'What year is {n} years after {a}?', expression: '{a} + {n}' },
   // Aggregation over three independent year lookups (mathjs max/min).
-  { id: 'yearSpan', hop: 'How many years passed between the earliest and the latest of {a}, {b} and {c}?', expression: 'max({a}, {b}, {c}) - min({a}, {b}, {c})' },
+  {
+    id: 'yearSpan',
+    hop: 'How many years passed between the earliest and the latest of {a}, {b} and {c}?',
+    expression: 'max({a}, {b}, {c}) - min({a}, {b}, {c})',
+  },
 ];
 
 /**
@@ -174,10 +255,38 @@ export interface ComparisonForm {
 }
 
 export const COMPARISONS: ComparisonForm[] = [
-  { id: 'bornFirst', kind: 'person', relation: 'birthYear', question: 'Who was born first, {items}?', item: '{s} (born in {y})', pick: 'first' },
-  { id: 'bornLast', kind: 'person', relation: 'birthYear', question: 'Who was born last, {items}?', item: '{s} (born in {y})', pick: 'last' },
-  { id: 'olderCompany', kind: 'company', relation: 'foundedYear', question: 'Which company is older, {items}?', item: '{s} (founded in {y})', pick: 'first' },
-  { id: 'youngerCompany', kind: 'company', relation: 'foundedYear', question: 'Which company is younger, {items}?', item: '{s} (founded in {y})', pick: 'last' },
+  {
+    id: 'bornFirst',
+    kind: 'person',
+    relation: 'birthYear',
+    question: 'Who was born first, {items}?',
+    item: '{s} (born in {y})',
+    pick: 'first',
+  },
+  {
+    id: 'bornLast',
+    kind: 'person',
+    relation: 'birthYear',
+    question: 'Who was born last, {items}?',
+    item: '{s} (born in {y})',
+    pick: 'last',
+  },
+  {
+    id: 'olderCompany',
+    kind: 'company',
+    relation: 'foundedYear',
+    question: 'Which company is older, {items}?',
+    item: '{s} (founded in {y})',
+    pick: 'first',
+  },
+  {
+    id: 'youngerCompany',
+    kind: 'company',
+    relation: 'foundedYear',
+    question: 'Which company is younger, {items}?',
+    item: '{s} (founded in {y})',
+    pick: 'last',
+  },
 ];
 
 /** "A or B", "A, B or C". */
@@ -191,9 +300,15 @@ export function listItems(items: readonly string[]): string {
  * tell it from the encyclopedia paragraph titled with the entity's name alone. No colon: a search
  * hit is shown as `[idx] Title: text`.
  */
-export const UNRELIABLE_TITLES = ['Rumour about {s}', 'Unverified forum post about {s}', 'Unconfirmed gossip about {s}'];
+export const UNRELIABLE_TITLES = [
+  'Rumour about {s}',
+  'Unverified forum post about {s}',
+  'Unconfirmed gossip about {s}',
+];
 
-const UNRELIABLE_TITLE_REGEX = new RegExp(`^(?:${UNRELIABLE_TITLES.map((t) => escapeRegExp(t).replace(escapeRegExp('{s}'), '.+')).join('|')})$`);
+const UNRELIABLE_TITLE_REGEX = new RegExp(
+  `^(?:${UNRELIABLE_TITLES.map((t) => escapeRegExp(t).replace(escapeRegExp('{s}'), '.+')).join('|')})$`,
+);
 
 /** Whether a paragraph title marks an unreliable source (a planted claim). */
 export function isUnreliableTitle(title: string): boolean {

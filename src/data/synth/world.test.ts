@@ -41,7 +41,7 @@ describe('synthetic world', () => {
     expect(new Set(mayors).size).toBe(mayors.length);
   });
 
-  it('states each fact in exactly one paragraph of the world: its subject\'s', () => {
+  it("states each fact in exactly one paragraph of the world: its subject's", () => {
     // Read every fact question against every paragraph: only the subject's paragraph may answer it,
     // with the fact's value. This is what makes every composed question's answer unique.
     let checked = 0;
@@ -68,7 +68,9 @@ describe('synthetic world', () => {
   });
 
   it('rejects impossible sizes with a one-line error', () => {
-    expect(() => createWorld(1, { countries: 5, cities: 3, people: 10, companies: 5 })).toThrow('synth: world size needs cities (3) >= countries (5)');
+    expect(() => createWorld(1, { countries: 5, cities: 3, people: 10, companies: 5 })).toThrow(
+      'synth: world size needs cities (3) >= countries (5)',
+    );
     expect(() => createWorld(1, { countries: 2, cities: 3, people: 4, companies: 5 })).toThrow(
       'synth: world size needs people (4) >= companies (5), one founder each',
     );

@@ -1,13 +1,12 @@
-import { Rng } from '../../random/rng.ts';
-import { NameForge, namePartition, namePool, PoolNames, type NameSource, type NameSplit } from './names.ts';
-import { fill, RELATIONS, SENTENCES, type EntityKind, type RelationId } from './relations.ts';
-
 /**
  * A random world of invented people, companies, cities and countries, with one
  * encyclopedia-style paragraph per entity. Every relation is a function (a company has one founder,
  * a city one country, a person at most one mentor...), so every question built from a chain of
  * relations has exactly one correct answer. Deterministic per seed.
  */
+import { Rng } from '../../random/rng.ts';
+import { NameForge, namePartition, namePool, PoolNames, type NameSource, type NameSplit } from './names.ts';
+import { fill, RELATIONS, SENTENCES, type EntityKind, type RelationId } from './relations.ts';
 
 export interface Entity {
   /** Index in World.entities. */
@@ -40,8 +39,46 @@ export interface WorldSize {
 /** Big enough for ~10k distinct 2-4 hop questions and varied distractors; ~400 paragraphs. */
 export const DEFAULT_WORLD_SIZE: WorldSize = { countries: 12, cities: 60, people: 220, companies: 100 };
 
-const OCCUPATIONS = ['painter', 'sculptor', 'banker', 'lawyer', 'chemist', 'pilot', 'novelist', 'surgeon', 'teacher', 'botanist', 'composer', 'diplomat', 'journalist', 'merchant', 'physician', 'poet', 'potter', 'tailor', 'weaver', 'geologist'];
-const INDUSTRIES = ['robotics', 'shipping', 'textile', 'mining', 'software', 'banking', 'brewing', 'publishing', 'furniture', 'railway', 'telecom', 'glassware', 'perfume', 'toy', 'steel', 'fishing'];
+const OCCUPATIONS = [
+  'painter',
+  'sculptor',
+  'banker',
+  'lawyer',
+  'chemist',
+  'pilot',
+  'novelist',
+  'surgeon',
+  'teacher',
+  'botanist',
+  'composer',
+  'diplomat',
+  'journalist',
+  'merchant',
+  'physician',
+  'poet',
+  'potter',
+  'tailor',
+  'weaver',
+  'geologist',
+];
+const INDUSTRIES = [
+  'robotics',
+  'shipping',
+  'textile',
+  'mining',
+  'software',
+  'banking',
+  'brewing',
+  'publishing',
+  'furniture',
+  'railway',
+  'telecom',
+  'glassware',
+  'perfume',
+  'toy',
+  'steel',
+  'fishing',
+];
 const COMPANY_SUFFIXES = ['Labs', 'Works', 'Group', 'Systems', 'Industries'];
 
 const pools = new Map<number, string[]>();
@@ -69,15 +106,24 @@ function validateSize(size: WorldSize): void {
   for (const [key, v] of Object.entries(size)) {
     if (!Number.isInteger(v) || v < 2) throw new Error(`synth: world size ${key} must be an integer >= 2, got ${v}`);
   }
-  if (size.cities < size.countries) throw new Error(`synth: world size needs cities (${size.cities}) >= countries (${size.countries})`);
-  if (size.people < size.companies) throw new Error(`synth: world size needs people (${size.people}) >= companies (${size.companies}), one founder each`);
-  if (size.people < size.cities) throw new Error(`synth: world size needs people (${size.people}) >= cities (${size.cities}), distinct mayors`);
+  if (size.cities < size.countries)
+    throw new Error(`synth: world size needs cities (${size.cities}) >= countries (${size.countries})`);
+  if (size.people < size.companies)
+    throw new Error(
+      `synth: world size needs people (${size.people}) >= companies (${size.companies}), one founder each`,
+    );
+  if (size.people < size.cities)
+    throw new Error(`synth: world size needs people (${size.people}) >= cities (${size.cities}), distinct mayors`);
 }
 
 /**
  * `names`: draw names from one part of the name space only (`namePartition`); unset, from all of it.
  */
-export function createWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE, opts: { names?: NameSplit; pool?: number } = {}): World {
+export function createWorld(
+  seed: number,
+  size: WorldSize = DEFAULT_WORLD_SIZE,
+  opts: { names?: NameSplit; pool?: number } = {},
+): World {
   validateSize(size);
   const rng = new Rng(seed);
   const accept = opts.names ? namePartition(opts.names) : undefined;

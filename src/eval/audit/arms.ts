@@ -25,7 +25,10 @@ export const AUDIT_ARMS: readonly AuditArm[] = [
   { name: 'oracle', method: 'oracle', counterfactual: 'mask', ceiling: true },
 ];
 
-/** The credit config of an arm: the run's credit section with the arm's method and counterfactual, without judge-driven extras. */
+/**
+ * The credit config of an arm: the run's credit section with the arm's method and counterfactual, without judge-driven
+ * extras.
+ */
 export function armConfig(base: CreditConfig, arm: AuditArm): CreditConfig {
   return { ...base, method: arm.method, counterfactual: arm.counterfactual, messageLevel: false, failurePairs: false };
 }
@@ -45,8 +48,17 @@ export interface ArmCredit {
  * trajectories' replays per engine run; the credit of each labelled call picked out of it.
  * `onBatch` is told how many trajectories each batch finished.
  */
-export async function armCredit(trajs: readonly Trajectory[], episodes: readonly Episode[], calls: readonly WorkerCall[], cfg: CreditConfig, runner: ReplayRunner, batch: number, onBatch?: (n: number) => void): Promise<ArmCredit> {
-  if (episodes.length !== trajs.length) throw new Error(`audit: ${episodes.length} episodes for ${trajs.length} trajectories`);
+export async function armCredit(
+  trajs: readonly Trajectory[],
+  episodes: readonly Episode[],
+  calls: readonly WorkerCall[],
+  cfg: CreditConfig,
+  runner: ReplayRunner,
+  batch: number,
+  onBatch?: (n: number) => void,
+): Promise<ArmCredit> {
+  if (episodes.length !== trajs.length)
+    throw new Error(`audit: ${episodes.length} episodes for ${trajs.length} trajectories`);
   if (!Number.isInteger(batch) || batch < 1) throw new Error(`audit: batch must be a positive integer (got ${batch})`);
   const t0 = performance.now();
   const batched = batchedRunner(runner);
@@ -55,7 +67,9 @@ export async function armCredit(trajs: readonly Trajectory[], episodes: readonly
   let replays = 0;
   for (let start = 0; start < trajs.length; start += batch) {
     const part = trajs.slice(start, start + batch);
-    const results = await Promise.all(part.map((t, i) => computeCredits([t], episodes[start + i] as Episode, batched, cfg)));
+    const results = await Promise.all(
+      part.map((t, i) => computeCredits([t], episodes[start + i] as Episode, batched, cfg)),
+    );
     for (const r of results) {
       const c = r.credited[0];
       if (!c) throw new Error('audit: credit returned no trajectory');
@@ -67,8 +81,14 @@ export async function armCredit(trajs: readonly Trajectory[], episodes: readonly
   }
   const credits = calls.map((c) => {
     const m = marginals[c.trajectory]?.[c.delegation];
-    if (m === undefined) throw new Error(`audit: no credit for delegation ${c.delegation} of trajectory ${c.trajectoryId}`);
+    if (m === undefined)
+      throw new Error(`audit: no credit for delegation ${c.delegation} of trajectory ${c.trajectoryId}`);
     return m;
   });
-  return { credits, noise: trajs.length === 0 ? 0 : noise / trajs.length, replays, seconds: (performance.now() - t0) / 1000 };
+  return {
+    credits,
+    noise: trajs.length === 0 ? 0 : noise / trajs.length,
+    replays,
+    seconds: (performance.now() - t0) / 1000,
+  };
 }

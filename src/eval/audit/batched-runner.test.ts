@@ -6,9 +6,21 @@ import type { Trajectory } from '../../rollout/types.ts';
 import { batchedRunner } from './batched-runner.ts';
 
 const episode = comparisonEpisode('ep');
-const item = (id: string, replica: number): ReplayItem => ({ traj: makeTrajectory({ id, workers: [], finalAnswer: null }), episode, masked: [], replica });
-/** A runner whose replay of an item answers `${trajectory id}#${replica}`, recording its batches and how many ran at once. */
-function recordingRunner(): { run: (items: ReplayItem[]) => Promise<Trajectory[]>; batches: string[][]; maxConcurrent: number } {
+const item = (id: string, replica: number): ReplayItem => ({
+  traj: makeTrajectory({ id, workers: [], finalAnswer: null }),
+  episode,
+  masked: [],
+  replica,
+});
+/**
+ * A runner whose replay of an item answers `${trajectory id}#${replica}`, recording its batches and how many ran at
+ * once.
+ */
+function recordingRunner(): {
+  run: (items: ReplayItem[]) => Promise<Trajectory[]>;
+  batches: string[][];
+  maxConcurrent: number;
+} {
   const rec = { batches: [] as string[][], maxConcurrent: 0, running: 0 };
   const run = async (items: ReplayItem[]): Promise<Trajectory[]> => {
     rec.running++;
@@ -25,7 +37,11 @@ describe('batchedRunner', () => {
   it('serves the calls of one tick with one run, each call its own results in order', async () => {
     const rec = recordingRunner();
     const runner = batchedRunner(rec.run);
-    const out = await Promise.all([runner([item('a', 0), item('a', 1)]), runner([item('b', 0)]), runner([item('c', 0), item('c', 1), item('c', 2)])]);
+    const out = await Promise.all([
+      runner([item('a', 0), item('a', 1)]),
+      runner([item('b', 0)]),
+      runner([item('c', 0), item('c', 1), item('c', 2)]),
+    ]);
     expect(rec.batches).toEqual([['a#0', 'a#1', 'b#0', 'c#0', 'c#1', 'c#2']]);
     expect(out.map((ts) => ts.map((t) => t.finalAnswer))).toEqual([['a#0', 'a#1'], ['b#0'], ['c#0', 'c#1', 'c#2']]);
   });
@@ -44,9 +60,14 @@ describe('batchedRunner', () => {
 
   it('a failed run rejects every call of its batch, and the next batch still runs', async () => {
     let calls = 0;
-    const runner = batchedRunner((items) => (calls++ === 0 ? Promise.reject(new Error('engine failed')) : Promise.resolve(items.map((it) => it.traj))));
+    const runner = batchedRunner((items) =>
+      calls++ === 0 ? Promise.reject(new Error('engine failed')) : Promise.resolve(items.map((it) => it.traj)),
+    );
     const failed = await Promise.allSettled([runner([item('a', 0)]), runner([item('b', 0)])]);
-    expect(failed.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual(['engine failed', 'engine failed']);
+    expect(failed.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual([
+      'engine failed',
+      'engine failed',
+    ]);
     expect((await runner([item('c', 0)])).map((t) => t.id)).toEqual(['c']);
   });
 

@@ -18,7 +18,8 @@ export function batchedRunner(runner: ReplayRunner): ReplayRunner {
     try {
       const all = jobs.flatMap((j) => j.items);
       const out = await runner(all);
-      if (out.length !== all.length) throw new Error(`replay runner returned ${out.length} trajectories for ${all.length} items`);
+      if (out.length !== all.length)
+        throw new Error(`replay runner returned ${out.length} trajectories for ${all.length} items`);
       let at = 0;
       for (const j of jobs) {
         j.resolve(out.slice(at, at + j.items.length));
@@ -32,6 +33,7 @@ export function batchedRunner(runner: ReplayRunner): ReplayRunner {
     new Promise<Trajectory[]>((resolve, reject) => {
       queued.push({ items, resolve, reject });
       // The first call of a tick schedules the batch; the calls after it in the same tick join it.
-      if (queued.length === 1) last = last.then(() => new Promise<void>((done) => setImmediate(() => void flush().then(done))));
+      if (queued.length === 1)
+        last = last.then(() => new Promise<void>((done) => setImmediate(() => void flush().then(done))));
     });
 }

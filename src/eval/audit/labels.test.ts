@@ -29,22 +29,39 @@ describe('labelWorkerCalls', () => {
       [3, 1, false, false, '1962'],
     ]);
     // The team answered Bo Cade; the gold answer is Ada Brin.
-    expect(calls.every((c) => c.success === false && c.trajectory === 7 && c.trajectoryId === 'ep/0' && c.episodeId === 'ep')).toBe(true);
+    expect(
+      calls.every(
+        (c) => c.success === false && c.trajectory === 7 && c.trajectoryId === 'ep/0' && c.episodeId === 'ep',
+      ),
+    ).toBe(true);
   });
 
   it('a success, and an episode without a planted claim: nothing is planted', () => {
-    const traj = makeTrajectory({ id: 'ep/1', workers: [{ subtask: 'In what year was Ada Brin born?', answer: '1967' }], finalAnswer: 'Ada Brin' });
+    const traj = makeTrajectory({
+      id: 'ep/1',
+      workers: [{ subtask: 'In what year was Ada Brin born?', answer: '1967' }],
+      finalAnswer: 'Ada Brin',
+    });
     const calls = labelWorkerCalls(traj, comparisonEpisode('ep'), 0, opts);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ success: true, right: false, planted: false, report: '1967' });
   });
 
   it('no worker calls: no labels', () => {
-    expect(labelWorkerCalls(makeTrajectory({ id: 'ep/2', workers: [], finalAnswer: 'Ada Brin' }), episode, 0, opts)).toEqual([]);
+    expect(
+      labelWorkerCalls(makeTrajectory({ id: 'ep/2', workers: [], finalAnswer: 'Ada Brin' }), episode, 0, opts),
+    ).toEqual([]);
   });
 
   it('an episode without a decomposition is a one-line user error', () => {
-    const traj = makeTrajectory({ id: 'bare/0', episodeId: 'bare', workers: [{ subtask: 'x', answer: 'y' }], finalAnswer: 'y' });
-    expect(() => labelWorkerCalls(traj, { ...comparisonEpisode('bare'), decomposition: undefined }, 0, opts)).toThrow(/the credit audit needs a gold decomposition/);
+    const traj = makeTrajectory({
+      id: 'bare/0',
+      episodeId: 'bare',
+      workers: [{ subtask: 'x', answer: 'y' }],
+      finalAnswer: 'y',
+    });
+    expect(() => labelWorkerCalls(traj, { ...comparisonEpisode('bare'), decomposition: undefined }, 0, opts)).toThrow(
+      /the credit audit needs a gold decomposition/,
+    );
   });
 });

@@ -40,7 +40,11 @@ export interface LabelOptions {
 export function labelWorkerCalls(traj: Trajectory, episode: Episode, index: number, o: LabelOptions): WorkerCall[] {
   const success = o.match(traj.finalAnswer, episode.answers) > 0;
   const wrong = plantedWrong(episode);
-  return delegationReferences(traj, episode, { what: 'the credit audit', hopMatchF1: o.hopMatchF1, match: o.match }).map((r) => ({
+  return delegationReferences(traj, episode, {
+    what: 'the credit audit',
+    hopMatchF1: o.hopMatchF1,
+    match: o.match,
+  }).map((r) => ({
     trajectory: index,
     trajectoryId: traj.id,
     episodeId: episode.id,

@@ -40,7 +40,9 @@ describe('creditQuality', () => {
     // Overall: wrong 1, 0, -0.5 against right 0, 0.5, 0, -0.5: 1 beats all four (4); 0 ties two, beats
     // -0.5 (2); -0.5 ties -0.5 (1/2): 6.5 / 12.
     expect(q.auroc.overall.auroc).toBeCloseTo(6.5 / 12, 12);
-    expect([q.auroc.failure, q.auroc.success, q.auroc.overall].map((e) => [e.positives, e.negatives, e.clusters])).toEqual([
+    expect(
+      [q.auroc.failure, q.auroc.success, q.auroc.overall].map((e) => [e.positives, e.negatives, e.clusters]),
+    ).toEqual([
       [2, 2, 2],
       [1, 2, 2],
       [3, 4, 4],
@@ -48,13 +50,29 @@ describe('creditQuality', () => {
   });
 
   it('shares blamed (credit < 0) of wrong, right and planted reports; unjudged calls left out', () => {
-    expect(q.blamed.wrong).toEqual({ failure: { blamed: 1, calls: 2, share: 0.5 }, success: { blamed: 0, calls: 1, share: 0 }, overall: { blamed: 1, calls: 3, share: 1 / 3 } });
-    expect(q.blamed.right).toEqual({ failure: { blamed: 0, calls: 2, share: 0 }, success: { blamed: 1, calls: 2, share: 0.5 }, overall: { blamed: 1, calls: 4, share: 0.25 } });
-    expect(q.blamed.planted).toEqual({ failure: { blamed: 1, calls: 1, share: 1 }, success: { blamed: 0, calls: 0, share: null }, overall: { blamed: 1, calls: 1, share: 1 } });
+    expect(q.blamed.wrong).toEqual({
+      failure: { blamed: 1, calls: 2, share: 0.5 },
+      success: { blamed: 0, calls: 1, share: 0 },
+      overall: { blamed: 1, calls: 3, share: 1 / 3 },
+    });
+    expect(q.blamed.right).toEqual({
+      failure: { blamed: 0, calls: 2, share: 0 },
+      success: { blamed: 1, calls: 2, share: 0.5 },
+      overall: { blamed: 1, calls: 4, share: 0.25 },
+    });
+    expect(q.blamed.planted).toEqual({
+      failure: { blamed: 1, calls: 1, share: 1 },
+      success: { blamed: 0, calls: 0, share: null },
+      overall: { blamed: 1, calls: 1, share: 1 },
+    });
   });
 
   it('a stratum with one class has no AUROC (null, no interval)', () => {
-    const e = creditQuality(calls.slice(0, 4).map((c) => ({ ...c, right: true })), [0, 0, 0, 0], opts).auroc.failure;
+    const e = creditQuality(
+      calls.slice(0, 4).map((c) => ({ ...c, right: true })),
+      [0, 0, 0, 0],
+      opts,
+    ).auroc.failure;
     expect([e.auroc, e.low, e.high, e.draws]).toEqual([null, null, null, 0]);
   });
 

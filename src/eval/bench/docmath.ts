@@ -22,6 +22,12 @@ export const docmath: Benchmark = {
   formatPredictions(preds, eps) {
     checkAligned(preds, eps);
     // The leaderboard asks for {question_id, output}; the answer we scored rides along.
-    return JSON.stringify(preds.map((p) => ({ question_id: p.id, output: p.trace ?? p.answer, extracted_pred_answer: p.answer })), null, 1) + '\n';
+    return (
+      JSON.stringify(
+        preds.map((p) => ({ question_id: p.id, output: p.trace ?? p.answer, extracted_pred_answer: p.answer })),
+        null,
+        1,
+      ) + '\n'
+    );
   },
 };

@@ -1,21 +1,44 @@
-import type { Episode } from '../../data/episode.ts';
-import { goldEvidences, goldSupportingFacts, readHotpot, readTwoWiki, supportingFactsFromIdx } from '../../data/readers/hotpot.ts';
-import { evaluateHotpot, evaluateTwoWiki, hotpotEM, hotpotF1, hotpotSupportScore, twoWikiSupportScore, type HotpotGold, type HotpotSubmission } from '../metrics/hotpot.ts';
-import { checkAligned, type Benchmark, type ItemScores, type Prediction } from '../types.ts';
-import { goldLinesFor } from './musique.ts';
-
 /**
  * HotpotQA distractor and 2WikiMultiHopQA in the registry. Agents cite paragraphs; the official sp
  * metric counts sentences, so a cited paragraph stands for all its sentences.
  */
+import type { Episode } from '../../data/episode.ts';
+import {
+  goldEvidences,
+  goldSupportingFacts,
+  readHotpot,
+  readTwoWiki,
+  supportingFactsFromIdx,
+} from '../../data/readers/hotpot.ts';
+import {
+  evaluateHotpot,
+  evaluateTwoWiki,
+  hotpotEM,
+  hotpotF1,
+  hotpotSupportScore,
+  twoWikiSupportScore,
+  type HotpotGold,
+  type HotpotSubmission,
+} from '../metrics/hotpot.ts';
+import { checkAligned, type Benchmark, type ItemScores, type Prediction } from '../types.ts';
+import { goldLinesFor } from './musique.ts';
 
 function goldOf(ep: Episode): HotpotGold {
   const ev = goldEvidences(ep);
-  return { id: ep.id, answers: ep.answers, supportingFacts: goldSupportingFacts(ep), ...(ev.length > 0 ? { evidences: ev.map((t) => [t]) } : {}) };
+  return {
+    id: ep.id,
+    answers: ep.answers,
+    supportingFacts: goldSupportingFacts(ep),
+    ...(ev.length > 0 ? { evidences: ev.map((t) => [t]) } : {}),
+  };
 }
 
 /** The official submission object {answer: {id: ans}, sp: {id: [[title, sent], ...]}}. */
-function hotpotSubmission(preds: readonly Prediction[], eps: readonly Episode[], withEvidence: boolean): HotpotSubmission {
+function hotpotSubmission(
+  preds: readonly Prediction[],
+  eps: readonly Episode[],
+  withEvidence: boolean,
+): HotpotSubmission {
   checkAligned(preds, eps);
   const sub: HotpotSubmission = { answer: {}, sp: {} };
   if (withEvidence) sub.evidence = {};
@@ -58,7 +81,8 @@ export const twoWiki: Benchmark = {
   name: '2wiki',
   description: '2WikiMultiHopQA: comparison, inference, compositional and bridge-comparison questions',
   sample: 'data/2wiki/2wiki_dev_sample.json',
-  metric: 'answer, supporting-fact, evidence and joint EM/F1 in percent (2wikimultihop_evaluate_v1.1.py, no alias file)',
+  metric:
+    'answer, supporting-fact, evidence and joint EM/F1 in percent (2wikimultihop_evaluate_v1.1.py, no alias file)',
   headline: 'f1',
   read: readTwoWiki,
   score(pred, ep): ItemScores {

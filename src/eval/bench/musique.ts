@@ -1,11 +1,16 @@
+/** MuSiQue in the registry: evaluate_v1.0.py numbers, JSONL predictions in gold order. */
 import type { Episode } from '../../data/episode.ts';
 import { hopsFromId, readMusique } from '../../data/readers/musique.ts';
 import { streamJsonRecords } from '../../data/readers/stream.ts';
-import { evaluateMusique, musiqueAnswerScore, supportScore, type MusiqueGold, type MusiquePrediction } from '../metrics/musique.ts';
+import {
+  evaluateMusique,
+  musiqueAnswerScore,
+  supportScore,
+  type MusiqueGold,
+  type MusiquePrediction,
+} from '../metrics/musique.ts';
 import { scoreMusique } from '../musique-score.ts';
 import { checkAligned, type Benchmark, type ItemScores, type Prediction } from '../types.ts';
-
-/** MuSiQue in the registry: evaluate_v1.0.py numbers, JSONL predictions in gold order. */
 
 function musiqueGoldOf(ep: Episode): MusiqueGold {
   return {
@@ -18,7 +23,12 @@ function musiqueGoldOf(ep: Episode): MusiqueGold {
 
 function toMusiquePrediction(p: Prediction): MusiquePrediction {
   // Key order as in the official files.
-  return { id: p.id, predicted_answer: p.answer, predicted_support_idxs: [...p.supportIdx], predicted_answerable: p.answerable };
+  return {
+    id: p.id,
+    predicted_answer: p.answer,
+    predicted_support_idxs: [...p.supportIdx],
+    predicted_answerable: p.answerable,
+  };
 }
 
 /**
@@ -54,7 +64,12 @@ export const musique: Benchmark = {
     if (ep.answerable === false) return { answerable_acc: answerableAcc };
     const a = musiqueAnswerScore(pred.answer, ep.answers);
     const gold = musiqueGoldOf(ep);
-    return { answer_em: a.em, answer_f1: a.f1, support_f1: supportScore(pred.supportIdx, gold.supportIdx).f1, answerable_acc: answerableAcc };
+    return {
+      answer_em: a.em,
+      answer_f1: a.f1,
+      support_f1: supportScore(pred.supportIdx, gold.supportIdx).f1,
+      answerable_acc: answerableAcc,
+    };
   },
   aggregate(preds, eps) {
     checkAligned(preds, eps);
@@ -71,7 +86,10 @@ export const musique: Benchmark = {
   },
   goldSubset: {
     file: 'gold.jsonl',
-    text: (sourceFile, eps) => goldLinesFor(sourceFile, eps, 'id').map((v) => JSON.stringify(v)).join('\n') + (eps.length > 0 ? '\n' : ''),
+    text: (sourceFile, eps) =>
+      goldLinesFor(sourceFile, eps, 'id')
+        .map((v) => JSON.stringify(v))
+        .join('\n') + (eps.length > 0 ? '\n' : ''),
   },
   scoreFiles: (gold, preds) => ({ ...scoreMusique(gold, preds) }),
 };

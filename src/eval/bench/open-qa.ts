@@ -1,15 +1,14 @@
+/**
+ * FRAMES and WebWalkerQA: their official metric is an LLM judge (FRAMES: Gemini auto-rater;
+ * WebWalkerQA: GPT-4 judge), which runs nowhere offline. We report cover-EM as the headline plus EM
+ * and F1; a judge can be plugged in by the eval command through the credit judge interface.
+ */
 import type { Episode } from '../../data/episode.ts';
 import { readFrames } from '../../data/readers/frames.ts';
 import { readWebWalker } from '../../data/readers/webwalker.ts';
 import { coverExactMatch, exactMatch, f1Score, maxOverGroundTruths } from '../../data/answers/squad.ts';
 import { checkAligned, type Benchmark, type ItemScores, type Prediction } from '../types.ts';
 import { meanScores } from '../scores.ts';
-
-/**
- * FRAMES and WebWalkerQA: their official metric is an LLM judge (FRAMES: Gemini auto-rater;
- * WebWalkerQA: GPT-4 judge), which runs nowhere offline. We report cover-EM as the headline plus EM
- * and F1; a judge can be plugged in by the eval command through the credit judge interface.
- */
 
 function scoreOpen(pred: Prediction, ep: Episode): ItemScores {
   if (ep.answers.length === 0) return {};
@@ -36,7 +35,8 @@ export const frames: Benchmark = {
     checkAligned(preds, eps);
     return meanScores(preds.map((p, i) => scoreOpen(p, eps[i])));
   },
-  groups: (ep): Record<string, string[]> => (Array.isArray(ep.meta?.reasoningTypes) ? { reasoning_type: ep.meta.reasoningTypes } : {}),
+  groups: (ep): Record<string, string[]> =>
+    Array.isArray(ep.meta?.reasoningTypes) ? { reasoning_type: ep.meta.reasoningTypes } : {},
   predictionsFile: 'predictions.jsonl',
   formatPredictions(preds, eps) {
     checkAligned(preds, eps);
@@ -58,12 +58,20 @@ export const webwalkerqa: Benchmark = {
   },
   groups(ep) {
     const g: Record<string, string[]> = {};
-    for (const k of ['type', 'difficulty', 'lang'] as const) if (typeof ep.meta?.[k] === 'string') g[k] = [ep.meta[k] as string];
+    for (const k of ['type', 'difficulty', 'lang'] as const)
+      if (typeof ep.meta?.[k] === 'string') g[k] = [ep.meta[k] as string];
     return g;
   },
   predictionsFile: 'predictions.jsonl',
   formatPredictions(preds, eps) {
     checkAligned(preds, eps);
-    return jsonl(preds.map((p, i) => ({ id: p.id, question: eps[i].question, pred: p.answer, root_url: eps[i].meta?.rootUrl ?? '' })));
+    return jsonl(
+      preds.map((p, i) => ({
+        id: p.id,
+        question: eps[i].question,
+        pred: p.answer,
+        root_url: eps[i].meta?.rootUrl ?? '',
+      })),
+    );
   },
 };

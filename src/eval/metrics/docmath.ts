@@ -21,7 +21,8 @@ const IS_NUMBER = new RegExp(`^[-+]?(${D}{1,3}(,${D}{3})*|(${D}+))(\\.${D}+)?${E
 /** The answer after `normalize()`'s string stages, before eval (exported for tests). */
 export function cleanDocmathAnswer(raw: string): string {
   let p = pyStrip(raw).replace(/\.+$/, '');
-  for (const money of ['£', '€', '¥', 'million', 'billion', 'thousand', 'US', 'USD', 'RMB']) p = p.split(money).join('');
+  for (const money of ['£', '€', '¥', 'million', 'billion', 'thousand', 'US', 'USD', 'RMB'])
+    p = p.split(money).join('');
   if (p.includes('=')) p = pyStrip(p.split('=').at(-1) ?? '');
   if (p.includes('≈')) p = pyStrip(p.split('≈').at(-1) ?? '');
   for (const ch of ['`', '%', '$', '°']) p = p.split(ch).join('');

@@ -1,5 +1,3 @@
-import { pyFloat, pyRemovePunctuation, pyRemoveWhitespace } from '../../data/answers/pytext.ts';
-
 /**
  * GAIA `question_scorer` (the leaderboard's scorer.py, Mialon et al., 2023), with its quirks kept:
  * - gold that Python float() parses is a number: the prediction is compared as a float after
@@ -10,6 +8,7 @@ import { pyFloat, pyRemovePunctuation, pyRemoveWhitespace } from '../../data/ans
  *   lowercased, punctuation kept ("$1,000" as gold is therefore the list ["$1", "000"]);
  * - else strings without whitespace, lowercased, ASCII punctuation removed.
  */
+import { pyFloat, pyRemovePunctuation, pyRemoveWhitespace } from '../../data/answers/pytext.ts';
 
 /** `normalize_number_str`: strip `$ % ,` then float(); unparseable -> inf (as the scorer does). */
 export function normalizeNumberStr(s: string): number {
@@ -38,7 +37,11 @@ export function gaiaQuestionScorer(modelAnswer: string | null, groundTruth: stri
     const gt = splitGaiaList(groundTruth);
     const ma = splitGaiaList(answer);
     if (gt.length !== ma.length) return false;
-    return gt.every((g, i) => (isFloat(g) ? normalizeNumberStr(ma[i]) === pyFloat(g) : normalizeGaiaStr(ma[i], false) === normalizeGaiaStr(g, false)));
+    return gt.every((g, i) =>
+      isFloat(g)
+        ? normalizeNumberStr(ma[i]) === pyFloat(g)
+        : normalizeGaiaStr(ma[i], false) === normalizeGaiaStr(g, false),
+    );
   }
   return normalizeGaiaStr(answer) === normalizeGaiaStr(groundTruth);
 }

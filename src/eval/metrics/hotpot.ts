@@ -1,11 +1,10 @@
-import { normalizeAnswer, commonTokenCount } from '../../data/answers/squad.ts';
-import { pyRemovePunctuation, pyRound, pySplit } from '../../data/answers/pytext.ts';
-
 /**
  * HotpotQA hotpot_evaluate_v1.py and 2WikiMultiHopQA 2wikimultihop_evaluate_v1.1.py, line for line:
  * answer EM/F1 with the yes/no/noanswer rule, sentence-level supporting-fact EM/F1, 2Wiki evidence
  * triples, and the joint metrics. HotpotQA prints means; 2Wiki prints percentages rounded to 2.
  */
+import { normalizeAnswer, commonTokenCount } from '../../data/answers/squad.ts';
+import { pyRemovePunctuation, pyRound, pySplit } from '../../data/answers/pytext.ts';
 
 export interface PRF {
   f1: number;
@@ -52,8 +51,9 @@ function setScore(pred: readonly string[], gold: readonly string[]): SetScore {
   let tp = 0;
   let fp = 0;
   let fn = 0;
-  for (const e of pred) if (goldSet.has(e)) tp += 1;
-  else fp += 1;
+  for (const e of pred)
+    if (goldSet.has(e)) tp += 1;
+    else fp += 1;
   for (const e of gold) if (!predSet.has(e)) fn += 1;
   const precision = tp + fp > 0 ? tp / (tp + fp) : 0;
   const recall = tp + fn > 0 ? tp / (tp + fn) : 0;
@@ -69,12 +69,18 @@ const dedupe = (xs: ReadonlyArray<readonly [string, number]>): Array<readonly [s
 };
 
 /** HotpotQA `update_sp`: supporting facts as sets of (title, sentence) tuples. */
-export function hotpotSupportScore(pred: ReadonlyArray<readonly [string, number]>, gold: ReadonlyArray<readonly [string, number]>): SetScore {
+export function hotpotSupportScore(
+  pred: ReadonlyArray<readonly [string, number]>,
+  gold: ReadonlyArray<readonly [string, number]>,
+): SetScore {
   return setScore(dedupe(pred).map(key), dedupe(gold).map(key));
 }
 
 /** 2Wiki `update_sp`: the same after `normalize_sp` lowercases titles (set first, then lowercase). */
-export function twoWikiSupportScore(pred: ReadonlyArray<readonly [string, number]>, gold: ReadonlyArray<readonly [string, number]>): SetScore {
+export function twoWikiSupportScore(
+  pred: ReadonlyArray<readonly [string, number]>,
+  gold: ReadonlyArray<readonly [string, number]>,
+): SetScore {
   const lower = (xs: ReadonlyArray<readonly [string, number]>) => dedupe(xs).map(([t, s]) => key([t.toLowerCase(), s]));
   return setScore(lower(pred), lower(gold));
 }
@@ -94,7 +100,20 @@ export interface HotpotSubmission {
   evidence?: Record<string, Array<[string, string, string]>>;
 }
 
-const METRIC_KEYS = ['em', 'f1', 'prec', 'recall', 'sp_em', 'sp_f1', 'sp_prec', 'sp_recall', 'joint_em', 'joint_f1', 'joint_prec', 'joint_recall'] as const;
+const METRIC_KEYS = [
+  'em',
+  'f1',
+  'prec',
+  'recall',
+  'sp_em',
+  'sp_f1',
+  'sp_prec',
+  'sp_recall',
+  'joint_em',
+  'joint_f1',
+  'joint_prec',
+  'joint_recall',
+] as const;
 
 /** `eval()` of hotpot_evaluate_v1.py: means over all gold items (a missing id counts 0). */
 export function evaluateHotpot(golds: readonly HotpotGold[], sub: HotpotSubmission): Record<string, number> {
@@ -141,7 +160,10 @@ function normEvi(s: string): string {
 }
 
 /** 2Wiki `update_evi`: a predicted triple matches a gold evidence when it equals one of its variants. */
-export function twoWikiEvidenceScore(pred: ReadonlyArray<readonly string[]>, gold: ReadonlyArray<ReadonlyArray<readonly string[]>>): SetScore {
+export function twoWikiEvidenceScore(
+  pred: ReadonlyArray<readonly string[]>,
+  gold: ReadonlyArray<ReadonlyArray<readonly string[]>>,
+): SetScore {
   const k = (t: readonly string[]) => JSON.stringify(t.map(normEvi));
   const predSet = new Set(pred.map(k));
   const goldSets = gold.map((variants) => new Set(variants.map(k)));
@@ -169,7 +191,12 @@ export function evaluateTwoWiki(golds: readonly HotpotGold[], sub: HotpotSubmiss
       let best: SetScore = { em: 0, f1: 0, precision: 0, recall: 0 };
       for (const g of new Set(dp.answers)) {
         const prf = hotpotF1(pred, g);
-        best = { em: Math.max(best.em, hotpotEM(pred, g)), f1: Math.max(best.f1, prf.f1), precision: Math.max(best.precision, prf.precision), recall: Math.max(best.recall, prf.recall) };
+        best = {
+          em: Math.max(best.em, hotpotEM(pred, g)),
+          f1: Math.max(best.f1, prf.f1),
+          precision: Math.max(best.precision, prf.precision),
+          recall: Math.max(best.recall, prf.recall),
+        };
       }
       a = best;
       m.em += best.em;

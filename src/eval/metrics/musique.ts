@@ -1,12 +1,11 @@
-import { exactMatch, f1Score, maxOverGroundTruths } from '../../data/answers/squad.ts';
-import { pyRound } from '../../data/answers/pytext.ts';
-
 /**
  * MuSiQue metrics as StonyBrookNLP/musique evaluate_v1.0.py computes them: answer EM/F1 (max over
  * answer + aliases) and support F1 over paragraph idx, summed over answerable items only; on the
  * full (answerable + unanswerable) data also the grouped answer/support sufficiency F1, where each
  * question id appears twice. All rounded to 3 places with Python's round().
  */
+import { exactMatch, f1Score, maxOverGroundTruths } from '../../data/answers/squad.ts';
+import { pyRound } from '../../data/answers/pytext.ts';
 
 /** One gold line, reduced to what the evaluator reads. */
 export interface MusiqueGold {
@@ -43,8 +42,9 @@ export function supportScore(predicted: readonly number[], gold: readonly number
   let tp = 0;
   let fp = 0;
   let fn = 0;
-  for (const e of pred) if (goldSet.has(e)) tp += 1;
-  else fp += 1;
+  for (const e of pred)
+    if (goldSet.has(e)) tp += 1;
+    else fp += 1;
   for (const e of goldSet) if (!pred.has(e)) fn += 1;
   const precision = tp + fp > 0 ? tp / (tp + fp) : 0;
   const recall = tp + fn > 0 ? tp / (tp + fn) : 0;
@@ -59,7 +59,10 @@ export function supportScore(predicted: readonly number[], gold: readonly number
 
 /** Answer EM and F1 of one prediction against the answer and aliases. */
 export function musiqueAnswerScore(prediction: string, golds: readonly string[]): { em: number; f1: number } {
-  return { em: maxOverGroundTruths(exactMatch, prediction, golds), f1: maxOverGroundTruths(f1Score, prediction, golds) };
+  return {
+    em: maxOverGroundTruths(exactMatch, prediction, golds),
+    f1: maxOverGroundTruths(f1Score, prediction, golds),
+  };
 }
 
 export interface MusiqueMetrics {
@@ -85,7 +88,11 @@ interface SufficiencyGroup {
  * sums over answerable gold, sufficiency groups keyed by id. Throws the evaluator's assertion texts.
  */
 export function evaluateMusique(golds: readonly MusiqueGold[], preds: readonly MusiquePrediction[]): MusiqueMetrics {
-  if (golds.length !== preds.length) throw new Error(`musique eval: the number of lines in the two files are not the same (gold ${golds.length}, predictions ${preds.length})`);
+  if (golds.length !== preds.length)
+    throw new Error(
+      `musique eval: the number of lines in the two files are not the same (gold ${golds.length}, predictions ` +
+        `${preds.length})`,
+    );
   let em = 0;
   let f1 = 0;
   let count = 0;
@@ -96,7 +103,10 @@ export function evaluateMusique(golds: readonly MusiqueGold[], preds: readonly M
   for (let i = 0; i < golds.length; i++) {
     const g = golds[i];
     const p = preds[i];
-    if (g.id !== p.id) throw new Error(`musique eval: line ${i + 1}: ids differ (gold ${g.id}, prediction ${p.id}); predictions must be in gold order`);
+    if (g.id !== p.id)
+      throw new Error(
+        `musique eval: line ${i + 1}: ids differ (gold ${g.id}, prediction ${p.id}); predictions must be in gold order`,
+      );
     if (g.answerable) {
       const a = musiqueAnswerScore(p.predicted_answer, g.answers);
       em += a.em;
@@ -107,7 +117,14 @@ export function evaluateMusique(golds: readonly MusiqueGold[], preds: readonly M
     } else {
       fullData = true;
     }
-    const grp = groups.get(g.id) ?? { goldAnswers: null, predictedAnswer: null, goldSupport: [], predictedSupport: [], gold: [], predicted: [] };
+    const grp = groups.get(g.id) ?? {
+      goldAnswers: null,
+      predictedAnswer: null,
+      goldSupport: [],
+      predictedSupport: [],
+      gold: [],
+      predicted: [],
+    };
     if (g.answerable) {
       grp.goldAnswers = g.answers;
       grp.predictedAnswer = p.predicted_answer;
@@ -126,11 +143,13 @@ export function evaluateMusique(golds: readonly MusiqueGold[], preds: readonly M
   if (fullData) {
     const ids = new Map<string, number>();
     for (const p of preds) ids.set(p.id, (ids.get(p.id) ?? 0) + 1);
-    if ([...ids.values()].some((c) => c !== 2)) throw new Error('musique eval: for sufficiency evaluation, there should two instances for each question');
+    if ([...ids.values()].some((c) => c !== 2))
+      throw new Error('musique eval: for sufficiency evaluation, there should two instances for each question');
     let ansSum = 0;
     let spSum = 0;
     for (const [id, grp] of groups) {
-      if (grp.goldAnswers === null || grp.predictedAnswer === null) throw new Error(`musique eval: question ${id} has no answerable version`);
+      if (grp.goldAnswers === null || grp.predictedAnswer === null)
+        throw new Error(`musique eval: question ${id} has no answerable version`);
       const sufficient = grp.predicted.length === grp.gold.length && grp.predicted.every((v, k) => v === grp.gold[k]);
       if (sufficient) {
         ansSum += musiqueAnswerScore(grp.predictedAnswer, grp.goldAnswers).f1;

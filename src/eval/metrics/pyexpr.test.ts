@@ -14,10 +14,17 @@ describe('pyEval (safe subset of Python eval)', () => {
     expect(pyEval('math.pow(10, 3)')).toEqual({ kind: 'float', v: 1000 });
     expect(pyEval('True')).toEqual({ kind: 'bool', v: true });
     expect(pyEval('"(a)"')).toEqual({ kind: 'str', v: '(a)' });
-    expect(pyEval('1, 2')).toEqual({ kind: 'tuple', items: [{ kind: 'int', v: 1 }, { kind: 'int', v: 2 }] });
+    expect(pyEval('1, 2')).toEqual({
+      kind: 'tuple',
+      items: [
+        { kind: 'int', v: 1 },
+        { kind: 'int', v: 2 },
+      ],
+    });
     expect(pyEval('[(1)]')).toEqual({ kind: 'list', items: [{ kind: 'int', v: 1 }] });
   });
   it('raises where Python raises', () => {
-    for (const s of ['007', '1/0', 'abc', 'os.system(1)', '1 2', '1.2.3', '3abc', '(1', '10.0**400', '']) expect(() => pyEval(s), s).toThrow();
+    for (const s of ['007', '1/0', 'abc', 'os.system(1)', '1 2', '1.2.3', '3abc', '(1', '10.0**400', ''])
+      expect(() => pyEval(s), s).toThrow();
   });
 });

@@ -22,7 +22,8 @@ class PyEvalError extends Error {
 type Tok = { t: 'num'; text: string } | { t: 'str'; v: string } | { t: 'name'; v: string } | { t: 'op'; v: string };
 
 // Python numeric literals: floats (digits with single underscores), hex/octal/binary ints, decimal ints.
-const NUM = /^(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*(?:[eE][+-]?\d(?:_?\d)*)?|\d(?:_?\d)*\.(?:[eE][+-]?\d(?:_?\d)*)?|\d(?:_?\d)*[eE][+-]?\d(?:_?\d)*|0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|\d(?:_?\d)*)/;
+const NUM =
+  /^(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*(?:[eE][+-]?\d(?:_?\d)*)?|\d(?:_?\d)*\.(?:[eE][+-]?\d(?:_?\d)*)?|\d(?:_?\d)*[eE][+-]?\d(?:_?\d)*|0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|\d(?:_?\d)*)/;
 const OPS = ['**', '//', '+', '-', '*', '/', '%', '(', ')', '[', ']', ',', '.'];
 
 function tokenize(src: string): Tok[] {
@@ -38,7 +39,8 @@ function tokenize(src: string): Tok[] {
     const num = NUM.exec(rest);
     if (num && /[0-9.]/.test(c) && !(c === '.' && !/^\.\d/.test(rest))) {
       // "1abc" or "1.2.3" are syntax errors in Python: a number may not run into a name or a dot.
-      if (/^[A-Za-z_0-9]/.test(rest.slice(num[0].length))) throw new PyEvalError(`invalid number literal near '${rest.slice(0, 12)}'`);
+      if (/^[A-Za-z_0-9]/.test(rest.slice(num[0].length)))
+        throw new PyEvalError(`invalid number literal near '${rest.slice(0, 12)}'`);
       out.push({ t: 'num', text: num[0] });
       i += num[0].length;
       continue;

@@ -20,7 +20,10 @@ describe('checkpointHash', () => {
     expect(checkpointHash(a)).not.toBe(checkpointHash(TINY));
     // The same bytes as one shard behind an index: its own hash, which follows the shard's content.
     renameSync(f, join(a, 'model-00001-of-00001.safetensors'));
-    writeFileSync(join(a, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: { w: 'model-00001-of-00001.safetensors' } }));
+    writeFileSync(
+      join(a, 'model.safetensors.index.json'),
+      JSON.stringify({ metadata: {}, weight_map: { w: 'model-00001-of-00001.safetensors' } }),
+    );
     const sharded = checkpointHash(a);
     b[b.length - 1] ^= 1;
     writeFileSync(join(a, 'model-00001-of-00001.safetensors'), b);

@@ -26,7 +26,8 @@ export function checkpointHash(dir: string): string {
     h.update(`${name}\0`);
     const fd = openSync(join(dir, name), 'r');
     try {
-      for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null)) h.update(buf.subarray(0, n));
+      for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null))
+        h.update(buf.subarray(0, n));
     } finally {
       closeSync(fd);
     }

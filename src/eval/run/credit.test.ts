@@ -15,7 +15,11 @@ const credit = (id: string, deltas: number[], totals: [number, number]): Episode
     parts: { broadcast: 1, marginal: total - 1, tool: 0 },
     total,
   });
-  return { summary: { trajectoryId: id, deltas }, credits: [agent(0, 'planner', totals[0]), agent(1, 'worker', totals[1])], pairs: [] };
+  return {
+    summary: { trajectoryId: id, deltas },
+    credits: [agent(0, 'planner', totals[0]), agent(1, 'worker', totals[1])],
+    pairs: [],
+  };
 };
 
 describe('CreditLog', () => {
@@ -44,23 +48,41 @@ describe('CreditLog', () => {
   it('a bad line in the middle is a one-line error naming file, line and field', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'sharp-credit-log-')), 'credit.log.jsonl');
     appendFileSync(file, '{"key":"e1","summary":{"trajectoryId":"e1","deltas":["x"]},"credits":[]}\n{"key":"e2"}\n');
-    expect(() => CreditLog.open(file)).toThrow(`${file}:1: summary.deltas.0: Invalid input: expected number, received string`);
+    expect(() => CreditLog.open(file)).toThrow(
+      `${file}:1: summary.deltas.0: Invalid input: expected number, received string`,
+    );
   });
 
-  it('keeps each episode\'s failure pairs across a reopen, in key order', () => {
+  it("keeps each episode's failure pairs across a reopen, in key order", () => {
     const file = join(mkdtempSync(join(tmpdir(), 'sharp-credit-log-')), 'credit.log.jsonl');
     const pair = (id: string, chosen: string) => ({
       prefix: [{ role: 'user' as const, content: 'Who founded Zorvex Labs?' }],
       chosen: `<answer>${chosen}</answer>`,
       rejected: '<answer>Bo Tan</answer>',
-      metadata: { trajectoryId: id, episodeId: id, messageIndex: 5, agent: 1, role: 'worker' as const, judge: 'rule', attempts: 2 },
+      metadata: {
+        trajectoryId: id,
+        episodeId: id,
+        messageIndex: 5,
+        agent: 1,
+        role: 'worker' as const,
+        judge: 'rule',
+        attempts: 2,
+      },
     });
     const a = CreditLog.open(file);
     a.append('e2', { ...credit('e2', [0], [0, 0]), pairs: [pair('e2', 'Alin Marek')] });
     a.append('e1', { ...credit('e1', [0], [0, 0]), pairs: [pair('e1', 'Kelmar'), pair('e1', 'Vask')] });
     const b = CreditLog.open(file);
-    expect(b.pairs(['e1', 'e2', 'e9']).map((p) => p.chosen)).toEqual(['<answer>Kelmar</answer>', '<answer>Vask</answer>', '<answer>Alin Marek</answer>']);
-    appendFileSync(file, `${JSON.stringify({ key: 'e3', ...credit('e3', [0], [0, 0]), pairs: [{ prefix: [], chosen: 1 }] })}\n{"key":"e4"}\n`);
+    expect(b.pairs(['e1', 'e2', 'e9']).map((p) => p.chosen)).toEqual([
+      '<answer>Kelmar</answer>',
+      '<answer>Vask</answer>',
+      '<answer>Alin Marek</answer>',
+    ]);
+    appendFileSync(
+      file,
+      JSON.stringify({ key: 'e3', ...credit('e3', [0], [0, 0]), pairs: [{ prefix: [], chosen: 1 }] }) +
+        '\n{"key":"e4"}\n',
+    );
     expect(() => CreditLog.open(file)).toThrow(`${file}:3: pairs[0]: field 'chosen' must be a string`);
   });
 });

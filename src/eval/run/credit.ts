@@ -1,6 +1,23 @@
+/**
+ * `sharp eval --credit`: SHARP counterfactual credit of each evaluated trajectory
+ * (credit.method, credit.replayMode), through the credit module's engine replay
+ * runner, and the helpful / neutral / harmful report over the run. Each episode's credit is appended
+ * to credit.log.jsonl as it is computed, so a resumed eval reports over all its episodes, not only
+ * those of the last invocation.
+ */
 import { appendFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
-import { creditReport, engineReplayRunner, judgeOptions, parsePreferencePair, replaySettings, type CandidateScorer, type CreditConfig, type CreditReport, type PreferencePair } from '../../credit/index.ts';
+import {
+  creditReport,
+  engineReplayRunner,
+  judgeOptions,
+  parsePreferencePair,
+  replaySettings,
+  type CandidateScorer,
+  type CreditConfig,
+  type CreditReport,
+  type PreferencePair,
+} from '../../credit/index.ts';
 import { getProtocol } from '../../rollout/protocol/index.ts';
 import type { AgentCredit } from '../../credit/reward.ts';
 import type { TrajectoryCreditSummary } from '../../credit/report.ts';
@@ -17,14 +34,6 @@ import { assignCredit } from '../../credit/assign.ts';
 import { ReplayAnswers } from '../../credit/record.ts';
 import { successFunction } from '../../credit/success.ts';
 
-/**
- * `sharp eval --credit`: SHARP counterfactual credit of each evaluated trajectory
- * (credit.method, credit.replayMode), through the credit module's engine replay
- * runner, and the helpful / neutral / harmful report over the run. Each episode's credit is appended
- * to credit.log.jsonl as it is computed, so a resumed eval reports over all its episodes, not only
- * those of the last invocation.
- */
-
 export interface EpisodeCredit {
   summary: TrajectoryCreditSummary;
   credits: AgentCredit[];
@@ -38,7 +47,15 @@ export interface EpisodeCredit {
  * pushed there too (for `sharp view`). credit.messageLevel and credit.failurePairs use the judge
  * credit.judge names (`score` serves the llm judge).
  */
-export async function creditOf(policy: Policy, engine: EngineOptions, cfg: CreditConfig, trajs: readonly Trajectory[], eps: readonly Episode[], records?: GroupRecord[], score?: CandidateScorer): Promise<EpisodeCredit[]> {
+export async function creditOf(
+  policy: Policy,
+  engine: EngineOptions,
+  cfg: CreditConfig,
+  trajs: readonly Trajectory[],
+  eps: readonly Episode[],
+  records?: GroupRecord[],
+  score?: CandidateScorer,
+): Promise<EpisodeCredit[]> {
   // Evaluation replays share one fixed base of common random numbers: trajectory ids tell the streams apart.
   const replays = engineReplayRunner(policy, engine, replaySettings(cfg, 0));
   const judged = judgeOptions(cfg, policy, getProtocol(engine.cfg.protocol), engine.cfg.maxNewTokens, score);
@@ -52,7 +69,12 @@ export async function creditOf(policy: Policy, engine: EngineOptions, cfg: Credi
     const { credited, pairs } = await assignCredit(plan, tables, cfg, judged);
     if (records) records.push(groupRecord(eps[i], credited, new ReplayAnswers(plan, replayed), cfg, pairs));
     const t = credited[0].credit;
-    const summary: TrajectoryCreditSummary = { trajectoryId: t.trajectoryId, deltas: [...t.deltas], success: t.success, noise: t.noise };
+    const summary: TrajectoryCreditSummary = {
+      trajectoryId: t.trajectoryId,
+      deltas: [...t.deltas],
+      success: t.success,
+      noise: t.noise,
+    };
     if (t.efficiencyResidual !== undefined) summary.efficiencyResidual = t.efficiencyResidual;
     out.push({ summary, credits: credited[0].agents, pairs });
   }
@@ -61,7 +83,13 @@ export async function creditOf(policy: Policy, engine: EngineOptions, cfg: Credi
 
 const lineSchema = z.object({
   key: z.string(),
-  summary: z.object({ trajectoryId: z.string(), deltas: z.array(z.number()), efficiencyResidual: z.number().optional(), success: z.number().optional(), noise: z.number().optional() }),
+  summary: z.object({
+    trajectoryId: z.string(),
+    deltas: z.array(z.number()),
+    efficiencyResidual: z.number().optional(),
+    success: z.number().optional(),
+    noise: z.number().optional(),
+  }),
   credits: z.array(
     z.object({
       trajectoryId: z.string(),
@@ -87,10 +115,16 @@ export class CreditLog {
     dropTornTail(file);
     for (const { line, value: v } of readJsonl(file, { tornTail: true })) {
       const r = lineSchema.safeParse(v);
-      if (!r.success) throw new Error(`${file}:${line}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`);
+      if (!r.success)
+        throw new Error(
+          `${file}:${line}: ${r.error.issues[0].path.join('.') || '(record)'}: ${r.error.issues[0].message}`,
+        );
       const rawPairs = (v as { pairs?: unknown }).pairs;
-      if (rawPairs !== undefined && !Array.isArray(rawPairs)) throw new Error(`${file}:${line}: pairs: must be an array`);
-      const pairs = (rawPairs ?? []).map((p: unknown, j: number) => parsePreferencePair(p, `${file}:${line}: pairs[${j}]`));
+      if (rawPairs !== undefined && !Array.isArray(rawPairs))
+        throw new Error(`${file}:${line}: pairs: must be an array`);
+      const pairs = (rawPairs ?? []).map((p: unknown, j: number) =>
+        parsePreferencePair(p, `${file}:${line}: pairs[${j}]`),
+      );
       log.done.set(r.data.key, { summary: r.data.summary, credits: r.data.credits, pairs });
     }
     return log;
@@ -113,7 +147,13 @@ export class CreditLog {
   /** The run's credit report over `keys` (episodes without a credit line are not counted), and how many counted. */
   report(keys: readonly string[]): { report: CreditReport; episodes: number } {
     const got = keys.map((k) => this.done.get(k)).filter((c): c is EpisodeCredit => c !== undefined);
-    return { report: creditReport(got.map((c) => c.summary), got.flatMap((c) => c.credits)), episodes: got.length };
+    return {
+      report: creditReport(
+        got.map((c) => c.summary),
+        got.flatMap((c) => c.credits),
+      ),
+      episodes: got.length,
+    };
   }
 }
 
@@ -139,6 +179,7 @@ export function creditMarkdown(r: CreditReport, episodes: number, cfg: CreditCon
   for (const role of Object.keys(r.meanCredit) as Array<keyof typeof r.meanCredit>) {
     lines.push(`| ${role} | ${f3(r.meanCredit[role] ?? 0)} | ${f3(r.meanMarginal[role] ?? 0)} |`);
   }
-  if (r.maxEfficiencyResidual !== null) lines.push('', `- max Shapley efficiency residual: ${r.maxEfficiencyResidual.toExponential(2)}`);
+  if (r.maxEfficiencyResidual !== null)
+    lines.push('', `- max Shapley efficiency residual: ${r.maxEfficiencyResidual.toExponential(2)}`);
   return lines.join('\n');
 }

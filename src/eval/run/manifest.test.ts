@@ -11,7 +11,10 @@ describe('checkSetup', () => {
     checkSetup(dir, setup);
     expect(JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8'))).toEqual(setup);
     expect(() => checkSetup(dir, { ...setup })).not.toThrow();
-    expect(() => checkSetup(dir, { ...setup, model: '/other' })).toThrow(`${dir} holds predictions of another setup (model: "/m" there, "/other" now); use another --out or delete that folder`);
+    expect(() => checkSetup(dir, { ...setup, model: '/other' })).toThrow(
+      `${dir} holds predictions of another setup (model: "/m" there, "/other" now); use another --out or delete ` +
+        `that folder`,
+    );
     expect(() => checkSetup(dir, { ...setup, temperature: 0.7 })).toThrow(/temperature: 0 there, 0.7 now/);
     const { agents: _a, ...fewer } = setup;
     expect(() => checkSetup(dir, fewer)).toThrow(/agents: "multi" there, undefined now/);

@@ -12,7 +12,9 @@ export type EvalSetup = Record<string, string | number | boolean>;
 
 export const MANIFEST_FILE = 'eval-setup.json';
 
-/** Checks `setup` against the folder's manifest (writing it when absent). `limit` may differ: it only selects episodes. */
+/**
+ * Checks `setup` against the folder's manifest (writing it when absent). `limit` may differ: it only selects episodes.
+ */
 export function checkSetup(outDir: string, setup: EvalSetup): void {
   const file = join(outDir, MANIFEST_FILE);
   if (existsSync(file)) {
@@ -24,7 +26,10 @@ export function checkSetup(outDir: string, setup: EvalSetup): void {
     }
     for (const k of new Set([...Object.keys(old), ...Object.keys(setup)])) {
       if (old[k] !== setup[k]) {
-        throw new UserError(`${outDir} holds predictions of another setup (${k}: ${JSON.stringify(old[k])} there, ${JSON.stringify(setup[k])} now); use another --out or delete that folder`);
+        throw new UserError(
+          `${outDir} holds predictions of another setup (${k}: ${JSON.stringify(old[k])} there, ` +
+            `${JSON.stringify(setup[k])} now); use another --out or delete that folder`,
+        );
       }
     }
     return;

@@ -1,11 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { configSchema, type Config } from '../../config/schema.ts';
-import { UserError } from '../../errors.ts';
-import { CausalLM } from '../../model/causal-lm.ts';
-import { ADAPTER_CONFIG } from '../../model/io/peft.ts';
-import { Tokenizer } from '../../tokenizer/tokenizer.ts';
-
 /**
  * Which checkpoint `sharp eval` runs: --model, else config
  * model.path; and on a fresh clone, where model.path is still the schema default and nothing has
@@ -13,6 +5,13 @@ import { Tokenizer } from '../../tokenizer/tokenizer.ts';
  * scripts/build-tiny-model.ts), so `npx sharp eval --bench musique --limit 20` runs with nothing but
  * the repository. A path the user named (flag or config) that holds no checkpoint is an error.
  */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { configSchema, type Config } from '../../config/schema.ts';
+import { UserError } from '../../errors.ts';
+import { CausalLM } from '../../model/causal-lm.ts';
+import { ADAPTER_CONFIG } from '../../model/io/peft.ts';
+import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 
 /** The shipped random-init model, relative to the repository root. */
 export const SHIPPED_MODEL = 'models/tiny-random';
@@ -29,12 +28,21 @@ function missingFile(dir: string): string | null {
 }
 
 /** `cwd`: where relative paths (flag, model.path) resolve; the process's by default. */
-export function resolveModelDir(flag: string | undefined, cfg: Config, repoRoot: string, cwd: string = process.cwd()): ModelChoice {
+export function resolveModelDir(
+  flag: string | undefined,
+  cfg: Config,
+  repoRoot: string,
+  cwd: string = process.cwd(),
+): ModelChoice {
   if (flag !== undefined && flag !== '') {
     const dir = resolve(cwd, flag);
     const miss = missingFile(dir);
     if (miss) {
-      const hint = miss === 'config.json' && existsSync(join(dir, ADAPTER_CONFIG)) ? `; it holds LoRA adapters: merge them into a whole model first (sharp export --merge --model ${dir} --out DIR)` : '';
+      const hint =
+        miss === 'config.json' && existsSync(join(dir, ADAPTER_CONFIG))
+          ? `; it holds LoRA adapters: merge them into a whole model first (sharp export --merge --model ${dir} ` +
+            `--out DIR)`
+          : '';
       throw new UserError(`--model ${dir}: no ${miss} there (expected a Hugging Face checkpoint folder)${hint}`);
     }
     return { dir };
@@ -46,10 +54,17 @@ export function resolveModelDir(flag: string | undefined, cfg: Config, repoRoot:
   if (cfg.model.path === schemaDefault) {
     const shipped = join(repoRoot, SHIPPED_MODEL);
     if (!missingFile(shipped)) {
-      return { dir: shipped, note: `model.path ${cfg.model.path} holds no checkpoint yet; using the shipped untrained model ${SHIPPED_MODEL} (random init: expect scores near 0; pass --model DIR)` };
+      return {
+        dir: shipped,
+        note:
+          `model.path ${cfg.model.path} holds no checkpoint yet; using the shipped untrained model ` +
+          `${SHIPPED_MODEL} (random init: expect scores near 0; pass --model DIR)`,
+      };
     }
   }
-  throw new UserError(`model.path ${dir}: no ${miss} there (expected a Hugging Face checkpoint folder; pass --model DIR)`);
+  throw new UserError(
+    `model.path ${dir}: no ${miss} there (expected a Hugging Face checkpoint folder; pass --model DIR)`,
+  );
 }
 
 /** Loads model and tokenizer; a bad checkpoint becomes one line naming the folder. */

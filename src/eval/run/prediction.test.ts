@@ -42,7 +42,9 @@ function multiTrajectory(): Trajectory {
   w3.answer = 'Cold Looms';
   say(b, planner, '<delegate>a</delegate>', [{ name: 'delegate', args: 'a', valid: true, workerAgent: w1.id }]);
   say(b, planner, '<delegate>b</delegate>', [{ name: 'delegate', args: 'b', valid: true, workerAgent: w2.id }]);
-  say(b, planner, '<delegate>c</delegate>', [{ name: 'delegate', args: 'c', valid: true, workerAgent: w3.id, masked: true }]);
+  say(b, planner, '<delegate>c</delegate>', [
+    { name: 'delegate', args: 'c', valid: true, workerAgent: w3.id, masked: true },
+  ]);
   b.traj.finalAnswer = ' Thornwick ';
   return b.traj;
 }
@@ -60,7 +62,13 @@ describe('predictionOf', () => {
     expect(citedIdx(t, t.agents[2], episode)).toEqual([0]);
     // Union, sorted; the masked worker 3 adds nothing; the answer is trimmed. Retrieved: every valid
     // search of any agent (the masked worker's too), in first-retrieved order.
-    expect(predictionOf(t, episode)).toEqual({ id: episode.id, answer: 'Thornwick', supportIdx: [0, 1, 3], answerable: true, retrievedIdx: [1, 3, 0, 2] });
+    expect(predictionOf(t, episode)).toEqual({
+      id: episode.id,
+      answer: 'Thornwick',
+      supportIdx: [0, 1, 3],
+      answerable: true,
+      retrievedIdx: [1, 3, 0, 2],
+    });
   });
 
   it('falls back to the top result of the last search when no paragraph states the answer', () => {
@@ -71,14 +79,26 @@ describe('predictionOf', () => {
     root.answer = '1958';
     b.traj.finalAnswer = '1958';
     // Single-agent trajectory: the root's own searches; nothing states "1958", last search's top is 2.
-    expect(predictionOf(b.traj, episode)).toEqual({ id: episode.id, answer: '1958', supportIdx: [2], answerable: true, retrievedIdx: [3, 1, 2] });
+    expect(predictionOf(b.traj, episode)).toEqual({
+      id: episode.id,
+      answer: '1958',
+      supportIdx: [2],
+      answerable: true,
+      retrievedIdx: [3, 1, 2],
+    });
   });
 
   it('an agent that never answered gives an empty, unanswerable prediction', () => {
     const b = new TrajectoryBuilder('n', episode.id, 0);
     const root = b.addAgent('planner', null);
     say(b, root, '<search>a</search>', [search([0])]);
-    expect(predictionOf(b.traj, episode)).toEqual({ id: episode.id, answer: '', supportIdx: [], answerable: false, retrievedIdx: [0] });
+    expect(predictionOf(b.traj, episode)).toEqual({
+      id: episode.id,
+      answer: '',
+      supportIdx: [],
+      answerable: false,
+      retrievedIdx: [0],
+    });
   });
 
   it('rejects a trajectory of another episode', () => {

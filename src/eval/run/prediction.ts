@@ -1,10 +1,6 @@
-import type { Episode } from '../../data/episode.ts';
-import type { AgentRecord, Trajectory } from '../../rollout/types.ts';
-import { normalizeAnswer } from '../../data/answers/squad.ts';
-import type { Prediction } from '../types.ts';
-
 /**
- * Turns one trajectory into the benchmark-neutral Prediction `sharp eval` records (* "support idxs from the paragraphs the workers retrieved and cited").
+ * Turns one trajectory into the benchmark-neutral Prediction `sharp eval` records (* "support idxs from the paragraphs
+ * the workers retrieved and cited").
  *
  * Whose retrievals count: the agents whose answer reached the final answer. In a planner + workers
  * trajectory those are the workers whose report the planner received (a delegation that ran and
@@ -15,6 +11,10 @@ import type { Prediction } from '../types.ts';
  * When none states it (an answer computed with `calculate`, or paraphrased), the top result of the
  * agent's last search stands in: it is what the agent read last before answering.
  */
+import type { Episode } from '../../data/episode.ts';
+import type { AgentRecord, Trajectory } from '../../rollout/types.ts';
+import { normalizeAnswer } from '../../data/answers/squad.ts';
+import type { Prediction } from '../types.ts';
 
 /** Agents whose answers were delivered into the final answer: reported workers, or the lone root agent. */
 export function answeringAgents(traj: Trajectory): AgentRecord[] {
@@ -22,7 +22,8 @@ export function answeringAgents(traj: Trajectory): AgentRecord[] {
   if (workers.length === 0) return traj.agents.slice(0, 1).filter((a) => a.answer !== null);
   const reported = new Set<number>();
   for (const m of traj.messages) {
-    for (const c of m.toolCalls) if (c.name === 'delegate' && c.valid && !c.masked && c.workerAgent !== undefined) reported.add(c.workerAgent);
+    for (const c of m.toolCalls)
+      if (c.name === 'delegate' && c.valid && !c.masked && c.workerAgent !== undefined) reported.add(c.workerAgent);
   }
   return workers.filter((a) => reported.has(a.id) && a.answer !== null);
 }
@@ -53,17 +54,26 @@ export function citedIdx(traj: Trajectory, agent: AgentRecord, episode: Episode)
  * all (MuSiQue full scores it; the agents have no separate "unanswerable" action).
  */
 export function predictionOf(traj: Trajectory, episode: Episode): Prediction {
-  if (traj.episodeId !== episode.id) throw new Error(`predictionOf: trajectory ${traj.id} is for episode ${traj.episodeId}, not ${episode.id}`);
+  if (traj.episodeId !== episode.id)
+    throw new Error(`predictionOf: trajectory ${traj.id} is for episode ${traj.episodeId}, not ${episode.id}`);
   const answer = (traj.finalAnswer ?? '').trim();
   const support = new Set<number>();
   for (const a of answeringAgents(traj)) for (const i of citedIdx(traj, a, episode)) support.add(i);
-  return { id: episode.id, answer, supportIdx: [...support].sort((x, y) => x - y), answerable: answer.length > 0, retrievedIdx: retrievedIdxOf(traj, episode) };
+  return {
+    id: episode.id,
+    answer,
+    supportIdx: [...support].sort((x, y) => x - y),
+    answerable: answer.length > 0,
+    retrievedIdx: retrievedIdxOf(traj, episode),
+  };
 }
 
 /** Episode paragraph idx returned by any valid search of any agent, in first-retrieved order. */
 function retrievedIdxOf(traj: Trajectory, episode: Episode): number[] {
   const known = new Set(episode.paragraphs.map((p) => p.idx));
   const out = new Set<number>();
-  for (const m of traj.messages) for (const c of m.toolCalls) if (c.name === 'search' && c.valid) for (const i of c.retrievedIdx ?? []) if (known.has(i)) out.add(i);
+  for (const m of traj.messages)
+    for (const c of m.toolCalls)
+      if (c.name === 'search' && c.valid) for (const i of c.retrievedIdx ?? []) if (known.has(i)) out.add(i);
   return [...out];
 }

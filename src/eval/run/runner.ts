@@ -1,14 +1,3 @@
-import type { CandidateScorer, CreditConfig } from '../../credit/index.ts';
-import { runTrajectories, type EngineOptions, type RunItem } from '../../rollout/engine.ts';
-import type { Policy } from '../../rollout/policy.ts';
-import type { EvalSession } from '../session.ts';
-import { stageBreakdown } from '../breakdown.ts';
-import { CreditLog, creditOf } from './credit.ts';
-import { creditHeader, nextEvalStep, RECORD_VERSION, sampleGroups, writeStepRecord, type GroupRecord } from '../../credit/record.ts';
-import type { StageLog } from './stages.ts';
-import { predictionOf } from './prediction.ts';
-import type { EpisodeProgress as Progress } from '../../run/progress.ts';
-
 /**
  * The loop of `sharp eval`: the session's pending episodes go through the rollout
  * engine `batchEpisodes` at a time (one trajectory each, greedy by default), and each finished
@@ -16,6 +5,23 @@ import type { EpisodeProgress as Progress } from '../../run/progress.ts';
  * engine decodes every generating agent of every episode in one policy call per step,
  * which is what makes eval fast; the batch size bounds memory and resume granularity.
  */
+import type { CandidateScorer, CreditConfig } from '../../credit/index.ts';
+import { runTrajectories, type EngineOptions, type RunItem } from '../../rollout/engine.ts';
+import type { Policy } from '../../rollout/policy.ts';
+import type { EvalSession } from '../session.ts';
+import { stageBreakdown } from '../breakdown.ts';
+import { CreditLog, creditOf } from './credit.ts';
+import {
+  creditHeader,
+  nextEvalStep,
+  RECORD_VERSION,
+  sampleGroups,
+  writeStepRecord,
+  type GroupRecord,
+} from '../../credit/record.ts';
+import type { StageLog } from './stages.ts';
+import { predictionOf } from './prediction.ts';
+import type { EpisodeProgress as Progress } from '../../run/progress.ts';
 
 export interface EvalLoopOptions {
   session: EvalSession;
@@ -49,7 +55,8 @@ export interface EvalLoopStats {
 }
 
 export async function runEvalLoop(o: EvalLoopOptions): Promise<EvalLoopStats> {
-  if (!Number.isInteger(o.batchEpisodes) || o.batchEpisodes < 1) throw new Error(`eval: batchEpisodes must be a positive integer (got ${o.batchEpisodes})`);
+  if (!Number.isInteger(o.batchEpisodes) || o.batchEpisodes < 1)
+    throw new Error(`eval: batchEpisodes must be a positive integer (got ${o.batchEpisodes})`);
   const pending = o.session.pending();
   const stats: EvalLoopStats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
   const t0 = performance.now();
@@ -62,15 +69,38 @@ export async function runEvalLoop(o: EvalLoopOptions): Promise<EvalLoopStats> {
     stats.requests += s.requests;
     stats.maxBatch = Math.max(stats.maxBatch, s.maxBatch);
     const records: GroupRecord[] | undefined = o.credit?.recordDir && o.credit.cfg.recordGroups > 0 ? [] : undefined;
-    const credits = o.credit ? await creditOf(o.policy, o.engine, o.credit.cfg, trajectories, batch.map((b) => b.episode), records, o.credit.score) : undefined;
+    const credits = o.credit
+      ? await creditOf(
+          o.policy,
+          o.engine,
+          o.credit.cfg,
+          trajectories,
+          batch.map((b) => b.episode),
+          records,
+          o.credit.score,
+        )
+      : undefined;
     if (o.credit?.recordDir && records) {
       const dir = o.credit.recordDir;
-      writeStepRecord(dir, { version: RECORD_VERSION, kind: 'eval', step: nextEvalStep(dir), credit: creditHeader(o.credit.cfg), groupsTotal: records.length, groups: sampleGroups(records, o.credit.cfg.recordGroups) });
+      writeStepRecord(dir, {
+        version: RECORD_VERSION,
+        kind: 'eval',
+        step: nextEvalStep(dir),
+        credit: creditHeader(o.credit.cfg),
+        groupsTotal: records.length,
+        groups: sampleGroups(records, o.credit.cfg.recordGroups),
+      });
     }
     batch.forEach(({ key, episode }, i) => {
       // Credit first: a prediction without its credit line would be skipped by a resumed run.
       if (o.credit && credits) o.credit.log.append(key, credits[i]);
-      if (o.stages) o.stages.log.append(key, stageBreakdown([trajectories[i]], new Map([[episode.id, episode]]), o.stages.success, { agents: o.engine.agents }));
+      if (o.stages)
+        o.stages.log.append(
+          key,
+          stageBreakdown([trajectories[i]], new Map([[episode.id, episode]]), o.stages.success, {
+            agents: o.engine.agents,
+          }),
+        );
       o.session.record(key, predictionOf(trajectories[i], episode));
     });
     stats.ran += batch.length;

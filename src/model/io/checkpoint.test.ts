@@ -19,8 +19,17 @@ afterAll(async () => {
 });
 
 const qwen3: HfModelConfigInput = {
-  model_type: 'qwen3', vocab_size: 50, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, tie_word_embeddings: false, bos_token_id: 0, eos_token_id: 2,
+  model_type: 'qwen3',
+  vocab_size: 50,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 8,
+  tie_word_embeddings: false,
+  bos_token_id: 0,
+  eos_token_id: 2,
 };
 
 function randomWeights(cfg: HfModelConfigInput, seed: number): Map<string, WriteTensor> {
@@ -59,7 +68,8 @@ describe('writeCheckpoint / readCheckpoint', () => {
     for (const [name, t] of weights) {
       const got = ck.weights.get(name)?.data as Float32Array;
       // bf16 keeps 8 significant bits (7 stored + implicit): round-to-nearest errs by <= half an ulp = 2^-8 relative.
-      for (let i = 0; i < t.data.length; i++) expect(Math.abs(got[i] - t.data[i])).toBeLessThanOrEqual(Math.abs(t.data[i]) * 2 ** -8);
+      for (let i = 0; i < t.data.length; i++)
+        expect(Math.abs(got[i] - t.data[i])).toBeLessThanOrEqual(Math.abs(t.data[i]) * 2 ** -8);
     }
   });
 

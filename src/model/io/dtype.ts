@@ -39,7 +39,13 @@ function halfLut(): Float32Array {
  * Decodes `count` little-endian elements of `dtype` from `src` (starting at byte 0) into
  * `dst[dstOffset ..]`. `src` must hold count * DTYPE_BYTES[dtype] bytes.
  */
-export function decodeInto(dtype: DiskDtype, src: Uint8Array, dst: Float32Array, dstOffset: number, count: number): void {
+export function decodeInto(
+  dtype: DiskDtype,
+  src: Uint8Array,
+  dst: Float32Array,
+  dstOffset: number,
+  count: number,
+): void {
   if (HOST_LE && dtype !== 'F32' && src.byteOffset % 2 === 0) {
     // Fast path (3-5x): typed-array views instead of per-element DataView calls.
     const h = new Uint16Array(src.buffer, src.byteOffset, count);
@@ -75,13 +81,20 @@ export function decodeInto(dtype: DiskDtype, src: Uint8Array, dst: Float32Array,
  */
 export function f32BitsToBf16(bits: number): number {
   const u = bits >>> 0;
-  if ((u & 0x7f800000) === 0x7f800000 && (u & 0x007fffff) !== 0) return ((u >>> 16) | 0x0040) & 0xffff; // NaN: keep sign, force quiet bit
+  // NaN: keep sign, force quiet bit
+  if ((u & 0x7f800000) === 0x7f800000 && (u & 0x007fffff) !== 0) return ((u >>> 16) | 0x0040) & 0xffff;
   const lsb = (u >>> 16) & 1;
   return ((u + 0x7fff + lsb) >>> 16) & 0xffff;
 }
 
 /** Encodes `src[srcOffset .. srcOffset+count)` as little-endian `dtype` ('F32' or 'BF16') into `dst` from byte 0. */
-export function encodeInto(dtype: 'F32' | 'BF16', src: Float32Array, srcOffset: number, count: number, dst: Uint8Array): void {
+export function encodeInto(
+  dtype: 'F32' | 'BF16',
+  src: Float32Array,
+  srcOffset: number,
+  count: number,
+  dst: Uint8Array,
+): void {
   const view = new DataView(dst.buffer, dst.byteOffset, dst.byteLength);
   if (dtype === 'F32') {
     for (let i = 0; i < count; i++) view.setFloat32(4 * i, src[srcOffset + i], true);

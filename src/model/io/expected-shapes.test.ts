@@ -2,7 +2,14 @@ import { describe, it, expect } from 'vitest';
 import { checkWeightShapes, expectedWeightShapes } from './expected-shapes.ts';
 import { parseHfConfig } from './hf-config.ts';
 
-const base = { vocab_size: 100, hidden_size: 16, intermediate_size: 40, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 };
+const base = {
+  vocab_size: 100,
+  hidden_size: 16,
+  intermediate_size: 40,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+};
 
 function shapesOf(m: Map<string, number[]>): Map<string, { shape: number[] }> {
   return new Map([...m].map(([k, shape]) => [k, { shape }]));
@@ -48,17 +55,26 @@ describe('checkWeightShapes', () => {
     const w = shapesOf(expectedWeightShapes(cfg));
     w.set('lm_head.weight', { shape: [100, 16] });
     w.set('model.layers.0.self_attn.rotary_emb.inv_freq', { shape: [2] });
-    expect(checkWeightShapes(w, cfg, 'ckpt').sort()).toEqual(['lm_head.weight', 'model.layers.0.self_attn.rotary_emb.inv_freq']);
+    expect(checkWeightShapes(w, cfg, 'ckpt').sort()).toEqual([
+      'lm_head.weight',
+      'model.layers.0.self_attn.rotary_emb.inv_freq',
+    ]);
   });
 
   it('names a missing, misshapen or unexpected tensor in one line', () => {
     const w = shapesOf(expectedWeightShapes(cfg));
     w.delete('model.layers.1.mlp.up_proj.weight');
-    expect(errorOf(() => checkWeightShapes(w, cfg, 'ckpt'))).toBe("ckpt: tensor 'model.layers.1.mlp.up_proj.weight' is missing (config.json implies shape [40, 16])");
+    expect(errorOf(() => checkWeightShapes(w, cfg, 'ckpt'))).toBe(
+      "ckpt: tensor 'model.layers.1.mlp.up_proj.weight' is missing (config.json implies shape [40, 16])",
+    );
     w.set('model.layers.1.mlp.up_proj.weight', { shape: [16, 40] });
-    expect(errorOf(() => checkWeightShapes(w, cfg, 'ckpt'))).toBe("ckpt: tensor 'model.layers.1.mlp.up_proj.weight' has shape [16, 40] but config.json implies [40, 16]");
+    expect(errorOf(() => checkWeightShapes(w, cfg, 'ckpt'))).toBe(
+      "ckpt: tensor 'model.layers.1.mlp.up_proj.weight' has shape [16, 40] but config.json implies [40, 16]",
+    );
     w.set('model.layers.1.mlp.up_proj.weight', { shape: [40, 16] });
     w.set('model.layers.2.mlp.up_proj.weight', { shape: [40, 16] });
-    expect(errorOf(() => checkWeightShapes(w, cfg, 'ckpt'))).toBe("ckpt: unexpected tensor 'model.layers.2.mlp.up_proj.weight' for a llama config with 2 layers");
+    expect(errorOf(() => checkWeightShapes(w, cfg, 'ckpt'))).toBe(
+      "ckpt: unexpected tensor 'model.layers.2.mlp.up_proj.weight' for a llama config with 2 layers",
+    );
   });
 });

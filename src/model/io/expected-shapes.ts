@@ -57,13 +57,22 @@ const IGNORED = /\.rotary_emb\.inv_freq$/;
  * ignored). Throws a one-line CheckpointError naming `source` and the tensor.
  * Returns the names that were present but ignored.
  */
-export function checkWeightShapes(weights: ReadonlyMap<string, { shape: readonly number[] }>, cfg: HfModelConfig, source: string): string[] {
+export function checkWeightShapes(
+  weights: ReadonlyMap<string, { shape: readonly number[] }>,
+  cfg: HfModelConfig,
+  source: string,
+): string[] {
   const want = expectedWeightShapes(cfg);
   for (const [name, shape] of want) {
     const got = weights.get(name);
-    if (!got) throw new CheckpointError(`${source}: tensor '${name}' is missing (config.json implies shape [${shape.join(', ')}])`);
+    if (!got)
+      throw new CheckpointError(
+        `${source}: tensor '${name}' is missing (config.json implies shape [${shape.join(', ')}])`,
+      );
     if (got.shape.length !== shape.length || got.shape.some((d, i) => d !== shape[i])) {
-      throw new CheckpointError(`${source}: tensor '${name}' has shape [${got.shape.join(', ')}] but config.json implies [${shape.join(', ')}]`);
+      throw new CheckpointError(
+        `${source}: tensor '${name}' has shape [${got.shape.join(', ')}] but config.json implies [${shape.join(', ')}]`,
+      );
     }
   }
   const ignored: string[] = [];
@@ -73,7 +82,9 @@ export function checkWeightShapes(weights: ReadonlyMap<string, { shape: readonly
       ignored.push(name);
       continue;
     }
-    throw new CheckpointError(`${source}: unexpected tensor '${name}' for a ${cfg.model_type} config with ${cfg.num_hidden_layers} layers`);
+    throw new CheckpointError(
+      `${source}: unexpected tensor '${name}' for a ${cfg.model_type} config with ${cfg.num_hidden_layers} layers`,
+    );
   }
   return ignored;
 }

@@ -1,12 +1,11 @@
-import { statSync } from 'node:fs';
-import { basename } from 'node:path';
-import { CheckpointError } from './errors.ts';
-import type { HostTensor } from './safetensors.ts';
-
 /**
  * Checks on checkpoint files before and after reading them, so a corrupt or hostile folder gives
  * one line naming the file or tensor instead of a stack or a silently broken model.
  */
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { CheckpointError } from './errors.ts';
+import type { HostTensor } from './safetensors.ts';
 
 /** `file` must exist and be a regular file (a folder named config.json is a bad checkpoint, not EISDIR). */
 export function assertRegularFile(file: string): void {
@@ -36,7 +35,8 @@ export function assertFiniteTensors(source: string, tensors: ReadonlyMap<string,
     for (let i = 0; i < d.length; i++) {
       const v = d[i] as number;
       // v - v is 0 for finite v and NaN for NaN or +-Infinity: one comparison per element.
-      if (v - v !== 0) throw new CheckpointError(`${source}: tensor '${name}' has a non-finite value (${v}) at element ${i}`);
+      if (v - v !== 0)
+        throw new CheckpointError(`${source}: tensor '${name}' has a non-finite value (${v}) at element ${i}`);
     }
   }
 }

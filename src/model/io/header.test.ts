@@ -12,7 +12,10 @@ describe('safetensors header (pure)', () => {
     expect(n % 8).toBe(0);
     expect(bytes.length).toBe(8 + n);
     const json = Buffer.from(bytes.subarray(8)).toString();
-    expect(json.trimEnd()).toBe('{"0":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[1,3],"data_offsets":[8,14]},"__metadata__":{"format":"pt"}}');
+    expect(json.trimEnd()).toBe(
+      '{"0":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[1,3],"data_offsets":[8,' +
+        '14]},"__metadata__":{"format":"pt"}}',
+    );
     const h = parseHeader('f', json, n, 14);
     expect(h.entries).toEqual(entries);
     expect(h.metadata).toEqual({ format: 'pt' });
@@ -28,7 +31,9 @@ describe('safetensors header (pure)', () => {
   it('rejects a header length over the format limit', () => {
     const prefix = new Uint8Array(8);
     new DataView(prefix.buffer).setBigUint64(0, 200_000_000n, true);
-    expect(() => checkHeaderLength('big', prefix, 300_000_000)).toThrow('big: header length 200000000 exceeds the 100000000-byte limit of the format');
+    expect(() => checkHeaderLength('big', prefix, 300_000_000)).toThrow(
+      'big: header length 200000000 exceeds the 100000000-byte limit of the format',
+    );
   });
 
   it('accepts tensors listed out of order and zero-size tensors between them', () => {

@@ -21,32 +21,64 @@ const tokenId = z.number().int().nonnegative();
 
 const hfConfigSchema = z
   .looseObject({
-    model_type: z.enum(['llama', 'qwen2', 'qwen3']).describe('Decoder family: qwen2 adds q/k/v bias, qwen3 adds per-head q/k RMSNorm.'),
+    model_type: z
+      .enum(['llama', 'qwen2', 'qwen3'])
+      .describe('Decoder family: qwen2 adds q/k/v bias, qwen3 adds per-head q/k RMSNorm.'),
     vocab_size: positiveInt.describe('Rows of the embedding and LM head.'),
     hidden_size: positiveInt.describe('Residual stream width D.'),
     intermediate_size: positiveInt.describe('SwiGLU inner width.'),
     num_hidden_layers: positiveInt.describe('Decoder blocks.'),
     num_attention_heads: positiveInt.describe('Query heads H.'),
     num_key_value_heads: positiveInt.optional().describe('Key/value heads (GQA); default H.'),
-    head_dim: positiveInt.nullish().describe('Per-head width; default hidden_size / num_attention_heads (Qwen3 sets it explicitly).'),
-    rope_theta: z.number().positive().optional().describe('RoPE base frequency (Transformers 4.x spelling; default 10000).'),
-    rope_scaling: z.unknown().optional().describe('RoPE scaling of Transformers 4.x: null, or {rope_type: linear | llama3 | yarn, ...}.'),
-    rope_parameters: z.unknown().optional().describe('RoPE settings of Transformers 5.x: {rope_type, rope_theta, ...}, or one such dict per attention type.'),
+    head_dim: positiveInt
+      .nullish()
+      .describe('Per-head width; default hidden_size / num_attention_heads (Qwen3 sets it explicitly).'),
+    rope_theta: z
+      .number()
+      .positive()
+      .optional()
+      .describe('RoPE base frequency (Transformers 4.x spelling; default 10000).'),
+    rope_scaling: z
+      .unknown()
+      .optional()
+      .describe('RoPE scaling of Transformers 4.x: null, or {rope_type: linear | llama3 | yarn, ...}.'),
+    rope_parameters: z
+      .unknown()
+      .optional()
+      .describe(
+        'RoPE settings of Transformers 5.x: {rope_type, rope_theta, ...}, or one such dict per attention type.',
+      ),
     rms_norm_eps: z.number().positive().default(1e-6).describe('RMSNorm epsilon.'),
     tie_word_embeddings: z.boolean().default(false).describe('LM head shares the embedding matrix.'),
     max_position_embeddings: positiveInt.default(2048).describe('Longest context the model was trained for.'),
     bos_token_id: tokenId.nullish().describe('Beginning-of-sequence id, if the model uses one.'),
-    eos_token_id: z.union([tokenId, z.array(tokenId)]).nullish().describe('End-of-sequence id(s).'),
-    attention_bias: z.boolean().optional().describe('Bias on attention projections; default true for qwen2 (q/k/v), false otherwise.'),
+    eos_token_id: z
+      .union([tokenId, z.array(tokenId)])
+      .nullish()
+      .describe('End-of-sequence id(s).'),
+    attention_bias: z
+      .boolean()
+      .optional()
+      .describe('Bias on attention projections; default true for qwen2 (q/k/v), false otherwise.'),
     mlp_bias: z.boolean().optional().describe('Bias on the MLP projections (llama only).'),
   })
   .superRefine((c, ctx) => {
     const kv = c.num_key_value_heads ?? c.num_attention_heads;
     if (c.num_attention_heads % kv !== 0) {
-      ctx.addIssue({ code: 'custom', path: ['num_key_value_heads'], message: `${kv} does not divide num_attention_heads ${c.num_attention_heads}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['num_key_value_heads'],
+        message: `${kv} does not divide num_attention_heads ${c.num_attention_heads}`,
+      });
     }
     if (c.head_dim == null && c.hidden_size % c.num_attention_heads !== 0) {
-      ctx.addIssue({ code: 'custom', path: ['head_dim'], message: `absent and hidden_size ${c.hidden_size} is not a multiple of num_attention_heads ${c.num_attention_heads}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['head_dim'],
+        message:
+          `absent and hidden_size ${c.hidden_size} is not a multiple of num_attention_heads ` +
+          `${c.num_attention_heads}`,
+      });
     }
   })
   .transform((c) => ({
@@ -140,7 +172,10 @@ export interface GenerationIds {
 }
 
 /** Writes `dir/generation_config.json` atomically (bos_token_id, eos_token_id, pad_token_id). */
-export async function writeGenerationConfig(dir: string, ids: { bos?: number; eos: number | number[]; pad?: number }): Promise<void> {
+export async function writeGenerationConfig(
+  dir: string,
+  ids: { bos?: number; eos: number | number[]; pad?: number },
+): Promise<void> {
   const eos = Array.isArray(ids.eos) ? ids.eos : [ids.eos];
   const out: Record<string, unknown> = {};
   if (ids.bos !== undefined) out.bos_token_id = ids.bos;

@@ -79,41 +79,71 @@ export async function readPeftConfig(dir: string): Promise<PeftConfig> {
   const bad = (field: string, why: string): never => {
     throw new CheckpointError(`${file}: field '${field}' ${why}`);
   };
-  if (raw.peft_type !== 'LORA') bad('peft_type', `is ${JSON.stringify(raw.peft_type)}; only LORA adapters are supported`);
-  if (raw.task_type !== undefined && raw.task_type !== null && raw.task_type !== 'CAUSAL_LM') bad('task_type', `is ${JSON.stringify(raw.task_type)}; expected CAUSAL_LM`);
+  if (raw.peft_type !== 'LORA')
+    bad('peft_type', `is ${JSON.stringify(raw.peft_type)}; only LORA adapters are supported`);
+  if (raw.task_type !== undefined && raw.task_type !== null && raw.task_type !== 'CAUSAL_LM')
+    bad('task_type', `is ${JSON.stringify(raw.task_type)}; expected CAUSAL_LM`);
   const r = raw.r;
-  if (typeof r !== 'number' || !Number.isInteger(r) || r < 1) bad('r', `must be a positive integer, got ${JSON.stringify(r)}`);
+  if (typeof r !== 'number' || !Number.isInteger(r) || r < 1)
+    bad('r', `must be a positive integer, got ${JSON.stringify(r)}`);
   const alpha = raw.lora_alpha ?? 8;
-  if (typeof alpha !== 'number' || !(alpha > 0)) bad('lora_alpha', `must be a positive number, got ${JSON.stringify(alpha)}`);
+  if (typeof alpha !== 'number' || !(alpha > 0))
+    bad('lora_alpha', `must be a positive number, got ${JSON.stringify(alpha)}`);
   const dropout = raw.lora_dropout ?? 0;
-  if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1)) bad('lora_dropout', `must be in [0, 1), got ${JSON.stringify(dropout)}`);
+  if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1))
+    bad('lora_dropout', `must be in [0, 1), got ${JSON.stringify(dropout)}`);
   const targets = raw.target_modules;
-  if (!Array.isArray(targets) || targets.length === 0) bad('target_modules', `must be a non-empty list of module names (${LORA_TARGETS.join(', ')}); got ${JSON.stringify(targets)}`);
+  if (!Array.isArray(targets) || targets.length === 0)
+    bad(
+      'target_modules',
+      `must be a non-empty list of module names (${LORA_TARGETS.join(', ')}); got ${JSON.stringify(targets)}`,
+    );
   for (const t of targets as unknown[]) {
-    if (!LORA_TARGETS.includes(t as LoraTarget)) bad('target_modules', `names '${String(t)}'; supported: ${LORA_TARGETS.join(', ')}`);
+    if (!LORA_TARGETS.includes(t as LoraTarget))
+      bad('target_modules', `names '${String(t)}'; supported: ${LORA_TARGETS.join(', ')}`);
   }
   if ((raw.bias ?? 'none') !== 'none') bad('bias', `is ${JSON.stringify(raw.bias)}; only 'none' is supported`);
   if (raw.use_dora === true) bad('use_dora', 'is true; DoRA is not supported');
   if (raw.fan_in_fan_out === true) bad('fan_in_fan_out', 'is true; only nn.Linear layouts are supported');
   for (const f of ['rank_pattern', 'alpha_pattern', 'modules_to_save', 'layers_to_transform', 'layer_replication']) {
-    if (!emptyish(raw[f])) bad(f, `is set (${JSON.stringify(raw[f])}); only one rank and alpha for every target module of every layer is supported`);
+    if (!emptyish(raw[f]))
+      bad(
+        f,
+        `is set (${JSON.stringify(raw[f])}); only one rank and alpha for every target module of every layer is ` +
+          `supported`,
+      );
   }
   const base = raw.base_model_name_or_path;
-  if (base !== undefined && base !== null && typeof base !== 'string') bad('base_model_name_or_path', 'must be a string');
+  if (base !== undefined && base !== null && typeof base !== 'string')
+    bad('base_model_name_or_path', 'must be a string');
   return {
-    settings: { rank: r as number, alpha: alpha as number, dropout: dropout as number, targets: [...new Set(targets as LoraTarget[])], rslora: raw.use_rslora === true },
+    settings: {
+      rank: r as number,
+      alpha: alpha as number,
+      dropout: dropout as number,
+      targets: [...new Set(targets as LoraTarget[])],
+      rslora: raw.use_rslora === true,
+    },
     base: typeof base === 'string' ? base : '',
   };
 }
 
 /** The base model folder an adapter folder names, resolved against the adapter folder when relative. */
 export function baseDirOf(dir: string, cfg: PeftConfig): string {
-  if (cfg.base === '') throw new CheckpointError(`${join(dir, ADAPTER_CONFIG)}: field 'base_model_name_or_path' is empty; pass the base model folder explicitly`);
+  if (cfg.base === '')
+    throw new CheckpointError(
+      `${join(dir, ADAPTER_CONFIG)}: field 'base_model_name_or_path' is empty; pass the base model folder explicitly`,
+    );
   return isAbsolute(cfg.base) ? cfg.base : resolve(dir, cfg.base);
 }
 
 /** Writes adapter_config.json and adapter_model.safetensors (F32) into dir. */
-export async function writePeftAdapters(dir: string, settings: LoraSettings, base: string, tensors: ReadonlyMap<string, WriteTensor>): Promise<void> {
+export async function writePeftAdapters(
+  dir: string,
+  settings: LoraSettings,
+  base: string,
+  tensors: ReadonlyMap<string, WriteTensor>,
+): Promise<void> {
   await writeSafetensors(join(dir, ADAPTER_WEIGHTS), tensors, { metadata: { format: 'pt' } });
   await writeJsonAtomic(join(dir, ADAPTER_CONFIG), peftConfigJson(settings, base));
 }

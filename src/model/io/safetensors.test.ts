@@ -3,7 +3,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { readSafetensors, readSafetensorsHeader, readWeights, writeSafetensors, writeWeights, type WriteTensor } from './safetensors.ts';
+import {
+  readSafetensors,
+  readSafetensorsHeader,
+  readWeights,
+  writeSafetensors,
+  writeWeights,
+  type WriteTensor,
+} from './safetensors.ts';
 import { readHfConfig } from './hf-config.ts';
 import { checkWeightShapes } from './expected-shapes.ts';
 import { errorOf } from '../../../test/one-line-error.ts';
@@ -23,7 +30,12 @@ function t(shape: number[], values: number[]): WriteTensor {
 }
 
 /** A file with a hand-written header and data section (for the bad-file cases). */
-async function rawFile(name: string, header: string | object, data: Uint8Array, lengthOverride?: number): Promise<string> {
+async function rawFile(
+  name: string,
+  header: string | object,
+  data: Uint8Array,
+  lengthOverride?: number,
+): Promise<string> {
   const json = Buffer.from(typeof header === 'string' ? header : JSON.stringify(header));
   const prefix = Buffer.alloc(8);
   prefix.writeBigUInt64LE(BigInt(lengthOverride ?? json.length));
@@ -31,7 +43,6 @@ async function rawFile(name: string, header: string | object, data: Uint8Array, 
   await writeFile(file, Buffer.concat([prefix, json, data]));
   return file;
 }
-
 
 describe('writeSafetensors / readSafetensors', () => {
   const tensors = new Map<string, WriteTensor>([
@@ -109,35 +120,99 @@ describe('bad safetensors files give one-line errors naming file and tensor', ()
   const w8 = new Uint8Array(8);
   it.each([
     ['missing file', async () => join(dir, 'nope.safetensors'), /nope\.safetensors: cannot open \(no such file\)/],
-    ['shorter than the length prefix', async () => {
-      const f = join(dir, 'tiny.safetensors');
-      await writeFile(f, Buffer.from([1, 2, 3, 4]));
-      return f;
-    }, /tiny\.safetensors: truncated file \(4 bytes/],
-    ['header length past EOF', async () => rawFile('hlen.safetensors', '{}', w8, 1000), /hlen\.safetensors: header length 1000 runs past the end of the file \(18 bytes\)/],
+    [
+      'shorter than the length prefix',
+      async () => {
+        const f = join(dir, 'tiny.safetensors');
+        await writeFile(f, Buffer.from([1, 2, 3, 4]));
+        return f;
+      },
+      /tiny\.safetensors: truncated file \(4 bytes/,
+    ],
+    [
+      'header length past EOF',
+      async () => rawFile('hlen.safetensors', '{}', w8, 1000),
+      /hlen\.safetensors: header length 1000 runs past the end of the file \(18 bytes\)/,
+    ],
     ['bad JSON', async () => rawFile('json.safetensors', '{"w": {', w8), /json\.safetensors: header is not valid JSON/],
-    ['unknown dtype', async () => rawFile('dt.safetensors', { w: { dtype: 'I8', shape: [8], data_offsets: [0, 8] } }, w8), /dt\.safetensors: tensor 'w': unknown dtype "I8"/],
-    ['offsets not matching shape x dtype', async () => rawFile('size.safetensors', { w: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, w8), /tensor 'w': data_offsets \[0, 8\] span 8 bytes but shape \[3\] x F32 needs 12/],
-    ['offsets out of range', async () => rawFile('range.safetensors', { w: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, w8), /range\.safetensors: truncated file: tensor 'w' data_offsets \[0, 16\] run past the data section \(8 bytes\)/],
-    ['overlapping offsets', async () => rawFile('ovl.safetensors', {
-      a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
-      b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] },
-    }, new Uint8Array(12)), /ovl\.safetensors: tensor 'b': data_offsets \[4, 12\] overlap tensor 'a'/],
-    ['a gap between tensors', async () => rawFile('gap.safetensors', {
-      a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] },
-      b: { dtype: 'F32', shape: [1], data_offsets: [8, 12] },
-    }, new Uint8Array(12)), /tensor 'b': data_offsets \[8, 12\] leave a gap of 4 bytes after tensor 'a'/],
-    ['malformed offsets', async () => rawFile('neg.safetensors', { w: { dtype: 'F32', shape: [2], data_offsets: [8, 0] } }, w8), /tensor 'w': data_offsets \[8,0\] are not \[begin, end\]/],
-    ['bad shape', async () => rawFile('shape.safetensors', { w: { dtype: 'F32', shape: [-2], data_offsets: [0, 8] } }, w8), /tensor 'w': shape \[-2\] is not a list of non-negative integers/],
-    ['trailing bytes', async () => rawFile('trail.safetensors', { w: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, w8), /trail\.safetensors: 4 bytes after the last tensor/],
-    ['bad metadata', async () => rawFile('meta.safetensors', { __metadata__: { n: 1 } }, new Uint8Array(0)), /meta\.safetensors: __metadata__ key 'n' is not a string/],
-    ['a file cut short after writing', async () => {
-      const f = join(dir, 'cut.safetensors');
-      await writeSafetensors(f, new Map([['a', t([2], [1, 2])], ['z', t([3], [1, 2, 3])]]));
-      const size = (await readFile(f)).length;
-      await truncate(f, size - 3);
-      return f;
-    }, /cut\.safetensors: truncated file: tensor 'z' data_offsets \[8, 20\] run past the data section \(17 bytes\)/],
+    [
+      'unknown dtype',
+      async () => rawFile('dt.safetensors', { w: { dtype: 'I8', shape: [8], data_offsets: [0, 8] } }, w8),
+      /dt\.safetensors: tensor 'w': unknown dtype "I8"/,
+    ],
+    [
+      'offsets not matching shape x dtype',
+      async () => rawFile('size.safetensors', { w: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, w8),
+      /tensor 'w': data_offsets \[0, 8\] span 8 bytes but shape \[3\] x F32 needs 12/,
+    ],
+    [
+      'offsets out of range',
+      async () => rawFile('range.safetensors', { w: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, w8),
+      /range\.safetensors: truncated file: tensor 'w' data_offsets \[0, 16\] run past the data section \(8 bytes\)/,
+    ],
+    [
+      'overlapping offsets',
+      async () =>
+        rawFile(
+          'ovl.safetensors',
+          {
+            a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+            b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] },
+          },
+          new Uint8Array(12),
+        ),
+      /ovl\.safetensors: tensor 'b': data_offsets \[4, 12\] overlap tensor 'a'/,
+    ],
+    [
+      'a gap between tensors',
+      async () =>
+        rawFile(
+          'gap.safetensors',
+          {
+            a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] },
+            b: { dtype: 'F32', shape: [1], data_offsets: [8, 12] },
+          },
+          new Uint8Array(12),
+        ),
+      /tensor 'b': data_offsets \[8, 12\] leave a gap of 4 bytes after tensor 'a'/,
+    ],
+    [
+      'malformed offsets',
+      async () => rawFile('neg.safetensors', { w: { dtype: 'F32', shape: [2], data_offsets: [8, 0] } }, w8),
+      /tensor 'w': data_offsets \[8,0\] are not \[begin, end\]/,
+    ],
+    [
+      'bad shape',
+      async () => rawFile('shape.safetensors', { w: { dtype: 'F32', shape: [-2], data_offsets: [0, 8] } }, w8),
+      /tensor 'w': shape \[-2\] is not a list of non-negative integers/,
+    ],
+    [
+      'trailing bytes',
+      async () => rawFile('trail.safetensors', { w: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, w8),
+      /trail\.safetensors: 4 bytes after the last tensor/,
+    ],
+    [
+      'bad metadata',
+      async () => rawFile('meta.safetensors', { __metadata__: { n: 1 } }, new Uint8Array(0)),
+      /meta\.safetensors: __metadata__ key 'n' is not a string/,
+    ],
+    [
+      'a file cut short after writing',
+      async () => {
+        const f = join(dir, 'cut.safetensors');
+        await writeSafetensors(
+          f,
+          new Map([
+            ['a', t([2], [1, 2])],
+            ['z', t([3], [1, 2, 3])],
+          ]),
+        );
+        const size = (await readFile(f)).length;
+        await truncate(f, size - 3);
+        return f;
+      },
+      /cut\.safetensors: truncated file: tensor 'z' data_offsets \[8, 20\] run past the data section \(17 bytes\)/,
+    ],
   ])('%s', async (_name, make, want) => {
     const f = await make();
     expect(await errorOf(readSafetensors(f))).toMatch(want);
@@ -174,7 +249,10 @@ describe('readWeights / writeWeights', () => {
       'model-00003-of-00003.safetensors',
       'model.safetensors.index.json',
     ]);
-    const index = JSON.parse(await readFile(join(d, 'model.safetensors.index.json'), 'utf8')) as { metadata: { total_size: number }; weight_map: Record<string, string> };
+    const index = JSON.parse(await readFile(join(d, 'model.safetensors.index.json'), 'utf8')) as {
+      metadata: { total_size: number };
+      weight_map: Record<string, string>;
+    };
     expect(index.metadata.total_size).toBe(44);
     expect(index.weight_map['model.c']).toBe('model-00003-of-00003.safetensors');
     const w = await readWeights(d);
@@ -182,7 +260,11 @@ describe('readWeights / writeWeights', () => {
     expect(Array.from(w.get('model.c')?.data ?? [])).toEqual([9, 10, 11]);
     // Re-sharding into fewer files removes the shards the new index no longer names.
     await writeWeights(d, tensors, { maxShardBytes: 32 }); // 16 + 16 | 12 -> two shards
-    expect((await readdir(d)).sort()).toEqual(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json']);
+    expect((await readdir(d)).sort()).toEqual([
+      'model-00001-of-00002.safetensors',
+      'model-00002-of-00002.safetensors',
+      'model.safetensors.index.json',
+    ]);
     expect(Array.from((await readWeights(d)).get('model.c')?.data ?? [])).toEqual([9, 10, 11]);
     // Writing the single-file layout afterwards removes the stale index and shards.
     await writeWeights(d, tensors);
@@ -191,15 +273,21 @@ describe('readWeights / writeWeights', () => {
 
   it('names a missing shard, a tensor missing from its shard, and an empty folder', async () => {
     const d = await mkdtemp(join(dir, 'bad-'));
-    expect(await errorOf(readWeights(d))).toMatch(/no model\.safetensors or model\.safetensors\.index\.json in this folder/);
+    expect(await errorOf(readWeights(d))).toMatch(
+      /no model\.safetensors or model\.safetensors\.index\.json in this folder/,
+    );
     await writeWeights(d, tensors, { maxShardBytes: 16 });
     const indexFile = join(d, 'model.safetensors.index.json');
     const index = JSON.parse(await readFile(indexFile, 'utf8')) as { weight_map: Record<string, string> };
     index.weight_map['model.ghost'] = 'model-00001-of-00003.safetensors';
     await writeFile(indexFile, JSON.stringify(index));
-    expect(await errorOf(readWeights(d))).toMatch(/model-00001-of-00003\.safetensors: tensor 'model\.ghost' is listed in model\.safetensors\.index\.json but missing from this shard/);
+    expect(await errorOf(readWeights(d))).toMatch(
+      /model-00001-of-00003\.safetensors: tensor 'model\.ghost' is listed in model\.safetensors\.index\.json but missing from this shard/,
+    );
     await rm(join(d, 'model-00002-of-00003.safetensors'));
-    expect(await errorOf(readWeights(d))).toMatch(/model\.safetensors\.index\.json: shard 'model-00002-of-00003\.safetensors' \(holding tensor 'model\.b'\) is missing/);
+    expect(await errorOf(readWeights(d))).toMatch(
+      /model\.safetensors\.index\.json: shard 'model-00002-of-00003\.safetensors' \(holding tensor 'model\.b'\) is missing/,
+    );
     await writeFile(indexFile, '{"weight_map": ');
     expect(await errorOf(readWeights(d))).toMatch(/model\.safetensors\.index\.json: not valid JSON/);
   });
@@ -214,9 +302,13 @@ describe('real checkpoint (tinystories-260k)', () => {
     expect(checkWeightShapes(w, cfg, file)).toEqual([]);
     expect(w.get('model.layers.0.self_attn.k_proj.weight')?.shape).toEqual([32, 64]); // 4 kv heads x head_dim 8
     // Reference values read with numpy.frombuffer(dtype='<f4') from the same file.
-    expect(Array.from(w.get('model.norm.weight')?.data.subarray(0, 4) ?? [])).toEqual([2.4583089351654053, 1.3673226833343506, 1.7504382133483887, 1.1078318357467651]);
+    expect(Array.from(w.get('model.norm.weight')?.data.subarray(0, 4) ?? [])).toEqual([
+      2.4583089351654053, 1.3673226833343506, 1.7504382133483887, 1.1078318357467651,
+    ]);
     const emb = w.get('model.embed_tokens.weight')?.data as Float32Array;
-    expect(Array.from(emb.subarray(403 * 64, 403 * 64 + 3))).toEqual([0.003543718019500375, -0.17016193270683289, 0.031364064663648605]);
+    expect(Array.from(emb.subarray(403 * 64, 403 * 64 + 3))).toEqual([
+      0.003543718019500375, -0.17016193270683289, 0.031364064663648605,
+    ]);
     expect(emb.reduce((s, v) => s + Math.abs(v), 0)).toBeCloseTo(7820.582960873879, 6);
   });
 

@@ -1,3 +1,8 @@
+/**
+ * safetensors checkpoints: read F32 / F16 / BF16 into float32,
+ * write F32 or BF16, single files or HF shards (model.safetensors.index.json). Reads stream each
+ * tensor through a file handle in bounded chunks, so a checkpoint is never held twice in memory.
+ */
 import { existsSync } from 'node:fs';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { endianness } from 'node:os';
@@ -6,13 +11,14 @@ import { withAtomicFile, writeJsonAtomic } from '../../fs/atomic.ts';
 import { DTYPE_BYTES, decodeInto, encodeInto, type DiskDtype } from './dtype.ts';
 import { assertShardName } from './guards.ts';
 import { CheckpointError } from './errors.ts';
-import { buildHeader, checkHeaderLength, numel, parseHeader, type SafetensorsHeader, type TensorEntry } from './header.ts';
-
-/**
- * safetensors checkpoints: read F32 / F16 / BF16 into float32,
- * write F32 or BF16, single files or HF shards (model.safetensors.index.json). Reads stream each
- * tensor through a file handle in bounded chunks, so a checkpoint is never held twice in memory.
- */
+import {
+  buildHeader,
+  checkHeaderLength,
+  numel,
+  parseHeader,
+  type SafetensorsHeader,
+  type TensorEntry,
+} from './header.ts';
 
 export interface HostTensor {
   /** dtype on disk. */
@@ -52,11 +58,21 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
   }
 }
 
-async function readExactly(fh: FileHandle, file: string, what: string, dst: Uint8Array, position: number): Promise<void> {
+async function readExactly(
+  fh: FileHandle,
+  file: string,
+  what: string,
+  dst: Uint8Array,
+  position: number,
+): Promise<void> {
   let done = 0;
   while (done < dst.byteLength) {
     const { bytesRead } = await fh.read(dst, done, Math.min(dst.byteLength - done, IO_MAX_BYTES), position + done);
-    if (bytesRead === 0) throw new CheckpointError(`${file}: truncated file: ${what} ends at byte ${position + dst.byteLength} but the file ended at ${position + done}`);
+    if (bytesRead === 0)
+      throw new CheckpointError(
+        `${file}: truncated file: ${what} ends at byte ${position + dst.byteLength} but the file ended at ` +
+          `${position + done}`,
+      );
     done += bytesRead;
   }
 }
@@ -116,7 +132,10 @@ async function readTensor(fh: FileHandle, file: string, dataStart: number, e: Te
  * Errors are one line naming the file and tensor: truncated file, header length past EOF, bad JSON,
  * offsets out of range / overlapping / not matching shape x dtype, unknown dtype.
  */
-export async function readSafetensors(file: string, opts: { names?: ReadonlySet<string> } = {}): Promise<Map<string, HostTensor>> {
+export async function readSafetensors(
+  file: string,
+  opts: { names?: ReadonlySet<string> } = {},
+): Promise<Map<string, HostTensor>> {
   const fh = await openForRead(file);
   try {
     const header = await readHeaderFrom(fh, file);
@@ -138,10 +157,17 @@ function layout(file: string, tensors: ReadonlyMap<string, WriteTensor>, dtype: 
   let pos = 0;
   for (const name of names) {
     const t = tensors.get(name) as WriteTensor;
-    if (name === '__metadata__') throw new CheckpointError(`${file}: '__metadata__' is reserved and cannot name a tensor`);
-    if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw new CheckpointError(`${file}: tensor '${name}': shape [${t.shape.join(', ')}] is not a list of non-negative integers`);
+    if (name === '__metadata__')
+      throw new CheckpointError(`${file}: '__metadata__' is reserved and cannot name a tensor`);
+    if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+      throw new CheckpointError(
+        `${file}: tensor '${name}': shape [${t.shape.join(', ')}] is not a list of non-negative integers`,
+      );
     const n = numel(t.shape);
-    if (t.data.length !== n) throw new CheckpointError(`${file}: tensor '${name}': data has ${t.data.length} values but shape [${t.shape.join(', ')}] needs ${n}`);
+    if (t.data.length !== n)
+      throw new CheckpointError(
+        `${file}: tensor '${name}': data has ${t.data.length} values but shape [${t.shape.join(', ')}] needs ${n}`,
+      );
     const bytes = n * DTYPE_BYTES[dtype];
     entries.push({ name, dtype, shape: [...t.shape], begin: pos, end: pos + bytes });
     pos += bytes;
@@ -170,7 +196,11 @@ async function writeTensorData(fh: FileHandle, t: WriteTensor, dtype: 'F32' | 'B
  * Writes tensors to a safetensors file atomically (temp file + rename): names sorted, data
  * contiguous in that order, header padded with spaces to 8 bytes as the reference writer does.
  */
-export async function writeSafetensors(file: string, tensors: ReadonlyMap<string, WriteTensor>, opts: WriteOptions = {}): Promise<void> {
+export async function writeSafetensors(
+  file: string,
+  tensors: ReadonlyMap<string, WriteTensor>,
+  opts: WriteOptions = {},
+): Promise<void> {
   const dtype = opts.dtype ?? 'F32';
   const entries = layout(file, tensors, dtype);
   const header = buildHeader(entries, opts.metadata);
@@ -194,9 +224,11 @@ async function readIndex(dir: string): Promise<ShardIndex> {
     throw new CheckpointError(`${file}: not valid JSON (${(err as Error).message.split('\n')[0]})`);
   }
   const wm = (raw as { weight_map?: unknown } | null)?.weight_map;
-  if (typeof wm !== 'object' || wm === null || Array.isArray(wm)) throw new CheckpointError(`${file}: field 'weight_map' is missing or not an object`);
+  if (typeof wm !== 'object' || wm === null || Array.isArray(wm))
+    throw new CheckpointError(`${file}: field 'weight_map' is missing or not an object`);
   for (const [name, shard] of Object.entries(wm)) {
-    if (typeof shard !== 'string' || shard.includes('/') || shard.includes('\\')) throw new CheckpointError(`${file}: weight_map['${name}'] is not a shard file name in the same folder`);
+    if (typeof shard !== 'string' || shard.includes('/') || shard.includes('\\'))
+      throw new CheckpointError(`${file}: weight_map['${name}'] is not a shard file name in the same folder`);
   }
   return raw as ShardIndex;
 }
@@ -219,14 +251,18 @@ export async function readWeights(dir: string): Promise<Map<string, HostTensor>>
     byShard.get(shard)?.add(name);
   }
   for (const [shard, names] of byShard) {
-    if (!existsSync(join(dir, shard))) throw new CheckpointError(`${indexFile}: shard '${shard}' (holding tensor '${[...names][0]}') is missing`);
+    if (!existsSync(join(dir, shard)))
+      throw new CheckpointError(`${indexFile}: shard '${shard}' (holding tensor '${[...names][0]}') is missing`);
   }
   const out = new Map<string, HostTensor>();
   for (const [shard, names] of [...byShard].sort(([a], [b]) => a.localeCompare(b))) {
     const got = await readSafetensors(join(dir, shard), { names });
     for (const name of names) {
       const t = got.get(name);
-      if (!t) throw new CheckpointError(`${join(dir, shard)}: tensor '${name}' is listed in ${INDEX_FILE} but missing from this shard`);
+      if (!t)
+        throw new CheckpointError(
+          `${join(dir, shard)}: tensor '${name}' is listed in ${INDEX_FILE} but missing from this shard`,
+        );
       out.set(name, t);
     }
   }
@@ -244,7 +280,11 @@ export interface WriteWeightsOptions extends WriteOptions {
  * `{format: 'pt'}`, which Transformers checks when it loads safetensors. Stale files of the other
  * layout are removed after the new ones are in place, so the folder is always loadable.
  */
-export async function writeWeights(dir: string, tensors: ReadonlyMap<string, WriteTensor>, opts: WriteWeightsOptions = {}): Promise<void> {
+export async function writeWeights(
+  dir: string,
+  tensors: ReadonlyMap<string, WriteTensor>,
+  opts: WriteWeightsOptions = {},
+): Promise<void> {
   const dtype = opts.dtype ?? 'F32';
   const metadata = opts.metadata ?? { format: 'pt' };
   const names = [...tensors.keys()].sort();
@@ -268,7 +308,9 @@ export async function writeWeights(dir: string, tensors: ReadonlyMap<string, Wri
     return;
   }
   const pad = (i: number): string => String(i).padStart(5, '0');
-  const oldShards = existsSync(join(dir, INDEX_FILE)) ? new Set(Object.values((await readIndex(dir).catch(() => undefined))?.weight_map ?? {})) : new Set<string>();
+  const oldShards = existsSync(join(dir, INDEX_FILE))
+    ? new Set(Object.values((await readIndex(dir).catch(() => undefined))?.weight_map ?? {}))
+    : new Set<string>();
   const weightMap: Record<string, string> = {};
   for (let g = 0; g < groups.length; g++) {
     const shard = `model-${pad(g + 1)}-of-${pad(groups.length)}.safetensors`;
@@ -290,7 +332,9 @@ async function removeShardLayout(dir: string): Promise<void> {
   for (const shard of new Set(Object.values(index?.weight_map ?? {}))) await rm(join(dir, shard), { force: true });
 }
 
-/** A checkpoint folder's tensors read one at a time (CausalLM.load): names, shapes and dtypes from the headers first. */
+/**
+ * A checkpoint folder's tensors read one at a time (CausalLM.load): names, shapes and dtypes from the headers first.
+ */
 export interface WeightSource {
   /** Every tensor of the folder with its on-disk dtype and shape. */
   entries: ReadonlyMap<string, { dtype: DiskDtype; shape: number[] }>;
@@ -319,7 +363,11 @@ export async function openWeights(dir: string): Promise<WeightSource> {
       listed.set(name, shard);
     }
     for (const shard of [...new Set(listed.values())].sort((a, b) => a.localeCompare(b))) {
-      if (!existsSync(join(dir, shard))) throw new CheckpointError(`${indexFile}: shard '${shard}' (holding tensor '${[...listed].find(([, s]) => s === shard)?.[0]}') is missing`);
+      if (!existsSync(join(dir, shard)))
+        throw new CheckpointError(
+          `${indexFile}: shard '${shard}' (holding tensor '${[...listed].find(([, s]) => s === shard)?.[0]}') is ` +
+            `missing`,
+        );
       files.push(join(dir, shard));
     }
   }
@@ -332,14 +380,18 @@ export async function openWeights(dir: string): Promise<WeightSource> {
       handles.push({ fh, file, header: await readHeaderFrom(fh, file) });
       const h = handles.length - 1;
       for (const e of (handles[h] as { header: SafetensorsHeader }).header.entries) {
-        if (listed && listed.get(e.name) !== basename(file)) continue; // a shard's tensor the index does not assign to it
+        // a shard's tensor the index does not assign to it
+        if (listed && listed.get(e.name) !== basename(file)) continue;
         where.set(e.name, { h, e });
         entries.set(e.name, { dtype: e.dtype, shape: [...e.shape] });
       }
     }
     if (listed) {
       for (const [name, shard] of listed) {
-        if (!where.has(name)) throw new CheckpointError(`${join(dir, shard)}: tensor '${name}' is listed in ${INDEX_FILE} but missing from this shard`);
+        if (!where.has(name))
+          throw new CheckpointError(
+            `${join(dir, shard)}: tensor '${name}' is listed in ${INDEX_FILE} but missing from this shard`,
+          );
       }
     }
   } catch (err) {

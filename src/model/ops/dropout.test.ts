@@ -28,12 +28,13 @@ describe('dropout', () => {
       }
       expect(other).toBe(0); // every value is 0 or 1 / (1 - rate)
       // Binomial: sd sqrt(n p (1 - p)) <= 224 of 200,000; 5 sd.
-      expect(Math.abs(kept / 200_000 - (1 - rate))).toBeLessThan(5 * 224 / 200_000);
+      expect(Math.abs(kept / 200_000 - (1 - rate))).toBeLessThan((5 * 224) / 200_000);
       expect(dropoutMask(200_000, rate, 7)).toEqual(m);
       const next = dropoutMask(200_000, rate, 8);
       let same = 0;
       for (let i = 0; i < m.length; i++) same += (m[i] === 0) === (next[i] === 0) ? 1 : 0;
-      expect(same).toBeLessThan(200_000 * (1 - 2 * rate * (1 - rate)) + 2000); // independent masks agree at p^2 + (1-p)^2
+      // independent masks agree at p^2 + (1-p)^2
+      expect(same).toBeLessThan(200_000 * (1 - 2 * rate * (1 - rate)) + 2000);
     }
     // Neighbouring elements and seeds are not correlated: runs of drops are as short as chance makes them.
     const m = dropoutMask(100_000, 0.5, 1);
@@ -43,7 +44,10 @@ describe('dropout', () => {
   });
 
   it('multiplies by the mask, with the mask as the gradient; rate 0 is the identity', () => {
-    const x = tf.tensor2d(Array.from({ length: 64 }, (_, i) => i + 1), [8, 8]); // [8, 8]
+    const x = tf.tensor2d(
+      Array.from({ length: 64 }, (_, i) => i + 1),
+      [8, 8],
+    ); // [8, 8]
     const mask = dropoutMask(64, 0.25, 3);
     const y = dropout(x, 0.25, 3);
     expect(Array.from(y.dataSync())).toEqual(Array.from(mask, (m, i) => Math.fround(m * (i + 1))));

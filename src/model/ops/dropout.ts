@@ -33,5 +33,6 @@ export function hash32(x: number): number {
 /** x * mask (the mask a constant: the gradient is mask * dy), for rate > 0; x itself at rate 0. */
 export function dropout<T extends tf.Tensor>(x: T, rate: number, seed: number): T {
   if (rate === 0) return x;
-  return tf.tidy(() => tf.mul(x, tf.tensor(dropoutMask(x.size, rate, seed), x.shape, 'float32'))) as T; // same shape as x
+  // same shape as x
+  return tf.tidy(() => tf.mul(x, tf.tensor(dropoutMask(x.size, rate, seed), x.shape, 'float32'))) as T;
 }

@@ -10,7 +10,8 @@ beforeAll(async () => {
 
 describe('embed', () => {
   it('gathers rows and sums the gradient of repeated ids (hand-computed)', () => {
-    // table 4x2, ids [2, 0, 2]; loss = sum(out * [[1,2],[3,4],[5,6]]) -> dTable row 2 = [1+5, 2+6], row 0 = [3, 4], rows 1, 3 = 0.
+    // table 4x2, ids [2, 0, 2]; loss = sum(out * [[1,2],[3,4],[5,6]]) -> dTable row 2 = [1+5, 2+6], row 0 = [3, 4],
+    // rows 1, 3 = 0.
     const table = tf.tensor2d([0, 1, 2, 3, 4, 5, 6, 7], [4, 2]);
     const ids = tf.tensor1d([2, 0, 2], 'int32');
     expect(Array.from(embed(table, ids).dataSync())).toEqual([4, 5, 0, 1, 4, 5]);
@@ -26,7 +27,7 @@ describe('embed', () => {
     const names = new Set(info.kernelNames);
     const native = nativeKernelHere('UnsortedSegmentSum');
     expect([names.has('UnsortedSegmentSum'), names.has('Unique')]).toEqual(native ? [true, false] : [false, true]);
-    tf.dispose([table, ids, ...info.result instanceof tf.Tensor ? [info.result] : []]);
+    tf.dispose([table, ids, ...(info.result instanceof tf.Tensor ? [info.result] : [])]);
   });
 
   it('equals autodiff of a one-hot matmul on a random batch', () => {
@@ -35,7 +36,9 @@ describe('embed', () => {
       const ids = tf.tensor1d([3, 7, 3, 49, 0, 7, 7, 12], 'int32');
       const up = tf.randomNormal([8, 8], 0, 1, 'float32', 2);
       const got = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(embed(t as tf.Tensor2D, ids), up)))(table);
-      const want = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(tf.matMul(tf.oneHot(ids, 50).toFloat(), t as tf.Tensor2D), up)))(table);
+      const want = tf.grad((t: tf.Tensor) =>
+        tf.sum(tf.mul(tf.matMul(tf.oneHot(ids, 50).toFloat(), t as tf.Tensor2D), up)),
+      )(table);
       expect(tf.max(tf.abs(tf.sub(got, want))).dataSync()[0]).toBeLessThan(1e-5);
     });
   });

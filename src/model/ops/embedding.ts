@@ -18,7 +18,8 @@ const embedOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sids] = saved as [tf.Tensor1D];
       // ids are integer inputs: their "gradient" is zeros of their shape (tfjs requires one per input).
-      if (nativeKernelHere('UnsortedSegmentSum')) return [tf.unsortedSegmentSum(dy, sids, vocab), tf.zerosLike(sids)]; // [V, D]
+      // [V, D]
+      if (nativeKernelHere('UnsortedSegmentSum')) return [tf.unsortedSegmentSum(dy, sids, vocab), tf.zerosLike(sids)];
       const { values, indices } = tf.unique(sids); // values [U] distinct ids, indices [N] position of each id in values
       const u = values.shape[0];
       // oneHot + explicit transpose: a broadcasting Equal [U,1] vs [1,N] takes ~400 ms on wasm; oneHot is

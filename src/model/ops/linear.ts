@@ -1,5 +1,3 @@
-import * as tf from '@tensorflow/tfjs';
-
 /**
  * The decoder's matmuls, as plain tf.matMul: tfjs's BatchMatMul gradient already carries the
  * transposes as transposeA/B flags (dA = dY B^T, dB = A^T dY), which the native kernels hand to
@@ -7,6 +5,7 @@ import * as tf from '@tensorflow/tfjs';
  * so no transposed copy is made; and the tape asks for each input's gradient only where it is
  * needed (a frozen base weight under LoRA gets no dW product).
  */
+import * as tf from '@tensorflow/tfjs';
 
 /** Batched a @ b for a [G, M, K], b [G, K, N] -> [G, M, N] (attention scores and mixing). */
 export function bmm(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {

@@ -13,7 +13,9 @@ describe('selectedLogprobs', () => {
     const logits = tf.tensor2d([0, Math.log(3)], [1, 2]);
     const t = tf.tensor1d([1], 'int32');
     expect(selectedLogprobs(logits, t).dataSync()[0]).toBeCloseTo(Math.log(0.75), 6);
-    const g = tf.grad((x: tf.Tensor) => tf.neg(tf.sum(selectedLogprobs(x as tf.Tensor2D, t))))(logits).dataSync();
+    const g = tf
+      .grad((x: tf.Tensor) => tf.neg(tf.sum(selectedLogprobs(x as tf.Tensor2D, t))))(logits)
+      .dataSync();
     expect(g[0]).toBeCloseTo(0.25, 6);
     expect(g[1]).toBeCloseTo(-0.25, 6);
   });

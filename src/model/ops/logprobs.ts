@@ -37,7 +37,9 @@ const selectedOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
  */
 export function selectedLogprobs(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
   if (fusedHere(FUSED_KERNELS.selectedLogprobs)) {
-    return tf.tidy('selectedLogprobs', () => runFused<tf.Tensor1D>(FUSED_KERNELS.selectedLogprobs, { logits, targets })); // [N]
+    return tf.tidy('selectedLogprobs', () =>
+      runFused<tf.Tensor1D>(FUSED_KERNELS.selectedLogprobs, { logits, targets }),
+    ); // [N]
   }
   return selectedLogprobsComposed(logits, targets);
 }
@@ -69,7 +71,11 @@ function rows<T extends tf.Tensor>(x: T, start: number, n: number): T {
 }
 
 /** log softmax(logits)[target] [c] and, when asked, the entropy [c] of one chunk's logits [c, V]. */
-function chunkStats(logits: tf.Tensor2D, targets: tf.Tensor1D, withEntropy: boolean): { lp: tf.Tensor1D; ent?: tf.Tensor1D } {
+function chunkStats(
+  logits: tf.Tensor2D,
+  targets: tf.Tensor1D,
+  withEntropy: boolean,
+): { lp: tf.Tensor1D; ent?: tf.Tensor1D } {
   const [n, v] = logits.shape;
   const m = tf.max(logits, 1, true); // [c, 1]
   const shifted = tf.sub(logits, m); // [c, V]
@@ -80,7 +86,10 @@ function chunkStats(logits: tf.Tensor2D, targets: tf.Tensor1D, withEntropy: bool
   const lp = tf.sub(tf.gather(tf.reshape(logits, [n * v]), flat), logZ) as tf.Tensor1D; // [c]
   if (!withEntropy) return { lp };
   // H = log Z - sum p * logits = log s - sum p * shifted, with p = e / s.
-  const ent = tf.sub(tf.reshape(tf.log(s), [n]), tf.div(tf.sum(tf.mul(e, shifted), 1), tf.reshape(s, [n]))) as tf.Tensor1D; // [c]
+  const ent = tf.sub(
+    tf.reshape(tf.log(s), [n]),
+    tf.div(tf.sum(tf.mul(e, shifted), 1), tf.reshape(s, [n])),
+  ) as tf.Tensor1D; // [c]
   return { lp, ent };
 }
 
@@ -93,42 +102,61 @@ function chunkStats(logits: tf.Tensor2D, targets: tf.Tensor1D, withEntropy: bool
  * to the hidden states and, when trainable, the head. With `withEntropy` the result is [N, 2]:
  * log-prob and the entropy of the row's distribution (a metric; no gradient flows through it).
  */
-export function chunkedHeadLogprobs(hidden: tf.Tensor2D, head: HeadWeight, targets: tf.Tensor1D, chunk: number, withEntropy: boolean): tf.Tensor {
-  if (!(Number.isInteger(chunk) && chunk > 0)) throw new Error(`chunkedHeadLogprobs: chunk must be a positive integer, got ${chunk}`);
+export function chunkedHeadLogprobs(
+  hidden: tf.Tensor2D,
+  head: HeadWeight,
+  targets: tf.Tensor1D,
+  chunk: number,
+  withEntropy: boolean,
+): tf.Tensor {
+  if (!(Number.isInteger(chunk) && chunk > 0))
+    throw new Error(`chunkedHeadLogprobs: chunk must be a positive integer, got ${chunk}`);
   const [n] = hidden.shape;
   // The head's products take the weight as it is stored, through the GEMM's transpose flags: a
   // tied [V, D] table transposed to [D, V] is a copy of 150M values per call, which on the native
   // backend's Transpose kernel took longer than all of a LoRA update's other kernels together.
-  const logitsOf = (hc: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D => tf.matMul(hc, w, false, head.tied); // [c, D] x [V, D]^T or [D, V] -> [c, V]
+  // [c, D] x [V, D]^T or [D, V] -> [c, V]
+  const logitsOf = (hc: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D => tf.matMul(hc, w, false, head.tied);
   const forward = (h: tf.Tensor2D, w: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor => {
     const parts: tf.Tensor[] = [];
     for (let s = 0; s < n; s += chunk) {
       const c = Math.min(chunk, n - s);
-      parts.push(tf.tidy(() => {
-        const st = chunkStats(logitsOf(rows(h, s, c), w), rows(targets, s, c), withEntropy); // [c, V] -> [c]
-        return st.ent ? tf.stack([st.lp, st.ent], 1) : st.lp; // [c, 2] or [c]
-      }));
+      parts.push(
+        tf.tidy(() => {
+          const st = chunkStats(logitsOf(rows(h, s, c), w), rows(targets, s, c), withEntropy); // [c, V] -> [c]
+          return st.ent ? tf.stack([st.lp, st.ent], 1) : st.lp; // [c, 2] or [c]
+        }),
+      );
     }
     const out = tf.concat(parts, 0); // [N] or [N, 2]
     tf.dispose(parts);
     return out;
   };
   // The backward reads only saved tensors: the caller's scope has freed everything else by then.
-  const backward = (dy: tf.Tensor, h: tf.Tensor2D, w: tf.Tensor2D, targets: tf.Tensor1D, wantW: boolean): { dh: tf.Tensor2D; dw?: tf.Tensor2D } => {
+  const backward = (
+    dy: tf.Tensor,
+    h: tf.Tensor2D,
+    w: tf.Tensor2D,
+    targets: tf.Tensor1D,
+    wantW: boolean,
+  ): { dh: tf.Tensor2D; dw?: tf.Tensor2D } => {
     const dyLp = (withEntropy ? tf.reshape(tf.slice(dy, [0, 0], [n, 1]), [n]) : dy) as tf.Tensor1D; // [N]
     const dhs: tf.Tensor[] = [];
-    let dwSum: tf.Tensor2D | undefined; // the head's gradient in its stored layout ([V, D] tied, [D, V] untied), summed over chunks
+    // the head's gradient in its stored layout ([V, D] tied, [D, V] untied), summed over chunks
+    let dwSum: tf.Tensor2D | undefined;
     for (let s = 0; s < n; s += chunk) {
       const c = Math.min(chunk, n - s);
       const { dh, part } = tf.tidy(() => {
         const hc = rows(h, s, c); // [c, D]
         const logits = logitsOf(hc, w); // [c, V]
         const probs = tf.softmax(logits); // [c, V]
-        const onehot = tf.cast(tf.oneHot(tf.cast(rows(targets, s, c), 'int32'), logits.shape[1] as number), 'float32'); // [c, V]
+        // [c, V]
+        const onehot = tf.cast(tf.oneHot(tf.cast(rows(targets, s, c), 'int32'), logits.shape[1] as number), 'float32');
         const g = tf.mul(tf.sub(onehot, probs), tf.expandDims(rows(dyLp, s, c), 1)) as tf.Tensor2D; // [c, V]
         const dh = tf.matMul(g, w, false, !head.tied); // [c, V] x [V, D] or [D, V]^T -> [c, D]
         if (!wantW) return { dh, part: undefined };
-        return { dh, part: (head.tied ? tf.matMul(g, hc, true, false) : tf.matMul(hc, g, true, false)) as tf.Tensor2D }; // g^T h [V, D] or h^T g [D, V]
+        // g^T h [V, D] or h^T g [D, V]
+        return { dh, part: (head.tied ? tf.matMul(g, hc, true, false) : tf.matMul(hc, g, true, false)) as tf.Tensor2D };
       });
       dhs.push(dh);
       if (part) {

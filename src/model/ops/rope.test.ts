@@ -10,7 +10,8 @@ beforeAll(async () => {
 
 describe('rope (rotate_half)', () => {
   it('hand-computed: hd=4, theta=100, pos=1: pairs (0,2) rotate by 1 rad, (1,3) by 0.1 rad', () => {
-    // inv_freq = [1, 100^-0.5 = 0.1]; x = [1, 0, 0, 1]: out[0] = cos1, out[2] = sin1, out[1] = -sin0.1, out[3] = cos0.1.
+    // inv_freq = [1, 100^-0.5 = 0.1]; x = [1, 0, 0, 1]: out[0] = cos1, out[2] = sin1, out[1] = -sin0.1, out[3] =
+    // cos0.1.
     expect(Array.from(inverseFrequencies(4, { type: 'default', theta: 100 }))).toEqual([1, Math.fround(0.1)]);
     const r = ropeTables(tf.tensor2d([1], [1, 1]), 4, { type: 'default', theta: 100 });
     const out = applyRope(tf.tensor4d([1, 0, 0, 1], [1, 1, 1, 4]), r).dataSync();

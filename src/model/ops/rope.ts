@@ -27,7 +27,10 @@ export function ropeTables(positions: tf.Tensor2D, headDim: number, spec: RopeSp
   const inv = tf.tensor1d(Float32Array.from(invFreq)); // [hd/2]
   const ang = tf.mul(tf.reshape(positions, [b, t, 1, 1]), inv); // [B, T, 1, hd/2]
   if (attentionScaling === 1) return { cos: tf.cos(ang) as tf.Tensor4D, sin: tf.sin(ang) as tf.Tensor4D };
-  return { cos: tf.mul(tf.cos(ang), attentionScaling) as tf.Tensor4D, sin: tf.mul(tf.sin(ang), attentionScaling) as tf.Tensor4D }; // [B, T, 1, hd/2] each
+  return {
+    cos: tf.mul(tf.cos(ang), attentionScaling) as tf.Tensor4D,
+    sin: tf.mul(tf.sin(ang), attentionScaling) as tf.Tensor4D,
+  }; // [B, T, 1, hd/2] each
 }
 
 /**
@@ -35,7 +38,9 @@ export function ropeTables(positions: tf.Tensor2D, headDim: number, spec: RopeSp
  * serve the backend (the gradient is the rotation by the negative angle), else the tfjs composition.
  */
 export function applyRope(x: tf.Tensor4D, r: RopeTables): tf.Tensor4D {
-  if (fusedHere(FUSED_KERNELS.rope)) return runFused<tf.Tensor4D>(FUSED_KERNELS.rope, { x, cos: r.cos, sin: r.sin }, { inverse: false }); // [B, T, H, hd]
+  if (fusedHere(FUSED_KERNELS.rope))
+    // [B, T, H, hd]
+    return runFused<tf.Tensor4D>(FUSED_KERNELS.rope, { x, cos: r.cos, sin: r.sin }, { inverse: false });
   return applyRopeComposed(x, r);
 }
 

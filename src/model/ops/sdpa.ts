@@ -9,12 +9,22 @@ import type { OpSet } from './op-set.ts';
  */
 export function permute<T extends tf.Tensor>(x: T, perm: number[]): T {
   const moved = perm.filter((p, i) => p !== i).map((p) => x.shape[p] as number);
-  if (moved.filter((d) => d !== 1).length <= 1) return tf.reshape(x, perm.map((p) => x.shape[p] as number)) as T;
+  if (moved.filter((d) => d !== 1).length <= 1)
+    return tf.reshape(
+      x,
+      perm.map((p) => x.shape[p] as number),
+    ) as T;
   return tf.transpose(x, perm) as T;
 }
 
 /** The fused kernels (k and v in either layout) where they serve the backend, else undefined. */
-function fusedAttention(q: tf.Tensor4D, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor4D, scale: number): tf.Tensor4D | undefined {
+function fusedAttention(
+  q: tf.Tensor4D,
+  k: tf.Tensor,
+  v: tf.Tensor,
+  bias: tf.Tensor4D,
+  scale: number,
+): tf.Tensor4D | undefined {
   if (!fusedHere(FUSED_KERNELS.attnProbs) || !fusedHere(FUSED_KERNELS.attnApply)) return undefined;
   const probs = runFused<tf.Tensor4D>(FUSED_KERNELS.attnProbs, { q, k, bias }, { scale }); // [B, H, T, Tk]
   return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }); // [B, T, H, hd]
@@ -59,7 +69,14 @@ export function sdpa(
  * transposed out and grouped by the kv head they share, so q reshapes to [B*KV, rep*T, hd] and
  * multiplies the un-repeated keys directly (a reshape, not a copy).
  */
-export function sdpaComposed(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor4D, scale: number, ops: OpSet): tf.Tensor4D {
+export function sdpaComposed(
+  q: tf.Tensor4D,
+  k: tf.Tensor4D,
+  v: tf.Tensor4D,
+  bias: tf.Tensor4D,
+  scale: number,
+  ops: OpSet,
+): tf.Tensor4D {
   const [batch, seq, H, hd] = q.shape;
   const [, tk, KV] = k.shape;
   const rep = H / KV;
@@ -90,7 +107,14 @@ export function sdpaCached(
  * The same as tfjs ops: (K @ q^T)^T transposes only the small [rep*T, Tk] result, never the cache;
  * a decode step's head swaps (T = 1) are free reshapes.
  */
-export function sdpaCachedComposed(q: tf.Tensor4D, k: tf.Tensor3D, v: tf.Tensor3D, bias: tf.Tensor4D, scale: number, ops: OpSet): tf.Tensor4D {
+export function sdpaCachedComposed(
+  q: tf.Tensor4D,
+  k: tf.Tensor3D,
+  v: tf.Tensor3D,
+  bias: tf.Tensor4D,
+  scale: number,
+  ops: OpSet,
+): tf.Tensor4D {
   const [batch, seq, H, hd] = q.shape;
   const [bkv] = k.shape;
   const rep = (H * batch) / bkv;

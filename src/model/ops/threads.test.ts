@@ -35,7 +35,17 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
   afterAll(() => setThreads(availableParallelism()));
 
   // Inputs made once the wasm backend is up (beforeAll).
-  let a: tf.Tensor, b: tf.Tensor, c: tf.Tensor, x: tf.Tensor, w: tf.Tensor1D, logits: tf.Tensor2D, targets: tf.Tensor1D, q: tf.Tensor4D, rope: RopeTables, kv: tf.Tensor4D, bias: tf.Tensor4D;
+  let a: tf.Tensor,
+    b: tf.Tensor,
+    c: tf.Tensor,
+    x: tf.Tensor,
+    w: tf.Tensor1D,
+    logits: tf.Tensor2D,
+    targets: tf.Tensor1D,
+    q: tf.Tensor4D,
+    rope: RopeTables,
+    kv: tf.Tensor4D,
+    bias: tf.Tensor4D;
   beforeAll(() => {
     const rng = new Rng(21);
     a = toTensor(randArr(rng, [7, 50, 300])); // [7, 50, 300]
@@ -44,12 +54,24 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
     x = toTensor(randArr(rng, [256, 128], 3)); // [N, D]
     w = toTensor(randArr(rng, [128])) as tf.Tensor1D; // [D]
     logits = toTensor(randArr(rng, [40, 2000], 4)) as tf.Tensor2D; // [N, V]
-    targets = tf.tensor1d(Array.from({ length: 40 }, (_, i) => (i * 37) % 2000), 'int32'); // [N]
+    targets = tf.tensor1d(
+      Array.from({ length: 40 }, (_, i) => (i * 37) % 2000),
+      'int32',
+    ); // [N]
     q = toTensor(randArr(rng, [4, 64, 4, 32])) as tf.Tensor4D; // [B, T, H, hd]
     kv = toTensor(randArr(rng, [4, 64, 2, 32])) as tf.Tensor4D; // [B, T, KV, hd]
     const causal = tf.linalg.bandPart(tf.ones([64, 64]), -1, 0); // [T, T] lower triangle of ones
-    bias = tf.tile(tf.reshape(tf.mul(tf.sub(causal, 1), 1e9), [1, 1, 64, 64]), [4, 1, 1, 1]) as tf.Tensor4D; // [B, 1, T, T]
-    rope = ropeTables(tf.tensor2d(Array.from({ length: 256 }, (_, i) => i % 64), [4, 64], 'int32'), 32, { type: 'default', theta: 10000 }); // [B, T, 1, 16] x2
+    // [B, 1, T, T]
+    bias = tf.tile(tf.reshape(tf.mul(tf.sub(causal, 1), 1e9), [1, 1, 64, 64]), [4, 1, 1, 1]) as tf.Tensor4D;
+    rope = ropeTables(
+      tf.tensor2d(
+        Array.from({ length: 256 }, (_, i) => i % 64),
+        [4, 64],
+        'int32',
+      ),
+      32,
+      { type: 'default', theta: 10000 },
+    ); // [B, T, 1, 16] x2
   });
 
   const cases: [string, () => tf.Tensor[]][] = [
@@ -59,17 +81,36 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
     ['Softmax', () => [tf.softmax(tf.reshape(a, [350, 300]))]],
     ['AddN', () => [tf.addN([a, c, a])]],
     ['Select', () => [tf.where(tf.greater(a, c), a, c)]],
-    ['RMSNorm and its gradients', () => {
-      const dy = tf.cos(x); // [N, D]
-      return [rmsNorm(x, w, 1e-6), ...tf.grads((p: tf.Tensor, v: tf.Tensor) => rmsNorm(p, v as tf.Tensor1D, 1e-6))([x, w], dy)];
-    }],
-    ['SwiGLU gate and its gradients', () => [siluGate(a, c), ...tf.grads((g: tf.Tensor, u: tf.Tensor) => siluGate(g, u))([a, c], tf.sin(a))]],
+    [
+      'RMSNorm and its gradients',
+      () => {
+        const dy = tf.cos(x); // [N, D]
+        return [
+          rmsNorm(x, w, 1e-6),
+          ...tf.grads((p: tf.Tensor, v: tf.Tensor) => rmsNorm(p, v as tf.Tensor1D, 1e-6))([x, w], dy),
+        ];
+      },
+    ],
+    [
+      'SwiGLU gate and its gradients',
+      () => [siluGate(a, c), ...tf.grads((g: tf.Tensor, u: tf.Tensor) => siluGate(g, u))([a, c], tf.sin(a))],
+    ],
     ['RoPE', () => [applyRope(q, rope)]],
-    ['sequence attention (GQA) and the gradients of q, k and v', () => {
-      const f = (a1: tf.Tensor, k1: tf.Tensor, v1: tf.Tensor): tf.Tensor => sdpa(a1 as tf.Tensor4D, k1 as tf.Tensor4D, v1 as tf.Tensor4D, bias, 0.2, TRAIN_OPS); // [B, T, H, hd]
-      return [f(q, kv, tf.cos(kv)), ...tf.grads(f)([q, kv, tf.cos(kv)], tf.sin(q))];
-    }],
-    ['selected log-probs and their gradient', () => [selectedLogprobs(logits, targets), tf.grad((l: tf.Tensor) => tf.sum(selectedLogprobs(l as tf.Tensor2D, targets)))(logits)]],
+    [
+      'sequence attention (GQA) and the gradients of q, k and v',
+      () => {
+        const f = (a1: tf.Tensor, k1: tf.Tensor, v1: tf.Tensor): tf.Tensor =>
+          sdpa(a1 as tf.Tensor4D, k1 as tf.Tensor4D, v1 as tf.Tensor4D, bias, 0.2, TRAIN_OPS); // [B, T, H, hd]
+        return [f(q, kv, tf.cos(kv)), ...tf.grads(f)([q, kv, tf.cos(kv)], tf.sin(q))];
+      },
+    ],
+    [
+      'selected log-probs and their gradient',
+      () => [
+        selectedLogprobs(logits, targets),
+        tf.grad((l: tf.Tensor) => tf.sum(selectedLogprobs(l as tf.Tensor2D, targets)))(logits),
+      ],
+    ],
   ];
 
   for (const [name, f] of cases) {
@@ -79,7 +120,13 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
       for (const n of [2, 3]) {
         setThreads(n);
         const got = outputs(f);
-        got.forEach((arr, i) => expect(Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).equals(Buffer.from(one[i]!.buffer, one[i]!.byteOffset, one[i]!.byteLength))).toBe(true));
+        got.forEach((arr, i) =>
+          expect(
+            Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).equals(
+              Buffer.from(one[i]!.buffer, one[i]!.byteOffset, one[i]!.byteLength),
+            ),
+          ).toBe(true),
+        );
       }
     });
   }
@@ -88,18 +135,35 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
   // and blocking by size), so a split GEMM is checked to float32 rounding, not bit for bit: a wrong
   // offset or a lost block is an O(1) error.
   const gemms: [string, () => tf.Tensor[]][] = [
-    ['MatMul split by row blocks, every transpose flag (one GEMM; 200 rows are not a whole number of blocks)', () => {
-      const m = tf.reshape(a, [350, 300]); // [350, 300]
-      const n = tf.reshape(c, [300, 350]); // [300, 350]
-      const sq = tf.slice(m, [0, 0], [300, 300]); // [300, 300]
-      return [tf.matMul(tf.slice(m, [0, 0], [200, 300]), n), tf.matMul(m, sq, false, true), tf.matMul(sq, n, true, false), tf.matMul(sq, sq, true, true)];
-    }],
-    ['MatMul of a decode step\'s 8 rows split by column blocks (an LM head), both flags of the weight', () => {
-      const h = tf.slice(tf.reshape(a, [350, 300]), [0, 0], [8, 300]); // [8, 300]
-      const w = tf.slice(tf.tile(tf.reshape(c, [300, 350]), [1, 6]), [0, 0], [300, 2000]); // [300, 2000]
-      return [tf.matMul(h, w), tf.matMul(h, tf.reshape(w, [2000, 300]), false, true)];
-    }],
-    ['BatchMatMul split by entries and by rows, with a broadcast batch', () => [tf.matMul(a, tf.reshape(c, [7, 300, 50])), tf.matMul(tf.reshape(a, [7, 1, 50, 300]), tf.reshape(tf.slice(c, [0, 0, 0], [2, 50, 300]), [1, 2, 300, 50]))]],
+    [
+      'MatMul split by row blocks, every transpose flag (one GEMM; 200 rows are not a whole number of blocks)',
+      () => {
+        const m = tf.reshape(a, [350, 300]); // [350, 300]
+        const n = tf.reshape(c, [300, 350]); // [300, 350]
+        const sq = tf.slice(m, [0, 0], [300, 300]); // [300, 300]
+        return [
+          tf.matMul(tf.slice(m, [0, 0], [200, 300]), n),
+          tf.matMul(m, sq, false, true),
+          tf.matMul(sq, n, true, false),
+          tf.matMul(sq, sq, true, true),
+        ];
+      },
+    ],
+    [
+      "MatMul of a decode step's 8 rows split by column blocks (an LM head), both flags of the weight",
+      () => {
+        const h = tf.slice(tf.reshape(a, [350, 300]), [0, 0], [8, 300]); // [8, 300]
+        const w = tf.slice(tf.tile(tf.reshape(c, [300, 350]), [1, 6]), [0, 0], [300, 2000]); // [300, 2000]
+        return [tf.matMul(h, w), tf.matMul(h, tf.reshape(w, [2000, 300]), false, true)];
+      },
+    ],
+    [
+      'BatchMatMul split by entries and by rows, with a broadcast batch',
+      () => [
+        tf.matMul(a, tf.reshape(c, [7, 300, 50])),
+        tf.matMul(tf.reshape(a, [7, 1, 50, 300]), tf.reshape(tf.slice(c, [0, 0, 0], [2, 50, 300]), [1, 2, 300, 50])),
+      ],
+    ],
   ];
 
   for (const [name, f] of gemms) {
@@ -120,7 +184,8 @@ describe.skipIf(!addonBuilt)('native kernels across threads', () => {
       const m = vars.map((v) => tf.variable(tf.zerosLike(v)));
       const v2 = vars.map((v) => tf.variable(tf.zerosLike(v)));
       const grads = [c, tf.sin(w)];
-      for (let step = 1; step <= 2; step++) nativeAdamW(vars, grads, m, v2, step, { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1 });
+      for (let step = 1; step <= 2; step++)
+        nativeAdamW(vars, grads, m, v2, step, { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1 });
       const out = [...vars, ...m, ...v2].map((t) => t.dataSync() as Float32Array);
       tf.dispose([...vars, ...m, ...v2, grads[1]!]);
       return out;

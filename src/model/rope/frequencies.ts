@@ -42,7 +42,8 @@ function llama3(dim: number, s: Extract<RopeSpec, { type: 'llama3' }>): Float64A
  */
 function yarn(dim: number, s: Extract<RopeSpec, { type: 'yarn' }>): Float64Array {
   // Dimension index at which a frequency completes `rotations` turns over the original context.
-  const correctionDim = (rotations: number): number => (dim * Math.log(s.originalMaxPositions / (rotations * 2 * Math.PI))) / (2 * Math.log(s.theta));
+  const correctionDim = (rotations: number): number =>
+    (dim * Math.log(s.originalMaxPositions / (rotations * 2 * Math.PI))) / (2 * Math.log(s.theta));
   let low = correctionDim(s.betaFast);
   let high = correctionDim(s.betaSlow);
   if (s.truncate) {

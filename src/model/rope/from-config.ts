@@ -37,7 +37,16 @@ const VARIANT_KEYS: Record<RopeSpec['type'], readonly string[]> = {
   default: [],
   linear: ['factor'],
   llama3: ['factor', 'low_freq_factor', 'high_freq_factor', 'original_max_position_embeddings'],
-  yarn: ['factor', 'original_max_position_embeddings', 'beta_fast', 'beta_slow', 'attention_factor', 'mscale', 'mscale_all_dim', 'truncate'],
+  yarn: [
+    'factor',
+    'original_max_position_embeddings',
+    'beta_fast',
+    'beta_slow',
+    'attention_factor',
+    'mscale',
+    'mscale_all_dim',
+    'truncate',
+  ],
 };
 
 const REFUSED_TYPES: Record<string, string> = {
@@ -62,16 +71,32 @@ function mscaleOf(scale: number, mscale = 1): number {
 /** One RoPE dict (rope_scaling of 4.x, or a rope_parameters entry of 5.x) with its base theta. */
 function specOf(d: Dict, theta: number, maxPositions: number, where: string, thetaInDict: boolean): RopeSpec {
   const type = d.rope_type ?? d.type ?? 'default';
-  if (typeof type !== 'string') throw new RopeConfigError(where, `rope_type must be a string (got ${JSON.stringify(type)})`);
+  if (typeof type !== 'string')
+    throw new RopeConfigError(where, `rope_type must be a string (got ${JSON.stringify(type)})`);
   if (type in REFUSED_TYPES) throw new RopeConfigError(where, REFUSED_TYPES[type] as string);
-  if (!(type in VARIANT_KEYS)) throw new RopeConfigError(where, `rope_type '${type}' is not supported (only default, linear, llama3, yarn)`);
+  if (!(type in VARIANT_KEYS))
+    throw new RopeConfigError(where, `rope_type '${type}' is not supported (only default, linear, llama3, yarn)`);
   const t = type as RopeSpec['type'];
-  const allowed = new Set(['rope_type', 'type', 'partial_rotary_factor', ...(thetaInDict ? ['rope_theta'] : []), ...VARIANT_KEYS[t]]);
+  const allowed = new Set([
+    'rope_type',
+    'type',
+    'partial_rotary_factor',
+    ...(thetaInDict ? ['rope_theta'] : []),
+    ...VARIANT_KEYS[t],
+  ]);
   for (const k of Object.keys(d)) {
-    if (!allowed.has(k)) throw new RopeConfigError(where, `key '${k}' is not read by rope_type '${t}', and ignoring it could change the RoPE frequencies`);
+    if (!allowed.has(k))
+      throw new RopeConfigError(
+        where,
+        `key '${k}' is not read by rope_type '${t}', and ignoring it could change the RoPE frequencies`,
+      );
   }
   const prf = d.partial_rotary_factor;
-  if (prf !== undefined && prf !== null && prf !== 1) throw new RopeConfigError(where, `partial_rotary_factor ${JSON.stringify(prf)} is not supported (only 1: RoPE over the whole head)`);
+  if (prf !== undefined && prf !== null && prf !== 1)
+    throw new RopeConfigError(
+      where,
+      `partial_rotary_factor ${JSON.stringify(prf)} is not supported (only 1: RoPE over the whole head)`,
+    );
   switch (t) {
     case 'default':
       return { type: t, theta };
@@ -80,8 +105,19 @@ function specOf(d: Dict, theta: number, maxPositions: number, where: string, the
     case 'llama3': {
       const lowFreqFactor = positive(d, 'low_freq_factor', where);
       const highFreqFactor = positive(d, 'high_freq_factor', where);
-      if (highFreqFactor <= lowFreqFactor) throw new RopeConfigError(where, `high_freq_factor (${highFreqFactor}) must exceed low_freq_factor (${lowFreqFactor})`);
-      return { type: t, theta, factor: positive(d, 'factor', where), lowFreqFactor, highFreqFactor, originalMaxPositions: positive(d, 'original_max_position_embeddings', where) };
+      if (highFreqFactor <= lowFreqFactor)
+        throw new RopeConfigError(
+          where,
+          `high_freq_factor (${highFreqFactor}) must exceed low_freq_factor (${lowFreqFactor})`,
+        );
+      return {
+        type: t,
+        theta,
+        factor: positive(d, 'factor', where),
+        lowFreqFactor,
+        highFreqFactor,
+        originalMaxPositions: positive(d, 'original_max_position_embeddings', where),
+      };
     }
     case 'yarn': {
       const originalMaxPositions = positive(d, 'original_max_position_embeddings', where, maxPositions);
@@ -92,10 +128,12 @@ function specOf(d: Dict, theta: number, maxPositions: number, where: string, the
       else {
         const m = d.mscale == null ? undefined : positive(d, 'mscale', where);
         const mAll = d.mscale_all_dim == null ? undefined : positive(d, 'mscale_all_dim', where);
-        attentionFactor = m !== undefined && mAll !== undefined ? mscaleOf(factor, m) / mscaleOf(factor, mAll) : mscaleOf(factor);
+        attentionFactor =
+          m !== undefined && mAll !== undefined ? mscaleOf(factor, m) / mscaleOf(factor, mAll) : mscaleOf(factor);
       }
       const truncate = d.truncate ?? true;
-      if (typeof truncate !== 'boolean') throw new RopeConfigError(where, `'truncate' must be true or false (got ${JSON.stringify(truncate)})`);
+      if (typeof truncate !== 'boolean')
+        throw new RopeConfigError(where, `'truncate' must be true or false (got ${JSON.stringify(truncate)})`);
       // `beta_fast or 32`: Transformers treats 0 like absent.
       const betaFast = d.beta_fast === 0 || d.beta_fast == null ? 32 : positive(d, 'beta_fast', where);
       const betaSlow = d.beta_slow === 0 || d.beta_slow == null ? 1 : positive(d, 'beta_slow', where);
@@ -111,7 +149,8 @@ function flatParameters(rp: Dict): Dict {
   if (!perType) return rp;
   // Every layer is full attention (layer_types is checked elsewhere), so only that entry is used.
   const full = rp.full_attention;
-  if (!isDict(full)) throw new RopeConfigError('rope_parameters', `has no 'full_attention' entry (got ${keys.join(', ')})`);
+  if (!isDict(full))
+    throw new RopeConfigError('rope_parameters', `has no 'full_attention' entry (got ${keys.join(', ')})`);
   return full;
 }
 
@@ -122,7 +161,10 @@ function flatParameters(rp: Dict): Dict {
 export function ropeConfigOf(cfg: Dict, maxPositions: number): RopeConfig {
   const prf = cfg.partial_rotary_factor;
   if (prf !== undefined && prf !== null && prf !== 1) {
-    throw new RopeConfigError('partial_rotary_factor', `${JSON.stringify(prf)} is not supported (only 1: RoPE over the whole head)`);
+    throw new RopeConfigError(
+      'partial_rotary_factor',
+      `${JSON.stringify(prf)} is not supported (only 1: RoPE over the whole head)`,
+    );
   }
   const rp = cfg.rope_parameters;
   const hasV4 = cfg.rope_theta !== undefined || (cfg.rope_scaling !== undefined && cfg.rope_scaling !== null);
@@ -136,12 +178,19 @@ export function ropeConfigOf(cfg: Dict, maxPositions: number): RopeConfig {
       // Both spellings: accepted only when they say the same thing, else which one wins is a guess.
       const v4 = ropeConfigOf({ rope_theta: cfg.rope_theta, rope_scaling: cfg.rope_scaling }, maxPositions).spec;
       if (JSON.stringify(v4) !== JSON.stringify(spec)) {
-        throw new RopeConfigError('rope_theta', `rope_theta/rope_scaling (${JSON.stringify(v4)}) contradict rope_parameters (${JSON.stringify(spec)}); keep one`);
+        throw new RopeConfigError(
+          'rope_theta',
+          `rope_theta/rope_scaling (${JSON.stringify(v4)}) contradict rope_parameters (${JSON.stringify(spec)}); ` +
+            `keep one`,
+        );
       }
     }
     return { spec, format: 'rope_parameters' };
   }
-  const theta = cfg.rope_theta === undefined || cfg.rope_theta === null ? DEFAULT_ROPE_THETA : positive(cfg, 'rope_theta', 'rope_theta');
+  const theta =
+    cfg.rope_theta === undefined || cfg.rope_theta === null
+      ? DEFAULT_ROPE_THETA
+      : positive(cfg, 'rope_theta', 'rope_theta');
   const rs = cfg.rope_scaling;
   if (rs === undefined || rs === null) return { spec: { type: 'default', theta }, format: 'rope_theta' };
   if (!isDict(rs)) throw new RopeConfigError('rope_scaling', `must be null or an object (got ${JSON.stringify(rs)})`);

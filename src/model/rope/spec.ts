@@ -8,7 +8,14 @@
 export type RopeSpec =
   | { type: 'default'; theta: number }
   | { type: 'linear'; theta: number; factor: number }
-  | { type: 'llama3'; theta: number; factor: number; lowFreqFactor: number; highFreqFactor: number; originalMaxPositions: number }
+  | {
+      type: 'llama3';
+      theta: number;
+      factor: number;
+      lowFreqFactor: number;
+      highFreqFactor: number;
+      originalMaxPositions: number;
+    }
   | {
       type: 'yarn';
       theta: number;
@@ -16,7 +23,10 @@ export type RopeSpec =
       originalMaxPositions: number;
       betaFast: number;
       betaSlow: number;
-      /** Scale of cos/sin (so of q and k): `attention_factor`, else from mscale / mscale_all_dim, else 0.1 ln(factor) + 1. */
+      /**
+       * Scale of cos/sin (so of q and k): `attention_factor`, else from mscale / mscale_all_dim, else 0.1 ln(factor) +
+       * 1.
+       */
       attentionFactor: number;
       /** Round the correction range to whole dimensions (Transformers' default; gpt-oss turns it off). */
       truncate: boolean;

@@ -37,18 +37,30 @@ export function tokenizerCorpus(episodes: readonly Episode[], transcripts: reado
   for (const e of episodes) {
     texts.push(e.question, ...e.paragraphs.map((p) => `${p.title}: ${p.text}`));
   }
-  for (const t of transcripts) texts.push(template.render({ messages: t.messages.map((m) => ({ role: m.role, content: m.content })), add_generation_prompt: false }));
+  for (const t of transcripts)
+    texts.push(
+      template.render({
+        messages: t.messages.map((m) => ({ role: m.role, content: m.content })),
+        add_generation_prompt: false,
+      }),
+    );
   return texts;
 }
 
 export async function ensureModel(model: Config['model'], seed: number, corpus: () => string[]): Promise<InitResult> {
   const dir = resolve(model.path);
   if (existsSync(join(dir, 'config.json'))) return { dir, created: false };
-  if (!model.init.enabled) throw new UserError(`model.path '${model.path}' has no config.json (set model.init.enabled to create a random-init model there)`);
+  if (!model.init.enabled)
+    throw new UserError(
+      `model.path '${model.path}' has no config.json (set model.init.enabled to create a random-init model there)`,
+    );
   const i = model.init;
-  if (i.hidden % i.heads !== 0) throw new UserError(`model.init.hidden (${i.hidden}) must be a multiple of model.init.heads (${i.heads})`);
-  if (i.heads % i.kvHeads !== 0) throw new UserError(`model.init.heads (${i.heads}) must be a multiple of model.init.kvHeads (${i.kvHeads})`);
-  if ((i.hidden / i.heads) % 2 !== 0) throw new UserError(`model.init.hidden / heads (${i.hidden / i.heads}) must be even for RoPE`);
+  if (i.hidden % i.heads !== 0)
+    throw new UserError(`model.init.hidden (${i.hidden}) must be a multiple of model.init.heads (${i.heads})`);
+  if (i.heads % i.kvHeads !== 0)
+    throw new UserError(`model.init.heads (${i.heads}) must be a multiple of model.init.kvHeads (${i.kvHeads})`);
+  if ((i.hidden / i.heads) % 2 !== 0)
+    throw new UserError(`model.init.hidden / heads (${i.hidden / i.heads}) must be even for RoPE`);
   checkInitSize(i, 'model.init');
 
   const { tokenizerJson, corpusTokens } = fitBpe(corpus(), i.vocab);
@@ -75,7 +87,14 @@ export async function ensureModel(model: Config['model'], seed: number, corpus: 
     await lm.save(tmp);
     await writeGenerationConfig(tmp, { bos: tok.bosId, eos: tok.eosIds, pad: tok.padId });
     // Another fresh run may have created the same model.path meanwhile: its complete model wins.
-    if ((await publishDir(tmp, dir, (d) => existsSync(join(d, 'config.json')) && existsSync(join(d, 'model.safetensors')))) === 'existing') return { dir, created: false };
+    if (
+      (await publishDir(
+        tmp,
+        dir,
+        (d) => existsSync(join(d, 'config.json')) && existsSync(join(d, 'model.safetensors')),
+      )) === 'existing'
+    )
+      return { dir, created: false };
     return { dir, created: true, parameters: lm.numParameters(), vocab: tok.vocabSize, corpusTokens };
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });

@@ -1,11 +1,3 @@
-import { join, resolve } from 'node:path';
-import type { Config } from '../../config/schema.ts';
-import { UserError } from '../../errors.ts';
-import { readManifest } from '../../tools/retrieval/bm25-index.ts';
-import { buildIndex } from '../../tools/retrieval/build-index.ts';
-import { fileSha256 } from '../../tools/retrieval/corpus.ts';
-import { checkRetriever } from '../../tools/retrieval/open.ts';
-
 /**
  * What `sharp eval` searches (docs/retrieval.md): the episode's own paragraphs (default), one index
  * of every paragraph of the evaluated file (`--retrieval open`, MuSiQue's open-domain setting;
@@ -13,6 +5,13 @@ import { checkRetriever } from '../../tools/retrieval/open.ts';
  * a Search-R1 server (`--retriever`). Returns the rollout config to run with and, for any backend
  * but the episode's, a line for the eval's setup manifest (a resumed eval must search the same way).
  */
+import { join, resolve } from 'node:path';
+import type { Config } from '../../config/schema.ts';
+import { UserError } from '../../errors.ts';
+import { readManifest } from '../../tools/retrieval/bm25-index.ts';
+import { buildIndex } from '../../tools/retrieval/build-index.ts';
+import { fileSha256 } from '../../tools/retrieval/corpus.ts';
+import { checkRetriever } from '../../tools/retrieval/open.ts';
 
 export interface EvalRetrievalFlags {
   retrieval?: 'episode' | 'open';
@@ -22,9 +21,19 @@ export interface EvalRetrievalFlags {
 
 type Rollout = Config['rollout'];
 
-export async function evalRetrieval(flags: EvalRetrievalFlags, rollout: Rollout, dataFile: string, out: string): Promise<{ rollout: Rollout; setup?: string }> {
-  const given = [flags.retrieval === 'open' ? '--retrieval open' : '', flags.index ? '--index' : '', flags.retriever ? '--retriever' : ''].filter(Boolean);
-  if (given.length > 1) throw new UserError(`eval: ${given.join(' and ')} exclude each other (one search backend per run)`);
+export async function evalRetrieval(
+  flags: EvalRetrievalFlags,
+  rollout: Rollout,
+  dataFile: string,
+  out: string,
+): Promise<{ rollout: Rollout; setup?: string }> {
+  const given = [
+    flags.retrieval === 'open' ? '--retrieval open' : '',
+    flags.index ? '--index' : '',
+    flags.retriever ? '--retriever' : '',
+  ].filter(Boolean);
+  if (given.length > 1)
+    throw new UserError(`eval: ${given.join(' and ')} exclude each other (one search backend per run)`);
   let search: Rollout['search'] = rollout.search;
   let setup: string | undefined;
   if (flags.retrieval === 'open') {

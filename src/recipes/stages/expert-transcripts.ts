@@ -1,3 +1,9 @@
+/**
+ * SFT data of the quickstart: the scripted expert solves the
+ * training episodes through the real engine, protocol and tools (so the transcripts show exactly the
+ * prompts, tool syntax and tool results the LM will see), and every agent conversation of a solved
+ * trajectory becomes one transcript. Held-out episodes are never used here.
+ */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../../config/schema.ts';
@@ -10,13 +16,6 @@ import type { Role } from '../../rollout/types.ts';
 import { readTranscripts } from '../../train/supervised/transcripts-jsonl.ts';
 import { successFunction } from '../../credit/success.ts';
 import { UserError } from '../../errors.ts';
-
-/**
- * SFT data of the quickstart: the scripted expert solves the
- * training episodes through the real engine, protocol and tools (so the transcripts show exactly the
- * prompts, tool syntax and tool results the LM will see), and every agent conversation of a solved
- * trajectory becomes one transcript. Held-out episodes are never used here.
- */
 
 /** Episodes per engine run: bounds memory for large inputs. */
 const CHUNK = 500;
@@ -59,26 +58,49 @@ export function weighCopyTurns(t: Transcript, role: Role, w: number): Transcript
   };
 }
 
-export async function expertTranscripts(episodes: readonly Episode[], cfg: Pick<Config, 'rollout' | 'credit'> & { expert?: ExpertSettings }): Promise<ExpertData> {
+export async function expertTranscripts(
+  episodes: readonly Episode[],
+  cfg: Pick<Config, 'rollout' | 'credit'> & { expert?: ExpertSettings },
+): Promise<ExpertData> {
   const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
-  if (bad) throw new Error(`expert transcripts: episode ${bad.id} has no question_decomposition (the scripted expert follows it)`);
+  if (bad)
+    throw new Error(
+      `expert transcripts: episode ${bad.id} has no question_decomposition (the scripted expert follows it)`,
+    );
   const success = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
   const e = cfg.expert;
-  const failures = e && expertErrs(e) ? { noSearch: e.noSearch, distractor: e.distractor, redundant: e.redundant, irrelevant: e.irrelevant, trustPlanted: e.trustPlanted, seed: e.seed } : undefined;
+  const failures =
+    e && expertErrs(e)
+      ? {
+          noSearch: e.noSearch,
+          distractor: e.distractor,
+          redundant: e.redundant,
+          irrelevant: e.irrelevant,
+          trustPlanted: e.trustPlanted,
+          seed: e.seed,
+        }
+      : undefined;
   const transcripts: Transcript[] = [];
   let solved = 0;
   let runs = 0;
   for (const agents of e?.agents ?? (['multi'] as const)) {
     for (let i = 0; i < episodes.length; i += CHUNK) {
       const chunk = episodes.slice(i, i + CHUNK);
-      const { trajectories } = await rollout(expertPolicy({ failures, agents, comparisons: e?.comparisons ?? 'planner' }), chunk, { cfg: cfg.rollout, groupSize: 1, agents });
+      const { trajectories } = await rollout(
+        expertPolicy({ failures, agents, comparisons: e?.comparisons ?? 'planner' }),
+        chunk,
+        { cfg: cfg.rollout, groupSize: 1, agents },
+      );
       trajectories.forEach((t, j) => {
         runs++;
         const ok = success(t.finalAnswer, chunk[j]?.answers ?? []) === 1;
         if (ok) solved++;
         // A perfect expert fails only where search misses: such trajectories teach nothing. An
         // erring expert's failures are the point: the SFT policy must inherit its mistakes.
-        if (ok || failures) transcripts.push(...toTranscripts(t).map((tr, k) => weighCopyTurns(tr, t.agents[k]?.role ?? 'worker', e?.copyWeight ?? 1)));
+        if (ok || failures)
+          transcripts.push(
+            ...toTranscripts(t).map((tr, k) => weighCopyTurns(tr, t.agents[k]?.role ?? 'worker', e?.copyWeight ?? 1)),
+          );
       });
     }
   }
@@ -111,7 +133,10 @@ export async function ensureTranscripts(
   }
   const generated = await expertTranscripts(episodes, cfg);
   if (generated.transcripts.length === 0) {
-    throw new UserError(`expert transcripts: the scripted expert solved none of ${episodes.length} episodes (are rollout.maxPlannerTurns / maxDelegations / maxWorkerTurns / maxContext large enough for the hops?)`);
+    throw new UserError(
+      `expert transcripts: the scripted expert solved none of ${episodes.length} episodes (are ` +
+        `rollout.maxPlannerTurns / maxDelegations / maxWorkerTurns / maxContext large enough for the hops?)`,
+    );
   }
   writeTranscripts(file, generated.transcripts);
   return { transcripts: generated.transcripts, generated };
@@ -121,7 +146,12 @@ export async function ensureTranscripts(
  * Whether existing transcripts were written under the current role prompts: a file left by a run
  * with other prompts would teach the model a system prompt it never sees at rollout time.
  */
-function promptsMatch(transcripts: readonly Transcript[], r: Pick<Config['rollout'], 'plannerPrompt' | 'workerPrompt' | 'singlePrompt'>): boolean {
+function promptsMatch(
+  transcripts: readonly Transcript[],
+  r: Pick<Config['rollout'], 'plannerPrompt' | 'workerPrompt' | 'singlePrompt'>,
+): boolean {
   const systems = new Set(transcripts.map((t) => (t.messages[0]?.role === 'system' ? t.messages[0].content : '')));
-  return [...systems].every((s) => s.startsWith(r.plannerPrompt) || s.startsWith(r.workerPrompt) || s.startsWith(r.singlePrompt));
+  return [...systems].every(
+    (s) => s.startsWith(r.plannerPrompt) || s.startsWith(r.workerPrompt) || s.startsWith(r.singlePrompt),
+  );
 }

@@ -33,11 +33,17 @@ export function initParameters(d: InitDims): number {
 export function checkInitSize(d: InitDims, what: string, memoryBytes: number = totalmem()): void {
   const largest = Math.max(d.vocab * d.hidden, d.hidden * d.intermediate, d.hidden * d.hidden);
   if (largest > MAX_TENSOR_ELEMENTS) {
-    throw new UserError(`${what}: the largest weight (vocab x hidden, hidden x intermediate or hidden x hidden) would have ${largest.toExponential(2)} elements, more than one tensor can hold (${MAX_TENSOR_ELEMENTS})`);
+    throw new UserError(
+      `${what}: the largest weight (vocab x hidden, hidden x intermediate or hidden x hidden) would have ` +
+        `${largest.toExponential(2)} elements, more than one tensor can hold (${MAX_TENSOR_ELEMENTS})`,
+    );
   }
   const bytes = 4 * initParameters(d);
   if (bytes > memoryBytes) {
     const gb = (b: number): string => (b / 2 ** 30).toFixed(1);
-    throw new UserError(`${what}: ${initParameters(d).toExponential(2)} parameters need ${gb(bytes)} GiB as float32, more than this machine's ${gb(memoryBytes)} GiB of memory`);
+    throw new UserError(
+      `${what}: ${initParameters(d).toExponential(2)} parameters need ${gb(bytes)} GiB as float32, more than this ` +
+        `machine's ${gb(memoryBytes)} GiB of memory`,
+    );
   }
 }

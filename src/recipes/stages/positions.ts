@@ -28,6 +28,9 @@ export async function checkPositions(cfg: Config, command: string): Promise<void
   } else return;
   const r = cfg.rollout;
   if (positions !== undefined && r.maxContext > positions) {
-    throw new UserError(`${command}: rollout.maxContext (${r.maxContext}) is more than ${source} holds (${positions} positions, max_position_embeddings); set rollout.maxContext <= ${positions} (and rollout.maxNewTokens below it)`);
+    throw new UserError(
+      `${command}: rollout.maxContext (${r.maxContext}) is more than ${source} holds (${positions} positions, ` +
+        `max_position_embeddings); set rollout.maxContext <= ${positions} (and rollout.maxNewTokens below it)`,
+    );
   }
 }

@@ -11,7 +11,19 @@ import { CausalLM } from '../../model/causal-lm.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import { renderPng } from '../../train/metrics/plot.ts';
 import { heldOutAccuracy, testSamples, type AccuracyResult } from '../../eval/held-out-accuracy.ts';
-import { ablationMarkdown, ablationPlotSpec, pairwise, plantedPairs, readRun, resolvedLine, shapePairs, summarise, type MethodSummary, type PairRow, type RunOutcome } from '../../report/ablation.ts';
+import {
+  ablationMarkdown,
+  ablationPlotSpec,
+  pairwise,
+  plantedPairs,
+  readRun,
+  resolvedLine,
+  shapePairs,
+  summarise,
+  type MethodSummary,
+  type PairRow,
+  type RunOutcome,
+} from '../../report/ablation.ts';
 import { heldOutSplits, loadTrainData } from './train-data.ts';
 import { readSummary, writeSummary } from '../../eval/train-summary.ts';
 import { trainPipeline } from './train-pipeline.ts';
@@ -70,15 +82,30 @@ export function methodConfig(base: Config, method: AblationMethod, seed: number)
 
 /** The base config's one-line problems (exit 2), checked before anything runs. */
 export function checkAblationConfig(cfg: Config): void {
-  if (cfg.train.sft.steps > 0) throw new UserError('ablation: train.sft.steps must be 0: every method starts from the same checkpoint (model.path), e.g. models/sharp-tiny-sft');
+  if (cfg.train.sft.steps > 0)
+    throw new UserError(
+      'ablation: train.sft.steps must be 0: every method starts from the same checkpoint (model.path), e.g. ' +
+        'models/sharp-tiny-sft',
+    );
   if (cfg.model.init.enabled && !existsSync(join(cfg.model.path, 'config.json'))) {
-    throw new UserError(`ablation: model.path ${cfg.model.path} does not exist; the ablation compares methods from one existing checkpoint (model.init.enabled would create a random one)`);
+    throw new UserError(
+      `ablation: model.path ${cfg.model.path} does not exist; the ablation compares methods from one existing ` +
+        `checkpoint (model.init.enabled would create a random one)`,
+    );
   }
   if (cfg.train.steps < 1) throw new UserError('ablation: train.steps must be >= 1 (the RL budget of every run)');
 }
 
-/** Before-RL accuracy of the starting checkpoint under one agent system, measured once and kept in `<dir>/before-<agents>.json`. */
-async function beforeAccuracy(cfg: Config, dir: string, cache: Map<string, AccuracyResult>, log: Logger): Promise<AccuracyResult> {
+/**
+ * Before-RL accuracy of the starting checkpoint under one agent system, measured once and kept in
+ * `<dir>/before-<agents>.json`.
+ */
+async function beforeAccuracy(
+  cfg: Config,
+  dir: string,
+  cache: Map<string, AccuracyResult>,
+  log: Logger,
+): Promise<AccuracyResult> {
   const key = cfg.rollout.agents;
   const hit = cache.get(key);
   if (hit) return hit;
@@ -91,12 +118,21 @@ async function beforeAccuracy(cfg: Config, dir: string, cache: Map<string, Accur
     const tokenizer = await Tokenizer.load(cfg.model.path);
     const model = await CausalLM.load(cfg.model.path);
     try {
-      acc = await heldOutAccuracy(model, tokenizer, heldOutSplits(data.heldOut, cfg.eval.validationShare).test, cfg, testSamples(cfg));
+      acc = await heldOutAccuracy(
+        model,
+        tokenizer,
+        heldOutSplits(data.heldOut, cfg.eval.validationShare).test,
+        cfg,
+        testSamples(cfg),
+      );
     } finally {
       model.dispose();
     }
     writeFileAtomic(file, `${JSON.stringify(acc, null, 2)}\n`);
-    log.info({ agents: key, accuracy: acc.accuracy, interval: acc.interval, n: acc.total }, 'held-out accuracy of the starting checkpoint');
+    log.info(
+      { agents: key, accuracy: acc.accuracy, interval: acc.interval, n: acc.total },
+      'held-out accuracy of the starting checkpoint',
+    );
   }
   cache.set(key, acc);
   return acc;
@@ -121,15 +157,28 @@ export async function ablate(o: AblateOptions): Promise<AblateResult> {
       mkdirSync(runDir, { recursive: true });
       if (!existsSync(join(runDir, 'config.yaml'))) writeFileAtomic(join(runDir, 'config.yaml'), stringify(runCfg));
       if (!readSummary(runDir)) {
-        writeSummary(runDir, { beforeLabel: 'before RL', heldOutBefore: await beforeAccuracy(runCfg, dir, before, log), stages: {}, info: {} });
+        writeSummary(runDir, {
+          beforeLabel: 'before RL',
+          heldOutBefore: await beforeAccuracy(runCfg, dir, before, log),
+          stages: {},
+          info: {},
+        });
       }
       const t0 = performance.now();
       print(`ablation: ${method} seed ${seed} (${runDir})`);
-      const res = await trainPipeline({ cfg: runCfg, runDir, log: log.child({ method, seed }), stop: o.stop, progress: false, print: () => {} });
+      const res = await trainPipeline({
+        cfg: runCfg,
+        runDir,
+        log: log.child({ method, seed }),
+        stop: o.stop,
+        progress: false,
+        print: () => {},
+      });
       const s = res.summary;
       print(
-        `ablation: ${method} seed ${seed}: held-out ${s.heldOutBefore?.accuracy.toFixed(3)} -> ${s.heldOutAfterRl?.accuracy.toFixed(3) ?? 'n/a'} ` +
-          `(n = ${s.heldOutAfterRl?.total ?? 0}) in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+        `ablation: ${method} seed ${seed}: held-out ${s.heldOutBefore?.accuracy.toFixed(3)} -> ` +
+          `${s.heldOutAfterRl?.accuracy.toFixed(3) ?? 'n/a'} (n = ${s.heldOutAfterRl?.total ?? 0}) in ` +
+          `${((performance.now() - t0) / 1000).toFixed(0)} s`,
       );
       if (res.stopped) {
         complete = false;
@@ -138,24 +187,50 @@ export async function ablate(o: AblateOptions): Promise<AblateResult> {
     }
   }
   const runs: RunOutcome[] = [];
-  for (const seed of seeds) for (const method of methods) {
-    const r = readRun(join(dir, `${method}-s${seed}`), method, seed);
-    if (r) runs.push(r);
-    else complete = false;
-  }
-  const summaries = methods.map((m) => summarise(m, runs.filter((r) => r.method === m))).filter((s) => s.seeds.length > 0);
+  for (const seed of seeds)
+    for (const method of methods) {
+      const r = readRun(join(dir, `${method}-s${seed}`), method, seed);
+      if (r) runs.push(r);
+      else complete = false;
+    }
+  const summaries = methods
+    .map((m) =>
+      summarise(
+        m,
+        runs.filter((r) => r.method === m),
+      ),
+    )
+    .filter((s) => s.seeds.length > 0);
   const bootstrap = { reps: cfg.ablation.bootstrap, seed: 0 };
   const pairs = pairwise(methods, runs, bootstrap);
-  const context = { command: o.command, machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`, date: new Date().toISOString().slice(0, 10) };
-  const world = { shapePairs: shapePairs(methods, runs, bootstrap), plantedPairs: plantedPairs(methods, runs, bootstrap) };
+  const context = {
+    command: o.command,
+    machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    date: new Date().toISOString().slice(0, 10),
+  };
+  const world = {
+    shapePairs: shapePairs(methods, runs, bootstrap),
+    plantedPairs: plantedPairs(methods, runs, bootstrap),
+  };
   const extra = world.shapePairs.length > 0 || world.plantedPairs.length > 0 ? world : {};
-  writeFileAtomic(join(dir, 'ablation.json'), `${JSON.stringify({ context, complete, summaries, pairs, ...extra, runs }, null, 2)}\n`);
+  writeFileAtomic(
+    join(dir, 'ablation.json'),
+    `${JSON.stringify({ context, complete, summaries, pairs, ...extra, runs }, null, 2)}\n`,
+  );
   writeFileAtomic(join(dir, 'ablation.md'), ablationMarkdown(summaries, runs, context, pairs, world));
   if (runs.length > 0) writeFileAtomic(join(dir, 'ablation.png'), await renderPng(ablationPlotSpec(runs)));
-  for (const s of summaries) print(`ablation: ${s.label}: ${s.mean.toFixed(3)} ± ${s.std.toFixed(3)} over ${s.seeds.length} seed(s) (before RL ${s.before.toFixed(3)}; ${Math.round(s.wallSeconds)} s per run)`);
+  for (const s of summaries)
+    print(
+      `ablation: ${s.label}: ${s.mean.toFixed(3)} ± ${s.std.toFixed(3)} over ${s.seeds.length} seed(s) (before RL ` +
+        `${s.before.toFixed(3)}; ${Math.round(s.wallSeconds)} s per run)`,
+    );
   for (const p of pairs) {
     const d = p.diff;
-    print(`ablation: ${p.a} - ${p.b}: ${d.mean >= 0 ? '+' : ''}${d.mean.toFixed(3)} [${d.low.toFixed(3)}, ${d.high.toFixed(3)}], MDE ${d.mde.toFixed(3)} (${d.seeds} seeds x ${d.questions} questions)${d.resolved ? '' : ', not resolved'}`);
+    print(
+      `ablation: ${p.a} - ${p.b}: ${d.mean >= 0 ? '+' : ''}${d.mean.toFixed(3)} [${d.low.toFixed(3)}, ` +
+        `${d.high.toFixed(3)}], MDE ${d.mde.toFixed(3)} (${d.seeds} seeds x ${d.questions} ` +
+        `questions)${d.resolved ? '' : ', not resolved'}`,
+    );
   }
   if (pairs.length > 0) print(`ablation: ${resolvedLine(pairs)}`);
   print(`ablation: ${complete ? 'complete' : 'partial'}; ${join(dir, 'ablation.md')}`);

@@ -50,7 +50,11 @@ export function prefixCacheBytes(cfg: Config): number {
   return d.redis !== '' || d.local ? 0 : cfg.rollout.prefixCacheMiB * 2 ** 20;
 }
 
-export async function startBackend(flag: string | undefined, cfg: Config, warn: (msg: string) => void): Promise<BackendInfo> {
+export async function startBackend(
+  flag: string | undefined,
+  cfg: Config,
+  warn: (msg: string) => void,
+): Promise<BackendInfo> {
   let requested: BackendName;
   try {
     requested = resolveBackendName(flag, cfg.run.backend);
@@ -59,7 +63,11 @@ export async function startBackend(flag: string | undefined, cfg: Config, warn: 
   }
   let choice;
   try {
-    choice = await initBackend(requested, cfg.run.threads, requested === 'auto' ? await modelStateBytes(cfg.model.path) : 0);
+    choice = await initBackend(
+      requested,
+      cfg.run.threads,
+      requested === 'auto' ? await modelStateBytes(cfg.model.path) : 0,
+    );
   } catch (err) {
     if (err instanceof BackendError) throw new UserError(err.message);
     throw err;
@@ -123,7 +131,10 @@ function stopOnSigint(log: { warn: (msg: string) => void }): { stop: { requested
 export function resumableConfig(opts: ConfigSource & ResumeFlag): { cfg: Config; resuming: boolean } {
   const resuming = opts.resume !== undefined;
   const explicitDir = typeof opts.resume === 'string' && opts.resume !== '' ? opts.resume : undefined;
-  const ownConfig = explicitDir && opts.config === undefined && existsSync(join(explicitDir, 'config.yaml')) ? join(explicitDir, 'config.yaml') : undefined;
+  const ownConfig =
+    explicitDir && opts.config === undefined && existsSync(join(explicitDir, 'config.yaml'))
+      ? join(explicitDir, 'config.yaml')
+      : undefined;
   return { cfg: configFrom(opts, ownConfig), resuming };
 }
 
@@ -140,7 +151,12 @@ const SETUP_FILES = new Set([RUN_CONFIG_FILE, 'log.jsonl', LOCK_FILE]);
  * run left with nothing but its setup files (bad input found before any work: a missing model, an
  * empty config) is removed, so mistakes do not pile up empty `runs/<name>-<stamp>/` folders.
  */
-export async function inRunDir(opts: ResumeFlag, cfg: Config, resuming: boolean, body: (runDir: string) => Promise<void>): Promise<void> {
+export async function inRunDir(
+  opts: ResumeFlag,
+  cfg: Config,
+  resuming: boolean,
+  body: (runDir: string) => Promise<void>,
+): Promise<void> {
   const runDir = runDirFor(opts, cfg, resuming);
   const lock = acquireRunLock(runDir);
   try {
@@ -165,7 +181,8 @@ async function modelStateBytes(dir: string): Promise<number> {
   const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.safetensors')) : [];
   let parameters = 0;
   try {
-    for (const f of files) for (const e of (await readSafetensorsHeader(join(dir, f))).entries) parameters += numel(e.shape);
+    for (const f of files)
+      for (const e of (await readSafetensorsHeader(join(dir, f))).entries) parameters += numel(e.shape);
   } catch {
     return 0; // an unreadable checkpoint: the model loader reports it
   }
@@ -211,10 +228,15 @@ async function closeTools(): Promise<void> {
  * log flushed.
  */
 export async function withRun<T>(s: RunSetup, body: (run: RunContext) => Promise<T>): Promise<T> {
-  const { log, close } = s.logDir ? openLog(s.logDir, s.cfg.run.logLevel) : createLogger({ level: s.cfg.run.logLevel as Level });
+  const { log, close } = s.logDir
+    ? openLog(s.logDir, s.cfg.run.logLevel)
+    : createLogger({ level: s.cfg.run.logLevel as Level });
   const sig = s.sigint ? stopOnSigint(log) : undefined;
   try {
-    const backend = s.tensors === false ? { backend: 'none', native: 'off' } : await startBackend(s.backendFlag, s.cfg, (msg) => log.warn(msg));
+    const backend =
+      s.tensors === false
+        ? { backend: 'none', native: 'off' }
+        : await startBackend(s.backendFlag, s.cfg, (msg) => log.warn(msg));
     return await body({ log, backend, stop: sig?.stop ?? { requested: false } });
   } finally {
     sig?.release();

@@ -21,7 +21,9 @@ describe('saveModelAtomic', () => {
     const run = join(root, 'run');
     mkdirSync(join(run, 'model'), { recursive: true });
     writeFileSync(join(run, 'model', 'config.json'), '{"mine": true}');
-    expect(() => checkModelOut(join(run, 'model'), TINY)).toThrow(/^sft: model output .*model: is a folder not written by sharp sft; choose a new or empty folder$/);
+    expect(() => checkModelOut(join(run, 'model'), TINY)).toThrow(
+      /^sft: model output .*model: is a folder not written by sharp sft; choose a new or empty folder$/,
+    );
   });
 
   it('replaces its own earlier save, keeping files it did not write', async () => {

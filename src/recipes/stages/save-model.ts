@@ -10,7 +10,13 @@ import type { CausalLM } from '../../model/causal-lm.ts';
  * moved into `dir` (a crash leaves the old files or none). `dir` must be new or an earlier save of
  * `command`, and apart from `fromDir`; only the files saved are replaced (src/fs/output-guard.ts).
  */
-export const COMPANION_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja', 'generation_config.json'];
+export const COMPANION_FILES = [
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'chat_template.jinja',
+  'generation_config.json',
+];
 
 /** Companion files present in `fromDir` (absolute paths), e.g. for runGrpo's checkpointFiles. */
 export function companionFiles(fromDir: string): string[] {
@@ -19,7 +25,12 @@ export function companionFiles(fromDir: string): string[] {
 
 /** The checks of saveModelAtomic, made before any training (one line, exit 2): returns the absolute folder. */
 export function checkModelOut(dir: string, fromDir: string, command = 'sft'): string {
-  return claimOutDir(dir, { command, flag: `${command}: model output`, inputs: [{ path: fromDir, what: 'model.path' }], forceable: false }).dir;
+  return claimOutDir(dir, {
+    command,
+    flag: `${command}: model output`,
+    inputs: [{ path: fromDir, what: 'model.path' }],
+    forceable: false,
+  }).dir;
 }
 
 export async function saveModelAtomic(model: CausalLM, dir: string, fromDir: string, command = 'sft'): Promise<string> {

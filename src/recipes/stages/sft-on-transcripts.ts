@@ -1,3 +1,10 @@
+/**
+ * The SFT stage shared by `sharp sft` and `sharp train`: load the checkpoint at
+ * `fromDir`, train it on the transcripts with the train.sft settings, save it (atomically) to
+ * `toDir` with the tokenizer files. Metrics go to `<runDir>/sft-metrics.jsonl`, checkpoints every
+ * train.sft.checkpointEvery steps (0: train.checkpointEvery) to `<runDir>/sft-checkpoints/`; when
+ * the run folder holds one, the stage continues from the latest instead of `fromDir`.
+ */
 import { join } from 'node:path';
 import type { Config } from '../../config/schema.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
@@ -10,13 +17,6 @@ import { companionFiles, saveModelAtomic } from './save-model.ts';
 import { optimizerSettings } from '../../train/optim/optimizer.ts';
 import { trainingSetup } from '../../train/optim/trainable.ts';
 
-/**
- * The SFT stage shared by `sharp sft` and `sharp train`: load the checkpoint at
- * `fromDir`, train it on the transcripts with the train.sft settings, save it (atomically) to
- * `toDir` with the tokenizer files. Metrics go to `<runDir>/sft-metrics.jsonl`, checkpoints every
- * train.sft.checkpointEvery steps (0: train.checkpointEvery) to `<runDir>/sft-checkpoints/`; when
- * the run folder holds one, the stage continues from the latest instead of `fromDir`.
- */
 /** With train.lora, the SFT adapters in PEFT's layout (the saved model has them merged). */
 const SFT_ADAPTER_DIR = 'sft-adapter';
 

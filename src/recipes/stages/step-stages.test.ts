@@ -22,7 +22,11 @@ beforeAll(async () => {
   await initBackend('wasm');
   root = await mkdtemp(join(tmpdir(), 'sharp-collect-'));
   const ep = handEpisode();
-  const corpus = [ep.question, ...ep.paragraphs.map((p) => p.text), '<delegate>x</delegate><search>y</search><answer>z</answer><result>r</result>'];
+  const corpus = [
+    ep.question,
+    ...ep.paragraphs.map((p) => p.text),
+    '<delegate>x</delegate><search>y</search><answer>z</answer><result>r</result>',
+  ];
   await writeTokenizerFiles(join(root, 'tok'), fitBpeTokenizer(corpus, 320));
   tok = await Tokenizer.load(join(root, 'tok'));
 });
@@ -36,7 +40,14 @@ describe('inProcessStages + runGrpo (real engine, LM policy, credit)', () => {
   // skipped (no update): this test checks the wiring of the real stages; loop.test.ts covers updates.
   it('runs rollouts -> credit -> advantages -> (skipped) update -> metrics -> checkpoint end to end', async () => {
     const config = configSchema.parse({
-      rollout: { groupSize: 2, maxNewTokens: 8, maxPlannerTurns: 2, maxDelegations: 1, maxWorkerTurns: 1, maxContext: 512 },
+      rollout: {
+        groupSize: 2,
+        maxNewTokens: 8,
+        maxPlannerTurns: 2,
+        maxDelegations: 1,
+        maxWorkerTurns: 1,
+        maxContext: 512,
+      },
       train: { steps: 2, batchQuestions: 2, lr: 1e-3, checkpointEvery: 1, microBatch: 8 },
     });
     const stages = inProcessStages({ tokenizer: tok, rollout: config.rollout, credit: config.credit });
@@ -46,7 +57,19 @@ describe('inProcessStages + runGrpo (real engine, LM policy, credit)', () => {
       train: config.train,
       seed: 3,
       fullConfig: config,
-      initialModel: async () => CausalLM.random(hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: tok.vocabSize }), 1),
+      initialModel: async () =>
+        CausalLM.random(
+          hfConfigFor({
+            arch: 'qwen3',
+            layers: 2,
+            hidden: 64,
+            heads: 4,
+            kvHeads: 2,
+            intermediate: 96,
+            vocab: tok.vocabSize,
+          }),
+          1,
+        ),
       data: [handEpisode('h1'), handEpisode('h2'), handEpisode('h3')],
       stages,
       credit: config.credit,
@@ -74,10 +97,17 @@ describe('inProcessStages + runGrpo (real engine, LM policy, credit)', () => {
     const files = listStepRecords(join(root, 'run'));
     expect(files.map((f) => f.split('/').at(-1))).toEqual(['step-000001.json', 'step-000002.json']);
     const rec = readStepRecord(files[0] as string);
-    expect(rec).toMatchObject({ kind: 'train', step: 1, groupsTotal: 2, credit: { method: 'loo', replayMode: 'final' } });
+    expect(rec).toMatchObject({
+      kind: 'train',
+      step: 1,
+      groupsTotal: 2,
+      credit: { method: 'loo', replayMode: 'final' },
+    });
     expect(rec.groups.flatMap((g) => g.trajectories)).toHaveLength(4);
     // The invalid-call rate is over the same tool calls the record holds.
     const calls = rec.groups.flatMap((g) => g.trajectories.flatMap((t) => t.messages.flatMap((x) => x.toolCalls)));
-    expect(first['rollout/invalid_calls']).toBe(calls.length === 0 ? 0 : calls.filter((c) => !c.valid).length / calls.length);
+    expect(first['rollout/invalid_calls']).toBe(
+      calls.length === 0 ? 0 : calls.filter((c) => !c.valid).length / calls.length,
+    );
   });
 });

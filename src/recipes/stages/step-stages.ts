@@ -31,14 +31,29 @@ export function inProcessStages(setup: InProcessSetup): StepStages {
   const engine: EngineOptions = { cfg: r, tools: setup.tools, agents: r.agents };
   const begin = async (model: CausalLM, seeds: StepSeeds): Promise<StepRun> => {
     const creditRng = new Rng(seeds.stepSeed);
-    const policy = new LmPolicy(model, setup.tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng: seeds.rng });
-    const replayPolicy = new LmPolicy(model, setup.tokenizer, { ...samplingAt(c.replayTemperature ?? r.temperature, r), maxContext: r.maxContext, rng: creditRng.fork() });
-    const judgePolicy = new LmPolicy(model, setup.tokenizer, { ...samplingAt(r.temperature, r), maxContext: r.maxContext, rng: creditRng.fork() });
+    const policy = new LmPolicy(model, setup.tokenizer, {
+      ...samplingAt(r.temperature, r),
+      maxContext: r.maxContext,
+      rng: seeds.rng,
+    });
+    const replayPolicy = new LmPolicy(model, setup.tokenizer, {
+      ...samplingAt(c.replayTemperature ?? r.temperature, r),
+      maxContext: r.maxContext,
+      rng: creditRng.fork(),
+    });
+    const judgePolicy = new LmPolicy(model, setup.tokenizer, {
+      ...samplingAt(r.temperature, r),
+      maxContext: r.maxContext,
+      rng: creditRng.fork(),
+    });
     const replays = engineReplayRunner(replayPolicy, engine, replaySettings(c, seeds.stepSeed));
     return {
       rollout: async (episodes) => {
         const run = await rollout(policy, [...episodes], engine);
-        const groups = episodes.map((episode) => ({ episode, trajectories: run.trajectories.filter((t) => t.episodeId === episode.id) }));
+        const groups = episodes.map((episode) => ({
+          episode,
+          trajectories: run.trajectories.filter((t) => t.episodeId === episode.id),
+        }));
         return { groups, policyCalls: run.stats.steps, maxBatch: run.stats.maxBatch };
       },
       // One engine run per group: the batch a group's replays share fixes their numbers.
@@ -47,7 +62,13 @@ export function inProcessStages(setup: InProcessSetup): StepStages {
         for (const plan of plans) out.push(plan.items.length > 0 ? await replays(plan.items) : []);
         return out;
       },
-      assignOptions: judgeOptions(c, judgePolicy, getProtocol(r.protocol), r.maxNewTokens, c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined),
+      assignOptions: judgeOptions(
+        c,
+        judgePolicy,
+        getProtocol(r.protocol),
+        r.maxNewTokens,
+        c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined,
+      ),
     };
   };
   return { begin, close: () => Promise.resolve() };

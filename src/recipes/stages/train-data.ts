@@ -33,7 +33,10 @@ export interface HeldOutSplits {
 /** The first floor(n x share) held-out episodes are validation, the rest test (never empty). */
 export function heldOutSplits(heldOut: readonly Episode[], validationShare: number): HeldOutSplits {
   const v = Math.floor(heldOut.length * validationShare);
-  if (heldOut.length - v < 1) throw new UserError(`eval.validationShare ${validationShare} leaves no test episodes of ${heldOut.length} held out`);
+  if (heldOut.length - v < 1)
+    throw new UserError(
+      `eval.validationShare ${validationShare} leaves no test episodes of ${heldOut.length} held out`,
+    );
   return { validation: heldOut.slice(0, v), test: heldOut.slice(v) };
 }
 
@@ -42,13 +45,28 @@ export function loadTrainData(d: Config['data']): TrainData {
     const s = d.synthetic;
     const mix = { shapes: s.shapes, compareItems: s.compareItems, misleadingRate: s.misleading.rate };
     if (s.worlds === 'fresh') {
-      const common = { seed: s.seed, minHops: s.minHops, maxHops: s.maxHops, world: s.world, worlds: 'fresh' as const, namePool: s.namePool, ...mix };
+      const common = {
+        seed: s.seed,
+        minHops: s.minHops,
+        maxHops: s.maxHops,
+        world: s.world,
+        worlds: 'fresh' as const,
+        namePool: s.namePool,
+        ...mix,
+      };
       return {
         train: generateSynth({ ...common, n: s.train, names: 'train' }).map(toEpisode),
         heldOut: generateSynth({ ...common, n: s.heldOut, names: 'held-out' }).map(toEpisode),
       };
     }
-    const all = generateSynth({ seed: s.seed, n: s.train + s.heldOut, minHops: s.minHops, maxHops: s.maxHops, world: s.world, ...mix }).map(toEpisode);
+    const all = generateSynth({
+      seed: s.seed,
+      n: s.train + s.heldOut,
+      minHops: s.minHops,
+      maxHops: s.maxHops,
+      world: s.world,
+      ...mix,
+    }).map(toEpisode);
     return { train: all.slice(0, s.train), heldOut: all.slice(s.train) };
   }
   if (!existsSync(d.path)) throw new UserError(`data.path not found: ${d.path}`);
@@ -70,7 +88,8 @@ export function loadTrainData(d: Config['data']): TrainData {
  */
 export function firstTrainEpisodes(d: Config['data'], n: number, what: string): Episode[] {
   try {
-    if (d.source === 'synthetic') return loadTrainData({ ...d, synthetic: { ...d.synthetic, train: n, heldOut: 1 } }).train;
+    if (d.source === 'synthetic')
+      return loadTrainData({ ...d, synthetic: { ...d.synthetic, train: n, heldOut: 1 } }).train;
     return loadTrainData(d).train.slice(0, n);
   } catch (err) {
     if (err instanceof UserError) throw new UserError(`${what}: ${err.message}`);

@@ -6,7 +6,12 @@ import { UserError } from '../../errors.ts';
 import { CausalLM } from '../../model/causal-lm.ts';
 import type { Transcript } from '../../rollout/transcripts.ts';
 import { Tokenizer } from '../../tokenizer/tokenizer.ts';
-import { assertSameConfig, configHash, latestCheckpoint, readTrainerState } from '../../train/checkpoints/checkpoint.ts';
+import {
+  assertSameConfig,
+  configHash,
+  latestCheckpoint,
+  readTrainerState,
+} from '../../train/checkpoints/checkpoint.ts';
 import { inProcessStages } from './step-stages.ts';
 import { stagesFor } from '../../distributed/choose.ts';
 import { runGrpo } from '../../train/grpo/loop.ts';
@@ -57,7 +62,12 @@ async function timed<T>(stages: Record<string, number>, name: string, f: () => P
   }
 }
 
-async function accuracyOf(dir: string, tokenizer: Tokenizer, o: TrainPipelineOptions, episodes: Parameters<typeof heldOutAccuracy>[2]): Promise<AccuracyResult> {
+async function accuracyOf(
+  dir: string,
+  tokenizer: Tokenizer,
+  o: TrainPipelineOptions,
+  episodes: Parameters<typeof heldOutAccuracy>[2],
+): Promise<AccuracyResult> {
   const model = await CausalLM.load(dir);
   try {
     return await heldOutAccuracy(model, tokenizer, episodes, o.cfg, testSamples(o.cfg));
@@ -86,10 +96,16 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
   const data = await timed(stages, 'data', async () => loadTrainData(cfg.data));
   // Validation for the curves during RL (and every choice made from them); test before and after RL only.
   const split = heldOutSplits(data.heldOut, cfg.eval.validationShare);
-  log.info({ train: data.train.length, validation: split.validation.length, test: split.test.length, source: cfg.data.source }, 'data');
+  log.info(
+    { train: data.train.length, validation: split.validation.length, test: split.test.length, source: cfg.data.source },
+    'data',
+  );
   // The config rules check this for synthetic data; a benchmark file's size is known only now.
   if (cfg.train.steps > 0 && cfg.train.batchQuestions > data.train.length) {
-    throw new UserError(`train.batchQuestions (${cfg.train.batchQuestions}) must be <= the ${data.train.length} training questions of ${cfg.data.path || cfg.data.source}: a step takes each question at most once`);
+    throw new UserError(
+      `train.batchQuestions (${cfg.train.batchQuestions}) must be <= the ${data.train.length} training questions ` +
+        `of ${cfg.data.path || cfg.data.source}: a step takes each question at most once`,
+    );
   }
 
   const sftDir = join(runDir, SFT_MODEL_DIR);
@@ -97,19 +113,34 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
   let transcripts: Transcript[] = [];
   if (sftOn && !sftDone) {
     const file = resolve(cfg.train.sft.data);
-    const got = await timed(stages, 'expert', () => ensureTranscripts(file, data.train, { ...cfg, expert: cfg.train.sft.expert }));
+    const got = await timed(stages, 'expert', () =>
+      ensureTranscripts(file, data.train, { ...cfg, expert: cfg.train.sft.expert }),
+    );
     transcripts = got.transcripts;
     if (got.generated) {
       summary.info.expertSolved = `${got.generated.solved}/${got.generated.episodes}`;
-      log.info({ solved: got.generated.solved, episodes: got.generated.episodes, transcripts: transcripts.length, file }, 'expert transcripts written');
+      log.info(
+        { solved: got.generated.solved, episodes: got.generated.episodes, transcripts: transcripts.length, file },
+        'expert transcripts written',
+      );
     } else log.info({ transcripts: transcripts.length, file }, 'expert transcripts read');
-    if (got.stale) log.warn({ file }, 'these transcripts were written under other role prompts (rollout.plannerPrompt / workerPrompt): delete the file to regenerate them');
+    if (got.stale)
+      log.warn(
+        { file },
+        'these transcripts were written under other role prompts (rollout.plannerPrompt / workerPrompt): delete the ' +
+          'file to regenerate them',
+      );
   }
 
-  const init = await timed(stages, 'init', () => ensureModel(cfg.model, cfg.run.seed, () => tokenizerCorpus(data.train, transcripts)));
+  const init = await timed(stages, 'init', () =>
+    ensureModel(cfg.model, cfg.run.seed, () => tokenizerCorpus(data.train, transcripts)),
+  );
   if (init.created) {
     Object.assign(summary.info, { parameters: init.parameters ?? 0, vocab: init.vocab ?? 0 });
-    log.info({ dir: init.dir, parameters: init.parameters, vocab: init.vocab, corpusTokens: init.corpusTokens }, 'created a random-init model with a fitted tokenizer');
+    log.info(
+      { dir: init.dir, parameters: init.parameters, vocab: init.vocab, corpusTokens: init.corpusTokens },
+      'created a random-init model with a fitted tokenizer',
+    );
   }
   const tokenizer = await Tokenizer.load(init.dir);
 
@@ -124,19 +155,37 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
         transcripts,
         onResume: (step, dir) => log.info({ step, dir }, 'resuming SFT from its latest checkpoint'),
         onStep: (step, s) => {
-          if (step === 1 || step % 25 === 0 || step === cfg.train.sft.steps) log.info({ step, loss: Number(s['sft/loss']?.toFixed(4)) }, 'sft');
+          if (step === 1 || step % 25 === 0 || step === cfg.train.sft.steps)
+            log.info({ step, loss: Number(s['sft/loss']?.toFixed(4)) }, 'sft');
         },
       }),
     );
-    Object.assign(summary.info, { sftFirstLoss: res.firstLoss, sftLastLoss: res.lastLoss, sftSequences: res.sequences });
-    log.info({ steps: res.steps, sequences: res.sequences, dropped: res.dropped, firstLoss: res.firstLoss, lastLoss: res.lastLoss, seconds: res.seconds }, 'sft done');
+    Object.assign(summary.info, {
+      sftFirstLoss: res.firstLoss,
+      sftLastLoss: res.lastLoss,
+      sftSequences: res.sequences,
+    });
+    log.info(
+      {
+        steps: res.steps,
+        sequences: res.sequences,
+        dropped: res.dropped,
+        firstLoss: res.firstLoss,
+        lastLoss: res.lastLoss,
+        seconds: res.seconds,
+      },
+      'sft done',
+    );
     writeSummary(runDir, summary);
   }
   const startDir = sftOn ? sftDir : init.dir;
 
   // Per-question counts stay in summary.json (they pair ablation arms); the log line leaves them out.
   if (summary.heldOutBefore) {
-    log.info({ ...summary.heldOutBefore, questions: undefined }, `held-out accuracy (${summary.beforeLabel}) read from ${SUMMARY_FILE}`);
+    log.info(
+      { ...summary.heldOutBefore, questions: undefined },
+      `held-out accuracy (${summary.beforeLabel}) read from ${SUMMARY_FILE}`,
+    );
   } else {
     summary.heldOutBefore = await timed(stages, 'eval_before', () => accuracyOf(startDir, tokenizer, o, split.test));
     writeSummary(runDir, summary);
@@ -144,7 +193,12 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
   }
 
   // rollout.distributed set: the rollout and replay stages served by workers (or their in-process reference).
-  const stepStages = stagesFor(cfg, { tokenizer, runDir, companions: companionFiles(init.dir), inProcess: () => inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }) });
+  const stepStages = stagesFor(cfg, {
+    tokenizer,
+    runDir,
+    companions: companionFiles(init.dir),
+    inProcess: () => inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
+  });
   const grpo = await timed(stages, 'rl', () =>
     runGrpo({
       runDir,
@@ -171,14 +225,20 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       evaluateEvery: cfg.eval.heldOutEvery,
     }).finally(() => stepStages.close()),
   );
-  Object.assign(summary, { rlSteps: grpo.step, resumedFrom: grpo.resumedFrom ?? summary.resumedFrom, stopped: grpo.stopped });
+  Object.assign(summary, {
+    rlSteps: grpo.step,
+    resumedFrom: grpo.resumedFrom ?? summary.resumedFrom,
+    stopped: grpo.stopped,
+  });
   try {
     if (grpo.stopped) {
       writeSummary(runDir, summary);
       log.warn({ step: grpo.step }, 'stopped: checkpoint saved; continue with --resume');
       return { summary, step: grpo.step, stopped: true };
     }
-    summary.heldOutAfterRl = await timed(stages, 'eval_after', () => heldOutAccuracy(grpo.model, tokenizer, split.test, cfg, testSamples(cfg)));
+    summary.heldOutAfterRl = await timed(stages, 'eval_after', () =>
+      heldOutAccuracy(grpo.model, tokenizer, split.test, cfg, testSamples(cfg)),
+    );
   } finally {
     grpo.model.dispose();
   }

@@ -54,11 +54,19 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false; erro
 /** Reads `{"name": ..., "arguments": {...}}`; models sometimes emit arguments as a JSON string: accepted. */
 function parseCall(inner: string): ParsedAction {
   const parsed = tryJson(inner.trim());
-  if (!parsed.ok) return { kind: 'invalid', name: '', rawArgs: inner, error: `bad JSON in <tool_call>: ${parsed.error}` };
+  if (!parsed.ok)
+    return { kind: 'invalid', name: '', rawArgs: inner, error: `bad JSON in <tool_call>: ${parsed.error}` };
   const call = parsed.value;
-  if (!isRecord(call)) return { kind: 'invalid', name: '', rawArgs: inner, error: '<tool_call> must hold a JSON object {"name": ..., "arguments": {...}}' };
+  if (!isRecord(call))
+    return {
+      kind: 'invalid',
+      name: '',
+      rawArgs: inner,
+      error: '<tool_call> must hold a JSON object {"name": ..., "arguments": {...}}',
+    };
   const name = call['name'];
-  if (typeof name !== 'string' || name === '') return { kind: 'invalid', name: '', rawArgs: inner, error: '<tool_call> object lacks a string "name"' };
+  if (typeof name !== 'string' || name === '')
+    return { kind: 'invalid', name: '', rawArgs: inner, error: '<tool_call> object lacks a string "name"' };
   let args: unknown = call['arguments'] ?? call['parameters'] ?? {};
   if (typeof args === 'string') {
     const inner2 = tryJson(args);
@@ -69,7 +77,8 @@ function parseCall(inner: string): ParsedAction {
   if (!isRecord(args)) return { kind: 'invalid', name, rawArgs, error: `"arguments" of ${name} must be a JSON object` };
   const param = TOOL_SPECS[name].param;
   const value = args[param];
-  const text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null;
+  const text =
+    typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null;
   if (text === null) return { kind: 'invalid', name, rawArgs, error: `${name} needs a string argument "${param}"` };
   if (text.trim() === '') return { kind: 'invalid', name, rawArgs, error: `${name}: argument "${param}" is empty` };
   if (name === 'answer') return { kind: 'answer', text: text.trim() };
@@ -81,27 +90,54 @@ function parseJsonProtocol(raw: string): ParsedAction {
   if (text.trim() === '') return { kind: 'none' };
   const blocks = scanBlocks(text);
   if (blocks.length > 1) {
-    // Several well-formed <tool_call> blocks, as Qwen3's template renders parallel calls: the engine decides whether they may run together.
+    // Several well-formed <tool_call> blocks, as Qwen3's template renders parallel calls: the engine decides whether
+    // they may run together.
     const parsed = blocks.map((b) => (b.kind === 'tool_call' && b.inner !== null ? parseCall(b.inner) : null));
     if (parsed.every((p): p is Extract<ParsedAction, { kind: 'call' }> => p?.kind === 'call')) {
       return { kind: 'calls', calls: parsed.map((p) => ({ name: p.name, args: p.args, rawArgs: p.rawArgs })) };
     }
-    return { kind: 'invalid', name: '', rawArgs: '', error: `several calls in one message (${blocks.length}); make exactly one call per message` };
+    return {
+      kind: 'invalid',
+      name: '',
+      rawArgs: '',
+      error: `several calls in one message (${blocks.length}); make exactly one call per message`,
+    };
   }
   const block = blocks[0];
   if (block) {
-    if (block.inner === null) return { kind: 'invalid', name: block.kind === 'answer' ? 'answer' : '', rawArgs: '', error: `unclosed <${block.kind}>: close it with </${block.kind}>` };
+    if (block.inner === null)
+      return {
+        kind: 'invalid',
+        name: block.kind === 'answer' ? 'answer' : '',
+        rawArgs: '',
+        error: `unclosed <${block.kind}>: close it with </${block.kind}>`,
+      };
     if (block.kind === 'answer') {
       const answer = block.inner.trim();
-      if (answer === '') return { kind: 'invalid', name: 'answer', rawArgs: block.inner, error: 'empty <answer></answer>' };
+      if (answer === '')
+        return { kind: 'invalid', name: 'answer', rawArgs: block.inner, error: 'empty <answer></answer>' };
       return { kind: 'answer', text: answer };
     }
     return parseCall(block.inner);
   }
-  if (text.includes(CALL_CLOSE)) return { kind: 'invalid', name: '', rawArgs: '', error: `${CALL_CLOSE} without an opening ${CALL_OPEN}` };
+  if (text.includes(CALL_CLOSE))
+    return { kind: 'invalid', name: '', rawArgs: '', error: `${CALL_CLOSE} without an opening ${CALL_OPEN}` };
   const tag = /<(delegate|search|calculate|code)>/.exec(text);
-  if (tag) return { kind: 'invalid', name: tag[1] ?? '', rawArgs: '', error: `write calls as ${CALL_OPEN}{"name": "${tag[1]}", "arguments": {...}}${CALL_CLOSE}` };
-  return { kind: 'invalid', name: '', rawArgs: '', error: `no tool call or answer in the message ('${preview(text)}'); write ${CALL_OPEN}...${CALL_CLOSE} or <answer>...</answer>` };
+  if (tag)
+    return {
+      kind: 'invalid',
+      name: tag[1] ?? '',
+      rawArgs: '',
+      error: `write calls as ${CALL_OPEN}{"name": "${tag[1]}", "arguments": {...}}${CALL_CLOSE}`,
+    };
+  return {
+    kind: 'invalid',
+    name: '',
+    rawArgs: '',
+    error:
+      `no tool call or answer in the message ('${preview(text)}'); write ${CALL_OPEN}...${CALL_CLOSE} or ` +
+      `<answer>...</answer>`,
+  };
 }
 
 function functionSchema(t: ToolSpec): string {
@@ -110,19 +146,28 @@ function functionSchema(t: ToolSpec): string {
     function: {
       name: t.name,
       description: t.description,
-      parameters: { type: 'object', properties: { [t.param]: { type: 'string', description: t.paramDescription } }, required: [t.param] },
+      parameters: {
+        type: 'object',
+        properties: { [t.param]: { type: 'string', description: t.paramDescription } },
+        required: [t.param],
+      },
     },
   });
 }
 
 /** The tool block of Qwen3's chat template (the wording the model was trained on), one call per message. */
 function systemPrompt(rolePrompt: string, tools: readonly ToolSpec[], parallel = 1): string {
-  const rule = parallel > 1 ? `one function per message, or up to ${parallel} delegate functions at once (one <tool_call> block each),` : 'one function per message';
+  const rule =
+    parallel > 1
+      ? `one function per message, or up to ${parallel} delegate functions at once (one <tool_call> block each),`
+      : 'one function per message';
   return (
-    `${rolePrompt}\n\n# Tools\n\nYou may call ${rule} to assist with the user query.\n\n` +
-    `You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n${tools.map(functionSchema).join('\n')}\n</tools>\n\n` +
-    `For each function call, return a json object with function name and arguments within ${CALL_OPEN}${CALL_CLOSE} XML tags:\n` +
-    `${CALL_OPEN}\n{"name": <function-name>, "arguments": <args-json-object>}\n${CALL_CLOSE}\nGive the final answer with the answer function or as <answer>...</answer>.`
+    `${rolePrompt}\n\n# Tools\n\nYou may call ${rule} to assist with the user query.\n\nYou are provided with ` +
+    `function signatures within <tools></tools> XML ` +
+    `tags:\n<tools>\n${tools.map(functionSchema).join('\n')}\n</tools>\n\nFor each function call, return a json ` +
+    `object with function name and arguments within ${CALL_OPEN}${CALL_CLOSE} XML tags:\n${CALL_OPEN}\n{"name": ` +
+    `<function-name>, "arguments": <args-json-object>}\n${CALL_CLOSE}\nGive the final answer with the answer ` +
+    `function or as <answer>...</answer>.`
   );
 }
 
@@ -146,8 +191,18 @@ export const jsonProtocol: Protocol = {
   parse: parseJsonProtocol,
   formatResult,
   unwrapResult,
-  formatCall: (name, input) => `${CALL_OPEN}\n${JSON.stringify({ name, arguments: { [TOOL_SPECS[name].param]: input } })}\n${CALL_CLOSE}`,
-  formatCalls: (calls) => calls.map((c) => `${CALL_OPEN}\n${JSON.stringify({ name: c.name, arguments: { [TOOL_SPECS[c.name].param]: c.input } })}\n${CALL_CLOSE}`).join('\n'),
+  formatCall: (name, input) =>
+    `${CALL_OPEN}\n${JSON.stringify({ name, arguments: { [TOOL_SPECS[name].param]: input } })}\n${CALL_CLOSE}`,
+  formatCalls: (calls) =>
+    calls
+      .map((c) =>
+        [
+          CALL_OPEN,
+          JSON.stringify({ name: c.name, arguments: { [TOOL_SPECS[c.name].param]: c.input } }),
+          CALL_CLOSE,
+        ].join('\n'),
+      )
+      .join('\n'),
   formatAnswer: (text) => `<answer>${text}</answer>`,
   stop: [CALL_CLOSE, '</answer>'],
   parallelStop: ['</answer>'],

@@ -9,12 +9,25 @@ const json = PROTOCOLS.json;
 
 describe('tags protocol', () => {
   it('reads one call with reasoning around it', () => {
-    expect(tags.parse('I need the city. <search> Zorvex founder </search>')).toEqual({ kind: 'call', name: 'search', args: 'Zorvex founder', rawArgs: ' Zorvex founder ' });
-    expect(tags.parse('<delegate>Who founded Zorvex?</delegate>')).toMatchObject({ kind: 'call', name: 'delegate', args: 'Who founded Zorvex?' });
+    expect(tags.parse('I need the city. <search> Zorvex founder </search>')).toEqual({
+      kind: 'call',
+      name: 'search',
+      args: 'Zorvex founder',
+      rawArgs: ' Zorvex founder ',
+    });
+    expect(tags.parse('<delegate>Who founded Zorvex?</delegate>')).toMatchObject({
+      kind: 'call',
+      name: 'delegate',
+      args: 'Who founded Zorvex?',
+    });
     expect(tags.parse('<answer>Kalimar</answer>')).toEqual({ kind: 'answer', text: 'Kalimar' });
   });
   it('keeps tags inside a code argument', () => {
-    expect(tags.parse('<code>console.log("<answer>x</answer>")</code>')).toMatchObject({ kind: 'call', name: 'code', args: 'console.log("<answer>x</answer>")' });
+    expect(tags.parse('<code>console.log("<answer>x</answer>")</code>')).toMatchObject({
+      kind: 'call',
+      name: 'code',
+      args: 'console.log("<answer>x</answer>")',
+    });
   });
   it('classifies malformed messages', () => {
     const cases: [string, string][] = [
@@ -41,8 +54,14 @@ describe('tags protocol', () => {
         { name: 'delegate', args: 'Who founded B?', rawArgs: 'Who founded B?' },
       ],
     });
-    expect(tags.parse('<search>a</search><calculate>1+1</calculate>')).toMatchObject({ kind: 'calls', calls: [{ name: 'search' }, { name: 'calculate' }] });
-    const text = tags.formatCalls([{ name: 'delegate', input: 'x' }, { name: 'delegate', input: 'y' }]);
+    expect(tags.parse('<search>a</search><calculate>1+1</calculate>')).toMatchObject({
+      kind: 'calls',
+      calls: [{ name: 'search' }, { name: 'calculate' }],
+    });
+    const text = tags.formatCalls([
+      { name: 'delegate', input: 'x' },
+      { name: 'delegate', input: 'y' },
+    ]);
     expect(text).toBe('<delegate>x</delegate>\n<delegate>y</delegate>');
     expect(tags.parse(text)).toMatchObject({ kind: 'calls', calls: [{ args: 'x' }, { args: 'y' }] });
     expect(tags.parallelStop).toEqual(['</answer>']);
@@ -54,7 +73,11 @@ describe('tags protocol', () => {
     expect(tags.parse('<think>plan</think><answer>7</answer>')).toEqual({ kind: 'answer', text: '7' });
   });
   it('formats calls, answers and results that parse back', () => {
-    expect(tags.parse(tags.formatCall('calculate', '2 * 3'))).toMatchObject({ kind: 'call', name: 'calculate', args: '2 * 3' });
+    expect(tags.parse(tags.formatCall('calculate', '2 * 3'))).toMatchObject({
+      kind: 'call',
+      name: 'calculate',
+      args: '2 * 3',
+    });
     expect(tags.parse(tags.formatAnswer('Oslo'))).toEqual({ kind: 'answer', text: 'Oslo' });
     expect(tags.formatResult('[3] A: b')).toEqual({ role: 'tool', content: '<result>[3] A: b</result>' });
     expect(tags.unwrapResult(tags.formatResult('x\ny').content)).toBe('x\ny');
@@ -78,8 +101,13 @@ describe('json protocol', () => {
       rawArgs: '{"query":"Zorvex"}',
     });
     // arguments given as a JSON string (some models do this)
-    expect(json.parse('<tool_call>{"name": "calculate", "arguments": "{\\"expression\\": \\"1+2\\"}"}</tool_call>')).toMatchObject({ kind: 'call', args: '1+2' });
-    expect(json.parse('<tool_call>{"name": "answer", "arguments": {"answer": "Oslo"}}</tool_call>')).toEqual({ kind: 'answer', text: 'Oslo' });
+    expect(
+      json.parse('<tool_call>{"name": "calculate", "arguments": "{\\"expression\\": \\"1+2\\"}"}</tool_call>'),
+    ).toMatchObject({ kind: 'call', args: '1+2' });
+    expect(json.parse('<tool_call>{"name": "answer", "arguments": {"answer": "Oslo"}}</tool_call>')).toEqual({
+      kind: 'answer',
+      text: 'Oslo',
+    });
     expect(json.parse('So: <answer>Oslo</answer>')).toEqual({ kind: 'answer', text: 'Oslo' });
   });
   it('classifies malformed calls', () => {
@@ -90,7 +118,10 @@ describe('json protocol', () => {
       ['<tool_call>{"arguments": {}}</tool_call>', 'lacks a string "name"'],
       ['<tool_call>{"name": "browse", "arguments": {}}</tool_call>', "unknown tool 'browse'"],
       ['<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>', 'needs a string argument "query"'],
-      ['<tool_call>{"name": "search", "arguments": {"query": "x"}}</tool_call><tool_call>{}</tool_call>', 'several calls'],
+      [
+        '<tool_call>{"name": "search", "arguments": {"query": "x"}}</tool_call><tool_call>{}</tool_call>',
+        'several calls',
+      ],
       ['<tool_call>{"name": "search", "arguments": {"query": "x"}}</tool_call><answer>y</answer>', 'several calls'],
       ['<search>x</search>', 'write calls as <tool_call>'],
       ['hello there', 'no tool call or answer'],
@@ -103,20 +134,41 @@ describe('json protocol', () => {
   });
   it('formats calls that parse back and wraps results as Qwen3 does', () => {
     for (const name of ['delegate', 'search', 'calculate', 'code'] as const) {
-      expect(json.parse(json.formatCall(name, 'a "quoted" arg'))).toMatchObject({ kind: 'call', name, args: 'a "quoted" arg' });
+      expect(json.parse(json.formatCall(name, 'a "quoted" arg'))).toMatchObject({
+        kind: 'call',
+        name,
+        args: 'a "quoted" arg',
+      });
     }
     expect(json.formatResult('out')).toEqual({ role: 'user', content: '<tool_response>\nout\n</tool_response>' });
     // Parallel calls: one <tool_call> block per call, as Qwen3's template renders them
-    const two = json.formatCalls([{ name: 'delegate', input: 'Who founded A?' }, { name: 'delegate', input: 'Who founded B?' }]);
-    expect(two).toBe('<tool_call>\n{"name":"delegate","arguments":{"subtask":"Who founded A?"}}\n</tool_call>\n<tool_call>\n{"name":"delegate","arguments":{"subtask":"Who founded B?"}}\n</tool_call>');
-    expect(json.parse(two)).toMatchObject({ kind: 'calls', calls: [{ name: 'delegate', args: 'Who founded A?' }, { name: 'delegate', args: 'Who founded B?' }] });
+    const two = json.formatCalls([
+      { name: 'delegate', input: 'Who founded A?' },
+      { name: 'delegate', input: 'Who founded B?' },
+    ]);
+    expect(two).toBe(
+      '<tool_call>\n{"name":"delegate","arguments":{"subtask":"Who founded A?"}}\n</tool_call>\n<tool_call>\n' +
+        '{"name":"delegate","arguments":{"subtask":"Who founded B?"}}\n</tool_call>',
+    );
+    expect(json.parse(two)).toMatchObject({
+      kind: 'calls',
+      calls: [
+        { name: 'delegate', args: 'Who founded A?' },
+        { name: 'delegate', args: 'Who founded B?' },
+      ],
+    });
     expect(json.unwrapResult(json.formatResult('a\nb').content)).toBe('a\nb');
   });
   it('renders function schemas into the system prompt', () => {
     const s = json.systemPrompt('You are a worker.', roleSpecs('worker'));
     expect(s).toContain('<tools>');
     const schemaLines = s.split('\n').filter((l) => l.startsWith('{"type":"function"'));
-    expect(schemaLines.map((l) => (JSON.parse(l) as { function: { name: string } }).function.name)).toEqual(['search', 'calculate', 'code', 'answer']);
+    expect(schemaLines.map((l) => (JSON.parse(l) as { function: { name: string } }).function.name)).toEqual([
+      'search',
+      'calculate',
+      'code',
+      'answer',
+    ]);
     expect(TOOL_SPECS.search.param).toBe('query');
   });
 });
@@ -124,17 +176,54 @@ describe('json protocol', () => {
 describe('parsers never throw (property test)', () => {
   // Random strings built from tag fragments, JSON fragments and noise, so that near-misses are common.
   const fragments = [
-    '<search>', '</search>', '<answer>', '</answer>', '<delegate>', '</delegate>', '<calculate>', '</calculate>', '<code>', '</code>',
-    '<tool_call>', '</tool_call>', '<think>', '</think>', '<result>', '<foo>', '</foo>', '{"name": "search", "arguments": {"query": "x"}}',
-    '{"name":', '"arguments"', '<tool_call>{"name": "code", "arguments": {"code": "1"}}</tool_call>', '{', '}', '"', '\\', '\n', ' ', 'abc', '1+2', '<', '>', '/',
+    '<search>',
+    '</search>',
+    '<answer>',
+    '</answer>',
+    '<delegate>',
+    '</delegate>',
+    '<calculate>',
+    '</calculate>',
+    '<code>',
+    '</code>',
+    '<tool_call>',
+    '</tool_call>',
+    '<think>',
+    '</think>',
+    '<result>',
+    '<foo>',
+    '</foo>',
+    '{"name": "search", "arguments": {"query": "x"}}',
+    '{"name":',
+    '"arguments"',
+    '<tool_call>{"name": "code", "arguments": {"code": "1"}}</tool_call>',
+    '{',
+    '}',
+    '"',
+    '\\',
+    '\n',
+    ' ',
+    'abc',
+    '1+2',
+    '<',
+    '>',
+    '/',
   ];
-  const messy = fc.array(fc.oneof(fc.constantFrom(...fragments), fc.string({ maxLength: 8 }), fc.string({ unit: 'binary', maxLength: 6 })), { maxLength: 12 }).map((p) => p.join(''));
+  const messy = fc
+    .array(
+      fc.oneof(fc.constantFrom(...fragments), fc.string({ maxLength: 8 }), fc.string({ unit: 'binary', maxLength: 6 })),
+      { maxLength: 12 },
+    )
+    .map((p) => p.join(''));
   const classified = (p: ParsedAction): boolean => {
     switch (p.kind) {
       case 'call':
         return p.args.trim() !== '' && ['delegate', 'search', 'calculate', 'code'].includes(p.name);
       case 'calls':
-        return p.calls.length > 1 && p.calls.every((c) => c.args.trim() !== '' && ['delegate', 'search', 'calculate', 'code'].includes(c.name));
+        return (
+          p.calls.length > 1 &&
+          p.calls.every((c) => c.args.trim() !== '' && ['delegate', 'search', 'calculate', 'code'].includes(c.name))
+        );
       case 'answer':
         return p.text.trim() !== '';
       case 'invalid':

@@ -1,13 +1,12 @@
-import type { ChatMessage } from '../types.ts';
-import type { ParsedAction, Protocol } from './types.ts';
-import { ACTION_NAMES, isActionName, type ActionName, type ToolSpec } from './tool-specs.ts';
-import { preview, stripThinking } from './text.ts';
-
 /**
  * The `tags` protocol for small from-scratch models: `<search>query</search>`,
  * `<calculate>e</calculate>`, `<code>js</code>`, `<delegate>t</delegate>`, `<answer>a</answer>`; tool
  * output comes back as `<result>...</result>`. Free text around one tag is allowed (reasoning).
  */
+import type { ChatMessage } from '../types.ts';
+import type { ParsedAction, Protocol } from './types.ts';
+import { ACTION_NAMES, isActionName, type ActionName, type ToolSpec } from './tool-specs.ts';
+import { preview, stripThinking } from './text.ts';
 
 /** Tags that are not actions and may appear in a message without being an unknown tool. */
 const NON_ACTION_TAGS = new Set(['result', 'think', 'tool_response', 's', 'unk']);
@@ -58,29 +57,69 @@ function parseTags(raw: string): ParsedAction {
     const names = spans.map((s) => s.name).join(', ');
     // Several closed, non-empty calls (no answer among them): the engine decides whether they may run together.
     if (spans.every((s) => s.name !== 'answer' && s.inner !== null && s.inner.trim() !== '')) {
-      return { kind: 'calls', calls: spans.map((s) => ({ name: s.name as Exclude<ActionName, 'answer'>, args: (s.inner as string).trim(), rawArgs: s.inner as string })) };
+      return {
+        kind: 'calls',
+        calls: spans.map((s) => ({
+          name: s.name as Exclude<ActionName, 'answer'>,
+          args: (s.inner as string).trim(),
+          rawArgs: s.inner as string,
+        })),
+      };
     }
-    return { kind: 'invalid', name: spans[0]?.name ?? '', rawArgs: spans[0]?.inner ?? '', error: `several calls in one message (${names}); make exactly one call per message` };
+    return {
+      kind: 'invalid',
+      name: spans[0]?.name ?? '',
+      rawArgs: spans[0]?.inner ?? '',
+      error: `several calls in one message (${names}); make exactly one call per message`,
+    };
   }
   const span = spans[0];
   if (span) {
-    if (span.inner === null) return { kind: 'invalid', name: span.name, rawArgs: '', error: `unclosed <${span.name}>: close it with </${span.name}>` };
+    if (span.inner === null)
+      return {
+        kind: 'invalid',
+        name: span.name,
+        rawArgs: '',
+        error: `unclosed <${span.name}>: close it with </${span.name}>`,
+      };
     const arg = span.inner.trim();
-    if (arg === '') return { kind: 'invalid', name: span.name, rawArgs: span.inner, error: `empty <${span.name}></${span.name}>: write the argument between the tags` };
+    if (arg === '')
+      return {
+        kind: 'invalid',
+        name: span.name,
+        rawArgs: span.inner,
+        error: `empty <${span.name}></${span.name}>: write the argument between the tags`,
+      };
     if (span.name === 'answer') return { kind: 'answer', text: arg };
     return { kind: 'call', name: span.name, args: arg, rawArgs: span.inner };
   }
   const unknown = unknownTool(text);
   if (unknown !== null) return { kind: 'invalid', name: unknown, rawArgs: '', error: `unknown tool <${unknown}>` };
   const stray = new RegExp(`</(${ACTION_NAMES.join('|')})>`).exec(text);
-  if (stray) return { kind: 'invalid', name: stray[1] ?? '', rawArgs: '', error: `</${stray[1]}> without an opening <${stray[1]}>` };
-  return { kind: 'invalid', name: '', rawArgs: '', error: `no tool call or answer in the message ('${preview(text)}'); write one <tool>...</tool> or <answer>...</answer>` };
+  if (stray)
+    return {
+      kind: 'invalid',
+      name: stray[1] ?? '',
+      rawArgs: '',
+      error: `</${stray[1]}> without an opening <${stray[1]}>`,
+    };
+  return {
+    kind: 'invalid',
+    name: '',
+    rawArgs: '',
+    error:
+      `no tool call or answer in the message ('${preview(text)}'); write one <tool>...</tool> or ` +
+      `<answer>...</answer>`,
+  };
 }
 
 function systemPrompt(rolePrompt: string, tools: readonly ToolSpec[], parallel = 1): string {
   const lines = tools.map((t) => `<${t.name}>${t.param}</${t.name}>: ${t.description}`);
   const rule = parallel > 1 ? `one per message, or up to ${parallel} <delegate> together` : 'one per message';
-  return `${rolePrompt}\n\nTools (${rule}):\n${lines.join('\n')}\nTool output comes back as <result>...</result>${parallel > 1 ? ', one per call, in order' : ''}.`;
+  return (
+    `${rolePrompt}\n\nTools (${rule}):\n${lines.join('\n')}\nTool output comes back as ` +
+    `<result>...</result>${parallel > 1 ? ', one per call, in order' : ''}.`
+  );
 }
 
 function formatResult(output: string): ChatMessage {

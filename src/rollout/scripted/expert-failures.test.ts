@@ -13,7 +13,15 @@ afterAll(async () => {
 });
 
 const world = { countries: 3, cities: 6, people: 14, companies: 6 };
-const episodes = generateSynth({ seed: 21, n: 400, minHops: 2, maxHops: 3, worlds: 'fresh', names: 'train', world }).map(toEpisode);
+const episodes = generateSynth({
+  seed: 21,
+  n: 400,
+  minHops: 2,
+  maxHops: 3,
+  worlds: 'fresh',
+  names: 'train',
+  world,
+}).map(toEpisode);
 const failures: ExpertFailures = { noSearch: 0.2, distractor: 0.25, redundant: 0.3, irrelevant: 0.15, seed: 5 };
 const cfg = rolloutConfig({ maxDelegations: 6, maxPlannerTurns: 8 });
 
@@ -63,7 +71,9 @@ describe('scripted expert failure modes', () => {
     expectRate(noSearch, factWorkers, failures.noSearch);
     // A distractor read needs a shown result about another entity with a different value: it
     // happens at most at the configured rate, and (measured) in most of those draws.
-    expect(wrongAfterSearch / searched).toBeLessThanOrEqual(failures.distractor + 4 * Math.sqrt((0.25 * 0.75) / searched));
+    expect(wrongAfterSearch / searched).toBeLessThanOrEqual(
+      failures.distractor + 4 * Math.sqrt((0.25 * 0.75) / searched),
+    );
     expect(wrongAfterSearch / searched).toBeGreaterThan(0.5 * failures.distractor);
     // The mistakes cost accuracy: far below the perfect expert's 100%.
     const solved = trajectories.filter((t, i) => t.finalAnswer === episodes[i].answers[0]).length / trajectories.length;
@@ -73,7 +83,10 @@ describe('scripted expert failure modes', () => {
 
   it('is a pure function of the request: the same failures twice, other ones under another seed', async () => {
     const some = episodes.slice(0, 60);
-    const run = async (f: ExpertFailures) => (await rollout(expertPolicy({ failures: f }), some, { cfg, groupSize: 1 })).trajectories.map((t) => t.messages.map((m) => m.text).join('|'));
+    const run = async (f: ExpertFailures) =>
+      (await rollout(expertPolicy({ failures: f }), some, { cfg, groupSize: 1 })).trajectories.map((t) =>
+        t.messages.map((m) => m.text).join('|'),
+      );
     const a = await run(failures);
     expect(await run(failures)).toEqual(a);
     expect(await run({ ...failures, seed: 6 })).not.toEqual(a);
@@ -81,7 +94,11 @@ describe('scripted expert failure modes', () => {
 
   it('single agent: solves every hop itself with the worker tools (all right without failures)', async () => {
     const some = episodes.slice(0, 80);
-    const { trajectories } = await rollout(expertPolicy({ agents: 'single' }), some, { cfg, groupSize: 1, agents: 'single' });
+    const { trajectories } = await rollout(expertPolicy({ agents: 'single' }), some, {
+      cfg,
+      groupSize: 1,
+      agents: 'single',
+    });
     expect(trajectories.filter((t, i) => t.finalAnswer !== some[i].answers[0]).map((t) => t.episodeId)).toEqual([]);
     for (const [i, t] of trajectories.entries()) {
       expect(t.agents).toHaveLength(1);
@@ -91,7 +108,11 @@ describe('scripted expert failure modes', () => {
       expect(calls.every((c) => c.valid && (c.name === 'search' || c.name === 'calculate'))).toBe(true);
     }
     // With failures the lone agent errs too.
-    const erring = await rollout(expertPolicy({ agents: 'single', failures }), some, { cfg, groupSize: 1, agents: 'single' });
+    const erring = await rollout(expertPolicy({ agents: 'single', failures }), some, {
+      cfg,
+      groupSize: 1,
+      agents: 'single',
+    });
     const solved = erring.trajectories.filter((t, i) => t.finalAnswer === some[i].answers[0]).length;
     expect(solved).toBeLessThan(some.length * 0.8);
   });

@@ -41,11 +41,17 @@ describe('scripted expert', () => {
     const cfg = rolloutConfig({ maxDelegations: 6, maxPlannerTurns: 8 });
     const ep = episodes.find((e) => e.decomposition?.length === 2 && e.meta?.['arithmetic'] !== true);
     if (!ep) throw new Error('no plain 2-hop episode in the sample');
-    const run = async (p: ReturnType<typeof expertPolicy>) => (await rollout(p, [ep], { cfg, groupSize: 1 })).trajectories[0] as Trajectory;
+    const run = async (p: ReturnType<typeof expertPolicy>) =>
+      (await rollout(p, [ep], { cfg, groupSize: 1 })).trajectories[0] as Trajectory;
     const gold = ep.answers[0];
 
     const irrelevant = await run(expertPolicy({ steps: insertStep(1, { kind: 'irrelevant' }) }));
-    expect(irrelevant.agents.map((a) => a.subtask ?? null)).toEqual([null, expect.any(String), DEFAULT_IRRELEVANT_SUBTASK, expect.any(String)]);
+    expect(irrelevant.agents.map((a) => a.subtask ?? null)).toEqual([
+      null,
+      expect.any(String),
+      DEFAULT_IRRELEVANT_SUBTASK,
+      expect.any(String),
+    ]);
     expect(irrelevant.agents[2]?.answer).toBe(EXPERT_UNKNOWN);
     expect(irrelevant.finalAnswer).toBe(gold);
 
@@ -64,7 +70,11 @@ describe('scripted expert', () => {
 
     // Through the replay API (replan, saboteur masked): the planner re-delegates hop 1 with the
     // placeholder in its subtask; that subtask is not the recorded one, so a worker runs on it.
-    const [masked] = await replay(expertPolicy({ steps: sabotage }), [{ traj: latest, episode: ep, masked: [1] }], { cfg, mode: 'replan', placeholder: '[no report]' });
+    const [masked] = await replay(expertPolicy({ steps: sabotage }), [{ traj: latest, episode: ep, masked: [1] }], {
+      cfg,
+      mode: 'replan',
+      placeholder: '[no report]',
+    });
     const calls = masked?.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls) ?? [];
     expect(calls[2]?.args).toContain('[no report]');
     expect(calls.map((c) => c.masked ?? false)).toEqual([false, true, false]);
@@ -74,7 +84,11 @@ describe('scripted expert', () => {
     // Masking the first (correct) worker instead, under trust-first: the planner trusts the first
     // hop-0 report, now the placeholder, so its hop-1 subtask names nobody; a worker runs on it and
     // cannot answer.
-    const [lost] = await replay(expertPolicy({ steps: sabotage, trust: 'first' }), [{ traj: first, episode: ep, masked: [0] }], { cfg, mode: 'replan', placeholder: '[no report]' });
+    const [lost] = await replay(
+      expertPolicy({ steps: sabotage, trust: 'first' }),
+      [{ traj: first, episode: ep, masked: [0] }],
+      { cfg, mode: 'replan', placeholder: '[no report]' },
+    );
     const lostCalls = lost?.messages.filter((m) => m.agent === 0).flatMap((m) => m.toolCalls) ?? [];
     expect(lostCalls.map((c) => c.result)).toEqual(['[no report]', 'Nobody Atall', 'unknown']);
     expect(lostCalls[2]?.args).toContain('[no report]');

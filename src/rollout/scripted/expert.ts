@@ -1,5 +1,14 @@
 import type { Episode } from '../../data/episode.ts';
-import { arithmeticExpression, comparisonAnswer, comparisonExpression, comparisonItemWith, extractAnswer, parseComparison, parseHopQuestion, substituteRefs } from '../../data/synth/reader.ts';
+import {
+  arithmeticExpression,
+  comparisonAnswer,
+  comparisonExpression,
+  comparisonItemWith,
+  extractAnswer,
+  parseComparison,
+  parseHopQuestion,
+  substituteRefs,
+} from '../../data/synth/reader.ts';
 import { fill, isUnreliableTitle, RELATIONS, type RelationId } from '../../data/synth/relations.ts';
 import { mixedHash32 } from '../../random/hash.ts';
 import { requestMeta, type RequestMeta } from '../engine.ts';
@@ -89,7 +98,12 @@ function uniform(key: string): number {
 }
 
 /** Whether the failure `what` happens for (episode, which) at rate `p`. */
-function failureHappens(f: ExpertFailures, what: keyof Omit<ExpertFailures, 'seed'>, episodeId: string, which: number): boolean {
+function failureHappens(
+  f: ExpertFailures,
+  what: keyof Omit<ExpertFailures, 'seed'>,
+  episodeId: string,
+  which: number,
+): boolean {
   const p = f[what] ?? 0;
   return p > 0 && uniform(`${f.seed}\u0000${what}\u0000${episodeId}\u0000${which}`) < p;
 }
@@ -107,7 +121,9 @@ function plannerHop(question: string, comparisons: Comparisons = 'planner'): boo
 
 /** Each hop once, in order, except the planner's own comparison hops. */
 export function hopSteps(episode: Episode, comparisons: Comparisons = 'planner'): ExpertStep[] {
-  return decompositionOf(episode).flatMap((h, hop): ExpertStep[] => (plannerHop(h.question, comparisons) ? [] : [{ kind: 'hop', hop }]));
+  return decompositionOf(episode).flatMap((h, hop): ExpertStep[] =>
+    plannerHop(h.question, comparisons) ? [] : [{ kind: 'hop', hop }],
+  );
 }
 
 /**
@@ -119,7 +135,9 @@ export function irrelevantSubtask(episode: Episode): string | null {
   const parsed = first ? parseHopQuestion(first.question) : null;
   if (!parsed) return null;
   const kind = RELATIONS[parsed.relation].subject;
-  const others = (Object.keys(RELATIONS) as RelationId[]).filter((r) => r !== parsed.relation && RELATIONS[r].subject === kind).sort();
+  const others = (Object.keys(RELATIONS) as RelationId[])
+    .filter((r) => r !== parsed.relation && RELATIONS[r].subject === kind)
+    .sort();
   if (others.length === 0) return null;
   const pick = others[Math.floor(uniform(`irrelevant\u0000${episode.id}`) * others.length)] as RelationId;
   return fill(RELATIONS[pick].hop, { s: parsed.subject });
@@ -159,7 +177,11 @@ function decompositionOf(episode: Episode): NonNullable<Episode['decomposition']
 }
 
 /** Hop answers known to the planner from its reports so far (undefined where none yet). */
-function hopAnswers(steps: readonly ExpertStep[], meta: RequestMeta, trust: 'latest' | 'first'): (string | undefined)[] {
+function hopAnswers(
+  steps: readonly ExpertStep[],
+  meta: RequestMeta,
+  trust: 'latest' | 'first',
+): (string | undefined)[] {
   const answers: (string | undefined)[] = [];
   const reports = meta.results.filter((r) => r.name === 'delegate');
   reports.forEach((r, k) => {
@@ -180,13 +202,23 @@ function refsOf(question: string): number[] {
  * hop needs no report of that group (only hops delegated in earlier messages) and the group has
  * fewer than `maxParallel` steps. maxParallel = 1: one delegation per message.
  */
-export function messageGroups(steps: readonly ExpertStep[], decomposition: NonNullable<Episode['decomposition']>, maxParallel: number): number[][] {
+export function messageGroups(
+  steps: readonly ExpertStep[],
+  decomposition: NonNullable<Episode['decomposition']>,
+  maxParallel: number,
+): number[][] {
   const groups: number[][] = [];
   const delegated = new Set<number>();
-  const ready = (step: ExpertStep): boolean => step.kind === 'irrelevant' || refsOf(decomposition[step.hop]?.question ?? '').every((k) => delegated.has(k));
-  for (let s = 0; s < steps.length; ) {
+  const ready = (step: ExpertStep): boolean =>
+    step.kind === 'irrelevant' || refsOf(decomposition[step.hop]?.question ?? '').every((k) => delegated.has(k));
+  for (let s = 0; s < steps.length;) {
     const group = [s];
-    while (group.length < maxParallel && s + group.length < steps.length && ready(steps[s + group.length] as ExpertStep)) group.push(s + group.length);
+    while (
+      group.length < maxParallel &&
+      s + group.length < steps.length &&
+      ready(steps[s + group.length] as ExpertStep)
+    )
+      group.push(s + group.length);
     for (const i of group) {
       const step = steps[i] as ExpertStep;
       if (step.kind === 'hop') delegated.add(step.hop);
@@ -212,7 +244,10 @@ function planOf(meta: RequestMeta, opts: ExpertOptions): ExpertStep[] {
     waves[i] = Math.max(-1, ...refsOf(h.question).map((k) => waves[k] ?? 0)) + 1;
   });
   const waveOf = (step: ExpertStep): number => (step.kind === 'hop' ? (waves[step.hop] ?? 0) : 0);
-  return steps.map((step, i) => ({ step, i })).sort((a, b) => waveOf(a.step) - waveOf(b.step) || a.i - b.i).map((x) => x.step);
+  return steps
+    .map((step, i) => ({ step, i }))
+    .sort((a, b) => waveOf(a.step) - waveOf(b.step) || a.i - b.i)
+    .map((x) => x.step);
 }
 
 function plannerText(meta: RequestMeta, opts: ExpertOptions): string {
@@ -225,7 +260,9 @@ function plannerText(meta: RequestMeta, opts: ExpertOptions): string {
   if (k >= steps.length) {
     const last = decomposition[decomposition.length - 1] as NonNullable<Episode['decomposition']>[number];
     // A comparison is the planner's own; otherwise the last delegated hop's report is the answer.
-    const final = plannerHop(last.question, opts.comparisons) ? comparisonAnswer(substituteRefs(last.question, known)) : answers[decomposition.length - 1];
+    const final = plannerHop(last.question, opts.comparisons)
+      ? comparisonAnswer(substituteRefs(last.question, known))
+      : answers[decomposition.length - 1];
     return p.formatAnswer(final ?? EXPERT_UNKNOWN);
   }
   // The message that starts at step k (k is always a group start unless a reply went missing).
@@ -234,7 +271,10 @@ function plannerText(meta: RequestMeta, opts: ExpertOptions): string {
     const step = steps[i] as ExpertStep;
     if (step.kind === 'irrelevant') return step.subtask ?? DEFAULT_IRRELEVANT_SUBTASK;
     const hop = decomposition[step.hop];
-    if (!hop) throw new Error(`expert: step ${i} names hop ${step.hop} but episode ${meta.episode.id} has ${decomposition.length} hops`);
+    if (!hop)
+      throw new Error(
+        `expert: step ${i} names hop ${step.hop} but episode ${meta.episode.id} has ${decomposition.length} hops`,
+      );
     return substituteRefs(hop.question, known);
   });
   if (subtasks.length === 1) return p.formatCall('delegate', subtasks[0] as string);
@@ -368,13 +408,27 @@ function workerText(meta: RequestMeta, opts: ExpertOptions): string {
   const step = meta.delegation === null ? undefined : steps[meta.delegation];
   if (step?.kind === 'hop' && step.sabotage !== undefined) return p.formatAnswer(step.sabotage);
   const key = meta.delegation ?? 0;
-  return soloText(p, [subtask], meta.results, () => mistakeOf(opts.failures, meta.episode.id, key), () => trustsOf(opts.failures, meta.episode.id, key), opts.comparisons);
+  return soloText(
+    p,
+    [subtask],
+    meta.results,
+    () => mistakeOf(opts.failures, meta.episode.id, key),
+    () => trustsOf(opts.failures, meta.episode.id, key),
+    opts.comparisons,
+  );
 }
 
 /** The lone agent (agents = single): every hop itself, in order; hop k's mistakes keyed like delegation k. */
 function singleText(meta: RequestMeta, opts: ExpertOptions): string {
   const hops = decompositionOf(meta.episode).map((h) => h.question);
-  return soloText(PROTOCOLS[meta.protocol], hops, meta.results, (k) => mistakeOf(opts.failures, meta.episode.id, k), (k) => trustsOf(opts.failures, meta.episode.id, k), opts.comparisons);
+  return soloText(
+    PROTOCOLS[meta.protocol],
+    hops,
+    meta.results,
+    (k) => mistakeOf(opts.failures, meta.episode.id, k),
+    (k) => trustsOf(opts.failures, meta.episode.id, k),
+    opts.comparisons,
+  );
 }
 
 export function expertText(req: PolicyRequest, opts: ExpertOptions = {}): string {

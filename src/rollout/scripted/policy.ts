@@ -27,7 +27,8 @@ export class ScriptedPolicy implements Policy {
   async generate(requests: PolicyRequest[]): Promise<PolicyResponse[]> {
     this.batches.push(requests.length);
     return requests.map((req) => {
-      if (req.forcedTokens && req.forcedTokens.length > 0) throw new Error(`ScriptedPolicy: request ${req.key} forces token ids, but a scripted policy has no tokenizer`);
+      if (req.forcedTokens && req.forcedTokens.length > 0)
+        throw new Error(`ScriptedPolicy: request ${req.key} forces token ids, but a scripted policy has no tokenizer`);
       const { text, stopped } = applyStop(this.script(req), req.stop);
       return { text, tokenIds: [], logprobs: [], finishReason: stopped ? 'stop' : 'eos', promptTokens: 0 };
     });

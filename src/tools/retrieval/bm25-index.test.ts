@@ -28,10 +28,15 @@ describe('Bm25Index scores (FTS5 bm25(), negated)', () => {
 
   it('sums the terms of an OR query, each with its own idf', () => {
     // bird: n = 1, idf = ln(5.5 / 1.5) = 1.299283; Beta (tf 1, D 4): K = 1.38, 1.299283 * 2.2 / 2.38 = 1.201018.
-    // fish: n = 2, idf 0.587787; Gamma (D 2): K = 0.84, 0.587787 * 2.2 / 1.84 = 0.702788; Delta (D 6): 0.587787 * 2.2 / 2.92 = 0.442853.
+    // fish: n = 2, idf 0.587787; Gamma (D 2): K = 0.84, 0.587787 * 2.2 / 1.84 = 0.702788; Delta (D 6): 0.587787 * 2.2 /
+    // 2.92 = 0.442853.
     const hits = index.searchOne('bird fish', 5);
     expect(hits.map((h) => h.id)).toEqual(['p1', 'p2', 'p3']);
-    expect(hits.map((h) => h.score)).toEqual([expect.closeTo(1.201018, 5), expect.closeTo(0.702788, 5), expect.closeTo(0.442853, 5)]);
+    expect(hits.map((h) => h.score)).toEqual([
+      expect.closeTo(1.201018, 5),
+      expect.closeTo(0.702788, 5),
+      expect.closeTo(0.442853, 5),
+    ]);
   });
 
   it('floors the idf of a term in half the passages or more at 1e-6, as FTS5 does', () => {
@@ -61,8 +66,11 @@ describe('Bm25Index scores (FTS5 bm25(), negated)', () => {
     // Share 0.2 of 6 passages: words in more than 1 passage (dog, cat: 2 each) are left out; bird (1) stays,
     // so Beta scores bird alone: 1.201018 (above), where exact BM25 adds dog (tf 2) and ranks Alpha and Delta too.
     const pruned = new Bm25Index(index.dir, { maxTermShare: 0.2 });
-    expect(pruned.searchOne('dog cat bird', 5)).toEqual([{ id: 'p1', title: 'Beta', text: 'dog dog bird', score: expect.closeTo(1.201018, 5) }]);
-    // Exact: Beta 1.201018 + dog (tf 2, D 4) 0.587787 * 4.4 / 3.38 = 1.966; Alpha cat + dog 2 * 0.612858 = 1.226; Delta cat 0.873737.
+    expect(pruned.searchOne('dog cat bird', 5)).toEqual([
+      { id: 'p1', title: 'Beta', text: 'dog dog bird', score: expect.closeTo(1.201018, 5) },
+    ]);
+    // Exact: Beta 1.201018 + dog (tf 2, D 4) 0.587787 * 4.4 / 3.38 = 1.966; Alpha cat + dog 2 * 0.612858 = 1.226; Delta
+    // cat 0.873737.
     expect(index.searchOne('dog cat bird', 5).map((h) => [h.id, h.score])).toEqual([
       ['p1', expect.closeTo(1.966188, 5)],
       ['p0', expect.closeTo(1.225716, 5)],
@@ -75,7 +83,9 @@ describe('Bm25Index scores (FTS5 bm25(), negated)', () => {
   });
 
   it('returns the passage as stored: id, title and text of the contents', () => {
-    expect(index.searchOne('rock', 1)).toEqual([{ id: 'p5', title: 'Zeta', text: 'rock tree', score: expect.any(Number) }]);
+    expect(index.searchOne('rock', 1)).toEqual([
+      { id: 'p5', title: 'Zeta', text: 'rock tree', score: expect.any(Number) },
+    ]);
   });
 
   it('answers a batch of queries in order and caps at k', async () => {

@@ -24,7 +24,10 @@ export const INDEX_FORMAT = 'sharp-bm25-index';
 export const INDEX_VERSION = 1;
 export const MANIFEST_FILE = 'index.json';
 export const DB_FILE = 'passages.sqlite';
-/** The FTS5 tokenizer: Unicode word split, case and diacritics folded, Porter stems (as pyserini's English analyzer stems). */
+/**
+ * The FTS5 tokenizer: Unicode word split, case and diacritics folded, Porter stems (as pyserini's English analyzer
+ * stems).
+ */
 export const TOKENIZER = 'porter unicode61 remove_diacritics 2';
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -57,8 +60,12 @@ export function readManifest(dir: string): IndexManifest | null {
 export function requireManifest(dir: string): IndexManifest {
   if (!existsSync(dir)) throw new UserError(`index ${dir}: not found (build one with sharp index build)`);
   const m = readManifest(dir);
-  if (!m) throw new UserError(`index ${dir}: not a sharp index (no valid ${MANIFEST_FILE}; an interrupted build leaves none)`);
-  if (m.version !== INDEX_VERSION) throw new UserError(`index ${dir}: format version ${m.version}, this program reads ${INDEX_VERSION} (rebuild it)`);
+  if (!m)
+    throw new UserError(
+      `index ${dir}: not a sharp index (no valid ${MANIFEST_FILE}; an interrupted build leaves none)`,
+    );
+  if (m.version !== INDEX_VERSION)
+    throw new UserError(`index ${dir}: format version ${m.version}, this program reads ${INDEX_VERSION} (rebuild it)`);
   if (!existsSync(join(dir, DB_FILE))) throw new UserError(`index ${dir}: ${DB_FILE} is missing`);
   return m;
 }
@@ -93,7 +100,8 @@ export class Bm25Index implements Retriever {
     opts: IndexOptions = {},
   ) {
     this.maxTermShare = opts.maxTermShare ?? 1;
-    if (!(this.maxTermShare > 0 && this.maxTermShare <= 1)) throw new UserError(`index ${dir}: maxTermShare must be in (0, 1], got ${this.maxTermShare}`);
+    if (!(this.maxTermShare > 0 && this.maxTermShare <= 1))
+      throw new UserError(`index ${dir}: maxTermShare must be in (0, 1], got ${this.maxTermShare}`);
     this.manifest = requireManifest(dir);
     this.name = `index ${dir}`;
     try {
@@ -103,7 +111,9 @@ export class Bm25Index implements Retriever {
       // Stops at the cap: counting a common word costs the cap, not its whole posting list.
       this.countUpTo = this.db.prepare('SELECT count(*) AS n FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)');
     } catch (err) {
-      throw new UserError(`index ${dir}: cannot open ${DB_FILE} (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+      throw new UserError(
+        `index ${dir}: cannot open ${DB_FILE} (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`,
+      );
     }
   }
 

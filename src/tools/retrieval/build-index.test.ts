@@ -13,7 +13,12 @@ describe('buildIndex', () => {
     const dir = tempDir();
     const corpus = writeCorpus(dir, TINY);
     const m = await buildIndex({ corpus, out: join(dir, 'idx') });
-    expect(m).toMatchObject({ passages: 6, tokenizer: 'porter unicode61 remove_diacritics 2', bm25: { k1: 1.2, b: 0.75 }, corpus: { kind: 'passages', records: 6 } });
+    expect(m).toMatchObject({
+      passages: 6,
+      tokenizer: 'porter unicode61 remove_diacritics 2',
+      bm25: { k1: 1.2, b: 0.75 },
+      corpus: { kind: 'passages', records: 6 },
+    });
     // sha256 of the corpus bytes (sha256sum of the file).
     expect(m.corpus.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(readManifest(join(dir, 'idx'))).toEqual(m);
@@ -23,8 +28,22 @@ describe('buildIndex', () => {
   it('pools benchmark paragraphs: each (title, text) once, numbered in first-seen order', async () => {
     const dir = tempDir();
     const file = join(dir, 'musique.jsonl');
-    const rec = (ps: [string, string][]): string => JSON.stringify({ id: 'q', question: 'q?', paragraphs: ps.map(([title, t], idx) => ({ idx, title, paragraph_text: t })) });
-    writeFileSync(file, `${rec([['A', 'alpha text'], ['B', 'beta text']])}\n${rec([['B', 'beta  text'], ['C', 'gamma text']])}\n`);
+    const rec = (ps: [string, string][]): string =>
+      JSON.stringify({
+        id: 'q',
+        question: 'q?',
+        paragraphs: ps.map(([title, t], idx) => ({ idx, title, paragraph_text: t })),
+      });
+    writeFileSync(
+      file,
+      `${rec([
+        ['A', 'alpha text'],
+        ['B', 'beta text'],
+      ])}\n${rec([
+        ['B', 'beta  text'],
+        ['C', 'gamma text'],
+      ])}\n`,
+    );
     const m = await buildIndex({ corpus: file, out: join(dir, 'idx') });
     expect(m.passages).toBe(3);
     const ix = new Bm25Index(join(dir, 'idx'));
@@ -38,7 +57,9 @@ describe('buildIndex', () => {
     const corpus = writeCorpus(dir, TINY);
     mkdirSync(join(dir, 'taken'));
     writeFileSync(join(dir, 'taken', 'notes.txt'), 'mine');
-    await expect(buildIndex({ corpus, out: join(dir, 'taken') })).rejects.toThrow(/is a folder not written by sharp index build; choose a new or empty folder/);
+    await expect(buildIndex({ corpus, out: join(dir, 'taken') })).rejects.toThrow(
+      /is a folder not written by sharp index build; choose a new or empty folder/,
+    );
     expect(readdirSync(join(dir, 'taken'))).toEqual(['notes.txt']);
     mkdirSync(join(dir, 'empty'));
     await buildIndex({ corpus, out: join(dir, 'empty') });
@@ -56,17 +77,25 @@ describe('buildIndex', () => {
     const dir = tempDir();
     const corpus = join(dir, 'c.jsonl');
     writeFileSync(corpus, '{"id":"a","contents":"\\"A\\"\\nx"}\n{"id":"b","contents":3}\n');
-    await expect(buildIndex({ corpus, out: join(dir, 'idx') })).rejects.toThrow(`${corpus}:2: contents: expected a string`);
+    await expect(buildIndex({ corpus, out: join(dir, 'idx') })).rejects.toThrow(
+      `${corpus}:2: contents: expected a string`,
+    );
     expect(readdirSync(dir)).toEqual(['c.jsonl']);
   });
 
   it('a build killed midway leaves no index that looks whole; a rerun clears its leftovers and builds', async () => {
     const dir = tempDir();
     // ~8 MiB: the CLI prints a progress line per tenth read, so the kill lands with most of it unread.
-    const passages = Array.from({ length: 120_000 }, (_, i) => [`Title ${i}`, `passage ${i} about topic${i % 977} and thing${i % 89} in year ${1800 + (i % 200)}`] as const);
+    const passages = Array.from(
+      { length: 120_000 },
+      (_, i) =>
+        [`Title ${i}`, `passage ${i} about topic${i % 977} and thing${i % 89} in year ${1800 + (i % 200)}`] as const,
+    );
     const corpus = writeCorpus(dir, passages);
     const out = join(dir, 'idx');
-    const child = spawn(process.execPath, [BIN, 'index', 'build', '--corpus', corpus, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'index', 'build', '--corpus', corpus, '--out', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     await new Promise<void>((res, rej) => {
       child.stderr.on('data', (d: Buffer) => {
         if (d.toString().includes('MiB')) res();

@@ -1,14 +1,3 @@
-import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import { writeFileAtomic } from '../../fs/atomic.ts';
-import { claimOutDir, publishOutDir } from '../../fs/output-guard.ts';
-import { UserError } from '../../errors.ts';
-import { BM25_B, BM25_K1, DB_FILE, INDEX_FORMAT, INDEX_VERSION, MANIFEST_FILE, readManifest, TOKENIZER, type IndexManifest } from './bm25-index.ts';
-import { passageKey } from './contents.ts';
-import { fileSha256, readCorpus, type CorpusKind } from './corpus.ts';
-
 /**
  * `sharp index build`: a corpus file (corpus.ts) into the index folder bm25-index.ts reads.
  *
@@ -21,6 +10,26 @@ import { fileSha256, readCorpus, type CorpusKind } from './corpus.ts';
  * Benchmark paragraphs are pooled: a (title, text) pair met again is kept once, and passages are
  * numbered "0", "1", ... in first-seen order (as tools/search.ts poolParagraphs numbers them).
  */
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { writeFileAtomic } from '../../fs/atomic.ts';
+import { claimOutDir, publishOutDir } from '../../fs/output-guard.ts';
+import { UserError } from '../../errors.ts';
+import {
+  BM25_B,
+  BM25_K1,
+  DB_FILE,
+  INDEX_FORMAT,
+  INDEX_VERSION,
+  MANIFEST_FILE,
+  readManifest,
+  TOKENIZER,
+  type IndexManifest,
+} from './bm25-index.ts';
+import { passageKey } from './contents.ts';
+import { fileSha256, readCorpus, type CorpusKind } from './corpus.ts';
 
 interface BuildProgress {
   /** Corpus bytes read so far, of `totalBytes`. */
@@ -39,7 +48,8 @@ export interface BuildOptions {
 /** Rows inserted per transaction; the build yields to the event loop between them (progress bar, signals). */
 const BATCH = 5000;
 
-const LEFTOVER = (name: string): RegExp => new RegExp(`^\\.${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(building|replaced)-(\\d+)$`);
+const LEFTOVER = (name: string): RegExp =>
+  new RegExp(`^\\.${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(building|replaced)-(\\d+)$`);
 
 function alive(pid: number): boolean {
   try {
@@ -58,7 +68,10 @@ function clearLeftovers(out: string): void {
     const m = re.exec(entry);
     if (!m) continue;
     const pid = Number(m[2]);
-    if (pid !== process.pid && alive(pid)) throw new UserError(`--out ${out}: another build of this index is running (process ${pid}, folder ${join(parent, entry)})`);
+    if (pid !== process.pid && alive(pid))
+      throw new UserError(
+        `--out ${out}: another build of this index is running (process ${pid}, folder ${join(parent, entry)})`,
+      );
     rmSync(join(parent, entry), { recursive: true, force: true });
   }
 }
@@ -85,7 +98,14 @@ export async function buildIndex(opts: BuildOptions): Promise<IndexManifest> {
   const t0 = performance.now();
   // An earlier index (its manifest says so) is replaced, file by file; any other non-empty folder is refused.
   const earlier = existsSync(out) && statSync(out).isDirectory() && readManifest(out) !== null;
-  claimOutDir(out, { command: COMMAND, flag: '--out', forceable: false, force: earlier, inputs: [{ path: corpus, what: '--corpus' }], writes: [DB_FILE, MANIFEST_FILE] });
+  claimOutDir(out, {
+    command: COMMAND,
+    flag: '--out',
+    forceable: false,
+    force: earlier,
+    inputs: [{ path: corpus, what: '--corpus' }],
+    writes: [DB_FILE, MANIFEST_FILE],
+  });
   clearLeftovers(out);
   const totalBytes = statSync(corpus).size;
   const sha256 = fileSha256(corpus);
@@ -98,9 +118,13 @@ export async function buildIndex(opts: BuildOptions): Promise<IndexManifest> {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
     db.pragma('cache_size = -65536');
-    db.exec(`CREATE TABLE passages(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL);
-      CREATE VIRTUAL TABLE fts USING fts5(title, text, content='passages', content_rowid='rowid', tokenize='${TOKENIZER}');
-      CREATE TEMP TABLE seen(k BLOB PRIMARY KEY) WITHOUT ROWID;`);
+    db.exec(
+      `CREATE TABLE passages(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, title TEXT NOT NULL, text TEXT NOT ` +
+        `NULL);
+      CREATE VIRTUAL TABLE fts USING fts5(title, text, content='passages', content_rowid='rowid', ` +
+        `tokenize='${TOKENIZER}');
+      CREATE TEMP TABLE seen(k BLOB PRIMARY KEY) WITHOUT ROWID;`,
+    );
     const addPassage = db.prepare('INSERT INTO passages(rowid, id, title, text) VALUES (?, ?, ?, ?)');
     const addFts = db.prepare('INSERT INTO fts(rowid, title, text) VALUES (?, ?, ?)');
     const markSeen = db.prepare('INSERT OR IGNORE INTO seen(k) VALUES (?)');
@@ -115,7 +139,8 @@ export async function buildIndex(opts: BuildOptions): Promise<IndexManifest> {
       kind = rec.kind;
       records += 1;
       for (const p of rec.passages) {
-        if (rec.kind === 'paragraphs' && markSeen.run(createHash('sha1').update(passageKey(p)).digest()).changes === 0) continue;
+        if (rec.kind === 'paragraphs' && markSeen.run(createHash('sha1').update(passageKey(p)).digest()).changes === 0)
+          continue;
         const rowid = passages + 1;
         addPassage.run(rowid, p.id ?? String(passages), p.title, p.text);
         addFts.run(rowid, p.title, p.text);

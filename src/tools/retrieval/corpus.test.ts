@@ -7,18 +7,33 @@ import { readCorpus, recordPassages } from './corpus.ts';
 
 describe('contents', () => {
   it('reads and writes Search-R1\'s "Title"\\ntext', () => {
-    expect(fromContents('"Ilsa Marrow"\nIlsa Marrow (born 1902) was a weaver.\nMore.')).toEqual({ title: 'Ilsa Marrow', text: 'Ilsa Marrow (born 1902) was a weaver.\nMore.' });
+    expect(fromContents('"Ilsa Marrow"\nIlsa Marrow (born 1902) was a weaver.\nMore.')).toEqual({
+      title: 'Ilsa Marrow',
+      text: 'Ilsa Marrow (born 1902) was a weaver.\nMore.',
+    });
     expect(fromContents('Bare title\ntext')).toEqual({ title: 'Bare title', text: 'text' });
     expect(fromContents('no title at all')).toEqual({ title: '', text: 'no title at all' });
-    expect(fromContents(toContents({ title: 'A "quoted" b', text: 'x' }))).toEqual({ title: 'A "quoted" b', text: 'x' });
+    expect(fromContents(toContents({ title: 'A "quoted" b', text: 'x' }))).toEqual({
+      title: 'A "quoted" b',
+      text: 'x',
+    });
   });
 });
 
 describe('readCorpus', () => {
   it('reads Search-R1 passages, MuSiQue paragraphs and HotpotQA context', () => {
-    expect(recordPassages({ id: 7, contents: '"T"\nx' })).toEqual({ kind: 'passages', passages: [{ id: '7', title: 'T', text: 'x' }] });
-    expect(recordPassages({ paragraphs: [{ idx: 0, title: 'T', paragraph_text: 'x' }] })).toEqual({ kind: 'paragraphs', passages: [{ title: 'T', text: 'x' }] });
-    expect(recordPassages({ context: [['T', [' One.', ' Two.']]] })).toEqual({ kind: 'paragraphs', passages: [{ title: 'T', text: 'One. Two.' }] });
+    expect(recordPassages({ id: 7, contents: '"T"\nx' })).toEqual({
+      kind: 'passages',
+      passages: [{ id: '7', title: 'T', text: 'x' }],
+    });
+    expect(recordPassages({ paragraphs: [{ idx: 0, title: 'T', paragraph_text: 'x' }] })).toEqual({
+      kind: 'paragraphs',
+      passages: [{ title: 'T', text: 'x' }],
+    });
+    expect(recordPassages({ context: [['T', [' One.', ' Two.']]] })).toEqual({
+      kind: 'paragraphs',
+      passages: [{ title: 'T', text: 'One. Two.' }],
+    });
     expect(recordPassages({ id: 'x' })).toMatch(/expected \{id, contents\}/);
     expect(recordPassages({ contents: 'x' })).toBe('id: expected a string or a number');
   });
@@ -49,7 +64,9 @@ describe('readCorpus', () => {
     expect(() => [...readCorpus(bad)]).toThrow(new RegExp(`^${bad}:2: not valid JSON`));
     const mixed = join(dir, 'mixed.jsonl');
     writeFileSync(mixed, '{"id":"a","contents":"x"}\n{"paragraphs":[]}\n');
-    expect(() => [...readCorpus(mixed)]).toThrow(`${mixed}:2: a benchmark record in a file whose first record was a Search-R1 passage (one kind per corpus)`);
+    expect(() => [...readCorpus(mixed)]).toThrow(
+      `${mixed}:2: a benchmark record in a file whose first record was a Search-R1 passage (one kind per corpus)`,
+    );
     const shape = join(dir, 'shape.jsonl');
     writeFileSync(shape, '[1]\n');
     expect(() => [...readCorpus(shape)]).toThrow(`${shape}:1: expected a JSON object`);

@@ -39,13 +39,15 @@ export function recordPassages(value: unknown): { kind: CorpusKind; passages: Co
   if ('contents' in value) {
     if (typeof value.contents !== 'string') return 'contents: expected a string';
     const id = value.id;
-    if (typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id))) return 'id: expected a string or a number';
+    if (typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id)))
+      return 'id: expected a string or a number';
     return { kind: 'passages', passages: [{ id: String(id), ...fromContents(value.contents) }] };
   }
   if (Array.isArray(value.paragraphs)) {
     const out: CorpusPassage[] = [];
     for (const [i, p] of value.paragraphs.entries()) {
-      if (!isObject(p) || typeof p.title !== 'string' || typeof p.paragraph_text !== 'string') return `paragraphs[${i}]: expected {title, paragraph_text} strings`;
+      if (!isObject(p) || typeof p.title !== 'string' || typeof p.paragraph_text !== 'string')
+        return `paragraphs[${i}]: expected {title, paragraph_text} strings`;
       out.push({ title: p.title, text: p.paragraph_text });
     }
     return { kind: 'paragraphs', passages: out };
@@ -53,12 +55,21 @@ export function recordPassages(value: unknown): { kind: CorpusKind; passages: Co
   if (Array.isArray(value.context)) {
     const out: CorpusPassage[] = [];
     for (const [i, c] of value.context.entries()) {
-      if (!Array.isArray(c) || typeof c[0] !== 'string' || !Array.isArray(c[1]) || !c[1].every((s) => typeof s === 'string')) return `context[${i}]: expected [title, [sentences]]`;
+      if (
+        !Array.isArray(c) ||
+        typeof c[0] !== 'string' ||
+        !Array.isArray(c[1]) ||
+        !c[1].every((s) => typeof s === 'string')
+      )
+        return `context[${i}]: expected [title, [sentences]]`;
       out.push({ title: c[0], text: joinSentences(c[1] as string[]) });
     }
     return { kind: 'paragraphs', passages: out };
   }
-  return 'expected {id, contents} (Search-R1 corpus), a MuSiQue record (paragraphs) or a HotpotQA / 2Wiki record (context)';
+  return (
+    'expected {id, contents} (Search-R1 corpus), a MuSiQue record (paragraphs) or a HotpotQA / 2Wiki record ' +
+    '(context)'
+  );
 }
 
 /** First non-blank character of the file ('' when it has none). */
@@ -66,10 +77,15 @@ function firstChar(file: string): string {
   const fd = openSync(file, 'r');
   try {
     const buf = Buffer.alloc(4096);
-    for (let pos = 0; ; ) {
+    for (let pos = 0; ;) {
       const n = readSync(fd, buf, 0, buf.length, pos);
       if (n === 0) return '';
-      const m = /\S/.exec(buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, ''));
+      const m = /\S/.exec(
+        buf
+          .subarray(0, n)
+          .toString('utf8')
+          .replace(/^\uFEFF/, ''),
+      );
       if (m) return m[0];
       pos += n;
     }
@@ -118,7 +134,12 @@ export function* readCorpus(file: string, opts: ReadCorpusOptions = {}): Generat
     const r = recordPassages(value);
     if (typeof r === 'string') throw new UserError(`${file}:${line}: ${r}`);
     kind ??= r.kind;
-    if (r.kind !== kind) throw new UserError(`${file}:${line}: a ${r.kind === 'passages' ? 'Search-R1 passage' : 'benchmark record'} in a file whose first record was ${kind === 'passages' ? 'a Search-R1 passage' : 'a benchmark record'} (one kind per corpus)`);
+    if (r.kind !== kind)
+      throw new UserError(
+        `${file}:${line}: a ${r.kind === 'passages' ? 'Search-R1 passage' : 'benchmark record'} in a file whose ` +
+          `first record was ${kind === 'passages' ? 'a Search-R1 passage' : 'a benchmark record'} (one kind per ` +
+          `corpus)`,
+      );
     return { line, kind: r.kind, passages: r.passages };
   };
   if (firstChar(file) === '[') {
@@ -136,7 +157,9 @@ export function* readCorpus(file: string, opts: ReadCorpusOptions = {}): Generat
     try {
       value = JSON.parse(text);
     } catch (err) {
-      throw new UserError(`${file}:${line}: not valid JSON (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+      throw new UserError(
+        `${file}:${line}: not valid JSON (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`,
+      );
     }
     yield check(line, value);
   }
@@ -148,7 +171,8 @@ export function fileSha256(file: string): string {
   const fd = openSync(file, 'r');
   const buf = Buffer.allocUnsafe(CHUNK);
   try {
-    for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null)) h.update(buf.subarray(0, n));
+    for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null))
+      h.update(buf.subarray(0, n));
   } finally {
     closeSync(fd);
   }

@@ -7,8 +7,39 @@
 
 /** Lucene's ENGLISH_STOP_WORDS_SET. */
 const STOPWORDS = new Set([
-  'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of', 'on', 'or', 'such', 'that', 'the',
-  'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
+  'a',
+  'an',
+  'and',
+  'are',
+  'as',
+  'at',
+  'be',
+  'but',
+  'by',
+  'for',
+  'if',
+  'in',
+  'into',
+  'is',
+  'it',
+  'no',
+  'not',
+  'of',
+  'on',
+  'or',
+  'such',
+  'that',
+  'the',
+  'their',
+  'then',
+  'there',
+  'these',
+  'they',
+  'this',
+  'to',
+  'was',
+  'will',
+  'with',
 ]);
 
 /** Most distinct words a query keeps (a pasted paragraph is not a query; FTS5 cost grows per word). */
@@ -16,7 +47,7 @@ export const MAX_QUERY_TERMS = 32;
 
 /** The query's distinct lower-case words in order, stopwords dropped unless nothing else is left. */
 export function queryTerms(query: string): string[] {
-  const words = [...new Set((query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []))];
+  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
   const content = words.filter((w) => !STOPWORDS.has(w));
   return (content.length > 0 ? content : words).slice(0, MAX_QUERY_TERMS);
 }

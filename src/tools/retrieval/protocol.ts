@@ -1,6 +1,3 @@
-import { fromContents, toContents } from './contents.ts';
-import type { Hit } from './retriever.ts';
-
 /**
  * The retrieval protocol of Search-R1's retrieval server (search_r1/search/retrieval_server.py),
  * also spoken by verl's multi-turn search tool and rLLM's search example:
@@ -14,6 +11,8 @@ import type { Hit } from './retriever.ts';
  * (the BM25 retriever over an index that stores its documents); only `contents` is required, `id`
  * is read when present.
  */
+import { fromContents, toContents } from './contents.ts';
+import type { Hit } from './retriever.ts';
 
 export interface RetrieveRequest {
   queries: string[];
@@ -40,14 +39,18 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function parseRetrieveRequest(body: unknown, limits: RequestLimits = DEFAULT_LIMITS): RetrieveRequest | string {
   if (!isObject(body)) return 'body: expected a JSON object {"queries": [...], "topk": k, "return_scores": bool}';
   const { queries, topk, return_scores: scores } = body;
-  if (!Array.isArray(queries) || !queries.every((q) => typeof q === 'string')) return 'queries: expected a list of strings';
-  if (queries.length > limits.maxQueries) return `queries: ${queries.length} in one request, at most ${limits.maxQueries}`;
+  if (!Array.isArray(queries) || !queries.every((q) => typeof q === 'string'))
+    return 'queries: expected a list of strings';
+  if (queries.length > limits.maxQueries)
+    return `queries: ${queries.length} in one request, at most ${limits.maxQueries}`;
   const long = queries.findIndex((q) => q.length > limits.maxQueryChars);
   if (long >= 0) return `queries[${long}]: longer than ${limits.maxQueryChars} characters`;
   // Search-R1 reads a missing, null or 0 topk as its configured default (`if not request.topk`).
   const wanted = topk === undefined || topk === null || topk === 0 ? limits.defaultTopk : topk;
-  if (!(Number.isInteger(wanted) && (wanted as number) >= 1 && (wanted as number) <= limits.maxTopk)) return `topk: expected an integer 1..${limits.maxTopk}`;
-  if (scores !== undefined && scores !== null && typeof scores !== 'boolean') return 'return_scores: expected true or false';
+  if (!(Number.isInteger(wanted) && (wanted as number) >= 1 && (wanted as number) <= limits.maxTopk))
+    return `topk: expected an integer 1..${limits.maxTopk}`;
+  if (scores !== undefined && scores !== null && typeof scores !== 'boolean')
+    return 'return_scores: expected true or false';
   return { queries: queries as string[], topk: wanted as number, returnScores: scores === true };
 }
 
@@ -58,7 +61,11 @@ function documentOf(h: Hit): { id: string; contents: string } {
 
 /** The response body for `hits` (one list per query). */
 export function retrieveResponse(hits: readonly Hit[][], returnScores: boolean): { result: unknown[][] } {
-  return { result: hits.map((list) => list.map((h) => (returnScores ? { document: documentOf(h), score: h.score ?? 0 } : documentOf(h)))) };
+  return {
+    result: hits.map((list) =>
+      list.map((h) => (returnScores ? { document: documentOf(h), score: h.score ?? 0 } : documentOf(h))),
+    ),
+  };
 }
 
 /** The request body a client sends. */
@@ -77,10 +84,13 @@ function hitOf(entry: unknown, where: string): Hit {
   return hit;
 }
 
-/** The hits of a response body to `queries` queries; throws a one-line Error when the body is not the protocol's shape. */
+/**
+ * The hits of a response body to `queries` queries; throws a one-line Error when the body is not the protocol's shape.
+ */
 export function parseRetrieveResponse(body: unknown, queries: number): Hit[][] {
   if (!isObject(body) || !Array.isArray(body.result)) throw new Error('response: expected {"result": [[...], ...]}');
-  if (body.result.length !== queries) throw new Error(`response: ${body.result.length} result lists for ${queries} queries`);
+  if (body.result.length !== queries)
+    throw new Error(`response: ${body.result.length} result lists for ${queries} queries`);
   return body.result.map((list, i) => {
     if (!Array.isArray(list)) throw new Error(`response: result[${i}] is not a list`);
     return list.map((e, j) => hitOf(e, `response: result[${i}][${j}]`));

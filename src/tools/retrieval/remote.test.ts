@@ -77,23 +77,35 @@ describe('RemoteRetriever', () => {
       calls += 1;
       res.end('<html>proxy error</html>');
     });
-    await expect(new RemoteRetriever({ url: garbage, timeoutMs: 1000, retries: 3 }).search(['q'], 1)).rejects.toThrow(`retriever ${garbage}: the response is not JSON`);
+    await expect(new RemoteRetriever({ url: garbage, timeoutMs: 1000, retries: 3 }).search(['q'], 1)).rejects.toThrow(
+      `retriever ${garbage}: the response is not JSON`,
+    );
     expect(calls).toBe(1);
     const wrong = await fake((_req, res) => res.end('{"result":[]}'));
-    await expect(new RemoteRetriever({ url: wrong, timeoutMs: 1000, retries: 3 }).search(['q'], 1)).rejects.toThrow('response: 0 result lists for 1 queries');
+    await expect(new RemoteRetriever({ url: wrong, timeoutMs: 1000, retries: 3 }).search(['q'], 1)).rejects.toThrow(
+      'response: 0 result lists for 1 queries',
+    );
     const notFound = await fake((_req, res) => {
       res.statusCode = 404;
       res.end('{"detail":"Not Found"}');
     });
-    await expect(new RemoteRetriever({ url: notFound, timeoutMs: 1000, retries: 3 }).search(['q'], 1)).rejects.toThrow('HTTP 404 ({"detail":"Not Found"})');
+    await expect(new RemoteRetriever({ url: notFound, timeoutMs: 1000, retries: 3 }).search(['q'], 1)).rejects.toThrow(
+      'HTTP 404 ({"detail":"Not Found"})',
+    );
   });
 
   it('caps the response body it reads', async () => {
-    const url = await fake((_req, res) => res.end(JSON.stringify({ result: [[{ id: 'x', contents: 'y'.repeat(10_000) }]] })));
-    await expect(new RemoteRetriever({ url, timeoutMs: 1000, retries: 0, maxResponseBytes: 1000 }).search(['q'], 1)).rejects.toThrow('response larger than 1000 bytes');
+    const url = await fake((_req, res) =>
+      res.end(JSON.stringify({ result: [[{ id: 'x', contents: 'y'.repeat(10_000) }]] })),
+    );
+    await expect(
+      new RemoteRetriever({ url, timeoutMs: 1000, retries: 0, maxResponseBytes: 1000 }).search(['q'], 1),
+    ).rejects.toThrow('response larger than 1000 bytes');
   });
 
   it('refuses a URL that is not http(s)', () => {
-    expect(() => new RemoteRetriever({ url: 'redis://x', timeoutMs: 1, retries: 0 })).toThrow("retriever 'redis://x': not an http(s) URL");
+    expect(() => new RemoteRetriever({ url: 'redis://x', timeoutMs: 1, retries: 0 })).toThrow(
+      "retriever 'redis://x': not an http(s) URL",
+    );
   });
 });

@@ -1,6 +1,3 @@
-import { parseRetrieveResponse, retrieveRequestBody } from './protocol.ts';
-import type { Hit, Retriever } from './retriever.ts';
-
 /**
  * A client of a Search-R1 retrieval server (protocol.ts). Every request has a deadline
  * (`timeoutMs`, covering the body too), a network error, a timeout or a 5xx answer is retried at
@@ -13,6 +10,8 @@ import type { Hit, Retriever } from './retriever.ts';
  * request (up to `maxBatch`), as Search-R1's own rollouts batch them: the server answers a batch in
  * about the time of one query.
  */
+import { parseRetrieveResponse, retrieveRequestBody } from './protocol.ts';
+import type { Hit, Retriever } from './retriever.ts';
 
 export interface RemoteOptions {
   /** The /retrieve URL, e.g. http://127.0.0.1:8000/retrieve. */
@@ -40,7 +39,8 @@ interface Waiting {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function describe(err: unknown, timeoutMs: number): string {
-  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) return `no answer within ${timeoutMs} ms`;
+  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+    return `no answer within ${timeoutMs} ms`;
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   if (cause?.code) return `cannot connect (${cause.code})`;
   return (err instanceof Error ? (cause?.message ?? err.message) : String(err)).split('\n')[0] ?? 'unknown error';
@@ -77,12 +77,15 @@ export class RemoteRetriever implements Retriever {
     } catch {
       throw new Error(`retriever '${opts.url}': not a URL (expected http://host:port/retrieve)`);
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`retriever '${opts.url}': not an http(s) URL`);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new Error(`retriever '${opts.url}': not an http(s) URL`);
     this.name = `retriever ${opts.url}`;
   }
 
   search(queries: readonly string[], k: number): Promise<Hit[][]> {
-    return Promise.all(queries.map((query) => new Promise<Hit[]>((resolve, reject) => this.enqueue({ query, k, resolve, reject }))));
+    return Promise.all(
+      queries.map((query) => new Promise<Hit[]>((resolve, reject) => this.enqueue({ query, k, resolve, reject }))),
+    );
   }
 
   private enqueue(w: Waiting): void {
@@ -121,7 +124,12 @@ export class RemoteRetriever implements Retriever {
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (attempt > 0) await sleep((this.opts.backoffMs ?? 200) * 2 ** (attempt - 1));
       try {
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(timeoutMs) });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
         const text = await readCapped(res, this.opts.maxResponseBytes ?? 32 << 20);
         if (res.status >= 500) {
           last = `HTTP ${res.status}`;

@@ -22,7 +22,12 @@ const episode: Episode = {
     { idx: 2, title: 'Brelia', text: 'Brelia is a country. Its capital is Tusko.', isSupporting: false },
   ],
 };
-const other: Episode = { id: 'e2', question: 'q', answers: ['x'], paragraphs: [{ idx: 0, title: 'Orvane', text: 'Orvane is a city located in Tusko county.' }] };
+const other: Episode = {
+  id: 'e2',
+  question: 'q',
+  answers: ['x'],
+  paragraphs: [{ idx: 0, title: 'Orvane', text: 'Orvane is a city located in Tusko county.' }],
+};
 
 describe('search backends: episode, index, remote', () => {
   let dir: string;
@@ -32,7 +37,12 @@ describe('search backends: episode, index, remote', () => {
   beforeAll(async () => {
     dir = tempDir();
     // The two episodes as a MuSiQue file: the index pools their paragraphs (MuSiQue's open setting).
-    const rec = (e: Episode): string => JSON.stringify({ id: e.id, question: e.question, paragraphs: e.paragraphs.map((p) => ({ idx: p.idx, title: p.title, paragraph_text: p.text })) });
+    const rec = (e: Episode): string =>
+      JSON.stringify({
+        id: e.id,
+        question: e.question,
+        paragraphs: e.paragraphs.map((p) => ({ idx: p.idx, title: p.title, paragraph_text: p.text })),
+      });
     writeFileSync(join(dir, 'm.jsonl'), `${rec(episode)}\n${rec(other)}\n`);
     await buildIndex({ corpus: join(dir, 'm.jsonl'), out: join(dir, 'idx') });
     index = new Bm25Index(join(dir, 'idx'));
@@ -45,7 +55,11 @@ describe('search backends: episode, index, remote', () => {
     await closeCodeSandbox();
   });
 
-  const tools = (search: Record<string, unknown>) => createWorkerTools(episode, configSchema.parse({ rollout: { search: { topK: 2, maxChars: 30, ...search } } }).rollout);
+  const tools = (search: Record<string, unknown>) =>
+    createWorkerTools(
+      episode,
+      configSchema.parse({ rollout: { search: { topK: 2, maxChars: 30, ...search } } }).rollout,
+    );
 
   it('shows the agent the same lines from all three, and records idx (and corpus ids)', async () => {
     const q = 'Which country is Tusko located in?';
@@ -53,19 +67,33 @@ describe('search backends: episode, index, remote', () => {
     const viaIndex = await tools({ backend: 'index', index: join(dir, 'idx') }).search(q);
     const viaRemote = await tools({ backend: 'remote', url, timeoutMs: 2000, retries: 0 }).search(q);
     // Episode: minisearch over the episode's 3 paragraphs, labels are idx values.
-    expect(viaEpisode).toEqual({ ok: true, output: '[1] Tusko: Tusko is a city located in...\n[2] Brelia: Brelia is a country. Its ca...', retrievedIdx: [1, 2] });
+    expect(viaEpisode).toEqual({
+      ok: true,
+      output: '[1] Tusko: Tusko is a city located in...\n[2] Brelia: Brelia is a country. Its ca...',
+      retrievedIdx: [1, 2],
+    });
     // Index: FTS5 over the 4 pooled paragraphs (corpus ids 0-3 in file order). Of the query's words
     // (is, in: stopwords) only "country" is in fewer than half of them (idf ln(3.5 / 1.5)); tusko and
     // located are in 3 of 4 (idf floored at 1e-6), so Brelia comes first, then Tusko.
-    expect(viaIndex).toEqual({ ok: true, output: '[2] Brelia: Brelia is a country. Its ca...\n[1] Tusko: Tusko is a city located in...', retrievedIdx: [2, 1], retrievedIds: ['2', '1'] });
+    expect(viaIndex).toEqual({
+      ok: true,
+      output: '[2] Brelia: Brelia is a country. Its ca...\n[1] Tusko: Tusko is a city located in...',
+      retrievedIdx: [2, 1],
+      retrievedIds: ['2', '1'],
+    });
     // Orvane (corpus id 3) is not one of the episode's paragraphs: an id, no idx.
-    expect(await tools({ backend: 'index', index: join(dir, 'idx') }).search('Orvane')).toMatchObject({ retrievedIdx: [], retrievedIds: ['3'] });
+    expect(await tools({ backend: 'index', index: join(dir, 'idx') }).search('Orvane')).toMatchObject({
+      retrievedIdx: [],
+      retrievedIds: ['3'],
+    });
     // Remote: the same index through the Search-R1 protocol gives the same outcome.
     expect(viaRemote).toEqual(viaIndex);
   });
 
   it('applies snippet to corpus hits as to episode hits', async () => {
-    const out = await tools({ backend: 'index', index: join(dir, 'idx'), snippet: 1, maxChars: 200 }).search('lies on a river');
+    const out = await tools({ backend: 'index', index: join(dir, 'idx'), snippet: 1, maxChars: 200 }).search(
+      'lies on a river',
+    );
     expect(out.output.split('\n')[0]).toBe('[1] Tusko: It lies on a river.');
   });
 
@@ -74,8 +102,14 @@ describe('search backends: episode, index, remote', () => {
     const goneUrl = await listen(gone);
     await close(gone);
     const down = await tools({ backend: 'remote', url: goneUrl, timeoutMs: 500, retries: 0 }).search('Tusko');
-    expect(down).toEqual({ ok: false, output: `search error: retriever ${goneUrl}: cannot connect (ECONNREFUSED) (1 try)` });
-    expect(await tools({ backend: 'index', index: join(dir, 'idx') }).search('  ')).toEqual({ ok: false, output: 'search error: empty query' });
+    expect(down).toEqual({
+      ok: false,
+      output: `search error: retriever ${goneUrl}: cannot connect (ECONNREFUSED) (1 try)`,
+    });
+    expect(await tools({ backend: 'index', index: join(dir, 'idx') }).search('  ')).toEqual({
+      ok: false,
+      output: 'search error: empty query',
+    });
   });
 
   it('stops with one line when the index is missing', () => {

@@ -20,12 +20,16 @@ export function createCorpusSearch(retriever: Retriever, paragraphs: readonly Pa
   return async (args: string): Promise<ToolOutcome> => {
     const query = args.trim();
     if (query.length === 0) return { ok: false, output: 'search error: empty query' };
-    if (query.length > MAX_QUERY_CHARS) return { ok: false, output: `search error: query longer than ${MAX_QUERY_CHARS} characters` };
+    if (query.length > MAX_QUERY_CHARS)
+      return { ok: false, output: `search error: query longer than ${MAX_QUERY_CHARS} characters` };
     let hits: Hit[];
     try {
       hits = ((await retriever.search([query], opts.topK))[0] ?? []).slice(0, opts.topK);
     } catch (err) {
-      return { ok: false, output: `search error: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}` };
+      return {
+        ok: false,
+        output: `search error: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`,
+      };
     }
     const retrievedIds = hits.map((h) => h.id);
     const retrievedIdx = hits.flatMap((h) => {
@@ -33,8 +37,16 @@ export function createCorpusSearch(retriever: Retriever, paragraphs: readonly Pa
       return idx === undefined ? [] : [idx];
     });
     if (hits.length === 0) return { ok: true, output: 'No paragraph matched the query.', retrievedIdx, retrievedIds };
-    // A server whose documents carry no id (Search-R1's BM25 retriever) gets its rank as the label, as Search-R1 shows "Doc 1".
-    const lines = hits.map((h, i) => formatHitLine(h.id || String(i + 1), h.title, opts.snippet ? snippetOf(h.text, query, opts.snippet) : h.text, opts.maxChars));
+    // A server whose documents carry no id (Search-R1's BM25 retriever) gets its rank as the label, as Search-R1 shows
+    // "Doc 1".
+    const lines = hits.map((h, i) =>
+      formatHitLine(
+        h.id || String(i + 1),
+        h.title,
+        opts.snippet ? snippetOf(h.text, query, opts.snippet) : h.text,
+        opts.maxChars,
+      ),
+    );
     return { ok: true, output: lines.join('\n'), retrievedIdx, retrievedIds };
   };
 }

@@ -26,17 +26,33 @@ describe('retrieval server', () => {
     const scored = await post(url, JSON.stringify({ queries: ['cat', 'rock'], topk: 1, return_scores: true }));
     expect(scored.status).toBe(200);
     expect(scored.json).toEqual({
-      result: [[{ document: { id: 'p3', contents: '"Delta"\ncat cat cat cat fish' }, score: expect.closeTo(0.873737, 5) }], [{ document: { id: 'p5', contents: '"Zeta"\nrock tree' }, score: expect.any(Number) }]],
+      result: [
+        [{ document: { id: 'p3', contents: '"Delta"\ncat cat cat cat fish' }, score: expect.closeTo(0.873737, 5) }],
+        [{ document: { id: 'p5', contents: '"Zeta"\nrock tree' }, score: expect.any(Number) }],
+      ],
     });
     const bare = await post(url, JSON.stringify({ queries: ['tree'] }));
     // No topk: the default 3; tree is in two passages.
-    expect(bare.json).toEqual({ result: [[{ id: 'p4', contents: '"Epsilon"\ntree' }, { id: 'p5', contents: '"Zeta"\nrock tree' }]] });
+    expect(bare.json).toEqual({
+      result: [
+        [
+          { id: 'p4', contents: '"Epsilon"\ntree' },
+          { id: 'p5', contents: '"Zeta"\nrock tree' },
+        ],
+      ],
+    });
   });
 
   it('answers malformed requests with 400 and one line, and bounds size, topk, path and method', async () => {
     expect(await post(url, '{not json')).toEqual({ status: 400, json: { error: 'body: not valid JSON' } });
-    expect(await post(url, JSON.stringify({ queries: 'cat' }))).toEqual({ status: 400, json: { error: 'queries: expected a list of strings' } });
-    expect(await post(url, JSON.stringify({ queries: ['cat'], topk: 1000 }))).toEqual({ status: 400, json: { error: 'topk: expected an integer 1..100' } });
+    expect(await post(url, JSON.stringify({ queries: 'cat' }))).toEqual({
+      status: 400,
+      json: { error: 'queries: expected a list of strings' },
+    });
+    expect(await post(url, JSON.stringify({ queries: ['cat'], topk: 1000 }))).toEqual({
+      status: 400,
+      json: { error: 'topk: expected an integer 1..100' },
+    });
     expect((await post(url, JSON.stringify({ queries: ['x'.repeat(5000)] }))).status).toBe(413);
     expect((await post(url.replace('/retrieve', '/search'), '{}')).status).toBe(404);
     const get = await fetch(url);

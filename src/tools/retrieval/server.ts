@@ -1,7 +1,3 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { DEFAULT_LIMITS, parseRetrieveRequest, retrieveResponse, type RequestLimits } from './protocol.ts';
-import type { Retriever } from './retriever.ts';
-
 /**
  * A retriever behind Search-R1's protocol (protocol.ts), for `sharp serve retrieval`: rollout
  * workers on other hosts share one index through it. `POST /retrieve` answers the protocol; `GET
@@ -9,6 +5,9 @@ import type { Retriever } from './retriever.ts';
  * query length, topk); a malformed one gets 400 with `{"error": "<one line>"}`, a body too large
  * 413, another path 404, another method 405.
  */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { DEFAULT_LIMITS, parseRetrieveRequest, retrieveResponse, type RequestLimits } from './protocol.ts';
+import type { Retriever } from './retriever.ts';
 
 export interface ServerOptions {
   limits?: RequestLimits;
@@ -86,7 +85,8 @@ export function createRetrievalServer(retriever: Retriever, opts: ServerOptions 
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
       if (err instanceof HttpError) {
-        if (err.status === 405) res.setHeader('allow', new URL(req.url ?? '/', 'http://localhost').pathname === '/health' ? 'GET' : 'POST');
+        if (err.status === 405)
+          res.setHeader('allow', new URL(req.url ?? '/', 'http://localhost').pathname === '/health' ? 'GET' : 'POST');
         send(res, err.status, { error: err.message });
       } else {
         send(res, 500, { error: (err instanceof Error ? err.message : String(err)).split('\n')[0] });

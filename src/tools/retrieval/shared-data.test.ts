@@ -15,7 +15,8 @@ describe.skipIf(!existsSync(MUSIQUE))('pooled index of real MuSiQue records', ()
   it('holds each distinct paragraph once and finds supporting paragraphs at least as often as minisearch', async () => {
     const dir = tempDir();
     const m = await buildIndex({ corpus: MUSIQUE, out: join(dir, 'idx') });
-    // Distinct (title, whitespace-collapsed text) pairs of the 100 records x 20 paragraphs, counted by an independent script.
+    // Distinct (title, whitespace-collapsed text) pairs of the 100 records x 20 paragraphs, counted by an independent
+    // script.
     expect(m).toMatchObject({ passages: 1890, corpus: { kind: 'paragraphs', records: 100 } });
     const eps = readMusique(MUSIQUE);
     const pooled = poolParagraphs(eps);
@@ -27,7 +28,10 @@ describe.skipIf(!existsSync(MUSIQUE))('pooled index of real MuSiQue records', ()
     for (const e of eps) {
       const gold = new Set(e.paragraphs.filter((p) => p.isSupporting).map(passageKey));
       viaIndex += index.searchOne(e.question, 5).filter((h) => gold.has(passageKey(h))).length / gold.size;
-      viaMini += ((await mini(e.question)).retrievedIdx ?? []).filter((i) => gold.has(passageKey(pooled.paragraphs[i] as (typeof pooled.paragraphs)[number]))).length / gold.size;
+      viaMini +=
+        ((await mini(e.question)).retrievedIdx ?? []).filter((i) =>
+          gold.has(passageKey(pooled.paragraphs[i] as (typeof pooled.paragraphs)[number])),
+        ).length / gold.size;
       n += 1;
     }
     index.close();

@@ -16,11 +16,23 @@ describe('padBatch', () => {
       3,
       true,
     );
-    expect(b.ids.arraySync()).toEqual([[5, 6, 7, 8], [9, 10, 3, 3]]);
-    expect(b.attn.arraySync()).toEqual([[1, 1, 1, 1], [1, 1, 0, 0]]);
+    expect(b.ids.arraySync()).toEqual([
+      [5, 6, 7, 8],
+      [9, 10, 3, 3],
+    ]);
+    expect(b.attn.arraySync()).toEqual([
+      [1, 1, 1, 1],
+      [1, 1, 0, 0],
+    ]);
     // position t scores ids[t + 1]
-    expect(b.mask.arraySync()).toEqual([[0, 1, 1], [1, 0, 0]]);
-    expect(b.sampleLogp?.arraySync()).toEqual([[0, -0.5, -0.25], [-2, 0, 0]]);
+    expect(b.mask.arraySync()).toEqual([
+      [0, 1, 1],
+      [1, 0, 0],
+    ]);
+    expect(b.sampleLogp?.arraySync()).toEqual([
+      [0, -0.5, -0.25],
+      [-2, 0, 0],
+    ]);
     disposeBatch(b);
   });
 
@@ -34,6 +46,7 @@ describe('padBatch', () => {
 });
 
 describe('microBatchOrder', () => {
-  it('groups longest first, ties by index', () => expect(microBatchOrder([3, 9, 3, 5, 9], 2)).toEqual([[1, 4], [3, 0], [2]]));
+  it('groups longest first, ties by index', () =>
+    expect(microBatchOrder([3, 9, 3, 5, 9], 2)).toEqual([[1, 4], [3, 0], [2]]));
   it('counts trained tokens', () => expect(trainedTokens({ ids: [1, 2, 3], trainMask: [0, 1, 1] })).toBe(2));
 });

@@ -51,7 +51,8 @@ export function disposeBatch(p: PaddedBatch): void {
 
 /** Indices grouped into micro-batches of at most `size`, longest sequences first (less padding). */
 export function microBatchOrder(lengths: readonly number[], size: number): number[][] {
-  if (!(Number.isInteger(size) && size >= 1)) throw new Error(`microBatchOrder: size must be an integer >= 1, got ${size}`);
+  if (!(Number.isInteger(size) && size >= 1))
+    throw new Error(`microBatchOrder: size must be an integer >= 1, got ${size}`);
   const order = lengths.map((_, i) => i).sort((a, b) => (lengths[b] as number) - (lengths[a] as number) || a - b);
   const out: number[][] = [];
   for (let k = 0; k < order.length; k += size) out.push(order.slice(k, k + size));

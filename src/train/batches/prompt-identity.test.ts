@@ -28,9 +28,19 @@ afterAll(async () => {
 
 describe('generation and training see the same prompt ids', () => {
   it('every recorded sampling logprob equals the trainer recomputation over its sequence', async () => {
-    const cfg = rolloutConfig({ plannerPrompt: 'Plan.', workerPrompt: 'Work.', maxNewTokens: 12, maxContext: 384, maxPlannerTurns: 2, maxWorkerTurns: 2 });
+    const cfg = rolloutConfig({
+      plannerPrompt: 'Plan.',
+      workerPrompt: 'Work.',
+      maxNewTokens: 12,
+      maxContext: 384,
+      maxPlannerTurns: 2,
+      maxWorkerTurns: 2,
+    });
     const episodes = generateSynth({ seed: 21, n: 2 }).map(toEpisode);
-    const { trajectories } = await rollout(lm.policy({ seed: 4, maxContext: cfg.maxContext }), episodes, { cfg, groupSize: 3 });
+    const { trajectories } = await rollout(lm.policy({ seed: 4, maxContext: cfg.maxContext }), episodes, {
+      cfg,
+      groupSize: 3,
+    });
     let checked = 0;
     let worst = 0;
     for (const t of trajectories) {
@@ -49,7 +59,8 @@ describe('generation and training see the same prompt ids', () => {
       }
     }
     expect(checked).toBeGreaterThan(40);
-    // float32 rounding between the cached decode and the full forward pass; a prompt one token shorter moves it to ~5e-3
+    // float32 rounding between the cached decode and the full forward pass; a prompt one token shorter moves it to
+    // ~5e-3
     expect(worst).toBeLessThan(1e-4);
   });
 });

@@ -36,14 +36,20 @@ export type { ChatEncoder };
  * already closed an empty one) or when the context has no user query (the template then renders
  * the last turn without the empty think block).
  */
-export function completionIds(enc: ChatEncoder, context: readonly ChatMessage[], content: string): { prompt: number[]; completion: number[] } {
+export function completionIds(
+  enc: ChatEncoder,
+  context: readonly ChatMessage[],
+  content: string,
+): { prompt: number[]; completion: number[] } {
   const prompt = renderPromptIds(enc, context);
   const full = enc.encodeChat([...context, { role: 'assistant', content }], { addGenerationPrompt: false });
   const extends_ = full.length > prompt.length && prompt.every((t, i) => full[i] === t);
   if (!extends_) {
     const at = prompt.findIndex((t, i) => full[i] !== t);
     throw new UserError(
-      `sequences: the chat template renders a finished assistant turn (after ${context.length} messages) that does not start with its generation prompt (they differ at token ${at}), so the reply cannot be split off for training; with Qwen3, keep <think> blocks out of replies when enable_thinking is false`,
+      `sequences: the chat template renders a finished assistant turn (after ${context.length} messages) that ` +
+        `does not start with its generation prompt (they differ at token ${at}), so the reply cannot be split off ` +
+        `for training; with Qwen3, keep <think> blocks out of replies when enable_thinking is false`,
     );
   }
   return { prompt, completion: full.slice(prompt.length) };
@@ -83,7 +89,12 @@ export interface RlSequence extends SftSequence {
  * `messageAdv` (message index -> advantage, credit.messageLevel): the sequences also carry
  * per-token advantages, each turn's tokens that of their message (the agent's where it has none).
  */
-export function trajectorySequences(traj: Trajectory, adv: readonly number[], enc: ChatEncoder, opts: { pack?: boolean; messageAdv?: ReadonlyMap<number, number> } = {}): RlSequence[] {
+export function trajectorySequences(
+  traj: Trajectory,
+  adv: readonly number[],
+  enc: ChatEncoder,
+  opts: { pack?: boolean; messageAdv?: ReadonlyMap<number, number> } = {},
+): RlSequence[] {
   const pack = opts.pack ?? true;
   const msgAdv = opts.messageAdv;
   const out: RlSequence[] = [];
@@ -93,7 +104,10 @@ export function trajectorySequences(traj: Trajectory, adv: readonly number[], en
     const a = adv[m.agent];
     if (a === undefined) throw new Error(`sequences: trajectory ${traj.id} has no advantage for agent ${m.agent}`);
     if (m.logprobs.length !== m.tokenIds.length) {
-      throw new Error(`sequences: trajectory ${traj.id} message ${m.index} has ${m.logprobs.length} logprobs for ${m.tokenIds.length} tokens`);
+      throw new Error(
+        `sequences: trajectory ${traj.id} message ${m.index} has ${m.logprobs.length} logprobs for ` +
+          `${m.tokenIds.length} tokens`,
+      );
     }
     // The engine's own reconstruction of what the agent saw (its messages before this one).
     const prompt = cachedPromptIds(enc, agentContext(traj, m.agent, m.index)); // the policy rendered it this step
@@ -131,7 +145,10 @@ export function transcriptSequences(t: Transcript, enc: ChatEncoder, opts: { pac
   let prev: SftSequence | undefined;
   t.messages.forEach((m, k) => {
     if (!m.train) return;
-    if (m.role !== 'assistant') throw new Error(`sequences: transcript message ${k} has train = true but role '${m.role}' (only assistant turns are trained)`);
+    if (m.role !== 'assistant')
+      throw new Error(
+        `sequences: transcript message ${k} has train = true but role '${m.role}' (only assistant turns are trained)`,
+      );
     const context = t.messages.slice(0, k).map((c) => ({ role: c.role, content: c.content }));
     const { prompt, completion } = completionIds(enc, context, m.content);
     const w = m.weight ?? 1;
@@ -160,7 +177,10 @@ export function pairSequences(p: PreferencePair, enc: ChatEncoder): PairSequence
 }
 
 /** Drops sequences longer than `maxTokens` (a context limit), returning how many were dropped. */
-export function capLength<T extends SftSequence>(seqs: readonly T[], maxTokens: number): { kept: T[]; dropped: number } {
+export function capLength<T extends SftSequence>(
+  seqs: readonly T[],
+  maxTokens: number,
+): { kept: T[]; dropped: number } {
   const kept = seqs.filter((s) => s.ids.length <= maxTokens);
   return { kept, dropped: seqs.length - kept.length };
 }

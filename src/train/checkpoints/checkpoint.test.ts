@@ -36,12 +36,14 @@ afterAll(async () => {
 function step(model: CausalLM, opt: AdamW, k: number): void {
   tf.tidy(() => {
     const grads: tf.NamedTensorMap = {};
-    for (const v of model.trainableVariables()) grads[v.name] = tf.mul(tf.sin(tf.reshape(tf.range(0, v.size), v.shape)), 0.01 * k);
+    for (const v of model.trainableVariables())
+      grads[v.name] = tf.mul(tf.sin(tf.reshape(tf.range(0, v.size), v.shape)), 0.01 * k);
     opt.applyGradients(grads);
   });
 }
 
-const weightsOf = (m: CausalLM): Map<string, Float32Array> => new Map([...m.namedVariables()].map(([n, v]) => [n, v.dataSync() as Float32Array]));
+const weightsOf = (m: CausalLM): Map<string, Float32Array> =>
+  new Map([...m.namedVariables()].map(([n, v]) => [n, v.dataSync() as Float32Array]));
 
 describe('checkpoints', () => {
   it('round-trips model, optimizer and trainer state; keeps the last N; survives a crash mid-write', async () => {
@@ -60,7 +62,12 @@ describe('checkpoints', () => {
     const latest = await latestCheckpoint(runDir);
     expect(latest?.step).toBe(3);
     const dir = latest?.dir as string;
-    expect((await readdir(dir)).sort()).toEqual(['config.json', 'model.safetensors', 'optimizer.safetensors', 'trainer_state.json']);
+    expect((await readdir(dir)).sort()).toEqual([
+      'config.json',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'trainer_state.json',
+    ]);
 
     // Crash during the save of step 4: a temp folder with a half-written model and no trainer state.
     const crashed = join(runDir, 'checkpoints', '.tmp-step-00000004-99999');
@@ -111,7 +118,10 @@ describe('checkpoints', () => {
   it('names the field of an invalid trainer_state.json', async () => {
     const dir = join(runDir, 'bad');
     await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'trainer_state.json'), JSON.stringify({ step: -1, dataCursor: 0, rng: [], configHash: 'x' }));
+    await writeFile(
+      join(dir, 'trainer_state.json'),
+      JSON.stringify({ step: -1, dataCursor: 0, rng: [], configHash: 'x' }),
+    );
     await expect(readTrainerState(dir)).rejects.toThrow(/trainer_state\.json: field 'step'/);
   });
 });
@@ -119,9 +129,17 @@ describe('checkpoints', () => {
 describe('assertSameConfig: the one resume check', () => {
   it('passes the same config, refuses another in one line', () => {
     const hash = configHash({ train: { lr: 1e-3, steps: 4 } });
-    expect(() => assertSameConfig('/r/step-00000002', { configHash: configHash({ train: { steps: 4, lr: 1e-3 } }) }, hash)).not.toThrow();
-    expect(() => assertSameConfig('/r/step-00000002', { configHash: configHash({ train: { lr: 2e-3, steps: 4 } }) }, hash)).toThrow(
-      new UserError('resume: /r/step-00000002 was written under another config (its config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of the run (no --config, no --set), or start a new run'),
+    expect(() =>
+      assertSameConfig('/r/step-00000002', { configHash: configHash({ train: { steps: 4, lr: 1e-3 } }) }, hash),
+    ).not.toThrow();
+    expect(() =>
+      assertSameConfig('/r/step-00000002', { configHash: configHash({ train: { lr: 2e-3, steps: 4 } }) }, hash),
+    ).toThrow(
+      new UserError(
+        'resume: /r/step-00000002 was written under another config (its config.yaml differs from this one: a ' +
+          '--config or --set changed it); resume with the config.yaml of the run (no --config, no --set), or start ' +
+          'a new run',
+      ),
     );
   });
 });
@@ -134,10 +152,17 @@ describe('readTrainerState of a damaged checkpoint', () => {
     await writeFile(file, '{"step": 9, "dataCur');
     const err = await readTrainerState(dir).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UserError);
-    expect((err as Error).message).toMatch(new RegExp(`^${file.replace(/[/.]/g, '\\$&')}: cannot read trainer state \\(.+\\): this checkpoint is damaged; delete ${dir.replace(/[/.]/g, '\\$&')} to resume from the one before it$`));
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^${file.replace(/[/.]/g, '\\$&')}: cannot read trainer state \\(.+\\): this checkpoint is damaged; ` +
+          `delete ${dir.replace(/[/.]/g, '\\$&')} to resume from the one before it$`,
+      ),
+    );
     await writeFile(file, '[1, 2]');
     const wrong = await readTrainerState(dir).catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(UserError);
-    expect((wrong as Error).message).toMatch(/trainer_state\.json: field '': .*: this checkpoint is damaged; delete .*step-00000009 to resume from the one before it$/);
+    expect((wrong as Error).message).toMatch(
+      /trainer_state\.json: field '': .*: this checkpoint is damaged; delete .*step-00000009 to resume from the one before it$/,
+    );
   });
 });

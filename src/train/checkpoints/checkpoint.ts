@@ -72,8 +72,18 @@ export interface SaveOptions {
 /** Stable JSON (sorted keys) -> sha256 hex: the same config always hashes the same. */
 export function configHash(config: unknown): string {
   const canon = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => [k, canon(x)])) : v;
-  return createHash('sha256').update(JSON.stringify(canon(config))).digest('hex');
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+              .map(([k, x]) => [k, canon(x)]),
+          )
+        : v;
+  return createHash('sha256')
+    .update(JSON.stringify(canon(config)))
+    .digest('hex');
 }
 
 /**
@@ -82,7 +92,10 @@ export function configHash(config: unknown): string {
  */
 export function assertSameConfig(dir: string, state: Pick<TrainerState, 'configHash'>, hash: string): void {
   if (state.configHash !== hash) {
-    throw new UserError(`resume: ${dir} was written under another config (its config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of the run (no --config, no --set), or start a new run`);
+    throw new UserError(
+      `resume: ${dir} was written under another config (its config.yaml differs from this one: a --config or ` +
+        `--set changed it); resume with the config.yaml of the run (no --config, no --set), or start a new run`,
+    );
   }
 }
 
@@ -100,7 +113,11 @@ function fsyncDir(dir: string): void {
 }
 
 /** Optimizer state keyed by Variable name -> keyed by stable model name (and back). */
-function renameKeys(state: ReadonlyMap<string, NamedArray>, map: ReadonlyMap<string, string>, what: string): Map<string, NamedArray> {
+function renameKeys(
+  state: ReadonlyMap<string, NamedArray>,
+  map: ReadonlyMap<string, string>,
+  what: string,
+): Map<string, NamedArray> {
   const out = new Map<string, NamedArray>();
   for (const [key, arr] of state) {
     if (key === STEP_KEY) {
@@ -117,7 +134,10 @@ function renameKeys(state: ReadonlyMap<string, NamedArray>, map: ReadonlyMap<str
 }
 
 /** Complete checkpoints of a run (in `folder`, default the RL loop's), oldest first. */
-export async function listCheckpoints(runDir: string, folder: string = CHECKPOINTS_DIR): Promise<{ step: number; dir: string }[]> {
+export async function listCheckpoints(
+  runDir: string,
+  folder: string = CHECKPOINTS_DIR,
+): Promise<{ step: number; dir: string }[]> {
   const root = join(runDir, folder);
   if (!existsSync(root)) return [];
   const out: { step: number; dir: string }[] = [];
@@ -129,20 +149,25 @@ export async function listCheckpoints(runDir: string, folder: string = CHECKPOIN
 }
 
 /** The newest complete checkpoint folder of a run (temp folders of crashed saves are ignored). */
-export async function latestCheckpoint(runDir: string, folder: string = CHECKPOINTS_DIR): Promise<{ step: number; dir: string } | undefined> {
+export async function latestCheckpoint(
+  runDir: string,
+  folder: string = CHECKPOINTS_DIR,
+): Promise<{ step: number; dir: string } | undefined> {
   const all = await listCheckpoints(runDir, folder);
   return all[all.length - 1];
 }
 
 /** Writes a checkpoint for `state.step` (temp folder + rename) and prunes to the newest `keep`. */
 export async function saveCheckpoint(runDir: string, o: SaveOptions): Promise<string> {
-  if (!(Number.isInteger(o.keep) && o.keep >= 1)) throw new Error(`checkpoint: keep must be an integer >= 1, got ${o.keep}`);
+  if (!(Number.isInteger(o.keep) && o.keep >= 1))
+    throw new Error(`checkpoint: keep must be an integer >= 1, got ${o.keep}`);
   trainerStateSchema.parse(o.state);
   const folder = o.folder ?? CHECKPOINTS_DIR;
   const root = join(runDir, folder);
   await mkdir(root, { recursive: true });
   // Leftovers of crashed saves (one writer per run folder, so none of them is in progress).
-  for (const name of await readdir(root)) if (name.startsWith(TEMP_PREFIX)) await rm(join(root, name), { recursive: true, force: true });
+  for (const name of await readdir(root))
+    if (name.startsWith(TEMP_PREFIX)) await rm(join(root, name), { recursive: true, force: true });
 
   const name = stepDirName(o.state.step);
   const tmp = join(root, `${TEMP_PREFIX}${name}-${process.pid}`);
@@ -153,7 +178,9 @@ export async function saveCheckpoint(runDir: string, o: SaveOptions): Promise<st
     for (const f of o.copyFiles ?? []) await copyFile(f, join(tmp, basename(f)));
     const toStable = new Map([...o.model.namedVariables()].map(([stable, v]) => [v.name, stable]));
     const opt = renameKeys(await o.optimizer.exportState(), toStable, 'model variable');
-    await writeSafetensors(join(tmp, OPTIMIZER_FILE), opt, { metadata: { format: 'sharp-rl adamw', layout: 'variable' } });
+    await writeSafetensors(join(tmp, OPTIMIZER_FILE), opt, {
+      metadata: { format: 'sharp-rl adamw', layout: 'variable' },
+    });
     await writeJsonAtomic(join(tmp, TRAINER_STATE_FILE), o.state);
     fsyncDir(tmp);
     if (existsSync(final)) {
@@ -202,7 +229,9 @@ export async function readTrainerState(dir: string): Promise<TrainerState> {
   try {
     raw = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
-    throw new UserError(`${file}: cannot read trainer state (${String((err as Error).message).split('\n')[0]}): ${damaged}`);
+    throw new UserError(
+      `${file}: cannot read trainer state (${String((err as Error).message).split('\n')[0]}): ${damaged}`,
+    );
   }
   const r = trainerStateSchema.safeParse(raw);
   if (!r.success) {

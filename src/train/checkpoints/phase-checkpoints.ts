@@ -1,6 +1,14 @@
 import { UserError } from '../../errors.ts';
 import type { AdamW } from '../optim/adamw.ts';
-import { assertSameConfig, latestCheckpoint, loadOptimizerState, readTrainerState, saveCheckpoint, type CheckpointModel, type TrainerState } from './checkpoint.ts';
+import {
+  assertSameConfig,
+  latestCheckpoint,
+  loadOptimizerState,
+  readTrainerState,
+  saveCheckpoint,
+  type CheckpointModel,
+  type TrainerState,
+} from './checkpoint.ts';
 import type { EpochOrder } from '../supervised/epoch-order.ts';
 
 /**
@@ -40,18 +48,34 @@ export async function phaseResumePoint(runDir: string, folder: string, hash: str
 }
 
 /** Loads the optimizer state of `ck.resume` and checks the replayed data order; returns the step to continue after. */
-export async function resumePhase(ck: PhaseCheckpoints | undefined, model: CheckpointModel, optimizer: AdamW, order: EpochOrder): Promise<number> {
+export async function resumePhase(
+  ck: PhaseCheckpoints | undefined,
+  model: CheckpointModel,
+  optimizer: AdamW,
+  order: EpochOrder,
+): Promise<number> {
   if (!ck?.resume) return 0;
   await loadOptimizerState(ck.resume.dir, model, optimizer);
   if (JSON.stringify(order.rngState()) !== JSON.stringify(ck.resume.state.rng)) {
-    throw new UserError(`resume: ${ck.resume.dir} was written over other training data (its data order does not replay); start a new run`);
+    throw new UserError(
+      `resume: ${ck.resume.dir} was written over other training data (its data order does not replay); start a new run`,
+    );
   }
   return ck.resume.state.step;
 }
 
-/** Saves a checkpoint after `step` when it is due (every `ck.every` steps, not the last: the caller saves the result). */
-/** Whether step `step` of `total` writes a checkpoint: every `every` steps, the last one excepted (the caller saves the model then). */
-export function phaseCheckpointDue(ck: PhaseCheckpoints | undefined, step: number, total: number): ck is PhaseCheckpoints {
+/**
+ * Saves a checkpoint after `step` when it is due (every `ck.every` steps, not the last: the caller saves the result).
+ */
+/**
+ * Whether step `step` of `total` writes a checkpoint: every `every` steps, the last one excepted (the caller saves the
+ * model then).
+ */
+export function phaseCheckpointDue(
+  ck: PhaseCheckpoints | undefined,
+  step: number,
+  total: number,
+): ck is PhaseCheckpoints {
   return ck !== undefined && step % ck.every === 0 && step < total;
 }
 
@@ -62,6 +86,19 @@ export async function maybeSavePhase(
   o: { model: CheckpointModel; optimizer: AdamW; order: EpochOrder; extra?: Record<string, unknown> },
 ): Promise<void> {
   if (!phaseCheckpointDue(ck, step, total)) return;
-  const state: TrainerState = { step, dataCursor: o.order.cursor, rng: o.order.rngState(), configHash: ck.configHash, extra: o.extra };
-  await saveCheckpoint(ck.runDir, { model: o.model, optimizer: o.optimizer, state, keep: ck.keep, copyFiles: ck.copyFiles, folder: ck.folder });
+  const state: TrainerState = {
+    step,
+    dataCursor: o.order.cursor,
+    rng: o.order.rngState(),
+    configHash: ck.configHash,
+    extra: o.extra,
+  };
+  await saveCheckpoint(ck.runDir, {
+    model: o.model,
+    optimizer: o.optimizer,
+    state,
+    keep: ck.keep,
+    copyFiles: ck.copyFiles,
+    folder: ck.folder,
+  });
 }

@@ -7,7 +7,16 @@ import { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import type { AgentCredit } from '../../credit/reward.ts';
 import type { Message, Trajectory } from '../../rollout/types.ts';
 import { withCredits } from '../../../test/credit-fixtures.ts';
-import { batchAdvantages, buildRlBatch, groupAdvantages, groupRewards, meanPopulationStd, messageAdvantage, rewardMetrics, type GroupRewards } from './advantages.ts';
+import {
+  batchAdvantages,
+  buildRlBatch,
+  groupAdvantages,
+  groupRewards,
+  meanPopulationStd,
+  messageAdvantage,
+  rewardMetrics,
+  type GroupRewards,
+} from './advantages.ts';
 import type { CreditedGroup } from './types.ts';
 
 const P = (total: number) => ({ role: 'planner' as const, total });
@@ -49,7 +58,9 @@ describe('groupAdvantages', () => {
   });
 
   it('rejects a non-finite reward with a one-line error naming the agent', () => {
-    expect(() => groupAdvantages([[P(1)], [P(Number.NaN)]], 1e-6)).toThrow('reward of trajectory 1 agent 0 is not finite');
+    expect(() => groupAdvantages([[P(1)], [P(Number.NaN)]], 1e-6)).toThrow(
+      'reward of trajectory 1 agent 0 is not finite',
+    );
   });
 });
 
@@ -111,16 +122,28 @@ describe('messageAdvantage', () => {
     expect(g.divisor.worker).toBeCloseTo(0.950001, 9);
   });
   it('keeps 0 for a role with equal rewards, and checks its inputs', () => {
-    const g = groupAdvantages([[P(0.1), W(1)], [P(0.1), W(0)]], 1e-6);
+    const g = groupAdvantages(
+      [
+        [P(0.1), W(1)],
+        [P(0.1), W(0)],
+      ],
+      1e-6,
+    );
     expect(g.divisor.planner).toBe(0);
     expect(messageAdvantage(g, 'planner', 0.1, 0.3, 2)).toBe(0);
     expect(() => messageAdvantage(g, 'worker', 1, 0.3, 0)).toThrow('message count must be an integer >= 1, got 0');
     expect(() => messageAdvantage(g, 'worker', 1, Number.NaN, 1)).toThrow('message reward is not finite');
   });
-  it('in a step, scales a message\'s deviation by the step std of the role: a tool-only group cannot stretch it', () => {
+  it("in a step, scales a message's deviation by the step std of the role: a tool-only group cannot stretch it", () => {
     // Group 0 failed everywhere: workers [0.1, 0.05] (group std 0.025). Group 1: workers [1.1, 0.1].
     // Step std of [0.1, 0.05, 1.1, 0.1] = 0.4407025 (see train.scaleRewards above).
-    const b = batchAdvantages([[[W(0.1)], [W(0.05)]], [[W(1.1)], [W(0.1)]]], 1e-6);
+    const b = batchAdvantages(
+      [
+        [[W(0.1)], [W(0.05)]],
+        [[W(1.1)], [W(0.1)]],
+      ],
+      1e-6,
+    );
     const g0 = b.groups[0];
     // The worker of R = 0.1 with two messages of shares 0.075 / 0.025 (T r_t = 0.15 / 0.05):
     // A = 0.025 / 0.025001 = 0.99996, deviations +-0.05 / 0.4407035 = +-0.113455.
@@ -147,7 +170,16 @@ afterAll(async () => {
 function traj(id: string, answer: string): Trajectory {
   const m = (index: number, agent: number, chatRole: Message['chatRole'], text: string): Message => {
     const tokenIds = chatRole === 'assistant' ? tok.encode(text, { addSpecialTokens: false }) : [];
-    return { index, agent, role: agent === 0 ? 'planner' : 'worker', chatRole, text, tokenIds, logprobs: tokenIds.map(() => -1), toolCalls: [] };
+    return {
+      index,
+      agent,
+      role: agent === 0 ? 'planner' : 'worker',
+      chatRole,
+      text,
+      tokenIds,
+      logprobs: tokenIds.map(() => -1),
+      toolCalls: [],
+    };
   };
   return {
     id,
@@ -169,7 +201,13 @@ function traj(id: string, answer: string): Trajectory {
   };
 }
 
-const credit = (trajectoryId: string, agent: number, broadcast: number, marginal: number, tool: number): AgentCredit => ({
+const credit = (
+  trajectoryId: string,
+  agent: number,
+  broadcast: number,
+  marginal: number,
+  tool: number,
+): AgentCredit => ({
   trajectoryId,
   agent,
   role: agent === 0 ? 'planner' : 'worker',
@@ -181,12 +219,19 @@ const credit = (trajectoryId: string, agent: number, broadcast: number, marginal
 function groups(): CreditedGroup[] {
   return [
     {
-      // success vs failure: planner totals 1 + 0.9 * 1 + 0.1 = 2.0 and 0; workers 1 + 0.9 + 0.1 = 2.0 and 0 + 0 + 0.1 = 0.1
-      trajectories: withCredits([traj('a1', '1950'), traj('a2', '1960')], [credit('a1', 0, 1, 1, 1), credit('a1', 1, 1, 1, 1), credit('a2', 0, 0, 0, 0), credit('a2', 1, 0, 0, 1)]),
+      // success vs failure: planner totals 1 + 0.9 * 1 + 0.1 = 2.0 and 0; workers 1 + 0.9 + 0.1 = 2.0 and 0 + 0 + 0.1 =
+      // 0.1
+      trajectories: withCredits(
+        [traj('a1', '1950'), traj('a2', '1960')],
+        [credit('a1', 0, 1, 1, 1), credit('a1', 1, 1, 1, 1), credit('a2', 0, 0, 0, 0), credit('a2', 1, 0, 0, 1)],
+      ),
     },
     {
       // both failed identically: every advantage 0 -> skipped
-      trajectories: withCredits([traj('b1', 'x'), traj('b2', 'y')], [credit('b1', 0, 0, 0, 0), credit('b1', 1, 0, 0, 0), credit('b2', 0, 0, 0, 0), credit('b2', 1, 0, 0, 0)]),
+      trajectories: withCredits(
+        [traj('b1', 'x'), traj('b2', 'y')],
+        [credit('b1', 0, 0, 0, 0), credit('b1', 1, 0, 0, 0), credit('b2', 0, 0, 0, 0), credit('b2', 1, 0, 0, 0)],
+      ),
     },
   ];
 }
@@ -228,13 +273,13 @@ describe('rl batch', () => {
     const withShares: CreditedGroup = {
       trajectories: [
         {
-          ...(a1 as (typeof a1) & object),
+          ...(a1 as typeof a1 & object),
           messages: [
             { trajectoryId: 'a1', messageIndex: 1, agent: 0, label: 1, reward: 1.5 },
             { trajectoryId: 'a1', messageIndex: 5, agent: 0, label: -1, reward: 0.5 },
           ],
         },
-        a2 as (typeof a2) & object,
+        a2 as typeof a2 & object,
       ],
     };
     const b = buildRlBatch([withShares], tok, 1e-6);
@@ -245,8 +290,20 @@ describe('rl batch', () => {
     expect(trained.slice(first).every((x) => Math.abs(x) < 1e-9)).toBe(true);
     // The worker of a1 has no message reward: its tokens keep the agent advantage.
     const worker = b.sequences.find((s) => s.source.trajectory === 'a1' && s.source.agent === 1);
-    expect((worker?.tokenAdv ?? []).filter((_, i) => worker?.trainMask[i] === 1).every((x) => Math.abs(x - (worker?.adv ?? 0)) < 1e-12)).toBe(true);
-    const bad: CreditedGroup = { trajectories: [{ ...(a1 as (typeof a1) & object), messages: [{ trajectoryId: 'a1', messageIndex: 1, agent: 7, label: 0 as const, reward: 1 }] }, a2 as (typeof a2) & object] };
+    expect(
+      (worker?.tokenAdv ?? [])
+        .filter((_, i) => worker?.trainMask[i] === 1)
+        .every((x) => Math.abs(x - (worker?.adv ?? 0)) < 1e-12),
+    ).toBe(true);
+    const bad: CreditedGroup = {
+      trajectories: [
+        {
+          ...(a1 as typeof a1 & object),
+          messages: [{ trajectoryId: 'a1', messageIndex: 1, agent: 7, label: 0 as const, reward: 1 }],
+        },
+        a2 as typeof a2 & object,
+      ],
+    };
     expect(() => buildRlBatch([bad], tok, 1e-6)).toThrow('names agent 7, which it does not have');
   });
 

@@ -1,8 +1,3 @@
-import type { CreditedTrajectory } from '../../credit/credited.ts';
-import type { Role } from '../../rollout/types.ts';
-import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } from '../batches/sequences.ts';
-import type { CreditedGroup } from './types.ts';
-
 /**
  * Per-(group, role) advantage normalisation:
  *   A(i, m) = (R(i, m) - mean_role) / (std_role + eps)
@@ -27,6 +22,10 @@ import type { CreditedGroup } from './types.ts';
  * rounding noise). A group in which every agent's advantage is zero carries no learning signal and
  * is marked `skipped` (it is still returned, so indices line up with the input).
  */
+import type { CreditedTrajectory } from '../../credit/credited.ts';
+import type { Role } from '../../rollout/types.ts';
+import { capLength, trajectorySequences, type ChatEncoder, type RlSequence } from '../batches/sequences.ts';
+import type { CreditedGroup } from './types.ts';
 
 /** What the credit module gives the trainer for one agent of one trajectory. */
 interface AgentReward {
@@ -82,12 +81,17 @@ export type RewardScale = 'group' | 'batch' | 'none';
 export type ScaleOf = (role: Role, group: RoleStats) => number;
 
 /** Advantages of one group; `eps` is train.advEps; `scaleOf` defaults to the group std + eps. */
-export function groupAdvantages(group: GroupRewards, eps: number, scaleOf: ScaleOf = (_role, s) => s.std + eps): GroupAdvantages {
+export function groupAdvantages(
+  group: GroupRewards,
+  eps: number,
+  scaleOf: ScaleOf = (_role, s) => s.std + eps,
+): GroupAdvantages {
   if (!(eps > 0)) throw new Error(`groupAdvantages: eps must be > 0, got ${eps}`);
   const byRole = new Map<Role, number[]>();
   group.forEach((traj, i) =>
     traj.forEach((a, m) => {
-      if (!Number.isFinite(a.total)) throw new Error(`groupAdvantages: reward of trajectory ${i} agent ${m} is not finite (${a.total})`);
+      if (!Number.isFinite(a.total))
+        throw new Error(`groupAdvantages: reward of trajectory ${i} agent ${m} is not finite (${a.total})`);
       const list = byRole.get(a.role) ?? [];
       list.push(a.total);
       byRole.set(a.role, list);
@@ -101,13 +105,19 @@ export function groupAdvantages(group: GroupRewards, eps: number, scaleOf: Scale
     if (Math.max(...rewards) === Math.min(...rewards)) constant.add(role);
   }
   const divisor: Partial<Record<Role, number>> = {};
-  for (const [role, s] of Object.entries(roles) as [Role, RoleStats][]) divisor[role] = constant.has(role) ? 0 : scaleOf(role, s);
+  for (const [role, s] of Object.entries(roles) as [Role, RoleStats][])
+    divisor[role] = constant.has(role) ? 0 : scaleOf(role, s);
   const adv = group.map((traj) => traj.map((a) => scaled(a.role, a.total, roles, divisor)));
   const skipped = adv.every((traj) => traj.every((x) => x === 0));
   return { adv, skipped, roles, divisor, messageDivisor: { ...divisor } };
 }
 
-function scaled(role: Role, reward: number, roles: GroupAdvantages['roles'], divisor: GroupAdvantages['divisor']): number {
+function scaled(
+  role: Role,
+  reward: number,
+  roles: GroupAdvantages['roles'],
+  divisor: GroupAdvantages['divisor'],
+): number {
   const d = divisor[role];
   const s = roles[role];
   if (!d || !s) return 0;
@@ -125,9 +135,17 @@ function scaled(role: Role, reward: number, roles: GroupAdvantages['roles'], div
  * it gave messages advantages of 9-14 against at most 5 for any agent, and runs collapsed to
  * answering "unknown" (docs/results.md). A role with equal rewards in the group keeps 0, as at agent level.
  */
-export function messageAdvantage(ga: GroupAdvantages, role: Role, agentReward: number, messageReward: number, messageCount: number): number {
-  if (!(Number.isInteger(messageCount) && messageCount >= 1)) throw new Error(`messageAdvantage: message count must be an integer >= 1, got ${messageCount}`);
-  if (!Number.isFinite(messageReward)) throw new Error(`messageAdvantage: message reward is not finite (${messageReward})`);
+export function messageAdvantage(
+  ga: GroupAdvantages,
+  role: Role,
+  agentReward: number,
+  messageReward: number,
+  messageCount: number,
+): number {
+  if (!(Number.isInteger(messageCount) && messageCount >= 1))
+    throw new Error(`messageAdvantage: message count must be an integer >= 1, got ${messageCount}`);
+  if (!Number.isFinite(messageReward))
+    throw new Error(`messageAdvantage: message reward is not finite (${messageReward})`);
   const d = ga.messageDivisor[role];
   if (!ga.divisor[role] || !d) return 0;
   return scaled(role, agentReward, ga.roles, ga.divisor) + (messageCount * messageReward - agentReward) / d;
@@ -152,13 +170,18 @@ function scaleRule(groups: readonly GroupRewards[], eps: number, scale: RewardSc
 }
 
 /** Advantages of every group of a step, with the skipped-group count and advantage stats. */
-export function batchAdvantages(groups: readonly GroupRewards[], eps: number, scale: RewardScale = 'group'): BatchAdvantages {
+export function batchAdvantages(
+  groups: readonly GroupRewards[],
+  eps: number,
+  scale: RewardScale = 'group',
+): BatchAdvantages {
   const scaleOf = scaleRule(groups, eps, scale);
   // Message deviations: the step std per role (batch), unscaled with `none`; only `group` needs its own rule.
   const stepScale = scale === 'group' ? scaleRule(groups, eps, 'batch') : scaleOf;
   const out = groups.map((g) => {
     const ga = groupAdvantages(g, eps, scaleOf);
-    for (const role of Object.keys(ga.roles) as Role[]) ga.messageDivisor[role] = stepScale(role, ga.roles[role] as RoleStats);
+    for (const role of Object.keys(ga.roles) as Role[])
+      ga.messageDivisor[role] = stepScale(role, ga.roles[role] as RoleStats);
     return ga;
   });
   const live = out.filter((g) => !g.skipped).flatMap((g) => g.adv.flat());
@@ -195,7 +218,10 @@ function messageAdvantages(ct: CreditedTrajectory, ga: GroupAdvantages): Map<num
   const out = new Map<number, number>();
   for (const m of mine) {
     const agent = ct.agents[m.agent];
-    if (!agent) throw new Error(`rl batch: message reward for trajectory ${ct.trajectory.id} names agent ${m.agent}, which it does not have`);
+    if (!agent)
+      throw new Error(
+        `rl batch: message reward for trajectory ${ct.trajectory.id} names agent ${m.agent}, which it does not have`,
+      );
     out.set(m.messageIndex, messageAdvantage(ga, agent.role, agent.total, m.reward, count.get(m.agent) as number));
   }
   return out;
@@ -203,21 +229,35 @@ function messageAdvantages(ct: CreditedTrajectory, ga: GroupAdvantages): Map<num
 
 /**
  * Advantages per (group, role), then one sequence per generated turn of every non-skipped group,
- * each carrying its agent's advantage (and, with message rewards, each message its own). Turns longer than `maxTokens` (when given) are dropped.
+ * each carrying its agent's advantage (and, with message rewards, each message its own). Turns longer than `maxTokens`
+ * (when given) are dropped.
  */
-export function buildRlBatch(groups: readonly CreditedGroup[], enc: ChatEncoder, advEps: number, maxTokens?: number, scale: RewardScale = 'group'): RlBatch {
+export function buildRlBatch(
+  groups: readonly CreditedGroup[],
+  enc: ChatEncoder,
+  advEps: number,
+  maxTokens?: number,
+  scale: RewardScale = 'group',
+): RlBatch {
   const advantages = batchAdvantages(groups.map(groupRewards), advEps, scale);
   const all: RlSequence[] = [];
   groups.forEach((g, gi) => {
     const ga = advantages.groups[gi];
     if (!ga || ga.skipped) return;
-    g.trajectories.forEach((ct, ti) => all.push(...trajectorySequences(ct.trajectory, ga.adv[ti] as number[], enc, { messageAdv: ct.messages?.length ? messageAdvantages(ct, ga) : undefined })));
+    g.trajectories.forEach((ct, ti) =>
+      all.push(
+        ...trajectorySequences(ct.trajectory, ga.adv[ti] as number[], enc, {
+          messageAdv: ct.messages?.length ? messageAdvantages(ct, ga) : undefined,
+        }),
+      ),
+    );
   });
   const { kept, dropped } = maxTokens ? capLength(all, maxTokens) : { kept: all, dropped: 0 };
   return { sequences: kept, advantages, dropped };
 }
 
-const mean = (xs: readonly number[]): number => (xs.length === 0 ? Number.NaN : xs.reduce((a, x) => a + x, 0) / xs.length);
+const mean = (xs: readonly number[]): number =>
+  xs.length === 0 ? Number.NaN : xs.reduce((a, x) => a + x, 0) / xs.length;
 
 /**
  * Reward metrics of a step, namespaced for metrics.jsonl / TensorBoard / `sharp plot`:
@@ -232,7 +272,8 @@ export function rewardMetrics(groups: readonly CreditedGroup[], adv: BatchAdvant
   for (const role of roles) {
     const mine = credits.filter((c) => c.role === role);
     out[`reward/${role}`] = mean(mine.map((c) => c.total));
-    for (const part of ['broadcast', 'marginal', 'tool'] as const) out[`reward/${part}/${role}`] = mean(mine.map((c) => c.parts[part]));
+    for (const part of ['broadcast', 'marginal', 'tool'] as const)
+      out[`reward/${part}/${role}`] = mean(mine.map((c) => c.parts[part]));
     out[`credit/${role}`] = mean(mine.map((c) => c.parts.marginal));
   }
   const planners = credits.filter((c) => c.agent === 0);

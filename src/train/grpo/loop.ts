@@ -5,7 +5,16 @@ import { writeStepRecord } from '../../credit/record.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
-import { assertSameConfig, configHash, latestCheckpoint, loadCheckpointModel, loadOptimizerState, readTrainerState, saveCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
+import {
+  assertSameConfig,
+  configHash,
+  latestCheckpoint,
+  loadCheckpointModel,
+  loadOptimizerState,
+  readTrainerState,
+  saveCheckpoint,
+  type TrainerState,
+} from '../checkpoints/checkpoint.ts';
 import { prepareForTraining, trainingSetup } from '../optim/trainable.ts';
 import { JsonlMetrics, type MetricRecord } from '../metrics/jsonl.ts';
 import { Progress } from '../../run/progress.ts';
@@ -112,7 +121,8 @@ export async function runGrpo(o: GrpoRunOptions): Promise<GrpoRunResult> {
   if (latest) {
     state = await readTrainerState(latest.dir);
     if (!o.forceResume) assertSameConfig(latest.dir, state, hash);
-    model = await loadCheckpointModel(latest.dir, o.initialModel); // a LoRA checkpoint: the initial model + its adapters
+    // a LoRA checkpoint: the initial model + its adapters
+    model = await loadCheckpointModel(latest.dir, o.initialModel);
     try {
       await loadOptimizerState(latest.dir, model, optimizer);
     } catch (err) {
@@ -138,7 +148,13 @@ export async function runGrpo(o: GrpoRunOptions): Promise<GrpoRunResult> {
     state.rng = rng.state();
     state.configHash = hash;
     assertFiniteWeights(state.step, 'train: RL', model.trainableVariables());
-    await saveCheckpoint(o.runDir, { model, optimizer, state, keep: cfg.keepCheckpoints, copyFiles: o.checkpointFiles });
+    await saveCheckpoint(o.runDir, {
+      model,
+      optimizer,
+      state,
+      keep: cfg.keepCheckpoints,
+      copyFiles: o.checkpointFiles,
+    });
     tb?.flush();
   };
 
@@ -158,31 +174,61 @@ export async function runGrpo(o: GrpoRunOptions): Promise<GrpoRunResult> {
       const replayed = await run.runReplays(plans);
       const credited = await assignStep(plans, replayed, o.credit, run.assignOptions);
       const tc = performance.now();
-      const collected = stepReport(o.credit, rolled, plans, replayed, credited, { generateS: (t1 - t0) / 1000, creditS: (tc - t1) / 1000 });
+      const collected = stepReport(o.credit, rolled, plans, replayed, credited, {
+        generateS: (t1 - t0) / 1000,
+        creditS: (tc - t1) / 1000,
+      });
       const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens, cfg.scaleRewards);
       const pairs = cfg.dpoWeight > 0 ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];
       const lr = learningRateAt(state.step, settings);
-      const record: MetricRecord = { ...rewardMetrics(collected.groups, batch.advantages), ...collected.metrics, 'train/lr': lr, 'batch/dropped': batch.dropped };
+      const record: MetricRecord = {
+        ...rewardMetrics(collected.groups, batch.advantages),
+        ...collected.metrics,
+        'train/lr': lr,
+        'batch/dropped': batch.dropped,
+      };
       if (batch.sequences.length > 0) {
-        const update = atStep(state.step + 1, 'train: RL', () => grpoUpdate(
-          { model, optimizer, accumulator, ref, lr, padId: o.padId, dpo: pairs.length > 0 ? { pairs, weight: cfg.dpoWeight, beta: cfg.dpoBeta } : undefined },
-          batch.sequences,
-          cfg,
-        ));
+        const update = atStep(state.step + 1, 'train: RL', () =>
+          grpoUpdate(
+            {
+              model,
+              optimizer,
+              accumulator,
+              ref,
+              lr,
+              padId: o.padId,
+              dpo: pairs.length > 0 ? { pairs, weight: cfg.dpoWeight, beta: cfg.dpoBeta } : undefined,
+            },
+            batch.sequences,
+            cfg,
+          ),
+        );
         Object.assign(record, update);
       }
       const t2 = performance.now();
       const tokens = typeof record['batch/tokens'] === 'number' ? record['batch/tokens'] : 0;
       // perf/rollout_s: the rollout and credit stages together (perf/generate_s + perf/credit_s).
-      Object.assign(record, { 'perf/rollout_s': (tc - t0) / 1000, 'perf/update_s': (t2 - tc) / 1000, 'perf/train_tok_s': tokens / Math.max(1e-9, (t2 - tc) / 1000) });
+      Object.assign(record, {
+        'perf/rollout_s': (tc - t0) / 1000,
+        'perf/update_s': (t2 - tc) / 1000,
+        'perf/train_tok_s': tokens / Math.max(1e-9, (t2 - tc) / 1000),
+      });
       state.step += 1;
       state.dataCursor += items.length;
       const every = o.evaluateEvery ?? 0;
-      if (o.evaluate && every > 0 && state.step % every === 0 && state.step < cfg.steps) Object.assign(record, await o.evaluate(model, state.step));
+      if (o.evaluate && every > 0 && state.step % every === 0 && state.step < cfg.steps)
+        Object.assign(record, await o.evaluate(model, state.step));
       metrics.write(state.step, record);
       if (collected.record) writeStepRecord(o.runDir, { ...collected.record, step: state.step });
-      tb?.scalars(state.step, Object.fromEntries(Object.entries(record).filter((e): e is [string, number] => typeof e[1] === 'number')));
-      progress?.update(state.step, { reward: record['reward/planner'] as number, accuracy: record.accuracy as number, tokensPerSec: record['perf/train_tok_s'] as number });
+      tb?.scalars(
+        state.step,
+        Object.fromEntries(Object.entries(record).filter((e): e is [string, number] => typeof e[1] === 'number')),
+      );
+      progress?.update(state.step, {
+        reward: record['reward/planner'] as number,
+        accuracy: record.accuracy as number,
+        tokensPerSec: record['perf/train_tok_s'] as number,
+      });
       o.onStep?.(state.step, record);
       if (o.stop?.requested) {
         stopped = true;

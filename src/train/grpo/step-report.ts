@@ -4,7 +4,14 @@ import { reportInputs } from '../../credit/credited.ts';
 import type { PreferencePair } from '../../credit/first-error.ts';
 import type { GroupPlan } from '../../credit/plan.ts';
 import { creditReport, reportMetrics } from '../../credit/report.ts';
-import { creditHeader, groupRecord, RECORD_VERSION, ReplayAnswers, sampleGroups, type StepRecord } from '../../credit/record.ts';
+import {
+  creditHeader,
+  groupRecord,
+  RECORD_VERSION,
+  ReplayAnswers,
+  sampleGroups,
+  type StepRecord,
+} from '../../credit/record.ts';
 import type { StepCredit } from '../../credit/assign.ts';
 import type { Trajectory } from '../../rollout/types.ts';
 import type { RolledOut } from './types.ts';
@@ -24,7 +31,14 @@ export interface StepOutput {
   record?: StepRecord;
 }
 
-export function stepReport(credit: Config['credit'], rolled: RolledOut, plans: readonly GroupPlan[], replayed: readonly (readonly Trajectory[])[], c: StepCredit, seconds: { generateS: number; creditS: number }): StepOutput {
+export function stepReport(
+  credit: Config['credit'],
+  rolled: RolledOut,
+  plans: readonly GroupPlan[],
+  replayed: readonly (readonly Trajectory[])[],
+  c: StepCredit,
+  seconds: { generateS: number; creditS: number },
+): StepOutput {
   const credited = c.groups.flatMap((g) => g.trajectories);
   const trajectories = credited.map((ct) => ct.trajectory);
   const { summaries, credits } = reportInputs(credited);
@@ -34,7 +48,10 @@ export function stepReport(credit: Config['credit'], rolled: RolledOut, plans: r
     ...reportMetrics(creditReport(summaries, credits)),
     'rollout/trajectories': trajectories.length,
     'rollout/agents_mean': agentsPerTraj.reduce((a, k) => a + k, 0) / Math.max(1, agentsPerTraj.length),
-    'rollout/generated_tokens': trajectories.reduce((a, t) => a + t.messages.reduce((b, m) => b + m.tokenIds.length, 0), 0),
+    'rollout/generated_tokens': trajectories.reduce(
+      (a, t) => a + t.messages.reduce((b, m) => b + m.tokenIds.length, 0),
+      0,
+    ),
     'perf/generate_s': seconds.generateS,
     'perf/credit_s': seconds.creditS,
     'rollout/policy_calls': rolled.policyCalls,
@@ -46,8 +63,17 @@ export function stepReport(credit: Config['credit'], rolled: RolledOut, plans: r
   };
   let record: StepRecord | undefined;
   if (credit.recordGroups > 0) {
-    const recorded = plans.map((plan, q) => groupRecord(plan.episode, c.groups[q].trajectories, new ReplayAnswers(plan, replayed[q]), credit, c.pairs));
-    record = { version: RECORD_VERSION, kind: 'train', step: 0, credit: creditHeader(credit), groupsTotal: plans.length, groups: sampleGroups(recorded, credit.recordGroups) };
+    const recorded = plans.map((plan, q) =>
+      groupRecord(plan.episode, c.groups[q].trajectories, new ReplayAnswers(plan, replayed[q]), credit, c.pairs),
+    );
+    record = {
+      version: RECORD_VERSION,
+      kind: 'train',
+      step: 0,
+      credit: creditHeader(credit),
+      groupsTotal: plans.length,
+      groups: sampleGroups(recorded, credit.recordGroups),
+    };
   }
   return { groups: c.groups, pairs: c.pairs, metrics, record };
 }

@@ -46,9 +46,14 @@ export interface RolledOut {
 /** The two generating stages of one step, bound to the step's policy and seeds. */
 export interface StepRun {
   rollout(episodes: readonly Episode[]): Promise<RolledOut>;
-  /** `plans[q].items` replayed with the group's common random numbers; result [q][i] is the replay of plans[q].items[i]. */
+  /**
+   * `plans[q].items` replayed with the group's common random numbers; result [q][i] is the replay of plans[q].items[i].
+   */
   runReplays(plans: readonly GroupPlan[]): Promise<Trajectory[][]>;
-  /** Judge, agent context and resampler over this step's policy (credit.messageLevel / credit.failurePairs; empty when off). */
+  /**
+   * Judge, agent context and resampler over this step's policy (credit.messageLevel / credit.failurePairs; empty when
+   * off).
+   */
   assignOptions: AssignOptions;
 }
 

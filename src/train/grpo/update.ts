@@ -1,14 +1,3 @@
-import * as tf from '@tensorflow/tfjs';
-import type { CausalLM } from '../../model/causal-lm.ts';
-import { tokenStats } from '../../model/logprobs.ts';
-import type { GradientAccumulator } from '../optim/accumulate.ts';
-import type { AdamW } from '../optim/adamw.ts';
-import { clipAndStep } from '../optim/clip.ts';
-import { disposeBatch, microBatchOrder, padBatch, trainedTokens, type PaddedBatch } from '../batches/batch.ts';
-import { accumulateDpo, dpoMetrics, preparePairs } from '../losses/dpo-loss.ts';
-import { fullBatchNormalizer, grpoLoss, grpoMetrics, stopGradient, type Aggregation } from '../losses/grpo-loss.ts';
-import type { PairSequences, RlSequence } from '../batches/sequences.ts';
-
 /**
  * One GRPO update on a batch of training sequences (batches/sequences.ts RlSequence):
  * pi_old (and pi_ref when beta > 0) log-probs once (pi_old needs no pass of its own with one epoch:
@@ -19,6 +8,16 @@ import type { PairSequences, RlSequence } from '../batches/sequences.ts';
  * losses' own (losses/*, dpo/* when mixed) and the update's (losses/total, losses/policy, grad/norm,
  * batch/*).
  */
+import * as tf from '@tensorflow/tfjs';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import { tokenStats } from '../../model/logprobs.ts';
+import type { GradientAccumulator } from '../optim/accumulate.ts';
+import type { AdamW } from '../optim/adamw.ts';
+import { clipAndStep } from '../optim/clip.ts';
+import { disposeBatch, microBatchOrder, padBatch, trainedTokens, type PaddedBatch } from '../batches/batch.ts';
+import { accumulateDpo, dpoMetrics, preparePairs } from '../losses/dpo-loss.ts';
+import { fullBatchNormalizer, grpoLoss, grpoMetrics, stopGradient, type Aggregation } from '../losses/grpo-loss.ts';
+import type { PairSequences, RlSequence } from '../batches/sequences.ts';
 
 export interface GrpoUpdateConfig {
   clipLow: number;
@@ -39,7 +38,10 @@ export interface UpdateContext {
   optimizer: AdamW;
   /** Gradient buffers for model.trainableVariables() (the LoRA adapters alone when attached), reused across steps. */
   accumulator: GradientAccumulator;
-  /** Frozen reference model; required when klBeta > 0 unless the model holds LoRA adapters (then: the base, adapters disabled). */
+  /**
+   * Frozen reference model; required when klBeta > 0 unless the model holds LoRA adapters (then: the base, adapters
+   * disabled).
+   */
   ref?: CausalLM;
   /** Learning rate of this step (the loop's learningRateAt). */
   lr: number;
@@ -75,29 +77,61 @@ export function grpoUpdate(ctx: UpdateContext, seqs: readonly RlSequence[], cfg:
   const oldIsCurrent = cfg.oldLogp === 'recompute' && cfg.epochs === 1;
   const mbs: MicroBatch[] = [];
   try {
-    for (const idx of microBatchOrder(seqs.map((s) => s.ids.length), cfg.microBatch)) {
+    for (const idx of microBatchOrder(
+      seqs.map((s) => s.ids.length),
+      cfg.microBatch,
+    )) {
       const part = idx.map((i) => seqs[i] as RlSequence);
       const batch = padBatch(part, padId, cfg.oldLogp === 'sampling');
-      const mb: MicroBatch = { batch, adv: advantageTensor(part), old: batch.sampleLogp ?? (oldIsCurrent ? undefined : logprobsNoGrad(ctx.model, batch)) };
+      const mb: MicroBatch = {
+        batch,
+        adv: advantageTensor(part),
+        old: batch.sampleLogp ?? (oldIsCurrent ? undefined : logprobsNoGrad(ctx.model, batch)),
+      };
       mbs.push(mb);
       if (cfg.klBeta > 0 && ref) mb.ref = logprobsNoGrad(ref, batch);
     }
     // DPO reference log-probs: the frozen reference, else the policy before this update.
-    const dpo = ctx.dpo && ctx.dpo.pairs.length > 0 && ctx.dpo.weight > 0 ? preparePairs(ref ?? ctx.model, ctx.dpo.pairs, cfg.microBatch, padId) : undefined;
+    const dpo =
+      ctx.dpo && ctx.dpo.pairs.length > 0 && ctx.dpo.weight > 0
+        ? preparePairs(ref ?? ctx.model, ctx.dpo.pairs, cfg.microBatch, padId)
+        : undefined;
 
     let last: UpdateMetrics | undefined;
     for (let epoch = 0; epoch < cfg.epochs; epoch++) {
       ctx.accumulator.reset();
       for (const mb of mbs) {
         ctx.accumulator.add(() => {
-          const ts = tokenStats(ctx.model, mb.batch.ids, mb.batch.attn, cfg.logEntropy, mb.batch.mask); // [b, L-1], the head at trained positions only
+          // [b, L-1], the head at trained positions only
+          const ts = tokenStats(ctx.model, mb.batch.ids, mb.batch.attn, cfg.logEntropy, mb.batch.mask);
           return grpoLoss(
-            { logp: ts.logprobs, oldLogp: mb.old ?? stopGradient(ts.logprobs), adv: mb.adv, mask: mb.batch.mask, refLogp: mb.ref, entropy: ts.entropy },
-            { clipLow: cfg.clipLow, clipHigh: cfg.clipHigh, beta: cfg.klBeta, aggregation: cfg.aggregation, normalizer, maxLen },
+            {
+              logp: ts.logprobs,
+              oldLogp: mb.old ?? stopGradient(ts.logprobs),
+              adv: mb.adv,
+              mask: mb.batch.mask,
+              refLogp: mb.ref,
+              entropy: ts.entropy,
+            },
+            {
+              clipLow: cfg.clipLow,
+              clipHigh: cfg.clipHigh,
+              beta: cfg.klBeta,
+              aggregation: cfg.aggregation,
+              normalizer,
+              maxLen,
+            },
           );
         }, 'grpo');
       }
-      if (dpo && ctx.dpo) accumulateDpo(ctx.accumulator, ctx.model, dpo, { beta: ctx.dpo.beta, weight: ctx.dpo.weight, microBatch: cfg.microBatch }, padId);
+      if (dpo && ctx.dpo)
+        accumulateDpo(
+          ctx.accumulator,
+          ctx.model,
+          dpo,
+          { beta: ctx.dpo.beta, weight: ctx.dpo.weight, microBatch: cfg.microBatch },
+          padId,
+        );
       const step = ctx.accumulator.finish();
       const gradNorm = clipAndStep(ctx.accumulator, ctx.optimizer, ctx.lr, cfg.gradClip);
       const policyLoss = step.losses.filter((_, i) => step.tags[i] === 'grpo').reduce((a, x) => a + x, 0);
@@ -140,17 +174,21 @@ export function advantageTensor(part: readonly RlSequence[]): tf.Tensor1D | tf.T
 
 function checkSequence(s: RlSequence, i: number, vocab: number, needSample: boolean): void {
   if (s.ids.length < 2) throw new Error(`grpoUpdate: sequence ${i} has ${s.ids.length} tokens; at least 2 are needed`);
-  if (s.trainMask.length !== s.ids.length) throw new Error(`grpoUpdate: sequence ${i} trainMask has ${s.trainMask.length} entries for ${s.ids.length} ids`);
-  if (s.trainMask[0] !== 0) throw new Error(`grpoUpdate: sequence ${i} trainMask[0] must be 0 (the first token has no prediction)`);
+  if (s.trainMask.length !== s.ids.length)
+    throw new Error(`grpoUpdate: sequence ${i} trainMask has ${s.trainMask.length} entries for ${s.ids.length} ids`);
+  if (s.trainMask[0] !== 0)
+    throw new Error(`grpoUpdate: sequence ${i} trainMask[0] must be 0 (the first token has no prediction)`);
   if (!Number.isFinite(s.adv)) throw new Error(`grpoUpdate: sequence ${i} advantage is ${s.adv}`);
   if (s.tokenAdv !== undefined) {
-    if (s.tokenAdv.length !== s.ids.length) throw new Error(`grpoUpdate: sequence ${i} tokenAdv has ${s.tokenAdv.length} entries for ${s.ids.length} ids`);
+    if (s.tokenAdv.length !== s.ids.length)
+      throw new Error(`grpoUpdate: sequence ${i} tokenAdv has ${s.tokenAdv.length} entries for ${s.ids.length} ids`);
     const j = s.tokenAdv.findIndex((a) => !Number.isFinite(a));
     if (j >= 0) throw new Error(`grpoUpdate: sequence ${i} token ${j} advantage is ${s.tokenAdv[j]}`);
   }
   const bad = s.ids.find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
   if (bad !== undefined) throw new Error(`grpoUpdate: sequence ${i} has token id ${bad} outside [0, ${vocab})`);
-  if (needSample && s.sampleLogp?.length !== s.ids.length) throw new Error(`grpoUpdate: sequence ${i} needs sampleLogp of length ${s.ids.length} (oldLogp = 'sampling')`);
+  if (needSample && s.sampleLogp?.length !== s.ids.length)
+    throw new Error(`grpoUpdate: sequence ${i} needs sampleLogp of length ${s.ids.length} (oldLogp = 'sampling')`);
 }
 
 /** Log-probs without a gradient tape (pi_old, pi_ref). */

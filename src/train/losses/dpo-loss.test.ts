@@ -52,7 +52,16 @@ describe('dpoLoss (hand-computed, beta 0.1)', () => {
 
 describe('sequenceLogp', () => {
   it('sums the masked token log-probs', () => {
-    const s = sequenceLogp(tf.tensor2d([[-1, -2, -3], [-0.5, -0.5, -9]]), tf.tensor2d([[0, 1, 1], [1, 1, 0]]));
+    const s = sequenceLogp(
+      tf.tensor2d([
+        [-1, -2, -3],
+        [-0.5, -0.5, -9],
+      ]),
+      tf.tensor2d([
+        [0, 1, 1],
+        [1, 1, 0],
+      ]),
+    );
     expect(Array.from(s.dataSync())).toEqual([-5, -1]);
   });
 });

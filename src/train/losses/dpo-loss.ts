@@ -51,10 +51,12 @@ export function sequenceLogp(logp: tf.Tensor2D, mask: tf.Tensor2D): tf.Tensor1D 
 export function dpoLoss(inp: DpoInputs, opts: DpoOptions): { loss: tf.Scalar; stats: DpoStatTensors } {
   const n = inp.chosen.shape[0];
   for (const [name, t] of Object.entries(inp) as [string, tf.Tensor][]) {
-    if (t.rank !== 1 || t.shape[0] !== n) throw new Error(`dpoLoss: ${name} has shape [${t.shape.join(', ')}], expected [${n}]`);
+    if (t.rank !== 1 || t.shape[0] !== n)
+      throw new Error(`dpoLoss: ${name} has shape [${t.shape.join(', ')}], expected [${n}]`);
   }
   if (!(opts.beta > 0)) throw new Error(`dpoLoss: beta must be > 0, got ${opts.beta}`);
-  if (opts.normalizer !== undefined && !(opts.normalizer > 0)) throw new Error(`dpoLoss: normalizer must be > 0, got ${opts.normalizer}`);
+  if (opts.normalizer !== undefined && !(opts.normalizer > 0))
+    throw new Error(`dpoLoss: normalizer must be > 0, got ${opts.normalizer}`);
   return tf.tidy(() => {
     const rChosen = tf.mul(tf.sub(inp.chosen, inp.refChosen), opts.beta); // [N]
     const rRejected = tf.mul(tf.sub(inp.rejected, inp.refRejected), opts.beta); // [N]
@@ -77,9 +79,9 @@ export function dpoLoss(inp: DpoInputs, opts: DpoOptions): { loss: tf.Scalar; st
 /**
  * The DPO loss over a model's micro-batches of pairs, added to a gradient accumulator: alone
  * (`sharp dpo`, supervised/dpo.ts) or mixed into a GRPO update with a weight (train.dpoWeight).
- * Each micro-batch stacks its pairs' chosen and rejected sequences into one forward. The reference is a frozen model when one is held; otherwise the
- * policy as it was before this update (its log-probs computed once, without a tape), so mixing DPO
- * into GRPO with beta = 0 needs no second model.
+ * Each micro-batch stacks its pairs' chosen and rejected sequences into one forward. The reference is a frozen model
+ * when one is held; otherwise the policy as it was before this update (its log-probs computed once, without a tape), so
+ * mixing DPO into GRPO with beta = 0 needs no second model.
  */
 export interface DpoConfig {
   beta: number;
@@ -98,11 +100,19 @@ export interface PreparedPairs {
 }
 
 function stackPairs(pairs: readonly PairSequences[], idx: readonly number[]) {
-  return [...idx.map((i) => (pairs[i] as PairSequences).chosen), ...idx.map((i) => (pairs[i] as PairSequences).rejected)];
+  return [
+    ...idx.map((i) => (pairs[i] as PairSequences).chosen),
+    ...idx.map((i) => (pairs[i] as PairSequences).rejected),
+  ];
 }
 
 /** Sequence log-probs [2b] (chosen then rejected) of a micro-batch of pairs under `model`. */
-function pairLogps(model: CausalLM, pairs: readonly PairSequences[], idx: readonly number[], padId: number): tf.Tensor1D {
+function pairLogps(
+  model: CausalLM,
+  pairs: readonly PairSequences[],
+  idx: readonly number[],
+  padId: number,
+): tf.Tensor1D {
   const batch = padBatch(stackPairs(pairs, idx), padId);
   try {
     return tf.tidy(() => sequenceLogp(tokenLogprobs(model, batch.ids, batch.attn, batch.mask), batch.mask)); // [2b]
@@ -112,7 +122,12 @@ function pairLogps(model: CausalLM, pairs: readonly PairSequences[], idx: readon
 }
 
 /** Computes the reference log-probs once per update (no gradient tape). */
-export function preparePairs(refModel: CausalLM, pairs: readonly PairSequences[], microBatch: number, padId: number): PreparedPairs {
+export function preparePairs(
+  refModel: CausalLM,
+  pairs: readonly PairSequences[],
+  microBatch: number,
+  padId: number,
+): PreparedPairs {
   const order = microBatchOrder(
     pairs.map((p) => Math.max(p.chosen.ids.length, p.rejected.ids.length)),
     microBatch,
@@ -132,7 +147,13 @@ export function preparePairs(refModel: CausalLM, pairs: readonly PairSequences[]
 }
 
 /** Adds the (weighted) DPO gradients of every micro-batch to the accumulator, tagged 'dpo'. */
-export function accumulateDpo(acc: GradientAccumulator, model: CausalLM, prep: PreparedPairs, cfg: DpoConfig, padId: number): void {
+export function accumulateDpo(
+  acc: GradientAccumulator,
+  model: CausalLM,
+  prep: PreparedPairs,
+  cfg: DpoConfig,
+  padId: number,
+): void {
   const n = prep.pairs.length;
   for (const idx of prep.order) {
     const batch = padBatch(stackPairs(prep.pairs, idx), padId);

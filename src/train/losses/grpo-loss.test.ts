@@ -1,7 +1,15 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../backend/select.ts';
-import { aggregate, fullBatchNormalizer, grpoLoss, grpoMetrics, stopGradient, type GrpoOptions, type GrpoInputs } from './grpo-loss.ts';
+import {
+  aggregate,
+  fullBatchNormalizer,
+  grpoLoss,
+  grpoMetrics,
+  stopGradient,
+  type GrpoOptions,
+  type GrpoInputs,
+} from './grpo-loss.ts';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -57,7 +65,10 @@ describe('grpoLoss values (hand-computed)', () => {
   });
 
   it('seq-mean-token-sum-norm (Dr. GRPO, maxLen 4): (-2.7/4 + 4.6/4) / 2 = 0.2375', () => {
-    expect(num(grpoLoss(inputs(), { ...base, aggregation: 'seq-mean-token-sum-norm', maxLen: 4 }).loss)).toBeCloseTo(0.2375, 5);
+    expect(num(grpoLoss(inputs(), { ...base, aggregation: 'seq-mean-token-sum-norm', maxLen: 4 }).loss)).toBeCloseTo(
+      0.2375,
+      5,
+    );
     // default maxLen = T = 3: (-0.9 + 4.6/3) / 2 = 0.3166667
     expect(num(grpoLoss(inputs(), { ...base, aggregation: 'seq-mean-token-sum-norm' }).loss)).toBeCloseTo(0.3166667, 5);
   });
@@ -107,12 +118,19 @@ describe('grpoLoss values (hand-computed)', () => {
         const i = inputs();
         const row = (t: tf.Tensor2D): tf.Tensor2D => tf.slice(t, [b, 0], [1, -1]);
         return grpoLoss(
-          { logp: row(i.logp), oldLogp: row(i.oldLogp), adv: tf.slice(i.adv as tf.Tensor1D, [b], [1]), mask: row(i.mask) },
+          {
+            logp: row(i.logp),
+            oldLogp: row(i.oldLogp),
+            adv: tf.slice(i.adv as tf.Tensor1D, [b], [1]),
+            mask: row(i.mask),
+          },
           { ...base, aggregation, maxLen: 4, normalizer },
         );
       });
       expect(num(parts[0].loss) + num(parts[1].loss)).toBeCloseTo(full, 5);
-      const merged = grpoMetrics(parts.map((p) => Object.fromEntries(Object.entries(p.stats).map(([k, v]) => [k, num(v)]))));
+      const merged = grpoMetrics(
+        parts.map((p) => Object.fromEntries(Object.entries(p.stats).map(([k, v]) => [k, num(v)]))),
+      );
       expect(merged['batch/tokens']).toBe(5);
       expect(merged['losses/clipfrac_low']).toBeCloseTo(0.2, 6);
       expect(merged['losses/clipfrac']).toBeCloseTo(0.4, 6);
@@ -121,8 +139,12 @@ describe('grpoLoss values (hand-computed)', () => {
   });
 
   it('rejects mismatched shapes and a missing reference with one-line errors', () => {
-    expect(() => grpoLoss(inputs({ mask: tf.ones([2, 4]) as tf.Tensor2D }), base)).toThrow('grpoLoss: mask has shape [2, 4], expected [2, 3]');
-    expect(() => grpoLoss(inputs({ adv: tf.ones([3]) as tf.Tensor1D }), base)).toThrow('grpoLoss: adv has shape [3], expected [2]');
+    expect(() => grpoLoss(inputs({ mask: tf.ones([2, 4]) as tf.Tensor2D }), base)).toThrow(
+      'grpoLoss: mask has shape [2, 4], expected [2, 3]',
+    );
+    expect(() => grpoLoss(inputs({ adv: tf.ones([3]) as tf.Tensor1D }), base)).toThrow(
+      'grpoLoss: adv has shape [3], expected [2]',
+    );
     expect(() => grpoLoss(inputs(), { ...base, beta: 0.1 })).toThrow('grpoLoss: beta > 0 needs refLogp');
   });
 
@@ -159,14 +181,23 @@ describe('grpoLoss gradient vs finite differences', () => {
         [0.5, -0.5, 0.1], // A < 0: r = 0.61 (clipped: zero grad), 1.65 (unclipped), 0.90
       ];
       const old = tf.tidy(() => tf.sub(logpOf(W), tf.tensor2d(offsets))) as tf.Tensor2D;
-      const ref = tf.tidy(() => tf.add(logpOf(W), tf.tensor2d([[0.3, -0.2, 0.1], [-0.4, 0.2, 0.0]]))) as tf.Tensor2D;
+      const ref = tf.tidy(() =>
+        tf.add(
+          logpOf(W),
+          tf.tensor2d([
+            [0.3, -0.2, 0.1],
+            [-0.4, 0.2, 0.0],
+          ]),
+        ),
+      ) as tf.Tensor2D;
       const adv = tf.tensor1d([1.3, -0.7]);
       const mask = tf.tensor2d([
         [1, 1, 1],
         [1, 1, 0],
       ]);
       const opts: GrpoOptions = { ...base, beta: 0.3, aggregation, maxLen: 5 };
-      const lossAt = (w: tf.Tensor3D): tf.Scalar => grpoLoss({ logp: logpOf(w), oldLogp: old, adv, mask, refLogp: ref }, opts).loss;
+      const lossAt = (w: tf.Tensor3D): tf.Scalar =>
+        grpoLoss({ logp: logpOf(w), oldLogp: old, adv, mask, refLogp: ref }, opts).loss;
 
       const { grads } = tf.variableGrads(() => lossAt(W), [W]);
       const g = Array.from(grads[W.name].dataSync());
@@ -196,27 +227,65 @@ describe('grpoLoss gradient on the tiny model (directional finite differences)',
     const { hfConfigFor } = await import('../../model/config.ts');
     const { tokenLogprobs } = await import('../../model/logprobs.ts');
     const { Rng } = await import('../../random/rng.ts');
-    const model = CausalLM.random(hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 40 }), 21);
+    const model = CausalLM.random(
+      hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: 40 }),
+      21,
+    );
     const vars = model.trainableVariables();
-    const ids = tf.tensor2d([[1, 5, 9, 13, 2, 7, 30, 4], [3, 8, 21, 0, 11, 6, 6, 19]], [2, 8], 'int32');
-    const attn = tf.tensor2d([[1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 0, 0]], [2, 8], 'int32');
-    const mask = tf.tensor2d([[0, 0, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 0, 0]]); // [2, 7]
+    const ids = tf.tensor2d(
+      [
+        [1, 5, 9, 13, 2, 7, 30, 4],
+        [3, 8, 21, 0, 11, 6, 6, 19],
+      ],
+      [2, 8],
+      'int32',
+    );
+    const attn = tf.tensor2d(
+      [
+        [1, 1, 1, 1, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1, 0, 0],
+      ],
+      [2, 8],
+      'int32',
+    );
+    const mask = tf.tensor2d([
+      [0, 0, 1, 1, 1, 1, 1],
+      [0, 1, 1, 1, 1, 0, 0],
+    ]); // [2, 7]
     // ratios exp(-offset) in {0.61, 1.65, 0.95, 1.05, 1, 0.74, 1.35}: all >= 0.05 from the clip edges.
     const offs = [0.5, -0.5, 0.05, -0.05, 0.0, 0.3, -0.3];
-    const offsets = tf.tensor2d(Array.from({ length: 14 }, (_, k) => offs[k % offs.length] as number), [2, 7]);
+    const offsets = tf.tensor2d(
+      Array.from({ length: 14 }, (_, k) => offs[k % offs.length] as number),
+      [2, 7],
+    );
     const old = tf.tidy(() => tf.sub(tokenLogprobs(model, ids, attn), offsets)) as tf.Tensor2D;
     const ref = tf.tidy(() => tf.add(tokenLogprobs(model, ids, attn), 0.2)) as tf.Tensor2D;
     const adv = tf.tensor1d([0.9, -1.4]);
     const lossNow = (): tf.Scalar =>
-      grpoLoss({ logp: tokenLogprobs(model, ids, attn), oldLogp: old, adv, mask, refLogp: ref }, { ...base, beta: 0.2, clipHigh: 0.28 }).loss;
+      grpoLoss(
+        { logp: tokenLogprobs(model, ids, attn), oldLogp: old, adv, mask, refLogp: ref },
+        { ...base, beta: 0.2, clipHigh: 0.28 },
+      ).loss;
 
     const { grads } = tf.variableGrads(lossNow, vars);
     const rng = new Rng(5);
     for (let trial = 0; trial < 2; trial++) {
       // A random unit direction over all parameters.
-      const dir = vars.map((v) => tf.tensor(Array.from({ length: v.size }, () => rng.float() - 0.5), v.shape, 'float32'));
-      const norm = Math.sqrt(dir.reduce((s, d) => s + (tf.tidy(() => tf.sum(tf.square(d)).dataSync()[0]) as number), 0));
-      const analytic = vars.reduce((s, v, i) => s + (tf.tidy(() => tf.sum(tf.mul(grads[v.name], dir[i] as tf.Tensor)).dataSync()[0]) as number) / norm, 0);
+      const dir = vars.map((v) =>
+        tf.tensor(
+          Array.from({ length: v.size }, () => rng.float() - 0.5),
+          v.shape,
+          'float32',
+        ),
+      );
+      const norm = Math.sqrt(
+        dir.reduce((s, d) => s + (tf.tidy(() => tf.sum(tf.square(d)).dataSync()[0]) as number), 0),
+      );
+      const analytic = vars.reduce(
+        (s, v, i) =>
+          s + (tf.tidy(() => tf.sum(tf.mul(grads[v.name], dir[i] as tf.Tensor)).dataSync()[0]) as number) / norm,
+        0,
+      );
       const h = 1e-2;
       const at = (scale: number): number => {
         const saved = vars.map((v) => tf.clone(v));
@@ -239,15 +308,26 @@ describe('grpoLoss gradient on the tiny model (directional finite differences)',
 });
 
 // per-token [[1, 2, 3], [4, 5, 6]], mask [[1, 1, 0], [1, 0, 0]]: row sums 3 and 4, token counts 2 and 1
-const perTok = () => tf.tensor2d([[1, 2, 3], [4, 5, 6]]);
-const aggMask = () => tf.tensor2d([[1, 1, 0], [1, 0, 0]]);
+const perTok = () =>
+  tf.tensor2d([
+    [1, 2, 3],
+    [4, 5, 6],
+  ]);
+const aggMask = () =>
+  tf.tensor2d([
+    [1, 1, 0],
+    [1, 0, 0],
+  ]);
 
 describe('aggregate', () => {
-  it('token-mean: (3 + 4) / 3 = 2.3333333', () => expect(num(aggregate('token-mean', perTok(), aggMask()))).toBeCloseTo(7 / 3, 6));
-  it('seq-mean-token-mean: (3/2 + 4/1) / 2 = 2.75', () => expect(num(aggregate('seq-mean-token-mean', perTok(), aggMask()))).toBeCloseTo(2.75, 6));
+  it('token-mean: (3 + 4) / 3 = 2.3333333', () =>
+    expect(num(aggregate('token-mean', perTok(), aggMask()))).toBeCloseTo(7 / 3, 6));
+  it('seq-mean-token-mean: (3/2 + 4/1) / 2 = 2.75', () =>
+    expect(num(aggregate('seq-mean-token-mean', perTok(), aggMask()))).toBeCloseTo(2.75, 6));
   it('seq-mean-token-sum-norm, maxLen 4: (3/4 + 4/4) / 2 = 0.875', () =>
     expect(num(aggregate('seq-mean-token-sum-norm', perTok(), aggMask(), { maxLen: 4 }))).toBeCloseTo(0.875, 6));
-  it('divides by an explicit full-batch normalizer', () => expect(num(aggregate('token-mean', perTok(), aggMask(), { normalizer: 7 }))).toBeCloseTo(1, 6));
+  it('divides by an explicit full-batch normalizer', () =>
+    expect(num(aggregate('token-mean', perTok(), aggMask(), { normalizer: 7 }))).toBeCloseTo(1, 6));
   it('full-batch normalizers: tokens for token-mean, sequences otherwise', () => {
     expect(fullBatchNormalizer('token-mean', [2, 1, 0])).toBe(3);
     expect(fullBatchNormalizer('seq-mean-token-mean', [2, 1, 0])).toBe(3);
@@ -261,7 +341,10 @@ describe('aggregate', () => {
 
 describe('stopGradient', () => {
   it('keeps the values and zeroes the gradient through it: d/dx sum(x * sg(x)) = x, not 2x', () => {
-    const x = tf.tensor2d([[1, -2], [3, 0.5]]); // [2, 2]
+    const x = tf.tensor2d([
+      [1, -2],
+      [3, 0.5],
+    ]); // [2, 2]
     const sg = stopGradient(x);
     expect(Array.from(sg.dataSync())).toEqual([1, -2, 3, 0.5]);
     const g = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(v, stopGradient(v))))(x); // [2, 2]

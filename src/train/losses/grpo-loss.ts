@@ -73,7 +73,8 @@ export function grpoLoss(inp: GrpoInputs, opts: GrpoOptions): GrpoLossResult {
   checkShape('mask', inp.mask, [B, T]);
   checkShape('adv', inp.adv, inp.adv.rank === 1 ? [B] : [B, T]);
   if (inp.entropy) checkShape('entropy', inp.entropy, [B, T]);
-  if (!(opts.clipLow > 0 && opts.clipLow < 1)) throw new Error(`grpoLoss: clipLow must be in (0, 1), got ${opts.clipLow}`);
+  if (!(opts.clipLow > 0 && opts.clipLow < 1))
+    throw new Error(`grpoLoss: clipLow must be in (0, 1), got ${opts.clipLow}`);
   if (!(opts.clipHigh > 0)) throw new Error(`grpoLoss: clipHigh must be > 0, got ${opts.clipHigh}`);
   if (!(opts.beta >= 0)) throw new Error(`grpoLoss: beta must be >= 0, got ${opts.beta}`);
   if (opts.beta > 0) {
@@ -95,7 +96,8 @@ export function grpoLoss(inp: GrpoInputs, opts: GrpoOptions): GrpoLossResult {
       klTok = tf.sub(tf.sub(tf.exp(d), d), 1) as tf.Tensor2D; // [B, T]
       perToken = tf.add(perToken, tf.mul(klTok, opts.beta)); // [B, T]
     }
-    const loss = aggregate(opts.aggregation, perToken, mask, { normalizer: opts.normalizer, maxLen: opts.maxLen }); // []
+    // []
+    const loss = aggregate(opts.aggregation, perToken, mask, { normalizer: opts.normalizer, maxLen: opts.maxLen });
 
     // Detached statistics: none of them feeds the loss, so no gradient flows through them.
     const tokens = tf.sum(mask) as tf.Scalar; // []
@@ -192,11 +194,18 @@ const aggregators: Record<Aggregation, Aggregator> = {
 const AGGREGATIONS = Object.keys(aggregators) as Aggregation[];
 
 /** Aggregates a per-token loss [B, T] under a float mask [B, T] (1 = trained token). */
-export function aggregate(kind: Aggregation, perToken: tf.Tensor2D, mask: tf.Tensor2D, opts: AggregateOptions = {}): tf.Scalar {
+export function aggregate(
+  kind: Aggregation,
+  perToken: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  opts: AggregateOptions = {},
+): tf.Scalar {
   const fn = aggregators[kind];
   if (!fn) throw new Error(`aggregate: unknown aggregation '${String(kind)}' (one of ${AGGREGATIONS.join(', ')})`);
-  if (opts.normalizer !== undefined && !(opts.normalizer > 0)) throw new Error(`aggregate: normalizer must be > 0, got ${opts.normalizer}`);
-  if (opts.maxLen !== undefined && !(opts.maxLen > 0)) throw new Error(`aggregate: maxLen must be > 0, got ${opts.maxLen}`);
+  if (opts.normalizer !== undefined && !(opts.normalizer > 0))
+    throw new Error(`aggregate: normalizer must be > 0, got ${opts.normalizer}`);
+  if (opts.maxLen !== undefined && !(opts.maxLen > 0))
+    throw new Error(`aggregate: maxLen must be > 0, got ${opts.maxLen}`);
   return tf.tidy(() => fn(perToken, mask, opts));
 }
 
@@ -205,7 +214,11 @@ export function aggregate(kind: Aggregation, perToken: tf.Tensor2D, mask: tf.Ten
  * total tokens for token-mean, number of sequences for the per-sequence modes.
  */
 export function fullBatchNormalizer(kind: Aggregation, tokensPerSeq: readonly number[]): number {
-  if (kind === 'token-mean') return Math.max(1, tokensPerSeq.reduce((s, n) => s + n, 0));
+  if (kind === 'token-mean')
+    return Math.max(
+      1,
+      tokensPerSeq.reduce((s, n) => s + n, 0),
+    );
   return Math.max(1, tokensPerSeq.length);
 }
 

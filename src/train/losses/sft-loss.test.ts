@@ -10,8 +10,16 @@ beforeAll(async () => {
 const num = (t: tf.Tensor): number => t.dataSync()[0] as number;
 
 describe('sftLoss (hand-computed)', () => {
-  const logp = () => tf.tensor2d([[-1, -2], [-3, -4]]);
-  const mask = () => tf.tensor2d([[1, 1], [1, 0]]);
+  const logp = () =>
+    tf.tensor2d([
+      [-1, -2],
+      [-3, -4],
+    ]);
+  const mask = () =>
+    tf.tensor2d([
+      [1, 1],
+      [1, 0],
+    ]);
 
   it('is the masked mean NLL: (1 + 2 + 3) / 3 = 2', () => {
     const { loss, stats } = sftLoss(logp(), mask());
@@ -27,12 +35,20 @@ describe('sftLoss (hand-computed)', () => {
   });
 
   it('weights a token by its mask value and still divides by the trained-token count: (1 + 2*3 + 3) / 3', () => {
-    const { loss, stats } = sftLoss(logp(), tf.tensor2d([[1, 3], [1, 0]]));
+    const { loss, stats } = sftLoss(
+      logp(),
+      tf.tensor2d([
+        [1, 3],
+        [1, 0],
+      ]),
+    );
     expect(num(loss)).toBeCloseTo(10 / 3, 6);
     expect(num(stats.tokens)).toBe(3);
   });
 
   it('rejects a mask of another shape', () => {
-    expect(() => sftLoss(logp(), tf.ones([2, 3]) as tf.Tensor2D)).toThrow('sftLoss: mask has shape [2, 3], expected [2, 2]');
+    expect(() => sftLoss(logp(), tf.ones([2, 3]) as tf.Tensor2D)).toThrow(
+      'sftLoss: mask has shape [2, 3], expected [2, 2]',
+    );
   });
 });

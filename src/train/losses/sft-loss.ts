@@ -17,16 +17,23 @@ export interface SftOptions {
 export interface SftStatTensors {
   [key: string]: tf.Scalar;
   tokens: tf.Scalar;
-  /** Weighted negative log-likelihood per trained token of this batch (with unit weights, exp of it is the perplexity). */
+  /**
+   * Weighted negative log-likelihood per trained token of this batch (with unit weights, exp of it is the perplexity).
+   */
   nll: tf.Scalar;
 }
 
-export function sftLoss(logp: tf.Tensor2D, mask: tf.Tensor2D, opts: SftOptions = {}): { loss: tf.Scalar; stats: SftStatTensors } {
+export function sftLoss(
+  logp: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  opts: SftOptions = {},
+): { loss: tf.Scalar; stats: SftStatTensors } {
   if (logp.rank !== 2) throw new Error(`sftLoss: logp must be [B, T], got shape [${logp.shape.join(', ')}]`);
   if (logp.shape.join() !== mask.shape.join()) {
     throw new Error(`sftLoss: mask has shape [${mask.shape.join(', ')}], expected [${logp.shape.join(', ')}]`);
   }
-  if (opts.normalizer !== undefined && !(opts.normalizer > 0)) throw new Error(`sftLoss: normalizer must be > 0, got ${opts.normalizer}`);
+  if (opts.normalizer !== undefined && !(opts.normalizer > 0))
+    throw new Error(`sftLoss: normalizer must be > 0, got ${opts.normalizer}`);
   return tf.tidy(() => {
     const m = tf.cast(mask, 'float32'); // [B, T]
     const nllSum = tf.neg(tf.sum(tf.mul(logp, m))); // []

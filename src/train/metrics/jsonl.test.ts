@@ -21,8 +21,8 @@ describe('JsonlMetrics', () => {
       m.write(1, { 'reward/planner': 0.5, 'losses/clipfrac': Number.NaN }, t0);
       m.write(2, { 'reward/planner': 0.75, accuracy: 1 }, t0);
       expect(readFileSync(m.path, 'utf8')).toBe(
-        '{"step":1,"time":"2026-11-30T00:00:00.000Z","reward/planner":0.5,"losses/clipfrac":null}\n' +
-          '{"step":2,"time":"2026-11-30T00:00:00.000Z","reward/planner":0.75,"accuracy":1}\n',
+        '{"step":1,"time":"2026-11-30T00:00:00.000Z","reward/planner":0.5,"losses/clipfrac":null}\n{"step":2,' +
+          '"time":"2026-11-30T00:00:00.000Z","reward/planner":0.75,"accuracy":1}\n',
       );
       expect(() => m.write(3, { 'reward planner': 1 })).toThrow("key 'reward planner' is not a namespaced metric name");
     }));

@@ -48,7 +48,8 @@ export class JsonlMetrics {
 
   /** Appends one step. Non-finite numbers become null (JSON has no NaN); bad keys throw. */
   write(step: number, values: MetricRecord, now: Date = new Date()): void {
-    if (!Number.isInteger(step) || step < 0) throw new Error(`metrics: step must be a non-negative integer, got ${step}`);
+    if (!Number.isInteger(step) || step < 0)
+      throw new Error(`metrics: step must be a non-negative integer, got ${step}`);
     const line: MetricRecord = { step, time: now.toISOString() };
     for (const [k, v] of Object.entries(values)) {
       if (!KEY.test(k)) throw new Error(`metrics: key '${k}' is not a namespaced metric name (like reward/planner)`);

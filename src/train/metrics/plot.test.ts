@@ -88,7 +88,10 @@ describe('chart rendering (headless sharp plot)', () => {
     // Step ticks are 1, 2, 3 only (no 1.5, 2.5); value ticks are on the y axis (0.0 .. 1.0).
     const stepTicks = [...svg.matchAll(/aria-label="X-axis[^"]*"/g)].length;
     expect(stepTicks).toBe(1);
-    const xAxis = svg.slice(svg.indexOf('X-axis'), svg.indexOf('Y-axis') > svg.indexOf('X-axis') ? svg.indexOf('Y-axis') : undefined);
+    const xAxis = svg.slice(
+      svg.indexOf('X-axis'),
+      svg.indexOf('Y-axis') > svg.indexOf('X-axis') ? svg.indexOf('Y-axis') : undefined,
+    );
     expect(texts(xAxis).filter((t) => /^[\d.]+$/.test(t))).toEqual(['1', '2', '3']);
   });
 
@@ -104,7 +107,11 @@ describe('chart rendering (headless sharp plot)', () => {
     expect(names('reward/marginal/worker')).toEqual(['reward-parts']);
     expect(names('rollout/invalid_calls')).toEqual(['invalid-calls']);
     expect(names('heldout/accuracy')).toEqual(['accuracy']);
-    expect(['credit/noise_floor', 'credit/nonzero_success', 'credit/nonzero_failure'].map(names)).toEqual([['credit-signal'], ['credit-signal'], ['credit-signal']]);
+    expect(['credit/noise_floor', 'credit/nonzero_success', 'credit/nonzero_failure'].map(names)).toEqual([
+      ['credit-signal'],
+      ['credit-signal'],
+      ['credit-signal'],
+    ]);
   });
 });
 
@@ -112,10 +119,17 @@ describe('chart specs', () => {
   it('rate charts span [0, 1] and colour helpful / neutral / harmful as green / grey / red', () => {
     const wc = CHARTS.find((c) => c.name === 'worker-calls');
     const pts = ['credit/helpful', 'credit/harmful'].map((series) => ({ step: 1, series, value: 0 }));
-    const spec = chartSpec('w', pts, wc) as unknown as { encoding: { y: { scale?: unknown }; color: { scale?: unknown } } };
+    const spec = chartSpec('w', pts, wc) as unknown as {
+      encoding: { y: { scale?: unknown }; color: { scale?: unknown } };
+    };
     expect(spec.encoding.y.scale).toEqual({ domain: [0, 1] });
-    expect(spec.encoding.color.scale).toEqual({ domain: ['credit/helpful', 'credit/harmful'], range: ['#2e7d32', '#c0392b'] });
-    const reward = chartSpec('r', [{ step: 1, series: 'reward/planner', value: 2 }], CHARTS[0]) as unknown as { encoding: { y: { scale?: unknown }; color: { scale?: unknown } } };
+    expect(spec.encoding.color.scale).toEqual({
+      domain: ['credit/helpful', 'credit/harmful'],
+      range: ['#2e7d32', '#c0392b'],
+    });
+    const reward = chartSpec('r', [{ step: 1, series: 'reward/planner', value: 2 }], CHARTS[0]) as unknown as {
+      encoding: { y: { scale?: unknown }; color: { scale?: unknown } };
+    };
     expect(reward.encoding.y.scale).toBeUndefined();
     expect(reward.encoding.color.scale).toBeUndefined();
   });

@@ -26,16 +26,36 @@ export interface ChartDef {
 export const CHARTS: readonly ChartDef[] = [
   { name: 'reward', title: 'Reward per role', match: (k) => /^reward\/(planner|worker)$/.test(k) },
   // Unweighted parts of the per-agent reward (credit/reward.ts): broadcast, marginal, tool, per role.
-  { name: 'reward-parts', title: 'Reward parts per role', match: (k) => /^reward\/(broadcast|marginal|tool)\/(planner|worker)$/.test(k) },
+  {
+    name: 'reward-parts',
+    title: 'Reward parts per role',
+    match: (k) => /^reward\/(broadcast|marginal|tool)\/(planner|worker)$/.test(k),
+  },
   { name: 'accuracy', title: 'Accuracy', match: (k) => k === 'accuracy' || k.endsWith('/accuracy'), fraction: true },
   // credit/<role>: mean marginal (SHARP LOO / Shapley) credit per role, from grpo/advantages.ts rewardMetrics.
   { name: 'credit', title: 'Credit per role', match: (k) => /^credit\/(planner|worker)$/.test(k) },
   // Fractions of worker calls with Delta > 0, = 0, < 0 (SHARP's analysis; credit/report.ts).
-  { name: 'worker-calls', title: 'Worker calls: helpful / neutral / harmful', match: (k) => /^credit\/(helpful|neutral|harmful)$/.test(k), fraction: true, colors: { 'credit/helpful': '#2e7d32', 'credit/neutral': '#9e9e9e', 'credit/harmful': '#c0392b' } },
+  {
+    name: 'worker-calls',
+    title: 'Worker calls: helpful / neutral / harmful',
+    match: (k) => /^credit\/(helpful|neutral|harmful)$/.test(k),
+    fraction: true,
+    colors: { 'credit/helpful': '#2e7d32', 'credit/neutral': '#9e9e9e', 'credit/harmful': '#c0392b' },
+  },
   // How much of the counterfactual credit is signal: the replay noise floor (full-coalition replays that
   // disagree with the recorded outcome) beside the share of worker calls with non-zero credit (credit/report.ts).
-  { name: 'credit-signal', title: 'Counterfactual credit: noise floor and non-zero credit', match: (k) => /^credit\/(noise_floor|nonzero_success|nonzero_failure)$/.test(k), fraction: true },
-  { name: 'invalid-calls', title: 'Invalid tool calls (fraction of calls)', match: (k) => k === 'rollout/invalid_calls', fraction: true },
+  {
+    name: 'credit-signal',
+    title: 'Counterfactual credit: noise floor and non-zero credit',
+    match: (k) => /^credit\/(noise_floor|nonzero_success|nonzero_failure)$/.test(k),
+    fraction: true,
+  },
+  {
+    name: 'invalid-calls',
+    title: 'Invalid tool calls (fraction of calls)',
+    match: (k) => k === 'rollout/invalid_calls',
+    fraction: true,
+  },
 ];
 
 export interface Point {
@@ -49,16 +69,22 @@ export function chartPoints(lines: readonly MetricsLine[], chart: ChartDef): Poi
   const out: Point[] = [];
   for (const line of lines) {
     for (const [k, v] of Object.entries(line)) {
-      if (chart.match(k) && typeof v === 'number' && Number.isFinite(v)) out.push({ step: line.step, series: k, value: v });
+      if (chart.match(k) && typeof v === 'number' && Number.isFinite(v))
+        out.push({ step: line.step, series: k, value: v });
     }
   }
   return out;
 }
 
-export function chartSpec(title: string, points: readonly Point[], chart?: Pick<ChartDef, 'fraction' | 'colors'>): vl.TopLevelSpec {
+export function chartSpec(
+  title: string,
+  points: readonly Point[],
+  chart?: Pick<ChartDef, 'fraction' | 'colors'>,
+): vl.TopLevelSpec {
   const series = [...new Set(points.map((p) => p.series))];
   const colors = chart?.colors;
-  const scale = colors && series.every((s) => s in colors) ? { domain: series, range: series.map((s) => colors[s]) } : undefined;
+  const scale =
+    colors && series.every((s) => s in colors) ? { domain: series, range: series.map((s) => colors[s]) } : undefined;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title,
@@ -70,9 +96,20 @@ export function chartSpec(title: string, points: readonly Point[], chart?: Pick<
     encoding: {
       // Steps are whole numbers: no 1.5 ticks between two steps.
       x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1, format: 'd' } },
-      y: { field: 'value', type: 'quantitative', title: null, ...(chart?.fraction ? { scale: { domain: [0, 1] } } : {}) },
+      y: {
+        field: 'value',
+        type: 'quantitative',
+        title: null,
+        ...(chart?.fraction ? { scale: { domain: [0, 1] } } : {}),
+      },
       // Below the plot and without vega's 160 px label limit, so long metric names are not cut off.
-      color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom', columns: 2, labelLimit: 0 }, ...(scale ? { scale } : {}) },
+      color: {
+        field: 'series',
+        type: 'nominal',
+        title: null,
+        legend: { orient: 'bottom', columns: 2, labelLimit: 0 },
+        ...(scale ? { scale } : {}),
+      },
     },
   };
 }
@@ -90,7 +127,9 @@ export async function renderSvg(spec: vl.TopLevelSpec): Promise<string> {
 /** vega-lite spec -> PNG bytes. */
 export async function renderPng(spec: vl.TopLevelSpec): Promise<Uint8Array> {
   const svg = await renderSvg(spec);
-  return new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: 'white' }).render().asPng();
+  return new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: 'white' })
+    .render()
+    .asPng();
 }
 
 export interface PlotResult {
@@ -119,7 +158,12 @@ export async function plotRun(runDir: string, outDir: string = join(runDir, 'plo
     const tmp = `${out}.tmp-${process.pid}`;
     writeFileSync(tmp, png);
     renameSync(tmp, out);
-    results.push({ chart: chart.name, file: out, series: [...new Set(points.map((p) => p.series))], points: points.length });
+    results.push({
+      chart: chart.name,
+      file: out,
+      series: [...new Set(points.map((p) => p.series))],
+      points: points.length,
+    });
   }
   if (results.length === 0) throw new Error(`plot: ${file} has no reward/*, accuracy or credit/* metrics to plot`);
   return results;

@@ -67,16 +67,24 @@ function decodeEvent(data: Uint8Array) {
   if (summary) {
     for (const v of fields(summary).filter((x) => x.field === 1)) {
       const vf = fields(v.value as Uint8Array);
-      scalars[text(vf.find((x) => x.field === 1)?.value ?? new Uint8Array())] = vf.find((x) => x.field === 2)?.value as number;
+      scalars[text(vf.find((x) => x.field === 1)?.value ?? new Uint8Array())] = vf.find((x) => x.field === 2)
+        ?.value as number;
     }
   }
-  return { wallTime: get(1) as number, step: get(2) as number, fileVersion: get(3) ? text(get(3) as Uint8Array) : undefined, scalars };
+  return {
+    wallTime: get(1) as number,
+    step: get(2) as number,
+    fileVersion: get(3) ? text(get(3) as Uint8Array) : undefined,
+    scalars,
+  };
 }
 
 describe('encodeEvent', () => {
   it('hand-checked bytes of a minimal event', () => {
     // wall_time 0 -> 09 + 8 zero bytes; step 300 -> 10 ac 02 (300 = 0b10_0101100)
-    expect(Array.from(encodeEvent({ wallTime: 0, step: 300 }))).toEqual([0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0xac, 0x02]);
+    expect(Array.from(encodeEvent({ wallTime: 0, step: 300 }))).toEqual([
+      0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0xac, 0x02,
+    ]);
   });
 });
 
@@ -92,7 +100,12 @@ describe('TensorBoardWriter', () => {
       const events = readRecords(new Uint8Array(readFileSync(w.path))).map(decodeEvent);
       expect(events).toEqual([
         { wallTime: 1_700_000_000.5, step: 0, fileVersion: 'brain.Event:2', scalars: {} },
-        { wallTime: 1_700_000_001, step: 1, fileVersion: undefined, scalars: { 'reward/planner': 0.25, 'losses/clipfrac': 0.125 } },
+        {
+          wallTime: 1_700_000_001,
+          step: 1,
+          fileVersion: undefined,
+          scalars: { 'reward/planner': 0.25, 'losses/clipfrac': 0.125 },
+        },
         { wallTime: 1_700_000_002, step: 2, fileVersion: undefined, scalars: { 'reward/planner': 0.75 } },
       ]);
 

@@ -1,8 +1,3 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { maskedCrc32c } from './crc32c.ts';
-
 /**
  * TensorBoard event-file writer without native dependencies, so that
  * `tensorboard --logdir runs` shows the training curves. An event file is a sequence of TFRecords
@@ -12,6 +7,10 @@ import { maskedCrc32c } from './crc32c.ts';
  *   Summary { repeated Value value = 1; }   Value { string tag = 1; float simple_value = 2; }
  * The first record carries file_version "brain.Event:2", as TensorFlow's writer does.
  */
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { maskedCrc32c } from './crc32c.ts';
 
 class Bytes {
   private parts: number[] = [];
@@ -23,7 +22,8 @@ class Bytes {
 
   /** Base-128 varint of a non-negative integer below 2^53. */
   varint(n: number): this {
-    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`tensorboard: varint needs a non-negative safe integer, got ${n}`);
+    if (!Number.isSafeInteger(n) || n < 0)
+      throw new Error(`tensorboard: varint needs a non-negative safe integer, got ${n}`);
     while (n >= 0x80) {
       this.byte((n % 0x80) | 0x80);
       n = Math.floor(n / 0x80);
@@ -64,7 +64,12 @@ class Bytes {
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 /** Encodes an Event with scalar summaries (or a file_version when given). */
-export function encodeEvent(e: { wallTime: number; step: number; fileVersion?: string; scalars?: Record<string, number> }): Uint8Array {
+export function encodeEvent(e: {
+  wallTime: number;
+  step: number;
+  fileVersion?: string;
+  scalars?: Record<string, number>;
+}): Uint8Array {
   const out = new Bytes().double(1, e.wallTime).key(2, 0).varint(e.step);
   if (e.fileVersion !== undefined) out.lengthDelimited(3, utf8(e.fileVersion));
   if (e.scalars) {
@@ -108,7 +113,9 @@ export class TensorBoardWriter {
 
   /** Writes the finite numeric values of `scalars` as one Event at `step`. */
   scalars(step: number, scalars: Record<string, number>, wallTimeMs: number = Date.now()): void {
-    const finite = Object.fromEntries(Object.entries(scalars).filter(([, v]) => typeof v === 'number' && Number.isFinite(v)));
+    const finite = Object.fromEntries(
+      Object.entries(scalars).filter(([, v]) => typeof v === 'number' && Number.isFinite(v)),
+    );
     this.write(encodeEvent({ wallTime: wallTimeMs / 1000, step, scalars: finite }));
   }
 

@@ -17,7 +17,11 @@ const T = 3;
 const D = 5;
 const V = 6;
 const rng = new Rng(7);
-const x = () => tf.tensor2d(Array.from({ length: B * T * D }, () => rng.float() - 0.5), [B * T, D]);
+const x = () =>
+  tf.tensor2d(
+    Array.from({ length: B * T * D }, () => rng.float() - 0.5),
+    [B * T, D],
+  );
 const chosen = Array.from({ length: B * T }, () => rng.int(0, V - 1));
 const maskRows = [
   [1, 1, 1],
@@ -33,9 +37,17 @@ function rows(t: tf.Tensor2D, from: number, n: number): tf.Tensor2D {
 
 describe('GradientAccumulator', () => {
   const feats = x();
-  const W = tf.variable(tf.tensor2d(Array.from({ length: D * V }, (_, k) => Math.cos(k) * 0.3), [D, V]), true, 'acc_test_W');
+  const W = tf.variable(
+    tf.tensor2d(
+      Array.from({ length: D * V }, (_, k) => Math.cos(k) * 0.3),
+      [D, V],
+    ),
+    true,
+    'acc_test_W',
+  );
   const logpOf = (f: tf.Tensor2D, ids: number[], n: number): tf.Tensor2D =>
-    tf.reshape(tf.sum(tf.mul(tf.logSoftmax(tf.matMul(f, W)), tf.oneHot(tf.tensor1d(ids, 'int32'), V)), 1), [n, T]); // [n, T]
+    // [n, T]
+    tf.reshape(tf.sum(tf.mul(tf.logSoftmax(tf.matMul(f, W)), tf.oneHot(tf.tensor1d(ids, 'int32'), V)), 1), [n, T]);
   const old = tf.tidy(() => tf.sub(logpOf(feats, chosen, B), 0.1)); // [B, T]: ratio e^0.1 everywhere
 
   const microLoss = (from: number, n: number, normalizer?: number) => () =>
@@ -56,7 +68,10 @@ describe('GradientAccumulator', () => {
     const gFull = Array.from(full.grads()[W.name].dataSync());
 
     const micro = new GradientAccumulator([W]);
-    const normalizer = fullBatchNormalizer('token-mean', maskRows.map((r) => r.reduce((s, m) => s + m, 0)));
+    const normalizer = fullBatchNormalizer(
+      'token-mean',
+      maskRows.map((r) => r.reduce((s, m) => s + m, 0)),
+    );
     expect(normalizer).toBe(8); // 3 + 2 + 1 + 2 masked tokens
     micro.add(microLoss(0, 2, normalizer));
     micro.add(microLoss(2, 2, normalizer));

@@ -42,7 +42,10 @@ export class GradientAccumulator {
     for (const v of this.vars) {
       if (this.acc.has(v.name)) throw new Error(`GradientAccumulator: variable name '${v.name}' appears twice`);
       // tidy frees the zeros tensor; the Variable (not tracked by tidy) keeps its own copy.
-      this.acc.set(v.name, tf.tidy(() => tf.variable(tf.zerosLike(v), false)));
+      this.acc.set(
+        v.name,
+        tf.tidy(() => tf.variable(tf.zerosLike(v), false)),
+      );
     }
   }
 

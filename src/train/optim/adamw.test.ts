@@ -7,7 +7,8 @@ beforeAll(async () => {
   await initBackend('wasm');
 });
 
-const close = (got: ArrayLike<number>, want: number[], digits = 6) => want.forEach((w, i) => expect(got[i]).toBeCloseTo(w, digits));
+const close = (got: ArrayLike<number>, want: number[], digits = 6) =>
+  want.forEach((w, i) => expect(got[i]).toBeCloseTo(w, digits));
 
 // lr 0.1, betas (0.9, 0.999), eps 1e-8, weight decay 0.01 on p0 = [1, -2], grads g1..g3 below.
 // Step 1 by hand: p <- p (1 - 0.001) = [0.999, -1.998]; m = 0.1 g, v = 0.001 g^2, so the bias-corrected
@@ -92,7 +93,9 @@ describe('AdamW', () => {
     const p = tf.variable(tf.tensor1d([1, 2]), true, 'adamw_test_bad');
     const opt = new AdamW({ lr: 0.1 });
     const arr = (n: number) => ({ shape: [n], data: new Float32Array(n) });
-    expect(() => opt.importState(new Map([['adamw_test_bad.exp_avg', arr(2)]]))).toThrow("missing or invalid 'step' entry");
+    expect(() => opt.importState(new Map([['adamw_test_bad.exp_avg', arr(2)]]))).toThrow(
+      "missing or invalid 'step' entry",
+    );
     expect(() =>
       opt.importState(
         new Map([

@@ -110,7 +110,11 @@ export class AdamW extends tf.Optimizer {
 
   /** One AdamW step at learning rate `lr` (the trainers pass the scheduled rate of the step). */
   applyGradients(variableGradients: tf.NamedTensorMap | NamedTensor[], lr: number | undefined = this.lr): void {
-    if (lr === undefined) throw new Error('AdamW: a step without a learning rate: pass the step\'s rate to applyGradients (or a default one to the constructor)');
+    if (lr === undefined)
+      throw new Error(
+        "AdamW: a step without a learning rate: pass the step's rate to applyGradients (or a default one to the " +
+          'constructor)',
+      );
     if (!(lr >= 0)) throw new Error(`AdamW: lr must be >= 0, got ${lr}`);
     const named: [string, tf.Tensor][] = Array.isArray(variableGradients)
       ? variableGradients.map((g) => [g.name, g.tensor])
@@ -121,13 +125,28 @@ export class AdamW extends tf.Optimizer {
       if (grad == null) continue;
       const value = this.variable(name);
       if (grad.shape.join() !== value.shape.join()) {
-        throw new Error(`AdamW: gradient of '${name}' has shape [${grad.shape.join(', ')}], variable has [${value.shape.join(', ')}]`);
+        throw new Error(
+          `AdamW: gradient of '${name}' has shape [${grad.shape.join(', ')}], variable has [${value.shape.join(', ')}]`,
+        );
       }
       live.push({ name, grad, value, mv: this.momentsOf(name, value) });
     }
     if (this.fused) {
-      const hp = { lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, weightDecay: live.map((x) => (this.decay(x.name, x.value.shape) ? this.weightDecay : 0)) };
-      nativeAdamW(live.map((x) => x.value), live.map((x) => x.grad), live.map((x) => x.mv.m), live.map((x) => x.mv.v), this.t, hp);
+      const hp = {
+        lr,
+        beta1: this.beta1,
+        beta2: this.beta2,
+        eps: this.eps,
+        weightDecay: live.map((x) => (this.decay(x.name, x.value.shape) ? this.weightDecay : 0)),
+      };
+      nativeAdamW(
+        live.map((x) => x.value),
+        live.map((x) => x.grad),
+        live.map((x) => x.mv.m),
+        live.map((x) => x.mv.v),
+        this.t,
+        hp,
+      );
     } else {
       const bc1 = 1 - this.beta1 ** this.t;
       const bc2 = 1 - this.beta2 ** this.t;
@@ -181,7 +200,9 @@ export class AdamW extends tf.Optimizer {
           const a = state.get(key);
           if (!a) throw new Error(`AdamW.importState: missing entry '${key}'`);
           if (a.data.length !== value.size) {
-            throw new Error(`AdamW.importState: '${key}' has ${a.data.length} values, variable '${name}' has ${value.size}`);
+            throw new Error(
+              `AdamW.importState: '${key}' has ${a.data.length} values, variable '${name}' has ${value.size}`,
+            );
           }
           return tf.tidy(() => tf.variable(tf.tensor(a.data, value.shape, 'float32'), false));
         };
@@ -208,18 +229,26 @@ export class AdamW extends tf.Optimizer {
 
   override async getWeights(): Promise<NamedTensor[]> {
     const out: NamedTensor[] = [await this.saveIterations()];
-    for (const [name, { m, v }] of this.moments) out.push({ name: name + M_SUFFIX, tensor: m }, { name: name + V_SUFFIX, tensor: v });
+    for (const [name, { m, v }] of this.moments)
+      out.push({ name: name + M_SUFFIX, tensor: m }, { name: name + V_SUFFIX, tensor: v });
     return out;
   }
 
   override async setWeights(weightValues: NamedTensor[]): Promise<void> {
     const rest = await this.extractIterations(weightValues);
     const state = new Map<string, NamedArray>([[STEP_KEY, { shape: [1], data: Float32Array.of(this.iterations_) }]]);
-    for (const { name, tensor } of rest) state.set(name, { shape: [...tensor.shape], data: (await tensor.data()) as Float32Array });
+    for (const { name, tensor } of rest)
+      state.set(name, { shape: [...tensor.shape], data: (await tensor.data()) as Float32Array });
     this.importState(state);
   }
 
   getConfig(): tf.serialization.ConfigDict {
-    return { learningRate: this.lr ?? null, beta1: this.beta1, beta2: this.beta2, epsilon: this.eps, weightDecay: this.weightDecay };
+    return {
+      learningRate: this.lr ?? null,
+      beta1: this.beta1,
+      beta2: this.beta2,
+      epsilon: this.eps,
+      weightDecay: this.weightDecay,
+    };
   }
 }

@@ -58,7 +58,8 @@ describe('clipAndStep', () => {
     const opt = new AdamW({ lr: 1 });
     const norm = clipAndStep(acc, opt, 0.1, 1);
     expect(norm).toBeCloseTo(5, 5);
-    // First Adam step moves each weight by lr * sign(g) whatever the clip scale: [0.9, 0.9] at lr 0.1 (not the default 1)
+    // First Adam step moves each weight by lr * sign(g) whatever the clip scale: [0.9, 0.9] at lr 0.1 (not the default
+    // 1)
     const v = w.dataSync();
     expect(v[0]).toBeCloseTo(0.9, 5);
     expect(v[1]).toBeCloseTo(0.9, 5);
@@ -74,7 +75,10 @@ describe('clipAndStep without a gradient copy', () => {
     const a = tf.variable(tf.tensor1d([1, -2]), true, `nocopy_${tag}_a`); // [2]
     const b = tf.variable(tf.tensor2d([[0.5, 3]]), true, `nocopy_${tag}_b`); // [1, 2]
     const acc = new GradientAccumulator([a, b]);
-    acc.add(() => ({ loss: tf.add(tf.sum(tf.mul(a, tf.tensor1d([3, 4]))), tf.sum(tf.mul(b, tf.tensor2d([[12, 0]])))) as tf.Scalar, stats: {} }));
+    acc.add(() => ({
+      loss: tf.add(tf.sum(tf.mul(a, tf.tensor1d([3, 4]))), tf.sum(tf.mul(b, tf.tensor2d([[12, 0]])))) as tf.Scalar,
+      stats: {},
+    }));
     acc.finish();
     return { vars: [a, b], acc };
   }
@@ -89,35 +93,40 @@ describe('clipAndStep without a gradient copy', () => {
   }
 
   for (const maxNorm of [100, 0, 1]) {
-    it(`maxNorm ${maxNorm}: the same update as the copying path (clipByGlobalNorm, then the step); ${maxNorm === 1 ? 'scaled in place' : 'the accumulator buffers themselves'}`, () => {
-      const opts = { lr: 0.1, weightDecay: 0.01, beta2: 0.9 };
-      const x = setup(`x${maxNorm}`);
-      const before = tf.memory().numTensors;
-      const opt = new Recording(opts);
-      const buffers = Object.values(x.acc.grads());
-      const norm = clipAndStep(x.acc, opt, 0.1, maxNorm);
-      expect(opt.seen.length).toBe(2);
-      opt.seen.forEach((t, i) => expect(t).toBe(buffers[i])); // the accumulator's own tensors, not copies
-      if (maxNorm !== 1) expect(opt.seen.map((t) => t.dataId)).toEqual(buffers.map((t) => t.dataId));
-      // Two moment Variables per variable are the only new tensors.
-      expect(tf.memory().numTensors - before).toBe(4);
+    it(
+      `maxNorm ${maxNorm}: the same update as the copying path (clipByGlobalNorm, then the step); ` +
+        `${maxNorm === 1 ? 'scaled in place' : 'the accumulator buffers themselves'}`,
+      () => {
+        const opts = { lr: 0.1, weightDecay: 0.01, beta2: 0.9 };
+        const x = setup(`x${maxNorm}`);
+        const before = tf.memory().numTensors;
+        const opt = new Recording(opts);
+        const buffers = Object.values(x.acc.grads());
+        const norm = clipAndStep(x.acc, opt, 0.1, maxNorm);
+        expect(opt.seen.length).toBe(2);
+        opt.seen.forEach((t, i) => expect(t).toBe(buffers[i])); // the accumulator's own tensors, not copies
+        if (maxNorm !== 1) expect(opt.seen.map((t) => t.dataId)).toEqual(buffers.map((t) => t.dataId));
+        // Two moment Variables per variable are the only new tensors.
+        expect(tf.memory().numTensors - before).toBe(4);
 
-      const y = setup(`y${maxNorm}`);
-      const ref = new AdamW(opts);
-      const clipped = clipByGlobalNorm(y.acc.grads(), maxNorm);
-      ref.applyGradients(clipped.grads, 0.1);
-      tf.dispose(clipped.grads);
-      expect(norm).toBeCloseTo(13, 5);
-      expect(clipped.norm).toBe(norm);
-      for (let i = 0; i < 2; i++) expect(Array.from(x.vars[i]?.dataSync() ?? [])).toEqual(Array.from(y.vars[i]?.dataSync() ?? []));
-      // Clipped to norm 1: the gradient [3, 4] / 13.000001 reached the second step's moments.
-      if (maxNorm === 1) expect(x.acc.grads()[x.vars[0]?.name as string]?.dataSync()[0]).toBeCloseTo(3 / 13, 6);
-      for (const s of [x, y]) {
-        s.acc.dispose();
-        tf.dispose(s.vars);
-      }
-      opt.dispose();
-      ref.dispose();
-    });
+        const y = setup(`y${maxNorm}`);
+        const ref = new AdamW(opts);
+        const clipped = clipByGlobalNorm(y.acc.grads(), maxNorm);
+        ref.applyGradients(clipped.grads, 0.1);
+        tf.dispose(clipped.grads);
+        expect(norm).toBeCloseTo(13, 5);
+        expect(clipped.norm).toBe(norm);
+        for (let i = 0; i < 2; i++)
+          expect(Array.from(x.vars[i]?.dataSync() ?? [])).toEqual(Array.from(y.vars[i]?.dataSync() ?? []));
+        // Clipped to norm 1: the gradient [3, 4] / 13.000001 reached the second step's moments.
+        if (maxNorm === 1) expect(x.acc.grads()[x.vars[0]?.name as string]?.dataSync()[0]).toBeCloseTo(3 / 13, 6);
+        for (const s of [x, y]) {
+          s.acc.dispose();
+          tf.dispose(s.vars);
+        }
+        opt.dispose();
+        ref.dispose();
+      },
+    );
   }
 });

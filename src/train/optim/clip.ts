@@ -30,11 +30,15 @@ function globalNormScale(grads: tf.NamedTensorMap, maxNorm: number): { norm: num
   return { norm, scale: maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6) : 1 };
 }
 
-export function clipByGlobalNorm(grads: tf.NamedTensorMap, maxNorm: number): { grads: tf.NamedTensorMap; norm: number } {
+export function clipByGlobalNorm(
+  grads: tf.NamedTensorMap,
+  maxNorm: number,
+): { grads: tf.NamedTensorMap; norm: number } {
   const { norm, scale } = globalNormScale(grads, maxNorm);
   const out: tf.NamedTensorMap = {};
   tf.tidy(() => {
-    for (const [name, g] of Object.entries(grads)) out[name] = tf.keep(scale === 1 ? tf.clone(g) : tf.mul(g, scale)); // same shape as g
+    // same shape as g
+    for (const [name, g] of Object.entries(grads)) out[name] = tf.keep(scale === 1 ? tf.clone(g) : tf.mul(g, scale));
   });
   return { grads: out, norm };
 }

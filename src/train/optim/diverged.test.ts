@@ -23,7 +23,8 @@ describe('a non-finite gradient stops training in one line, before the weights c
     expect(err).toBeInstanceOf(TrainingDivergedError);
     expect(err).toBeInstanceOf(UserError); // exit 2, one line
     expect((err as Error).message).toBe(
-      'train: RL step 7: gradient norm is NaN (NaN or Inf in the loss or the gradients); stopped before the update, the last saved checkpoint is intact (try a lower learning rate)',
+      'train: RL step 7: gradient norm is NaN (NaN or Inf in the loss or the gradients); stopped before the update, ' +
+        'the last saved checkpoint is intact (try a lower learning rate)',
     );
     expect(Array.from(w.dataSync())).toEqual([1, 2]);
     acc.dispose();

@@ -23,7 +23,10 @@ export function atStep<T>(step: number, what: string, update: () => T): T {
     return update();
   } catch (err) {
     if (!(err instanceof NonFiniteGradientError)) throw err;
-    throw new TrainingDivergedError(`${what} step ${step}: gradient norm is ${err.norm} (NaN or Inf in the loss or the gradients); stopped before the update, the last saved checkpoint is intact (try a lower learning rate)`);
+    throw new TrainingDivergedError(
+      `${what} step ${step}: gradient norm is ${err.norm} (NaN or Inf in the loss or the gradients); stopped ` +
+        `before the update, the last saved checkpoint is intact (try a lower learning rate)`,
+    );
   }
 }
 
@@ -35,6 +38,10 @@ export function atStep<T>(step: number, what: string, update: () => T): T {
 export function assertFiniteWeights(step: number, what: string, vars: readonly tf.Variable[]): void {
   for (const v of vars) {
     const ok = tf.tidy(() => tf.all(tf.isFinite(v)).dataSync()[0]); // [] -> one bool per variable
-    if (!ok) throw new TrainingDivergedError(`${what} step ${step}: weight '${v.name}' became NaN or Inf; not saved, the last saved checkpoint is intact (try a lower learning rate)`);
+    if (!ok)
+      throw new TrainingDivergedError(
+        `${what} step ${step}: weight '${v.name}' became NaN or Inf; not saved, the last saved checkpoint is ` +
+          `intact (try a lower learning rate)`,
+      );
   }
 }

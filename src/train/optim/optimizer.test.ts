@@ -12,7 +12,15 @@ afterAll(() => disableNativeKernels());
 
 const train = configSchema.parse({
   train: {
-    lr: 3e-4, steps: 40, schedule: 'cosine', warmupSteps: 4, minLrRatio: 0.1, beta1: 0.8, beta2: 0.95, adamEps: 1e-6, weightDecay: 0.05,
+    lr: 3e-4,
+    steps: 40,
+    schedule: 'cosine',
+    warmupSteps: 4,
+    minLrRatio: 0.1,
+    beta1: 0.8,
+    beta2: 0.95,
+    adamEps: 1e-6,
+    weightDecay: 0.05,
     sft: { lr: 2e-3, steps: 10, schedule: 'cosine', warmupSteps: 2 },
     dpo: { lr: 5e-6, steps: 7 },
   },
@@ -21,9 +29,27 @@ const train = configSchema.parse({
 describe('optimizerSettings: one reading of the config for every trainer', () => {
   it('shares betas, eps, weight decay and the cosine floor; each phase has its own lr and schedule', () => {
     const adam = { beta1: 0.8, beta2: 0.95, eps: 1e-6, weightDecay: 0.05, minLrRatio: 0.1 };
-    expect(optimizerSettings(train, 'grpo')).toEqual({ ...adam, lr: 3e-4, schedule: 'cosine', warmupSteps: 4, totalSteps: 40 });
-    expect(optimizerSettings(train, 'sft')).toEqual({ ...adam, lr: 2e-3, schedule: 'cosine', warmupSteps: 2, totalSteps: 10 });
-    expect(optimizerSettings(train, 'dpo')).toEqual({ ...adam, lr: 5e-6, schedule: 'constant', warmupSteps: 0, totalSteps: 7 });
+    expect(optimizerSettings(train, 'grpo')).toEqual({
+      ...adam,
+      lr: 3e-4,
+      schedule: 'cosine',
+      warmupSteps: 4,
+      totalSteps: 40,
+    });
+    expect(optimizerSettings(train, 'sft')).toEqual({
+      ...adam,
+      lr: 2e-3,
+      schedule: 'cosine',
+      warmupSteps: 2,
+      totalSteps: 10,
+    });
+    expect(optimizerSettings(train, 'dpo')).toEqual({
+      ...adam,
+      lr: 5e-6,
+      schedule: 'constant',
+      warmupSteps: 0,
+      totalSteps: 7,
+    });
   });
 });
 
@@ -54,42 +80,76 @@ describe('learningRateAt', () => {
   });
 
   it('rejects a negative step', () => {
-    expect(() => learningRateAt(-1, { schedule: 'constant', lr: 1, warmupSteps: 0, totalSteps: 1, minLrRatio: 0 })).toThrow('non-negative integer');
+    expect(() =>
+      learningRateAt(-1, { schedule: 'constant', lr: 1, warmupSteps: 0, totalSteps: 1, minLrRatio: 0 }),
+    ).toThrow('non-negative integer');
   });
 });
 
 describe('createAdamW', () => {
   it('gives AdamW the betas, eps and decay of the config', () => {
     const adamw = createAdamW({ ...optimizerSettings(train, 'sft'), fused: false });
-    expect([adamw.beta1, adamw.beta2, adamw.eps, adamw.weightDecay, adamw.fused]).toEqual([0.8, 0.95, 1e-6, 0.05, false]);
+    expect([adamw.beta1, adamw.beta2, adamw.eps, adamw.weightDecay, adamw.fused]).toEqual([
+      0.8,
+      0.95,
+      1e-6,
+      0.05,
+      false,
+    ]);
     adamw.dispose();
   });
 
-  it('defaults to the fused native step exactly when the native kernels are loaded on wasm, with the same update', () => {
-    disableNativeKernels();
-    expect(fusedAdamWAvailable()).toBe(false);
-    const defaults = optimizerSettings(configSchema.parse({}).train, 'grpo'); // Adam's usual constants, no decay
-    const plain = createAdamW(defaults);
-    expect(plain.fused).toBe(false);
-    const native = enableNativeKernels().mode === 'native';
-    const fused = createAdamW({ ...defaults, weightDecay: 0.1 });
-    expect(fused.fused).toBe(native);
-    const ops = createAdamW({ ...defaults, weightDecay: 0.1, fused: false });
-    const a = tf.variable(tf.tensor2d([[0.5, -1], [2, 0.25]]), true, 'opt-test-a'); // [2, 2]
-    const b = tf.variable(tf.tensor2d([[0.5, -1], [2, 0.25]]), true, 'opt-test-b'); // [2, 2]
-    for (const g of [[[1, -2], [0.5, 3]], [[-1, 1], [2, -0.5]]]) {
-      fused.applyGradients({ 'opt-test-a': tf.tensor2d(g) }, 1e-2);
-      ops.applyGradients({ 'opt-test-b': tf.tensor2d(g) }, 1e-2);
-    }
-    // step 1 moves every weight by lr against its gradient's sign, step 2 by lr again (Adam's bias
-    // correction), plus decay: hand-computed from [[0.5,-1],[2,0.25]] for the first entry:
-    // 0.5 (1 - 1e-3) - 1e-2 = 0.4895, then 0.4895 (1 - 1e-3) - 1e-2 * (m2 / sqrt(v2)) with g = 1, -1
-    const w = a.arraySync() as number[][];
-    expect(Math.max(...(tf.abs(tf.sub(a, b)).dataSync() as Float32Array))).toBeLessThan(1e-6);
-    const m2 = (0.9 * 0.1 * 1 + 0.1 * -1) / (1 - 0.81);
-    const v2 = (0.999 * 0.001 * 1 + 0.001 * 1) / (1 - 0.999 ** 2);
-    expect(w[0]![0]!).toBeCloseTo(0.4895 * (1 - 1e-3) - 1e-2 * (m2 / (Math.sqrt(v2) + 1e-8)), 6);
-    for (const o of [plain, fused, ops]) o.dispose();
-    tf.dispose([a, b]);
-  });
+  it(
+    'defaults to the fused native step exactly when the native kernels are loaded on wasm, with the same ' + 'update',
+    () => {
+      disableNativeKernels();
+      expect(fusedAdamWAvailable()).toBe(false);
+      const defaults = optimizerSettings(configSchema.parse({}).train, 'grpo'); // Adam's usual constants, no decay
+      const plain = createAdamW(defaults);
+      expect(plain.fused).toBe(false);
+      const native = enableNativeKernels().mode === 'native';
+      const fused = createAdamW({ ...defaults, weightDecay: 0.1 });
+      expect(fused.fused).toBe(native);
+      const ops = createAdamW({ ...defaults, weightDecay: 0.1, fused: false });
+      const a = tf.variable(
+        tf.tensor2d([
+          [0.5, -1],
+          [2, 0.25],
+        ]),
+        true,
+        'opt-test-a',
+      ); // [2, 2]
+      const b = tf.variable(
+        tf.tensor2d([
+          [0.5, -1],
+          [2, 0.25],
+        ]),
+        true,
+        'opt-test-b',
+      ); // [2, 2]
+      for (const g of [
+        [
+          [1, -2],
+          [0.5, 3],
+        ],
+        [
+          [-1, 1],
+          [2, -0.5],
+        ],
+      ]) {
+        fused.applyGradients({ 'opt-test-a': tf.tensor2d(g) }, 1e-2);
+        ops.applyGradients({ 'opt-test-b': tf.tensor2d(g) }, 1e-2);
+      }
+      // step 1 moves every weight by lr against its gradient's sign, step 2 by lr again (Adam's bias
+      // correction), plus decay: hand-computed from [[0.5,-1],[2,0.25]] for the first entry:
+      // 0.5 (1 - 1e-3) - 1e-2 = 0.4895, then 0.4895 (1 - 1e-3) - 1e-2 * (m2 / sqrt(v2)) with g = 1, -1
+      const w = a.arraySync() as number[][];
+      expect(Math.max(...(tf.abs(tf.sub(a, b)).dataSync() as Float32Array))).toBeLessThan(1e-6);
+      const m2 = (0.9 * 0.1 * 1 + 0.1 * -1) / (1 - 0.81);
+      const v2 = (0.999 * 0.001 * 1 + 0.001 * 1) / (1 - 0.999 ** 2);
+      expect(w[0]![0]!).toBeCloseTo(0.4895 * (1 - 1e-3) - 1e-2 * (m2 / (Math.sqrt(v2) + 1e-8)), 6);
+      for (const o of [plain, fused, ops]) o.dispose();
+      tf.dispose([a, b]);
+    },
+  );
 });

@@ -36,7 +36,8 @@ export interface OptimizerSettings {
  */
 export function optimizerSettings(t: Config['train'], phase: 'grpo' | 'sft' | 'dpo'): OptimizerSettings {
   const adam = { beta1: t.beta1, beta2: t.beta2, eps: t.adamEps, weightDecay: t.weightDecay, minLrRatio: t.minLrRatio };
-  if (phase === 'sft') return { ...adam, lr: t.sft.lr, schedule: t.sft.schedule, warmupSteps: t.sft.warmupSteps, totalSteps: t.sft.steps };
+  if (phase === 'sft')
+    return { ...adam, lr: t.sft.lr, schedule: t.sft.schedule, warmupSteps: t.sft.warmupSteps, totalSteps: t.sft.steps };
   if (phase === 'dpo') return { ...adam, lr: t.dpo.lr, schedule: 'constant', warmupSteps: 0, totalSteps: t.dpo.steps };
   return { ...adam, lr: t.lr, schedule: t.schedule, warmupSteps: t.warmupSteps, totalSteps: t.steps };
 }
@@ -48,7 +49,13 @@ export function fusedAdamWAvailable(): boolean {
 
 /** AdamW with the settings' betas, eps and weight decay; its learning rate comes with each step. */
 export function createAdamW(s: OptimizerSettings): AdamW {
-  return new AdamW({ beta1: s.beta1, beta2: s.beta2, eps: s.eps, weightDecay: s.weightDecay, fused: s.fused ?? fusedAdamWAvailable() });
+  return new AdamW({
+    beta1: s.beta1,
+    beta2: s.beta2,
+    eps: s.eps,
+    weightDecay: s.weightDecay,
+    fused: s.fused ?? fusedAdamWAvailable(),
+  });
 }
 
 /**
@@ -59,8 +66,12 @@ export function createAdamW(s: OptimizerSettings): AdamW {
  * `warmup` to minLr at step `total` and stays there: lr = minLr + (peak - minLr) (1 + cos(pi p)) / 2,
  * p = (step - warmup) / (total - warmup).
  */
-export function learningRateAt(step: number, s: Pick<OptimizerSettings, 'lr' | 'schedule' | 'warmupSteps' | 'totalSteps' | 'minLrRatio'>): number {
-  if (!Number.isInteger(step) || step < 0) throw new Error(`learningRateAt: step must be a non-negative integer, got ${step}`);
+export function learningRateAt(
+  step: number,
+  s: Pick<OptimizerSettings, 'lr' | 'schedule' | 'warmupSteps' | 'totalSteps' | 'minLrRatio'>,
+): number {
+  if (!Number.isInteger(step) || step < 0)
+    throw new Error(`learningRateAt: step must be a non-negative integer, got ${step}`);
   const peak = s.lr;
   if (step < s.warmupSteps) return (peak * (step + 1)) / s.warmupSteps;
   if (s.schedule === 'constant') return peak;

@@ -18,7 +18,10 @@ export interface TrainingSetup {
 
 export function trainingSetup(t: Pick<Config['train'], 'lora' | 'logprobChunk' | 'checkpointLayers'>): TrainingSetup {
   return {
-    lora: t.lora.rank > 0 ? { rank: t.lora.rank, alpha: t.lora.alpha, dropout: t.lora.dropout, targets: [...t.lora.targets] } : undefined,
+    lora:
+      t.lora.rank > 0
+        ? { rank: t.lora.rank, alpha: t.lora.alpha, dropout: t.lora.dropout, targets: [...t.lora.targets] }
+        : undefined,
     logprobChunk: t.logprobChunk,
     checkpointLayers: t.checkpointLayers,
   };

@@ -18,14 +18,18 @@ import { configSchema } from '../../config/schema.ts';
 import { optimizerSettings } from '../optim/optimizer.ts';
 
 /** The DPO optimizer settings of a config with train.dpo's lr and steps (schema defaults elsewhere). */
-const dpoOptimizer = (lr: number, steps: number) => optimizerSettings(configSchema.parse({ train: { dpo: { lr, steps } } }).train, 'dpo');
+const dpoOptimizer = (lr: number, steps: number) =>
+  optimizerSettings(configSchema.parse({ train: { dpo: { lr, steps } } }).train, 'dpo');
 
 let root: string;
 let tok: Tokenizer;
 beforeAll(async () => {
   await initBackend('wasm');
   root = await mkdtemp(join(tmpdir(), 'sharp-dpoloop-'));
-  await writeTokenizerFiles(join(root, 'tok'), fitBpeTokenizer(['Who founded Zorvex? <answer>Alin Marek</answer> <answer>1975</answer>'], 300));
+  await writeTokenizerFiles(
+    join(root, 'tok'),
+    fitBpeTokenizer(['Who founded Zorvex? <answer>Alin Marek</answer> <answer>1975</answer>'], 300),
+  );
   tok = await Tokenizer.load(join(root, 'tok'));
 });
 afterAll(async () => {
@@ -36,12 +40,28 @@ const pair = (q: string, chosen: string, rejected: string): PreferencePair => ({
   prefix: [{ role: 'user', content: q }],
   chosen,
   rejected,
-  metadata: { trajectoryId: 't', episodeId: 'e', messageIndex: 1, agent: 0, role: 'planner', judge: 'rule', attempts: 1 },
+  metadata: {
+    trajectoryId: 't',
+    episodeId: 'e',
+    messageIndex: 1,
+    agent: 0,
+    role: 'planner',
+    judge: 'rule',
+    attempts: 1,
+  },
 });
 
 describe('runDpo', () => {
   it('starts at ln 2 against a frozen copy and learns to prefer the chosen answers', async () => {
-    const hf = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: tok.vocabSize });
+    const hf = hfConfigFor({
+      arch: 'qwen3',
+      layers: 2,
+      hidden: 64,
+      heads: 4,
+      kvHeads: 2,
+      intermediate: 96,
+      vocab: tok.vocabSize,
+    });
     const model = CausalLM.random(hf, 8);
     const ref = CausalLM.random(hf, 8);
     const n = tf.memory().numTensors;
@@ -50,7 +70,10 @@ describe('runDpo', () => {
       ref,
       enc: tok,
       padId: tok.padId,
-      pairs: [pair('Who founded Zorvex?', '<answer>Alin Marek</answer>', '<answer>1975</answer>'), pair('When?', '<answer>1975</answer>', '<answer>Alin Marek</answer>')],
+      pairs: [
+        pair('Who founded Zorvex?', '<answer>Alin Marek</answer>', '<answer>1975</answer>'),
+        pair('When?', '<answer>1975</answer>', '<answer>Alin Marek</answer>'),
+      ],
       steps: 6,
       batch: 2,
       optimizer: dpoOptimizer(1e-2, 6),
@@ -70,7 +93,15 @@ describe('runDpo', () => {
   });
 
   it('4 steps straight equal 2 steps, a crash, a resume from the step-2 checkpoint and 2 more steps', async () => {
-    const hf = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96, vocab: tok.vocabSize });
+    const hf = hfConfigFor({
+      arch: 'qwen3',
+      layers: 2,
+      hidden: 64,
+      heads: 4,
+      kvHeads: 2,
+      intermediate: 96,
+      vocab: tok.vocabSize,
+    });
     const ref = CausalLM.random(hf, 8);
     // 3 pairs, batch 2: step 2 draws across the first epoch boundary, so the resumed order matters.
     const pairs = [
@@ -78,7 +109,19 @@ describe('runDpo', () => {
       pair('When?', '<answer>1975</answer>', '<answer>Alin Marek</answer>'),
       pair('Who?', '<answer>Zorvex</answer>', '<answer>1975</answer>'),
     ];
-    const base = { ref, enc: tok, padId: tok.padId, pairs, steps: 4, batch: 2, optimizer: dpoOptimizer(1e-2, 4), beta: 0.5, microBatch: 1, gradClip: 1, seed: 5 };
+    const base = {
+      ref,
+      enc: tok,
+      padId: tok.padId,
+      pairs,
+      steps: 4,
+      batch: 2,
+      optimizer: dpoOptimizer(1e-2, 4),
+      beta: 0.5,
+      microBatch: 1,
+      gradClip: 1,
+      seed: 5,
+    };
 
     const straightDir = join(root, 'straight');
     const straight = CausalLM.random(hf, 8);
@@ -90,7 +133,9 @@ describe('runDpo', () => {
     const crash = (step: number): void => {
       if (step === 3) throw new Error('killed after step 3');
     };
-    await expect(runDpo({ ...base, model: killed, runDir, checkpoints: ck, onStep: crash })).rejects.toThrow('killed after step 3');
+    await expect(runDpo({ ...base, model: killed, runDir, checkpoints: ck, onStep: crash })).rejects.toThrow(
+      'killed after step 3',
+    );
     killed.dispose();
     expect(readMetrics(join(runDir, 'dpo-metrics.jsonl')).map((x) => x.step)).toEqual([1, 2, 3]);
     expect((await listCheckpoints(runDir, DPO_CHECKPOINTS_DIR)).map((c) => c.step)).toEqual([2]);

@@ -54,7 +54,8 @@ export interface DpoRunResult {
 
 export async function runDpo(o: DpoRunOptions): Promise<DpoRunResult> {
   const all = o.pairs.map((p) => pairSequences(p, o.enc));
-  const fits = (p: PairSequences): boolean => o.maxTokens === undefined || capLength([p.chosen, p.rejected], o.maxTokens).dropped === 0;
+  const fits = (p: PairSequences): boolean =>
+    o.maxTokens === undefined || capLength([p.chosen, p.rejected], o.maxTokens).dropped === 0;
   const pairs = all.filter(fits);
   if (pairs.length === 0) throw new Error('dpo: no preference pairs (or none fits the context)');
   const resume = o.checkpoints?.resume;
@@ -70,11 +71,23 @@ export async function runDpo(o: DpoRunOptions): Promise<DpoRunResult> {
     extra: () => ({ first }),
     update: ({ optimizer, accumulator, lr, step }, pick) => {
       const ref = o.ref ?? (o.model.lora ? (base ??= o.model.baseView()) : undefined);
-      const record = dpoUpdate({ model: o.model, ref, optimizer, accumulator, lr, padId: o.padId }, pick, { beta: o.beta, microBatch: o.microBatch, weight: 1, gradClip: o.gradClip });
+      const record = dpoUpdate({ model: o.model, ref, optimizer, accumulator, lr, padId: o.padId }, pick, {
+        beta: o.beta,
+        microBatch: o.microBatch,
+        weight: 1,
+        gradClip: o.gradClip,
+      });
       if (step === 0) first = record;
       last = record;
       return record;
     },
   });
-  return { steps: o.steps, pairs: pairs.length, dropped: all.length - pairs.length, first, last, resumedFrom: resume?.state.step };
+  return {
+    steps: o.steps,
+    pairs: pairs.length,
+    dropped: all.length - pairs.length,
+    first,
+    last,
+    resumedFrom: resume?.state.step,
+  };
 }

@@ -37,7 +37,10 @@ describe('dpoUpdate', () => {
     let last = first;
     for (let i = 0; i < 8; i++) last = dpoUpdate(ctx, PAIRS, cfg);
     const f = (k: string, r = last): number => r[k] as number;
-    console.log(`dpo: loss ${f('dpo/loss', first).toFixed(3)} -> ${f('dpo/loss').toFixed(3)}, margin ${f('dpo/rewardMargin').toFixed(2)}, accuracy ${f('dpo/accuracy')}`);
+    console.log(
+      `dpo: loss ${f('dpo/loss', first).toFixed(3)} -> ${f('dpo/loss').toFixed(3)}, margin ` +
+        `${f('dpo/rewardMargin').toFixed(2)}, accuracy ${f('dpo/accuracy')}`,
+    );
     expect(last['dpo/accuracy']).toBe(1);
     expect(last['dpo/rewardMargin']).toBeGreaterThan(1);
     expect(last['dpo/loss']).toBeLessThan(0.3);
@@ -54,18 +57,22 @@ describe('dpoUpdate', () => {
       { ids: [1, 2, 12, 13], trainMask: [0, 0, 1, 1], sampleLogp: [0, 0, 0, 0], adv: -1, source },
     ];
     const n = tf.memory().numTensors;
-    const stats = grpoUpdate({ model, optimizer, accumulator, lr: 1e-3, dpo: { pairs: PAIRS, weight: 0.5, beta: 0.1 } }, seqs, {
-      clipLow: 0.2,
-      clipHigh: 0.2,
-      klBeta: 0,
-      aggregation: 'token-mean',
-      microBatch: 4,
-      epochs: 1,
-      gradClip: 1,
-      sumNormLength: 0,
-      oldLogp: 'recompute',
-      logEntropy: false,
-    });
+    const stats = grpoUpdate(
+      { model, optimizer, accumulator, lr: 1e-3, dpo: { pairs: PAIRS, weight: 0.5, beta: 0.1 } },
+      seqs,
+      {
+        clipLow: 0.2,
+        clipHigh: 0.2,
+        klBeta: 0,
+        aggregation: 'token-mean',
+        microBatch: 4,
+        epochs: 1,
+        gradClip: 1,
+        sumNormLength: 0,
+        oldLogp: 'recompute',
+        logEntropy: false,
+      },
+    );
     // Reference = policy at the start: DPO loss = 0.5 * ln 2 = 0.3465736; GRPO loss at ratio 1 with
     // A = +-1 over 2 + 2 tokens = -(1 + 1 - 1 - 1) / 4 = 0.
     expect(stats['dpo/loss']).toBeCloseTo(0.5 * Math.LN2, 5);

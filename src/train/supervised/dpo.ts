@@ -20,12 +20,21 @@ export interface DpoUpdateContext {
 }
 
 /** One DPO-only update: reference log-probs, accumulate, clip, AdamW; its metrics under `dpo/*`. */
-export function dpoUpdate(ctx: DpoUpdateContext, pairs: readonly PairSequences[], cfg: DpoConfig & { gradClip: number }): Record<string, number> {
+export function dpoUpdate(
+  ctx: DpoUpdateContext,
+  pairs: readonly PairSequences[],
+  cfg: DpoConfig & { gradClip: number },
+): Record<string, number> {
   if (pairs.length === 0) throw new Error('dpoUpdate: no preference pairs');
   const prep = preparePairs(ctx.ref ?? ctx.model, pairs, cfg.microBatch, ctx.padId);
   ctx.accumulator.reset();
   accumulateDpo(ctx.accumulator, ctx.model, prep, cfg, ctx.padId);
   const step = ctx.accumulator.finish();
   const gradNorm = clipAndStep(ctx.accumulator, ctx.optimizer, ctx.lr, cfg.gradClip);
-  return { ...dpoMetrics(step.stats, step.tags), 'dpo/loss': step.loss, 'dpo/gradNorm': gradNorm, 'dpo/microBatches': step.microBatches };
+  return {
+    ...dpoMetrics(step.stats, step.tags),
+    'dpo/loss': step.loss,
+    'dpo/gradNorm': gradNorm,
+    'dpo/microBatches': step.microBatches,
+  };
 }

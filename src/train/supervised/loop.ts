@@ -1,6 +1,11 @@
 import { join } from 'node:path';
 import type { CausalLM } from '../../model/causal-lm.ts';
-import { maybeSavePhase, phaseCheckpointDue, resumePhase, type PhaseCheckpoints } from '../checkpoints/phase-checkpoints.ts';
+import {
+  maybeSavePhase,
+  phaseCheckpointDue,
+  resumePhase,
+  type PhaseCheckpoints,
+} from '../checkpoints/phase-checkpoints.ts';
 import { JsonlMetrics } from '../metrics/jsonl.ts';
 import { GradientAccumulator } from '../optim/accumulate.ts';
 import { assertFiniteWeights } from '../optim/diverged.ts';
@@ -36,7 +41,10 @@ export interface SupervisedLoopOptions<T> {
   checkpoints?: PhaseCheckpoints;
   onStep?: (step: number, stats: Record<string, number>) => void;
   /** One update on the drawn items; returns the step's metrics. */
-  update: (u: { optimizer: AdamW; accumulator: GradientAccumulator; lr: number; step: number }, items: T[]) => Record<string, number>;
+  update: (
+    u: { optimizer: AdamW; accumulator: GradientAccumulator; lr: number; step: number },
+    items: T[],
+  ) => Record<string, number>;
   /** What the checkpoints keep besides weights, optimizer and data order (e.g. the first loss). */
   extra: () => Record<string, unknown>;
 }

@@ -48,7 +48,11 @@ export interface SftRunResult {
   resumedFrom?: number;
 }
 
-function sftSequences(transcripts: readonly Transcript[], enc: ChatEncoder, maxTokens?: number): { seqs: SftSequence[]; dropped: number } {
+function sftSequences(
+  transcripts: readonly Transcript[],
+  enc: ChatEncoder,
+  maxTokens?: number,
+): { seqs: SftSequence[]; dropped: number } {
   const all = transcripts.flatMap((t) => transcriptSequences(t, enc));
   const { kept, dropped } = maxTokens ? capLength(all, maxTokens) : { kept: all, dropped: 0 };
   return { seqs: kept, dropped };
@@ -56,7 +60,8 @@ function sftSequences(transcripts: readonly Transcript[], enc: ChatEncoder, maxT
 
 export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
   const { seqs, dropped } = sftSequences(o.transcripts, o.enc, o.maxTokens);
-  if (seqs.length === 0) throw new Error('sft: no training sequences (no assistant turn with train = true fits the context)');
+  if (seqs.length === 0)
+    throw new Error('sft: no training sequences (no assistant turn with train = true fits the context)');
   const resume = o.checkpoints?.resume;
   let firstLoss = typeof resume?.state.extra?.firstLoss === 'number' ? resume.state.extra.firstLoss : Number.NaN;
   let lastLoss = Number.NaN;
@@ -68,11 +73,22 @@ export async function runSft(o: SftRunOptions): Promise<SftRunResult> {
     extra: () => ({ firstLoss }),
     update: ({ optimizer, accumulator, lr, step }, pick) => {
       const t0 = performance.now();
-      const s = atStep(step + 1, 'sft', () => sftUpdate({ model: o.model, optimizer, accumulator, lr, padId: o.padId }, pick, { microBatch: o.microBatch, gradClip: o.gradClip }));
+      const s = atStep(step + 1, 'sft', () =>
+        sftUpdate({ model: o.model, optimizer, accumulator, lr, padId: o.padId }, pick, {
+          microBatch: o.microBatch,
+          gradClip: o.gradClip,
+        }),
+      );
       const secs = (performance.now() - t0) / 1000;
       if (step === 0) firstLoss = s.loss;
       lastLoss = s.loss;
-      return { 'sft/loss': s.loss, 'sft/grad_norm': s.gradNorm, 'sft/tokens': s.tokens, 'sft/lr': lr, 'perf/train_tok_s': s.tokens / Math.max(1e-9, secs) };
+      return {
+        'sft/loss': s.loss,
+        'sft/grad_norm': s.gradNorm,
+        'sft/tokens': s.tokens,
+        'sft/lr': lr,
+        'perf/train_tok_s': s.tokens / Math.max(1e-9, secs),
+      };
     },
   });
   return { steps: o.steps, sequences: seqs.length, dropped, firstLoss, lastLoss, resumedFrom: resume?.state.step };

@@ -25,7 +25,14 @@ function setup(seed: number) {
   const model = CausalLM.random(HF, seed);
   const optimizer = new AdamW({ lr: 2e-2 });
   const accumulator = new GradientAccumulator(model.trainableVariables());
-  return { model, optimizer, accumulator, lr: 2e-2, padId: 0, dispose: () => [accumulator, optimizer, model].forEach((x) => x.dispose()) };
+  return {
+    model,
+    optimizer,
+    accumulator,
+    lr: 2e-2,
+    padId: 0,
+    dispose: () => [accumulator, optimizer, model].forEach((x) => x.dispose()),
+  };
 }
 
 describe('sftUpdate', () => {
@@ -55,7 +62,10 @@ describe('sftUpdate', () => {
     let maxDiff = 0;
     const vb = b.model.namedVariables();
     for (const [n, v] of a.model.namedVariables()) {
-      maxDiff = Math.max(maxDiff, tf.tidy(() => tf.max(tf.abs(tf.sub(v, vb.get(n) as tf.Variable))).dataSync()[0] as number));
+      maxDiff = Math.max(
+        maxDiff,
+        tf.tidy(() => tf.max(tf.abs(tf.sub(v, vb.get(n) as tf.Variable))).dataSync()[0] as number),
+      );
     }
     // 1e-4, not 1e-5: OpenBLAS sums a row differently depending on how many rows share the product
     // (native kernels), and Adam's g / sqrt(v) amplifies that float32 noise for gradients
@@ -67,7 +77,9 @@ describe('sftUpdate', () => {
 
   it('refuses a batch without trained tokens', () => {
     const ctx = setup(3);
-    expect(() => sftUpdate(ctx, [{ ids: [1, 2], trainMask: [0, 0] }], { microBatch: 2, gradClip: 1 })).toThrow('no trained tokens');
+    expect(() => sftUpdate(ctx, [{ ids: [1, 2], trainMask: [0, 0] }], { microBatch: 2, gradClip: 1 })).toThrow(
+      'no trained tokens',
+    );
     ctx.dispose();
   });
 });

@@ -30,15 +30,28 @@ export interface SftStats {
   microBatches: number;
 }
 
-export function sftUpdate(ctx: SftUpdateContext, seqs: readonly SftSequence[], cfg: { microBatch: number; gradClip: number }): SftStats {
+export function sftUpdate(
+  ctx: SftUpdateContext,
+  seqs: readonly SftSequence[],
+  cfg: { microBatch: number; gradClip: number },
+): SftStats {
   if (seqs.length === 0) throw new Error('sftUpdate: no sequences');
   const tokens = seqs.reduce((a, s) => a + trainedTokens(s), 0);
   if (tokens === 0) throw new Error('sftUpdate: no trained tokens in the batch (every trainMask is 0)');
   ctx.accumulator.reset();
-  for (const idx of microBatchOrder(seqs.map((s) => s.ids.length), cfg.microBatch)) {
-    const batch = padBatch(idx.map((i) => seqs[i] as SftSequence), ctx.padId);
+  for (const idx of microBatchOrder(
+    seqs.map((s) => s.ids.length),
+    cfg.microBatch,
+  )) {
+    const batch = padBatch(
+      idx.map((i) => seqs[i] as SftSequence),
+      ctx.padId,
+    );
     try {
-      ctx.accumulator.add(() => sftLoss(tokenLogprobs(ctx.model, batch.ids, batch.attn, batch.mask), batch.mask, { normalizer: tokens }), 'sft');
+      ctx.accumulator.add(
+        () => sftLoss(tokenLogprobs(ctx.model, batch.ids, batch.attn, batch.mask), batch.mask, { normalizer: tokens }),
+        'sft',
+      );
     } finally {
       disposeBatch(batch);
     }

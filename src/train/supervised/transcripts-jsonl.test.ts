@@ -15,9 +15,23 @@ afterAll(async () => {
 describe('readTranscripts', () => {
   it('reads the expert format and names a bad line and field', async () => {
     const file = join(root, 't.jsonl');
-    await writeFile(file, '{"messages":[{"role":"user","content":"q","train":false},{"role":"assistant","content":"a","train":true}]}\n\n');
-    expect(readTranscripts(file)).toEqual([{ messages: [{ role: 'user', content: 'q', train: false }, { role: 'assistant', content: 'a', train: true }] }]);
-    await writeFile(file, '{"messages":[{"role":"user","content":"q","train":false}]}\n{"messages":[{"role":"bot","content":"a","train":true}]}\n');
+    await writeFile(
+      file,
+      '{"messages":[{"role":"user","content":"q","train":false},{"role":"assistant","content":"a","train":true}]}\n\n',
+    );
+    expect(readTranscripts(file)).toEqual([
+      {
+        messages: [
+          { role: 'user', content: 'q', train: false },
+          { role: 'assistant', content: 'a', train: true },
+        ],
+      },
+    ]);
+    await writeFile(
+      file,
+      '{"messages":[{"role":"user","content":"q","train":false}]}\n{"messages":[{"role":"bot","content":"a",' +
+        '"train":true}]}\n',
+    );
     expect(() => readTranscripts(file)).toThrow(`${file}:2: field 'messages.0.role'`);
     await writeFile(file, '{"messages":[{"role":"assistant","content":"a","train":true,"weight":3}]}\n');
     expect(readTranscripts(file)[0].messages[0].weight).toBe(3);
@@ -27,4 +41,3 @@ describe('readTranscripts', () => {
     expect(() => readTranscripts(file)).toThrow(`${file}: no transcripts`);
   });
 });
-

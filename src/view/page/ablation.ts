@@ -17,12 +17,34 @@ export function ablationView(a: AblationView): HTMLElement {
     ),
     chart('ablation', 'held-out accuracy during RL', a.plot),
     el('h3', {}, 'Runs'),
-    el('p', { class: 'muted' }, 'Each run is a run folder of its own: open its curves and trajectories with sharp view <this folder>/<folder>.'),
+    el(
+      'p',
+      { class: 'muted' },
+      'Each run is a run folder of its own: open its curves and trajectories with sharp view <this folder>/<folder>.',
+    ),
     el(
       'table',
       { class: 'grid' },
-      el('thead', {}, el('tr', {}, ...['method', 'seed', 'folder', 'before RL', 'after RL'].map((h) => el('th', {}, h)))),
-      el('tbody', {}, ...a.runs.map((r) => el('tr', {}, el('td', {}, r.method), el('td', {}, String(r.seed)), el('td', {}, el('code', {}, r.dir)), el('td', {}, r.before), el('td', {}, r.after)))),
+      el(
+        'thead',
+        {},
+        el('tr', {}, ...['method', 'seed', 'folder', 'before RL', 'after RL'].map((h) => el('th', {}, h))),
+      ),
+      el(
+        'tbody',
+        {},
+        ...a.runs.map((r) =>
+          el(
+            'tr',
+            {},
+            el('td', {}, r.method),
+            el('td', {}, String(r.seed)),
+            el('td', {}, el('code', {}, r.dir)),
+            el('td', {}, r.before),
+            el('td', {}, r.after),
+          ),
+        ),
+      ),
     ),
   );
 }

@@ -10,7 +10,13 @@ import { el } from './dom.ts';
 export function chart(name: string, title: string, spec: Record<string, unknown>): HTMLElement {
   const target = el('div', { class: 'chart-body' });
   const box = el('figure', { class: 'chart', testid: `chart-${name}`, data: { rendered: 'no' } }, target);
-  embed(target, spec as never, { actions: false, renderer: 'svg', ast: true, expr: expressionInterpreter, tooltip: true })
+  embed(target, spec as never, {
+    actions: false,
+    renderer: 'svg',
+    ast: true,
+    expr: expressionInterpreter,
+    tooltip: true,
+  })
     .then(() => box.setAttribute('data-rendered', 'yes'))
     .catch((err: unknown) => {
       box.setAttribute('data-rendered', 'error');

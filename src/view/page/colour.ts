@@ -7,7 +7,9 @@ export function creditColour(credit: number, scale = 1): string {
   const t = Math.min(1, Math.abs(credit) / Math.max(1e-12, scale));
   // From near-white (t -> 0) to a saturated tint (t = 1).
   const mix = (a: number, b: number): number => Math.round(a + (b - a) * (0.25 + 0.75 * t));
-  return credit > 0 ? `rgb(${mix(245, 120)}, ${mix(250, 200)}, ${mix(245, 120)})` : `rgb(${mix(250, 235)}, ${mix(245, 120)}, ${mix(245, 120)})`;
+  return credit > 0
+    ? `rgb(${mix(245, 120)}, ${mix(250, 200)}, ${mix(245, 120)})`
+    : `rgb(${mix(250, 235)}, ${mix(245, 120)}, ${mix(245, 120)})`;
 }
 
 /** The word a credit value stands for, as the SHARP analysis counts worker calls. */
@@ -17,4 +19,5 @@ export function creditWord(credit: number): 'helpful' | 'harmful' | 'neutral' {
   return 'neutral';
 }
 
-export const fmt = (x: number | null | undefined, digits = 3): string => (x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
+export const fmt = (x: number | null | undefined, digits = 3): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits);

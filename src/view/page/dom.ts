@@ -15,7 +15,11 @@ export interface Attrs {
   data?: Record<string, string>;
 }
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (attrs.class) node.className = attrs.class;
   if (attrs.title !== undefined) node.title = attrs.title;

@@ -17,9 +17,16 @@ async function start(): Promise<void> {
   const { index } = src;
   document.title = `sharp view: ${index.title}`;
   const main = el('main', {});
-  const state: { step?: string; filters: Filters } = { step: index.steps.at(-1)?.name, filters: { failed: false, harmful: false, question: '' } };
+  const state: { step?: string; filters: Filters } = {
+    step: index.steps.at(-1)?.name,
+    filters: { failed: false, harmful: false, question: '' },
+  };
   // Only the tabs with something to show (an ablation folder has no curves or steps of its own).
-  const all: [Tab, boolean][] = [['overview', index.charts.length + index.facts.length > 0], ['trajectories', index.steps.length > 0], ['ablation', index.ablation !== undefined]];
+  const all: [Tab, boolean][] = [
+    ['overview', index.charts.length + index.facts.length > 0],
+    ['trajectories', index.steps.length > 0],
+    ['ablation', index.ablation !== undefined],
+  ];
   const tabs = all.filter(([, has]) => has).map(([t]) => t);
   if (tabs.length === 0) tabs.push('overview');
   const buttons = new Map<Tab, HTMLButtonElement>();
@@ -37,12 +44,26 @@ async function start(): Promise<void> {
     window.scrollTo(0, 0);
   };
   for (const t of tabs) buttons.set(t, el('button', { testid: `tab-${t}`, on: { click: () => show(t) } }, t));
-  root.append(el('header', {}, el('h1', {}, 'sharp view: ', el('span', { class: 'text' }, index.title)), el('nav', {}, ...buttons.values())), main);
+  root.append(
+    el(
+      'header',
+      {},
+      el('h1', {}, 'sharp view: ', el('span', { class: 'text' }, index.title)),
+      el('nav', {}, ...buttons.values()),
+    ),
+    main,
+  );
   show(tabs[0] as Tab);
   root.setAttribute('data-ready', 'yes');
 }
 
 start().catch((err: unknown) => {
   const root = document.getElementById('app');
-  root?.append(el('p', { class: 'error', testid: 'load-error' }, `sharp view could not load this run: ${err instanceof Error ? err.message : String(err)}`));
+  root?.append(
+    el(
+      'p',
+      { class: 'error', testid: 'load-error' },
+      `sharp view could not load this run: ${err instanceof Error ? err.message : String(err)}`,
+    ),
+  );
 });

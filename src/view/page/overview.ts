@@ -8,7 +8,9 @@ export function overviewView(index: ViewIndex): HTMLElement {
   return el(
     'section',
     { testid: 'overview' },
-    index.facts.length > 0 ? el('dl', { class: 'facts' }, ...index.facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])) : null,
+    index.facts.length > 0
+      ? el('dl', { class: 'facts' }, ...index.facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))
+      : null,
     index.charts.length === 0 ? el('p', { class: 'muted' }, 'No metrics.jsonl curves in this folder.') : null,
     el('div', { class: 'charts' }, ...index.charts.map((c) => chart(c.name, c.title, c.spec))),
   );

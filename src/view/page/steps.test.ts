@@ -3,8 +3,14 @@ import type { GroupRecord, TrajectoryRecord } from '../../credit/record.ts';
 import { hasHarmful, keep } from './steps.ts';
 import { replaySentence } from './trajectory.ts';
 
-const traj = (id: string, success: number, deltas: number[]): TrajectoryRecord => ({ id, success, deltas, coalitions: [] }) as unknown as TrajectoryRecord;
-const group: GroupRecord = { episodeId: 'e', question: 'Who founded Acme?', answers: ['Ada'], trajectories: [traj('a', 1, [1, 0]), traj('b', 0, [0, -1]), traj('c', 0, [0])] };
+const traj = (id: string, success: number, deltas: number[]): TrajectoryRecord =>
+  ({ id, success, deltas, coalitions: [] }) as unknown as TrajectoryRecord;
+const group: GroupRecord = {
+  episodeId: 'e',
+  question: 'Who founded Acme?',
+  answers: ['Ada'],
+  trajectories: [traj('a', 1, [1, 0]), traj('b', 0, [0, -1]), traj('c', 0, [0])],
+};
 const none = { failed: false, harmful: false, question: '' };
 
 describe('trajectory filters', () => {
@@ -24,10 +30,21 @@ describe('trajectory filters', () => {
       coalitions: [
         { coalition: 3, members: [0, 1], masked: [], value: 0, answers: [{ answer: 'no', success: 0 }] },
         { coalition: 2, members: [1], masked: [0], value: 0, answers: [{ answer: null, success: 0 }] },
-        { coalition: 1, members: [0], masked: [1], value: 1, answers: [{ answer: 'Zhobrel', success: 1 }, { answer: 'Lima', success: 1 }] },
+        {
+          coalition: 1,
+          members: [0],
+          masked: [1],
+          value: 1,
+          answers: [
+            { answer: 'Zhobrel', success: 1 },
+            { answer: 'Lima', success: 1 },
+          ],
+        },
       ],
     } as TrajectoryRecord;
-    expect(replaySentence(t, 1)).toBe("without worker 1: 'Zhobrel', right; 'Lima', right (v = 1.00; Delta = -1.00, harmful)");
+    expect(replaySentence(t, 1)).toBe(
+      "without worker 1: 'Zhobrel', right; 'Lima', right (v = 1.00; Delta = -1.00, harmful)",
+    );
     expect(replaySentence(t, 0)).toBe('without worker 0: no answer, wrong (v = 0.00; Delta = +0.00, neutral)');
     expect(replaySentence(t, 2)).toBeNull();
   });

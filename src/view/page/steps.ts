@@ -30,11 +30,19 @@ export function stepsView(
   state: { step?: string; filters: Filters },
 ): HTMLElement {
   const list = el('div', { testid: 'groups' });
-  const select = el('select', { testid: 'step-select' }, ...steps.map((s) => {
-    const o = el('option', {}, `${s.kind === 'train' ? 'step' : 'eval batch'} ${s.step} (${s.groups} of ${s.groupsTotal} groups)`);
-    o.value = s.name;
-    return o;
-  }));
+  const select = el(
+    'select',
+    { testid: 'step-select' },
+    ...steps.map((s) => {
+      const o = el(
+        'option',
+        {},
+        `${s.kind === 'train' ? 'step' : 'eval batch'} ${s.step} (${s.groups} of ${s.groupsTotal} groups)`,
+      );
+      o.value = s.name;
+      return o;
+    }),
+  );
   if (state.step) select.value = state.step;
   const box = (label: string, key: 'failed' | 'harmful', testid: string): HTMLElement => {
     const input = el('input', { testid, on: { change: () => ((state.filters[key] = input.checked), void render()) } });
@@ -42,7 +50,10 @@ export function stepsView(
     input.checked = state.filters[key];
     return el('label', {}, input, ` ${label}`);
   };
-  const search = el('input', { testid: 'filter-question', on: { input: () => ((state.filters.question = search.value), void render()) } });
+  const search = el('input', {
+    testid: 'filter-question',
+    on: { input: () => ((state.filters.question = search.value), void render()) },
+  });
   search.placeholder = 'question contains…';
   search.value = state.filters.question;
   select.addEventListener('change', () => {
@@ -54,7 +65,13 @@ export function stepsView(
     clear(list);
     const name = select.value;
     if (!name) {
-      list.append(el('p', { class: 'muted' }, 'No recorded trajectories in this run (credit.recordGroups = 0, or a run from before recording).'));
+      list.append(
+        el(
+          'p',
+          { class: 'muted' },
+          'No recorded trajectories in this run (credit.recordGroups = 0, or a run from before recording).',
+        ),
+      );
       return;
     }
     state.step = name;
@@ -73,7 +90,17 @@ export function stepsView(
           el(
             'table',
             { class: 'grid' },
-            el('thead', {}, el('tr', {}, ...['sample', 'final answer', 'outcome', 'workers', 'worker credit (Delta)', ''].map((h) => el('th', {}, h)))),
+            el(
+              'thead',
+              {},
+              el(
+                'tr',
+                {},
+                ...['sample', 'final answer', 'outcome', 'workers', 'worker credit (Delta)', ''].map((h) =>
+                  el('th', {}, h),
+                ),
+              ),
+            ),
             el(
               'tbody',
               {},
@@ -85,7 +112,17 @@ export function stepsView(
                   el('td', { class: 'text' }, t.finalAnswer ?? '(no answer)'),
                   el('td', { class: t.success >= 1 ? 'ok' : 'bad' }, t.success >= 1 ? 'right' : 'wrong'),
                   el('td', {}, String(t.k)),
-                  el('td', {}, ...t.deltas.map((d, m) => el('span', { class: 'chip', style: { background: creditColour(d) }, title: `worker ${m}` }, `w${m} ${d >= 0 ? '+' : ''}${fmt(d, 2)}`))),
+                  el(
+                    'td',
+                    {},
+                    ...t.deltas.map((d, m) =>
+                      el(
+                        'span',
+                        { class: 'chip', style: { background: creditColour(d) }, title: `worker ${m}` },
+                        `w${m} ${d >= 0 ? '+' : ''}${fmt(d, 2)}`,
+                      ),
+                    ),
+                  ),
                   el('td', {}, hasHarmful(t) ? el('span', { class: 'badge harmful' }, 'harmful worker') : null),
                 ),
               ),
@@ -94,13 +131,21 @@ export function stepsView(
         ),
       );
     }
-    if (shown === 0) list.append(el('p', { class: 'muted', testid: 'no-match' }, 'No trajectory of this step matches the filters.'));
+    if (shown === 0)
+      list.append(el('p', { class: 'muted', testid: 'no-match' }, 'No trajectory of this step matches the filters.'));
   }
   void render();
   return el(
     'section',
     { testid: 'steps' },
-    el('div', { class: 'toolbar' }, el('label', {}, 'step ', select), box('failed only', 'failed', 'filter-failed'), box('has a harmful worker', 'harmful', 'filter-harmful'), search),
+    el(
+      'div',
+      { class: 'toolbar' },
+      el('label', {}, 'step ', select),
+      box('failed only', 'failed', 'filter-failed'),
+      box('has a harmful worker', 'harmful', 'filter-harmful'),
+      search,
+    ),
     list,
   );
 }

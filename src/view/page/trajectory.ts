@@ -12,7 +12,8 @@ import { el, type Child } from './dom.ts';
  */
 
 const quote = (s: string | null): string => (s === null ? 'no answer' : `'${s}'`);
-const verdict = (success: number): string => (success >= 1 ? 'right' : success <= 0 ? 'wrong' : `${fmt(success, 2)} right`);
+const verdict = (success: number): string =>
+  success >= 1 ? 'right' : success <= 0 ? 'wrong' : `${fmt(success, 2)} right`;
 
 function agentLabel(t: TrajectoryRecord, agent: number): string {
   const a = t.agents[agent];
@@ -41,7 +42,10 @@ function looCoalition(t: TrajectoryRecord, m: number): CoalitionRecord | undefin
 export function replaySentence(t: TrajectoryRecord, m: number): string | null {
   const c = looCoalition(t, m);
   if (!c) return null;
-  const answers = c.answers.length === 0 ? 'not replayed' : c.answers.map((a) => `${quote(a.answer)}, ${verdict(a.success)}`).join('; ');
+  const answers =
+    c.answers.length === 0
+      ? 'not replayed'
+      : c.answers.map((a) => `${quote(a.answer)}, ${verdict(a.success)}`).join('; ');
   const d = t.deltas[m];
   const delta = d === undefined ? '' : `; Delta = ${d >= 0 ? '+' : ''}${fmt(d, 2)}, ${creditWord(d)}`;
   return `without worker ${m}: ${answers} (v = ${fmt(c.value, 2)}${delta})`;
@@ -65,17 +69,36 @@ function creditTable(t: TrajectoryRecord): HTMLElement {
   return el(
     'table',
     { class: 'grid', testid: 'credit-table' },
-    el('thead', {}, el('tr', {}, ...['agent', 'subtask', 'answer / report', 'broadcast', 'marginal', 'tool', 'total'].map((h) => el('th', {}, h)))),
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        ...['agent', 'subtask', 'answer / report', 'broadcast', 'marginal', 'tool', 'total'].map((h) =>
+          el('th', {}, h),
+        ),
+      ),
+    ),
     el('tbody', {}, ...rows),
   );
 }
 
 function coalitionTable(t: TrajectoryRecord): HTMLElement {
-  const name = (c: CoalitionRecord): string => (c.members.length === 0 ? '{} (no worker reports)' : `{${c.members.join(', ')}}`);
+  const name = (c: CoalitionRecord): string =>
+    c.members.length === 0 ? '{} (no worker reports)' : `{${c.members.join(', ')}}`;
   return el(
     'table',
     { class: 'grid', testid: 'coalitions' },
-    el('thead', {}, el('tr', {}, ...['coalition S (reporting workers)', 'masked', 'v(S)', 'replayed answers'].map((h) => el('th', {}, h)))),
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        ...['coalition S (reporting workers)', 'masked', 'v(S)', 'replayed answers'].map((h) => el('th', {}, h)),
+      ),
+    ),
     el(
       'tbody',
       {},
@@ -86,7 +109,13 @@ function coalitionTable(t: TrajectoryRecord): HTMLElement {
           el('td', {}, name(c), c.masked.length === 0 ? ' (nothing masked)' : ''),
           el('td', {}, c.masked.length === 0 ? '-' : c.masked.map((m) => `worker ${m}`).join(', ')),
           el('td', { style: { background: creditColour(c.value - t.success) } }, fmt(c.value, 2)),
-          el('td', { class: 'text' }, ...c.answers.map((a) => el('div', { class: a.success >= 1 ? 'ok' : 'bad' }, `${quote(a.answer)}: ${verdict(a.success)}`))),
+          el(
+            'td',
+            { class: 'text' },
+            ...c.answers.map((a) =>
+              el('div', { class: a.success >= 1 ? 'ok' : 'bad' }, `${quote(a.answer)}: ${verdict(a.success)}`),
+            ),
+          ),
         ),
       ),
     ),
@@ -104,9 +133,27 @@ function shapleyTable(t: TrajectoryRecord): HTMLElement | null {
       'table',
       { class: 'grid' },
       el('thead', {}, el('tr', {}, el('th', {}, 'worker'), el('th', {}, 'phi'), el('th', {}, 'LOO Delta'))),
-      el('tbody', {}, ...phi.map((p, m) => el('tr', {}, el('td', {}, `worker ${m}`), el('td', { style: { background: creditColour(p) } }, fmt(p, 3)), el('td', {}, fmt(t.deltas[m], 3))))),
+      el(
+        'tbody',
+        {},
+        ...phi.map((p, m) =>
+          el(
+            'tr',
+            {},
+            el('td', {}, `worker ${m}`),
+            el('td', { style: { background: creditColour(p) } }, fmt(p, 3)),
+            el('td', {}, fmt(t.deltas[m], 3)),
+          ),
+        ),
+      ),
     ),
-    t.efficiencyResidual !== undefined ? el('p', { class: 'muted' }, `efficiency residual |sum phi - (v(N) - v({}))| = ${t.efficiencyResidual.toExponential(1)}`) : null,
+    t.efficiencyResidual !== undefined
+      ? el(
+          'p',
+          { class: 'muted' },
+          `efficiency residual |sum phi - (v(N) - v({}))| = ${t.efficiencyResidual.toExponential(1)}`,
+        )
+      : null,
   );
 }
 
@@ -122,7 +169,15 @@ function repairNote(t: TrajectoryRecord, workerAgent: number | undefined): HTMLE
     el('span', { class: ref.right ? 'badge helpful' : 'badge bad' }, ref.right ? 'right report' : 'wrong report'),
     ` reference report (gold sub-answer): `,
     el('code', {}, ref.reference),
-    ref.delegationWrong && ref.goldSubtask !== null ? el('div', { class: 'muted' }, `wrong delegation; repaired subtask: ${ref.goldSubtask}${blame ? ` (planner blame ${fmt(blame[1], 3)})` : ''}`) : null,
+    ref.delegationWrong && ref.goldSubtask !== null
+      ? el(
+          'div',
+          { class: 'muted' },
+          `wrong delegation; repaired subtask: ${ref.goldSubtask}${
+            blame ? ` (planner ` + `blame ${fmt(blame[1], 3)})` : ''
+          }`,
+        )
+      : null,
   );
 }
 
@@ -154,7 +209,17 @@ function messageCard(t: TrajectoryRecord, m: MessageRecord, scale: number): HTML
   const notes: Child[] = delegations.map((c) => {
     const d = t.agents[c.workerAgent as number]?.delegation;
     const s = d === null || d === undefined ? null : replaySentence(t, d);
-    return s ? el('div', { class: 'replay-note', testid: 'replay-note', style: { background: creditColour(t.deltas[d as number] ?? 0, scale) } }, s) : null;
+    return s
+      ? el(
+          'div',
+          {
+            class: 'replay-note',
+            testid: 'replay-note',
+            style: { background: creditColour(t.deltas[d as number] ?? 0, scale) },
+          },
+          s,
+        )
+      : null;
   });
   return el(
     'div',
@@ -162,25 +227,49 @@ function messageCard(t: TrajectoryRecord, m: MessageRecord, scale: number): HTML
       class: `msg ${m.chatRole}${first ? ' first-error' : ''}`,
       testid: 'message',
       data: { index: String(m.index), agent: String(m.agent), credit: credit === null ? '' : String(credit) },
-      style: { gridColumn: String(col), gridRow: String(m.index + 2), background: credit === null ? '' : creditColour(credit, scale) },
+      style: {
+        gridColumn: String(col),
+        gridRow: String(m.index + 2),
+        background: credit === null ? '' : creditColour(credit, scale),
+      },
     },
     el(
       'div',
       { class: 'msg-head' },
       `#${m.index} ${agentLabel(t, m.agent)} · ${m.chatRole}`,
-      credit !== null ? el('span', { class: `badge ${creditWord(credit)}` }, `${m.share ? 'share' : 'credit'} ${credit >= 0 ? '+' : ''}${fmt(credit, 3)}`) : null,
+      credit !== null
+        ? el(
+            'span',
+            { class: `badge ${creditWord(credit)}` },
+            `${m.share ? 'share' : 'credit'} ${credit >= 0 ? '+' : ''}${fmt(credit, 3)}`,
+          )
+        : null,
       m.share ? el('span', { class: 'badge' }, `judge ${m.share.label > 0 ? '+1' : String(m.share.label)}`) : null,
       first ? el('span', { class: 'badge bad', testid: 'first-error' }, 'first error') : null,
     ),
     // Role prompts are long and the same in every trajectory: folded, one click away.
-    m.chatRole === 'system' ? el('details', {}, el('summary', {}, 'role prompt'), el('pre', { class: 'text' }, m.text)) : el('pre', { class: 'text' }, m.text),
+    m.chatRole === 'system'
+      ? el('details', {}, el('summary', {}, 'role prompt'), el('pre', { class: 'text' }, m.text))
+      : el('pre', { class: 'text' }, m.text),
     toolCalls(t, m),
     ...notes,
-    pair ? el('div', { class: 'preferred', testid: 'preferred' }, el('strong', {}, 'preferred alternative: '), el('pre', { class: 'text' }, pair.chosen)) : null,
+    pair
+      ? el(
+          'div',
+          { class: 'preferred', testid: 'preferred' },
+          el('strong', {}, 'preferred alternative: '),
+          el('pre', { class: 'text' }, pair.chosen),
+        )
+      : null,
   );
 }
 
-export function trajectoryView(step: StepRecord, group: GroupRecord, t: TrajectoryRecord, back: () => void): HTMLElement {
+export function trajectoryView(
+  step: StepRecord,
+  group: GroupRecord,
+  t: TrajectoryRecord,
+  back: () => void,
+): HTMLElement {
   const lanes = t.agents.length;
   // Colours are relative to the largest |credit| of the trajectory's messages, so small shares still show.
   const scale = Math.max(1e-9, ...t.messages.map((m) => Math.abs(messageCredit(t, m) ?? 0)));
@@ -191,7 +280,10 @@ export function trajectoryView(step: StepRecord, group: GroupRecord, t: Trajecto
     grid.append(
       el(
         'div',
-        { class: 'lane-head', style: { gridColumn: String(a.id + 1), gridRow: '1', background: creditColour(agentMarginal(t, a.id)) } },
+        {
+          class: 'lane-head',
+          style: { gridColumn: String(a.id + 1), gridRow: '1', background: creditColour(agentMarginal(t, a.id)) },
+        },
         el('strong', {}, label),
         a.subtask !== undefined ? el('div', { class: 'text' }, a.subtask) : null,
         el('div', { class: 'muted' }, `marginal ${fmt(agentMarginal(t, a.id), 3)} · ${a.endReason}`),
@@ -215,16 +307,41 @@ export function trajectoryView(step: StepRecord, group: GroupRecord, t: Trajecto
       el('dt', {}, 'final answer'),
       el('dd', { class: 'text', testid: 'final-answer' }, `${quote(t.finalAnswer)}: ${verdict(t.success)}`),
       el('dt', {}, 'credit'),
-      el('dd', {}, `${step.credit.method}, replay mode ${step.credit.replayMode}, ${step.credit.replays} replay(s) per coalition, ${step.credit.counterfactual === 'resample' ? 'workers left out of a coalition are run again on their subtask' : `masked reports read '${step.credit.placeholder}'`}`),
+      el(
+        'dd',
+        {},
+        `${step.credit.method}, replay mode ${step.credit.replayMode}, ${step.credit.replays} replay(s) per ` +
+          `coalition, ` +
+          `${
+            step.credit.counterfactual === 'resample'
+              ? 'workers left out of a coalition are run again on ' + 'their subtask'
+              : `masked reports read '${step.credit.placeholder}'`
+          }`,
+      ),
       harmful.length > 0 ? el('dt', {}, 'harmful') : null,
-      harmful.length > 0 ? el('dd', { testid: 'harmful-summary' }, ...harmful.map((h) => el('div', {}, replaySentence(t, h.m) ?? `worker ${h.m}`))) : null,
+      harmful.length > 0
+        ? el(
+            'dd',
+            { testid: 'harmful-summary' },
+            ...harmful.map((h) => el('div', {}, replaySentence(t, h.m) ?? `worker ${h.m}`)),
+          )
+        : null,
     ),
     el('h3', {}, 'Credit per agent'),
     creditTable(t),
     el('h3', {}, 'Counterfactual replays v(S)'),
     coalitionTable(t),
     shapleyTable(t),
-    t.firstError ? el('p', { testid: 'first-error-summary' }, t.firstError.index === null ? 'first error: the judge found none' : `first error: message #${t.firstError.index} (${agentLabel(t, t.firstError.agent ?? 0)}), ${t.firstError.judgeCalls} judge calls`) : null,
+    t.firstError
+      ? el(
+          'p',
+          { testid: 'first-error-summary' },
+          t.firstError.index === null
+            ? 'first error: the judge found none'
+            : `first error: message #${t.firstError.index} (${agentLabel(t, t.firstError.agent ?? 0)}), ` +
+                `${t.firstError.judgeCalls} judge calls`,
+        )
+      : null,
     el('h3', {}, 'Conversation'),
     el('div', { class: 'lanes-wrap' }, grid),
   );

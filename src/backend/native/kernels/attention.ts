@@ -1,13 +1,12 @@
-import type { TensorInfo } from '@tensorflow/tfjs';
-import { FUSED_KERNELS, float32, fused } from './fused.ts';
-import { sizeOf, type KernelOverride } from './types.ts';
-
 /**
  * The attention kernels (native/src/attention.cc): probs = softmax(scale * q k^T + bias) per head,
  * ctx = probs v, and their gradients. q and ctx stay [B, T, H, hd]; k and v are [B, Tk, KV, hd] (as
  * the projections leave them) or a KV cache [B*KV, Tk, hd] (rank 3); probs is [B, H, T, Tk], bias
  * [B, 1, T, Tk]. A gradient of k or v comes in their layout.
  */
+import type { TensorInfo } from '@tensorflow/tfjs';
+import { FUSED_KERNELS, float32, fused } from './fused.ts';
+import { sizeOf, type KernelOverride } from './types.ts';
 
 interface AttnDims {
   b: number;
@@ -30,10 +29,17 @@ const shapeOf = (t: TensorInfo | readonly number[]): string => `[${('shape' in t
 function qkDims(name: string, qShape: readonly number[], k: TensorInfo): AttnDims {
   const q = qShape;
   const cache = k.shape.length === 3;
-  if (q.length !== 4 || (k.shape.length !== 4 && !cache)) fail(name, `expects q [B, T, H, hd] and k, v [B, Tk, KV, hd] or [B*KV, Tk, hd], got ${shapeOf(q)} and ${shapeOf(k)}`);
+  if (q.length !== 4 || (k.shape.length !== 4 && !cache))
+    fail(
+      name,
+      `expects q [B, T, H, hd] and k, v [B, Tk, KV, hd] or [B*KV, Tk, hd], got ${shapeOf(q)} and ${shapeOf(k)}`,
+    );
   const [b, t, h, hd] = q as [number, number, number, number];
-  const [kb, tk, kv, khd] = cache ? [b, k.shape[1]!, b > 0 ? k.shape[0]! / b : 1, k.shape[2]!] : (k.shape as [number, number, number, number]);
-  if (kb !== b || khd !== hd || !Number.isInteger(kv) || kv < 1 || h % kv !== 0) fail(name, `q ${shapeOf(q)} and k, v ${shapeOf(k)} do not pair (same B and hd, H a multiple of KV)`);
+  const [kb, tk, kv, khd] = cache
+    ? [b, k.shape[1]!, b > 0 ? k.shape[0]! / b : 1, k.shape[2]!]
+    : (k.shape as [number, number, number, number]);
+  if (kb !== b || khd !== hd || !Number.isInteger(kv) || kv < 1 || h % kv !== 0)
+    fail(name, `q ${shapeOf(q)} and k, v ${shapeOf(k)} do not pair (same B and hd, H a multiple of KV)`);
   if (b * t > 0 && (tk < 1 || hd < 1)) fail(name, `empty keys or heads: q ${shapeOf(q)}, k ${shapeOf(k)}`);
   return { b, t, tk, h, kv, hd, cache };
 }
@@ -57,7 +63,10 @@ const attnProbs = fused('attnProbs', ({ inputs, backend, attrs }, ctx, call) => 
   return out;
 });
 
-/** The gradient of attnProbs in q (attrs.part 'q') or k ('k'). inputs {dy, probs [B, H, T, Tk], q, k}, attrs {scale, part}. */
+/**
+ * The gradient of attnProbs in q (attrs.part 'q') or k ('k'). inputs {dy, probs [B, H, T, Tk], q, k}, attrs {scale,
+ * part}.
+ */
 const attnProbsGrad = fused('attnProbsGrad', ({ inputs, backend, attrs }, ctx, call) => {
   const name = FUSED_KERNELS.attnProbsGrad;
   const { dy, probs, q, k } = inputs as { dy: TensorInfo; probs: TensorInfo; q: TensorInfo; k: TensorInfo };
@@ -67,7 +76,8 @@ const attnProbsGrad = fused('attnProbsGrad', ({ inputs, backend, attrs }, ctx, c
   needShape(name, 'dy', dy, probsShape(d));
   const wantQ = attrs['part'] === 'q';
   const out = ctx.output(backend, wantQ ? [...q.shape] : [...k.shape], 'float32'); // [B, T, H, hd] or [B, Tk, KV, hd]
-  if (sizeOf(out.shape) > 0) call([dy, probs, q, k, out], [...dimArgs(d), attrs['scale'] as number, wantQ ? 0 : 1]); // an empty query gives zero key gradients
+  // an empty query gives zero key gradients
+  if (sizeOf(out.shape) > 0) call([dy, probs, q, k, out], [...dimArgs(d), attrs['scale'] as number, wantQ ? 0 : 1]);
   return out;
 });
 
@@ -85,7 +95,10 @@ const attnApply = fused('attnApply', ({ inputs, backend }, ctx, call) => {
   return out;
 });
 
-/** The gradient of attnApply in probs (attrs.part 'probs') or v ('v'). inputs {dy [B, T, H, hd], probs, v}, attrs {part}. */
+/**
+ * The gradient of attnApply in probs (attrs.part 'probs') or v ('v'). inputs {dy [B, T, H, hd], probs, v}, attrs
+ * {part}.
+ */
 const attnApplyGrad = fused('attnApplyGrad', ({ inputs, backend, attrs }, ctx, call) => {
   const name = FUSED_KERNELS.attnApplyGrad;
   const { dy, probs, v } = inputs as { dy: TensorInfo; probs: TensorInfo; v: TensorInfo };
@@ -93,8 +106,10 @@ const attnApplyGrad = fused('attnApplyGrad', ({ inputs, backend, attrs }, ctx, c
   const d = qkDims(name, dy.shape, v);
   needShape(name, 'probs', probs, probsShape(d));
   const wantProbs = attrs['part'] === 'probs';
-  const out = ctx.output(backend, wantProbs ? probsShape(d) : [...v.shape], 'float32'); // [B, H, T, Tk] or [B, Tk, KV, hd]
-  if (sizeOf(out.shape) > 0) call([dy, probs, v, out], [...dimArgs(d), wantProbs ? 0 : 1]); // an empty query gives zero value gradients
+  // [B, H, T, Tk] or [B, Tk, KV, hd]
+  const out = ctx.output(backend, wantProbs ? probsShape(d) : [...v.shape], 'float32');
+  // an empty query gives zero value gradients
+  if (sizeOf(out.shape) > 0) call([dy, probs, v, out], [...dimArgs(d), wantProbs ? 0 : 1]);
   return out;
 });
 

@@ -41,15 +41,30 @@ describe.skipIf(!addonBuilt)('native elementwise kernels vs float64', () => {
   it('binary ops under numpy broadcasting, including mixed [2,1] x [1,3]', () => {
     const rng = new Rng(11);
     const shapes: [number[], number[]][] = [
-      [[5, 7], [5, 7]],
-      [[2, 1], [1, 3]],
+      [
+        [5, 7],
+        [5, 7],
+      ],
+      [
+        [2, 1],
+        [1, 3],
+      ],
       [[4, 6, 8], [8]],
       [[8], [4, 6, 8]],
-      [[3, 1, 5], [1, 4, 1]],
+      [
+        [3, 1, 5],
+        [1, 4, 1],
+      ],
       [[2, 3, 4, 5], []],
       [[], [2, 3]],
-      [[6, 1], [6, 9]],
-      [[2, 1, 3, 1, 2], [1, 4, 1, 5, 2]],
+      [
+        [6, 1],
+        [6, 9],
+      ],
+      [
+        [2, 1, 3, 1, 2],
+        [1, 4, 1, 5, 2],
+      ],
     ];
     for (const [name, op, ref] of BIN)
       for (const [sa, sb] of shapes) {
@@ -83,7 +98,8 @@ describe.skipIf(!addonBuilt)('native elementwise kernels vs float64', () => {
       // Elementwise relative error (normwise would hide a bad small value of exp/sigmoid).
       const g = got.dataSync();
       let worst = 0;
-      for (let i = 0; i < g.length; i++) worst = Math.max(worst, Math.abs(g[i]! - want.data[i]!) / Math.max(Math.abs(want.data[i]!), 1e-6));
+      for (let i = 0; i < g.length; i++)
+        worst = Math.max(worst, Math.abs(g[i]! - want.data[i]!) / Math.max(Math.abs(want.data[i]!), 1e-6));
       expect(worst, name).toBeLessThanOrEqual(1e-5);
       expectClose(got, want);
       got.dispose();
@@ -102,7 +118,17 @@ describe.skipIf(!addonBuilt)('native elementwise kernels vs float64', () => {
     ];
     for (const [op, ref] of CMP)
       for (const dtype of ['float32', 'int32'] as const)
-        for (const [sa, sb] of [[[8, 2000], [8, 1]], [[2, 1], [1, 3]], [[5], [5]]] as [number[], number[]][]) {
+        for (const [sa, sb] of [
+          [
+            [8, 2000],
+            [8, 1],
+          ],
+          [
+            [2, 1],
+            [1, 3],
+          ],
+          [[5], [5]],
+        ] as [number[], number[]][]) {
           // Small integers make ties (equal values) frequent, so <= and == are really exercised.
           const a = randArr(rng, sa, 2).data.map(Math.round);
           const b = randArr(rng, sb, 2).data.map(Math.round);
@@ -133,7 +159,12 @@ describe.skipIf(!addonBuilt)('native elementwise kernels vs float64', () => {
     const e = randArr(rng, [4, 9]);
     const cond = Array.from({ length: 36 }, () => rng.int(0, 1));
     const sel = tf.tidy(() => tf.where(tf.tensor(cond, [4, 9], 'bool'), toTensor(t), toTensor(e)));
-    expect(relErr(sel.dataSync(), cond.map((c, i) => (c ? t.data[i]! : e.data[i]!)))).toBe(0);
+    expect(
+      relErr(
+        sel.dataSync(),
+        cond.map((c, i) => (c ? t.data[i]! : e.data[i]!)),
+      ),
+    ).toBe(0);
     tf.dispose([got, sel]);
   });
 });

@@ -3,11 +3,41 @@ import type { TensorInfo } from '@tensorflow/tfjs';
 import { asKernel, callStock, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
 /** Op codes shared with native/src/elementwise.cc (enum BinOp / UnOp). */
-const BINARY: Record<string, number> = { Add: 0, Sub: 1, Multiply: 2, RealDiv: 3, Maximum: 4, Minimum: 5, SquaredDifference: 6, Pow: 7 };
+const BINARY: Record<string, number> = {
+  Add: 0,
+  Sub: 1,
+  Multiply: 2,
+  RealDiv: 3,
+  Maximum: 4,
+  Minimum: 5,
+  SquaredDifference: 6,
+  Pow: 7,
+};
 /** Comparisons: float32 or int32 operands (same dtype), bool output (sampling masks, causal masks). */
-const COMPARE: Record<string, number> = { Less: 16, LessEqual: 17, Greater: 18, GreaterEqual: 19, Equal: 20, NotEqual: 21 };
+const COMPARE: Record<string, number> = {
+  Less: 16,
+  LessEqual: 17,
+  Greater: 18,
+  GreaterEqual: 19,
+  Equal: 20,
+  NotEqual: 21,
+};
 const UNARY: Record<string, number> = {
-  Exp: 0, Log: 1, Neg: 2, Sqrt: 3, Rsqrt: 4, Square: 5, Sigmoid: 6, Tanh: 7, Abs: 8, Relu: 9, Reciprocal: 10, Sin: 11, Cos: 12, Log1p: 13, Softplus: 14,
+  Exp: 0,
+  Log: 1,
+  Neg: 2,
+  Sqrt: 3,
+  Rsqrt: 4,
+  Square: 5,
+  Sigmoid: 6,
+  Tanh: 7,
+  Abs: 8,
+  Relu: 9,
+  Reciprocal: 10,
+  Sin: 11,
+  Cos: 12,
+  Log1p: 13,
+  Softplus: 14,
 };
 
 function binaryOverride(name: string, code: number, compare: boolean): KernelOverride {
@@ -17,7 +47,9 @@ function binaryOverride(name: string, code: number, compare: boolean): KernelOve
       asKernel((args: KernelArgs): TensorInfo | TensorInfo[] => {
         const { a, b } = args.inputs as { a: TensorInfo; b: TensorInfo };
         // int32/bool arithmetic keeps the stock kernel (its dtype rules, e.g. int division).
-        const ok = compare ? a.dtype === b.dtype && (a.dtype === 'float32' || a.dtype === 'int32') : a.dtype === 'float32' && b.dtype === 'float32';
+        const ok = compare
+          ? a.dtype === b.dtype && (a.dtype === 'float32' || a.dtype === 'int32')
+          : a.dtype === 'float32' && b.dtype === 'float32';
         if (!ok) return callStock(stock, args);
         const outShape = backend_util.assertAndGetBroadcastShape(a.shape, b.shape);
         const rank = outShape.length;
@@ -111,7 +143,13 @@ const select: KernelOverride = {
     asKernel((args: KernelArgs): TensorInfo | TensorInfo[] => {
       const { condition, t, e } = args.inputs as { condition: TensorInfo; t: TensorInfo; e: TensorInfo };
       const n = sizeOf(t.shape);
-      if (t.dtype !== 'float32' || e.dtype !== 'float32' || condition.dtype !== 'bool' || sizeOf(condition.shape) !== n || sizeOf(e.shape) !== n) {
+      if (
+        t.dtype !== 'float32' ||
+        e.dtype !== 'float32' ||
+        condition.dtype !== 'bool' ||
+        sizeOf(condition.shape) !== n ||
+        sizeOf(e.shape) !== n
+      ) {
         return callStock(stock, args);
       }
       const backend = args.backend;

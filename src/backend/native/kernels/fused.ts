@@ -30,14 +30,17 @@ export function float32(name: string, ...ts: TensorInfo[]): void {
 }
 
 function sameShape(name: string, a: TensorInfo, b: TensorInfo): void {
-  if (a.shape.join() !== b.shape.join()) throw new Error(`${name}: shapes [${a.shape.join(', ')}] and [${b.shape.join(', ')}] differ`);
+  if (a.shape.join() !== b.shape.join())
+    throw new Error(`${name}: shapes [${a.shape.join(', ')}] and [${b.shape.join(', ')}] differ`);
 }
 
 /** x [..., D] and weight [D]: rows and columns of the norm. */
 function normDims(name: string, x: TensorInfo, weight: TensorInfo): { rows: number; cols: number } {
   const cols = x.shape[x.shape.length - 1];
   if (cols === undefined || weight.shape.length !== 1 || weight.shape[0] !== cols) {
-    throw new Error(`${name}: weight [${weight.shape.join(', ')}] does not match the last axis of x [${x.shape.join(', ')}]`);
+    throw new Error(
+      `${name}: weight [${weight.shape.join(', ')}] does not match the last axis of x [${x.shape.join(', ')}]`,
+    );
   }
   return { rows: cols === 0 ? 0 : sizeOf(x.shape) / cols, cols };
 }
@@ -46,7 +49,10 @@ function normDims(name: string, x: TensorInfo, weight: TensorInfo): { rows: numb
 type Call = (refs: TensorInfo[], scalars: number[]) => void;
 
 /** The override of fused kernel `fn`: registered under FUSED_KERNELS[fn], only where the binary has `fn`. */
-export function fused(fn: FusedKernelFn, body: (args: KernelArgs, ctx: NativeContext, call: Call) => TensorInfo): KernelOverride {
+export function fused(
+  fn: FusedKernelFn,
+  body: (args: KernelArgs, ctx: NativeContext, call: Call) => TensorInfo,
+): KernelOverride {
   const name = FUSED_KERNELS[fn];
   return {
     name,
@@ -126,7 +132,9 @@ const rope = fused('rope', ({ inputs, backend, attrs }, ctx, call) => {
   sameShape(FUSED_KERNELS.rope, cos, sin);
   const [b, t, h, hd] = x.shape as [number, number, number, number];
   if (x.shape.length !== 4 || hd % 2 !== 0 || cos.shape.join() !== [b, t, 1, hd / 2].join()) {
-    throw new Error(`${FUSED_KERNELS.rope}: x [${x.shape.join(', ')}] needs tables [B, T, 1, hd/2], got [${cos.shape.join(', ')}]`);
+    throw new Error(
+      `${FUSED_KERNELS.rope}: x [${x.shape.join(', ')}] needs tables [B, T, 1, hd/2], got [${cos.shape.join(', ')}]`,
+    );
   }
   const out = ctx.output(backend, [...x.shape], 'float32'); // [B, T, H, hd]
   if (sizeOf(x.shape) > 0) call([x, cos, sin, out], [b * t, h, hd, attrs['inverse'] ? 1 : 0]);
@@ -136,8 +144,16 @@ const rope = fused('rope', ({ inputs, backend, attrs }, ctx, call) => {
 /** logits [N, V] float32, targets [N] int32 -> the float32 rows of the pair. */
 function logitsDims(name: string, logits: TensorInfo, targets: TensorInfo): { rows: number; cols: number } {
   float32(name, logits);
-  if (logits.shape.length !== 2 || targets.shape.length !== 1 || targets.shape[0] !== logits.shape[0] || targets.dtype !== 'int32') {
-    throw new Error(`${name}: expects logits [N, V] and int32 targets [N], got [${logits.shape.join(', ')}] and ${targets.dtype} [${targets.shape.join(', ')}]`);
+  if (
+    logits.shape.length !== 2 ||
+    targets.shape.length !== 1 ||
+    targets.shape[0] !== logits.shape[0] ||
+    targets.dtype !== 'int32'
+  ) {
+    throw new Error(
+      `${name}: expects logits [N, V] and int32 targets [N], got [${logits.shape.join(', ')}] and ` +
+        `${targets.dtype} [${targets.shape.join(', ')}]`,
+    );
   }
   return { rows: logits.shape[0]!, cols: logits.shape[1]! };
 }
@@ -156,13 +172,22 @@ const selectedLogprobsGrad = fused('selectedLogprobsGrad', ({ inputs, backend },
   const { dy, logits, targets } = inputs as { dy: TensorInfo; logits: TensorInfo; targets: TensorInfo };
   const { rows, cols } = logitsDims(FUSED_KERNELS.selectedLogprobsGrad, logits, targets);
   float32(FUSED_KERNELS.selectedLogprobsGrad, dy);
-  if (dy.shape.join() !== String(rows)) throw new Error(`${FUSED_KERNELS.selectedLogprobsGrad}: dy [${dy.shape.join(', ')}] is not [${rows}]`);
+  if (dy.shape.join() !== String(rows))
+    throw new Error(`${FUSED_KERNELS.selectedLogprobsGrad}: dy [${dy.shape.join(', ')}] is not [${rows}]`);
   const out = ctx.output(backend, [rows, cols], 'float32'); // [N, V]
   if (rows * cols > 0) call([dy, logits, targets, out], [rows, cols]);
   return out;
 });
 
-export const fusedNative: KernelOverride[] = [rmsNorm, rmsNormGrad, swiglu, swigluGrad, rope, selectedLogprobs, selectedLogprobsGrad];
+export const fusedNative: KernelOverride[] = [
+  rmsNorm,
+  rmsNormGrad,
+  swiglu,
+  swigluGrad,
+  rope,
+  selectedLogprobs,
+  selectedLogprobsGrad,
+];
 
 /**
  * Whether override `k` can be registered with `ctx`: the binary has every kernel it needs, and for

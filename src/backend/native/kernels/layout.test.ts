@@ -9,7 +9,17 @@ describe.skipIf(!addonBuilt)('native layout kernels vs float64', () => {
 
   it('Transpose on random shapes and permutations (ranks 2-6)', () => {
     const rng = new Rng(21);
-    const perms = [[1, 0], [0, 2, 1], [2, 0, 1], [1, 2, 0], [0, 2, 1, 3], [3, 2, 1, 0], [0, 1, 3, 2], [4, 0, 3, 1, 2], [0, 2, 4, 1, 5, 3]];
+    const perms = [
+      [1, 0],
+      [0, 2, 1],
+      [2, 0, 1],
+      [1, 2, 0],
+      [0, 2, 1, 3],
+      [3, 2, 1, 0],
+      [0, 1, 3, 2],
+      [4, 0, 3, 1, 2],
+      [0, 2, 4, 1, 5, 3],
+    ];
     for (const perm of perms) {
       const shape = dims(rng, perm.length, 1, perm.length > 4 ? 4 : 19);
       const x = randArr(rng, shape);
@@ -18,7 +28,16 @@ describe.skipIf(!addonBuilt)('native layout kernels vs float64', () => {
       got.dispose();
     }
     // The attention head split of the bench model, and a 2-D tile-path transpose.
-    for (const [shape, perm] of [[[8, 64, 4, 32], [0, 2, 1, 3]], [[40, 33], [1, 0]]] as [number[], number[]][]) {
+    for (const [shape, perm] of [
+      [
+        [8, 64, 4, 32],
+        [0, 2, 1, 3],
+      ],
+      [
+        [40, 33],
+        [1, 0],
+      ],
+    ] as [number[], number[]][]) {
       const x = randArr(rng, shape);
       const got = tf.tidy(() => tf.transpose(toTensor(x), perm));
       expectClose(got, transposeRef(x, perm), 0);
@@ -38,7 +57,13 @@ describe.skipIf(!addonBuilt)('native layout kernels vs float64', () => {
       expectClose(got, sliceRef(x, begin, size), 0);
       got.dispose();
       const axis = rng.int(0, rank - 1);
-      const parts = [randArr(rng, shape), randArr(rng, shape.map((d, i) => (i === axis ? d + 2 : d)))];
+      const parts = [
+        randArr(rng, shape),
+        randArr(
+          rng,
+          shape.map((d, i) => (i === axis ? d + 2 : d)),
+        ),
+      ];
       const cat = tf.tidy(() => tf.concat(parts.map(toTensor), axis));
       expectClose(cat, concatRef(parts, axis), 0);
       const xs = tf.tidy(() => tf.split(cat, [shape[axis]!, shape[axis]! + 2], axis));
@@ -98,7 +123,9 @@ describe.skipIf(!addonBuilt)('native layout kernels vs float64', () => {
       expectClose(got, gatherRef(x, ids, [7], axis), 0);
       got.dispose();
     }
-    expect(() => tf.tidy(() => tf.gather(toTensor(x), tf.tensor1d([0, 5], 'int32'), 0))).toThrow(/GatherV2: index 5 .* outside \[0, 5\)/);
+    expect(() => tf.tidy(() => tf.gather(toTensor(x), tf.tensor1d([0, 5], 'int32'), 0))).toThrow(
+      /GatherV2: index 5 .* outside \[0, 5\)/,
+    );
     const data = randArr(rng, [9, 4]);
     const seg = [0, 2, 2, 5, 1, 0, 7, 2, 3]; // 7 is out of range for 6 segments: dropped
     const ss = tf.tidy(() => tf.unsortedSegmentSum(toTensor(data), tf.tensor1d(seg, 'int32'), 6));
@@ -106,9 +133,25 @@ describe.skipIf(!addonBuilt)('native layout kernels vs float64', () => {
     // d/dx sum(gather(x, ids) * w) = segmentSum(w, ids): the embedding gradient path.
     const w = randArr(rng, [4, 3]);
     const ids = [1, 3, 1, 0];
-    const g = tf.tidy(() => tf.grad((p: tf.Tensor) => tf.sum(tf.mul(tf.gather(p, tf.tensor1d(ids, 'int32')), toTensor(w))))(tf.zeros([5, 3])));
+    const g = tf.tidy(() =>
+      tf.grad((p: tf.Tensor) => tf.sum(tf.mul(tf.gather(p, tf.tensor1d(ids, 'int32')), toTensor(w))))(tf.zeros([5, 3])),
+    );
     expectClose(g, segmentSumRef(w, ids, 5));
-    const oh = tf.tidy(() => tf.oneHot(tf.tensor2d([[0, 3], [2, 9]], [2, 2], 'int32'), 4, 2, -1));
+    const oh = tf.tidy(() =>
+      tf.oneHot(
+        tf.tensor2d(
+          [
+            [0, 3],
+            [2, 9],
+          ],
+          [2, 2],
+          'int32',
+        ),
+        4,
+        2,
+        -1,
+      ),
+    );
     expect(oh.shape).toEqual([2, 2, 4]);
     // index 9 >= depth: an all-off row (tf.oneHot semantics)
     expect(Array.from(oh.dataSync())).toEqual([2, -1, -1, -1, -1, -1, -1, 2, -1, -1, 2, -1, -1, -1, -1, -1]);

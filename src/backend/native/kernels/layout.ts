@@ -7,7 +7,12 @@ import { asKernel, callStock, sizeOf, type KernelArgs, type KernelOverride } fro
 const fourByte = (t: TensorInfo): boolean => t.dtype === 'float32' || t.dtype === 'int32';
 
 /** Native transpose of x into a new tensor (also used by the reductions). */
-export function nativeTranspose(ctx: NativeContext, backend: KernelBackend, x: TensorInfo, perm: readonly number[]): TensorInfo {
+export function nativeTranspose(
+  ctx: NativeContext,
+  backend: KernelBackend,
+  x: TensorInfo,
+  perm: readonly number[],
+): TensorInfo {
   const outShape = perm.map((p) => x.shape[p]!);
   const out = ctx.output(backend, outShape, x.dtype); // x.shape permuted
   if (sizeOf(outShape) === 0) return out;
@@ -26,7 +31,13 @@ export function nativeTranspose(ctx: NativeContext, backend: KernelBackend, x: T
 }
 
 /** Native slice with begin/size already normalised. */
-function nativeSlice(ctx: NativeContext, backend: KernelBackend, x: TensorInfo, begin: readonly number[], size: readonly number[]): TensorInfo {
+function nativeSlice(
+  ctx: NativeContext,
+  backend: KernelBackend,
+  x: TensorInfo,
+  begin: readonly number[],
+  size: readonly number[],
+): TensorInfo {
   const out = ctx.output(backend, [...size], x.dtype); // size
   if (sizeOf(size) === 0) return out;
   const A = ctx.args;
@@ -60,7 +71,11 @@ const slice: KernelOverride = {
     asKernel((args: KernelArgs) => {
       const { x } = args.inputs as { x: TensorInfo };
       if (!fourByte(x) || x.shape.length > 8 || x.shape.length === 0) return callStock(stock, args);
-      const [begin, size] = slice_util.parseSliceParams(x, args.attrs['begin'] as number[], args.attrs['size'] as number[]);
+      const [begin, size] = slice_util.parseSliceParams(
+        x,
+        args.attrs['begin'] as number[],
+        args.attrs['size'] as number[],
+      );
       return nativeSlice(ctx, args.backend, x, begin, size);
     }),
 };
@@ -72,7 +87,11 @@ const splitV: KernelOverride = {
       const { x } = args.inputs as { x: TensorInfo };
       if (!fourByte(x) || x.shape.length > 8 || x.shape.length === 0) return callStock(stock, args);
       const axis = util.parseAxisParam(args.attrs['axis'] as number, x.shape)[0]!;
-      const sizes = backend_util.prepareSplitSize(x as unknown as Parameters<typeof backend_util.prepareSplitSize>[0], args.attrs['numOrSizeSplits'] as number[] | number, axis);
+      const sizes = backend_util.prepareSplitSize(
+        x as unknown as Parameters<typeof backend_util.prepareSplitSize>[0],
+        args.attrs['numOrSizeSplits'] as number[] | number,
+        axis,
+      );
       const begin = new Array<number>(x.shape.length).fill(0);
       return sizes.map((s) => {
         const size = [...x.shape];
@@ -90,10 +109,17 @@ const concat: KernelOverride = {
     asKernel((args: KernelArgs) => {
       const inputs = args.inputs as unknown as TensorInfo[];
       const first = inputs[0];
-      if (!first || !inputs.every((t) => fourByte(t) && t.dtype === first.dtype) || inputs.length > 4000) return callStock(stock, args);
+      if (!first || !inputs.every((t) => fourByte(t) && t.dtype === first.dtype) || inputs.length > 4000)
+        return callStock(stock, args);
       const axis = util.parseAxisParam(args.attrs['axis'] as number, first.shape)[0]!;
-      backend_util.assertParamsConsistent(inputs.map((t) => t.shape), axis);
-      const outShape = backend_util.computeOutShape(inputs.map((t) => t.shape), axis);
+      backend_util.assertParamsConsistent(
+        inputs.map((t) => t.shape),
+        axis,
+      );
+      const outShape = backend_util.computeOutShape(
+        inputs.map((t) => t.shape),
+        axis,
+      );
       const parts = inputs.filter((t) => sizeOf(t.shape) > 0);
       if (parts.length <= 1) return callStock(stock, args);
       const backend = args.backend;
@@ -104,7 +130,14 @@ const concat: KernelOverride = {
 };
 
 /** Concatenates same-dtype 4-byte tensors seen as [outer, inner_i] rows into `out`. */
-function concatRows(ctx: NativeContext, backend: KernelBackend, out: TensorInfo, outer: number, parts: readonly TensorInfo[], inner: (t: TensorInfo) => number): void {
+function concatRows(
+  ctx: NativeContext,
+  backend: KernelBackend,
+  out: TensorInfo,
+  outer: number,
+  parts: readonly TensorInfo[],
+  inner: (t: TensorInfo) => number,
+): void {
   const A = ctx.args;
   A[0] = ctx.ref(backend, out);
   A[1] = outer;
@@ -123,7 +156,12 @@ const pack: KernelOverride = {
     asKernel((args: KernelArgs) => {
       const inputs = args.inputs as unknown as TensorInfo[];
       const first = inputs[0];
-      if (!first || inputs.length < 2 || inputs.length > 4000 || !inputs.every((t) => fourByte(t) && t.dtype === first.dtype && t.shape.join(',') === first.shape.join(','))) {
+      if (
+        !first ||
+        inputs.length < 2 ||
+        inputs.length > 4000 ||
+        !inputs.every((t) => fourByte(t) && t.dtype === first.dtype && t.shape.join(',') === first.shape.join(','))
+      ) {
         return callStock(stock, args);
       }
       const rank = first.shape.length;
@@ -252,4 +290,14 @@ const cast: KernelOverride = {
     }),
 };
 
-export const layoutNative: KernelOverride[] = [cast, transpose, slice, splitV, concat, pack, gatherV2, unsortedSegmentSum, oneHot];
+export const layoutNative: KernelOverride[] = [
+  cast,
+  transpose,
+  slice,
+  splitV,
+  concat,
+  pack,
+  gatherV2,
+  unsortedSegmentSum,
+  oneHot,
+];

@@ -27,9 +27,15 @@ describe.skipIf(!addonBuilt)('native BatchMatMul vs float64', () => {
       [[3], []], // x[B,T,D] @ W[D,N]: the folded single-GEMM path
       [[], [3]],
       [[4], [4]],
-      [[2, 1], [1, 3]], // mixed broadcast (the stock cpu backend gets this wrong)
+      [
+        [2, 1],
+        [1, 3],
+      ], // mixed broadcast (the stock cpu backend gets this wrong)
       [[2, 3], [3]],
-      [[1, 2, 1], [2, 1, 2]],
+      [
+        [1, 2, 1],
+        [2, 1, 2],
+      ],
     ];
     let cases = 0;
     for (const [ba, bb] of batchCases)
@@ -66,7 +72,11 @@ describe.skipIf(!addonBuilt)('native BatchMatMul vs float64', () => {
   it('matches on a batch of attention-sized products: broadcast, flags, odd batch', () => {
     const rng = new Rng(9);
     // 3 x 5 = 15 output batches of 64 x 48 x 40 multiply-adds each, b broadcast over the first batch dim.
-    for (const [ta, tb] of [[false, false], [true, true], [false, true]] as const) {
+    for (const [ta, tb] of [
+      [false, false],
+      [true, true],
+      [false, true],
+    ] as const) {
       const a = randArr(rng, [3, 5, ...(ta ? [40, 64] : [64, 40])]);
       const b = randArr(rng, [1, 5, ...(tb ? [48, 40] : [40, 48])]);
       const got = tf.tidy(() => tf.matMul(toTensor(a), toTensor(b), ta, tb));

@@ -18,13 +18,17 @@ export interface MatMulPlan {
 export function planMatMul(aShape: readonly number[], bShape: readonly number[], ta: boolean, tb: boolean): MatMulPlan {
   const ra = aShape.length;
   const rb = bShape.length;
-  if (ra < 2 || rb < 2) throw new Error(`BatchMatMul: operands must have rank >= 2, got [${aShape.join(',')}] and [${bShape.join(',')}]`);
+  if (ra < 2 || rb < 2)
+    throw new Error(`BatchMatMul: operands must have rank >= 2, got [${aShape.join(',')}] and [${bShape.join(',')}]`);
   const M = ta ? aShape[ra - 1]! : aShape[ra - 2]!;
   const Ka = ta ? aShape[ra - 2]! : aShape[ra - 1]!;
   const Kb = tb ? bShape[rb - 1]! : bShape[rb - 2]!;
   const N = tb ? bShape[rb - 2]! : bShape[rb - 1]!;
   if (Ka !== Kb) {
-    throw new Error(`BatchMatMul: inner dims ${Ka} and ${Kb} of [${aShape.join(',')}] and [${bShape.join(',')}] (transposeA=${ta}, transposeB=${tb}) differ`);
+    throw new Error(
+      `BatchMatMul: inner dims ${Ka} and ${Kb} of [${aShape.join(',')}] and [${bShape.join(',')}] ` +
+        `(transposeA=${ta}, transposeB=${tb}) differ`,
+    );
   }
   const aOuter = aShape.slice(0, -2);
   const bOuter = bShape.slice(0, -2);

@@ -15,7 +15,8 @@ export const padV2Arrays: KernelOverride = {
       const { x } = args.inputs as { x: TensorInfo };
       const paddings = args.attrs['paddings'] as [number, number][];
       const rank = x.shape.length;
-      if (ctx.binding !== 'typed' || (x.dtype !== 'float32' && x.dtype !== 'int32') || rank === 0) return callStock(stock, args);
+      if (ctx.binding !== 'typed' || (x.dtype !== 'float32' && x.dtype !== 'int32') || rank === 0)
+        return callStock(stock, args);
       const c = ctx as ArrayContext;
       const backend = args.backend;
       const outShape = x.shape.map((d, i) => paddings[i]![0] + d + paddings[i]![1]);

@@ -53,7 +53,11 @@ describe.skipIf(!addonBuilt)('native reductions and Softmax vs float64', () => {
 
   it('Softmax over the last dim, large logits included', () => {
     const rng = new Rng(33);
-    for (const shape of [[4, 7], [2, 3, 2000], [1, 1]]) {
+    for (const shape of [
+      [4, 7],
+      [2, 3, 2000],
+      [1, 1],
+    ]) {
       const x = randArr(rng, shape, 20);
       const got = tf.tidy(() => tf.softmax(toTensor(x)));
       expectClose(got, softmaxRef(x));

@@ -85,9 +85,14 @@ const softmax: KernelOverride = {
     }),
 };
 
-export const reduceNative: KernelOverride[] = [...REDUCE.map((r) => reduceOverride(r.name, r.code, r.axisAttr)), softmax];
+export const reduceNative: KernelOverride[] = [
+  ...REDUCE.map((r) => reduceOverride(r.name, r.code, r.axisAttr)),
+  softmax,
+];
 
-/** Cumsum (sampling's cumulative probabilities, RoPE positions), float32; typed-array binding only (wasm has its own). */
+/**
+ * Cumsum (sampling's cumulative probabilities, RoPE positions), float32; typed-array binding only (wasm has its own).
+ */
 export const cumsumNative: KernelOverride = {
   name: 'Cumsum',
   make: (ctx, stock) =>

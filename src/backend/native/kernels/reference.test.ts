@@ -1,5 +1,16 @@
 import { describe, it, expect } from 'vitest';
-import { binaryRef, concatRef, gatherRef, matmulRef, reduceRef, relErr, segmentSumRef, sliceRef, softmaxRef, transposeRef } from '../../../../test/reference/kernels.ts';
+import {
+  binaryRef,
+  concatRef,
+  gatherRef,
+  matmulRef,
+  reduceRef,
+  relErr,
+  segmentSumRef,
+  sliceRef,
+  softmaxRef,
+  transposeRef,
+} from '../../../../test/reference/kernels.ts';
 
 const arr = (data: number[], shape: number[]) => ({ data: Float64Array.from(data), shape });
 
@@ -7,9 +18,13 @@ const arr = (data: number[], shape: number[]) => ({ data: Float64Array.from(data
 describe('float64 references', () => {
   it('matmul with transposes and broadcasting', () => {
     // [[1,2],[3,4]] @ [[5,6],[7,8]] = [[19,22],[43,50]]
-    expect(Array.from(matmulRef(arr([1, 2, 3, 4], [2, 2]), arr([5, 6, 7, 8], [2, 2]), false, false).data)).toEqual([19, 22, 43, 50]);
+    expect(Array.from(matmulRef(arr([1, 2, 3, 4], [2, 2]), arr([5, 6, 7, 8], [2, 2]), false, false).data)).toEqual([
+      19, 22, 43, 50,
+    ]);
     // a^T with a = [[1,3],[2,4]] gives the same product; b^T with b = [[5,7],[6,8]] too.
-    expect(Array.from(matmulRef(arr([1, 3, 2, 4], [2, 2]), arr([5, 7, 6, 8], [2, 2]), true, true).data)).toEqual([19, 22, 43, 50]);
+    expect(Array.from(matmulRef(arr([1, 3, 2, 4], [2, 2]), arr([5, 7, 6, 8], [2, 2]), true, true).data)).toEqual([
+      19, 22, 43, 50,
+    ]);
     // batch [2,1] x [1,3] of 1x1 matrices: outer product [[1*3,1*4,1*5],[2*3,2*4,2*5]]
     const r = matmulRef(arr([1, 2], [2, 1, 1, 1]), arr([3, 4, 5], [1, 3, 1, 1]), false, false);
     expect(r.shape).toEqual([2, 3, 1, 1]);

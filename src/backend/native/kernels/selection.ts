@@ -4,12 +4,13 @@ import type { ArrayContext } from '../arrays.ts';
 import { asKernel, callStock, sizeOf, type KernelArgs, type KernelOverride } from './types.ts';
 
 /**
- * Decoding's per-step selections, the fills and the embedding gradient's scatter on the `native` backend's arrays, in TypeScript loops
- * over the TypedArrays (the wasm backend has C++ kernels for these; tfjs-backend-cpu's JS ones
+ * Decoding's per-step selections, the fills and the embedding gradient's scatter on the `native` backend's arrays, in
+ * TypeScript loops over the TypedArrays (the wasm backend has C++ kernels for these; tfjs-backend-cpu's JS ones
  * sort whole rows or map every index, which costs ~1-2 ms per [8, 2000] row block and grows with
  * the vocabulary). Typed-array contexts only; other cases keep the stock kernel.
  */
-const arraysOf = (ctx: { binding: string }): ArrayContext | undefined => (ctx.binding === 'typed' ? (ctx as ArrayContext) : undefined);
+const arraysOf = (ctx: { binding: string }): ArrayContext | undefined =>
+  ctx.binding === 'typed' ? (ctx as ArrayContext) : undefined;
 
 /** ArgMax over the last axis, float32: the first index of the largest value (NaN never wins), as tfjs-backend-cpu. */
 const argMaxArrays: KernelOverride = {
@@ -20,7 +21,15 @@ const argMaxArrays: KernelOverride = {
       const c = arraysOf(ctx);
       const rank = x.shape.length;
       const axis = rank > 0 ? util.parseAxisParam(args.attrs['axis'] as number | number[], x.shape) : [];
-      if (!c || x.dtype !== 'float32' || rank === 0 || axis.length !== 1 || axis[0] !== rank - 1 || x.shape[rank - 1] === 0) return callStock(stock, args);
+      if (
+        !c ||
+        x.dtype !== 'float32' ||
+        rank === 0 ||
+        axis.length !== 1 ||
+        axis[0] !== rank - 1 ||
+        x.shape[rank - 1] === 0
+      )
+        return callStock(stock, args);
       const backend = args.backend;
       const n = x.shape[rank - 1]!;
       const out = c.output(backend, x.shape.slice(0, -1), 'int32'); // x.shape without the last axis
@@ -59,7 +68,16 @@ const topKArrays: KernelOverride = {
       const k = args.attrs['k'] as number;
       const c = arraysOf(ctx);
       const rank = x.shape.length;
-      if (!c || x.dtype !== 'float32' || rank === 0 || args.attrs['sorted'] === false || k < 1 || k > TOPK_MAX || k > x.shape[rank - 1]!) return callStock(stock, args);
+      if (
+        !c ||
+        x.dtype !== 'float32' ||
+        rank === 0 ||
+        args.attrs['sorted'] === false ||
+        k < 1 ||
+        k > TOPK_MAX ||
+        k > x.shape[rank - 1]!
+      )
+        return callStock(stock, args);
       const backend = args.backend;
       const n = x.shape[rank - 1]!;
       const outShape = [...x.shape.slice(0, -1), k];
@@ -92,7 +110,12 @@ const topKArrays: KernelOverride = {
     }),
 };
 
-function disposeAndStock(backend: KernelArgs['backend'], outs: TensorInfo[], stock: Parameters<KernelOverride['make']>[1], args: KernelArgs): TensorInfo | TensorInfo[] {
+function disposeAndStock(
+  backend: KernelArgs['backend'],
+  outs: TensorInfo[],
+  stock: Parameters<KernelOverride['make']>[1],
+  args: KernelArgs,
+): TensorInfo | TensorInfo[] {
   for (const t of outs) backend.disposeData(t.dataId);
   return callStock(stock, args);
 }
@@ -141,7 +164,15 @@ const scatterNdArrays: KernelOverride = {
       const shape = args.attrs['shape'] as number[];
       const c = arraysOf(ctx);
       const sliceRank = indices.shape[indices.shape.length - 1] ?? 0;
-      if (!c || updates.dtype !== 'float32' || indices.dtype !== 'int32' || indices.shape.length === 0 || sliceRank < 1 || sliceRank > shape.length) return callStock(stock, args);
+      if (
+        !c ||
+        updates.dtype !== 'float32' ||
+        indices.dtype !== 'int32' ||
+        indices.shape.length === 0 ||
+        sliceRank < 1 ||
+        sliceRank > shape.length
+      )
+        return callStock(stock, args);
       const backend = args.backend;
       const numUpdates = sizeOf(indices.shape) / sliceRank;
       const sliceSize = sizeOf(shape.slice(sliceRank));
@@ -170,4 +201,11 @@ const scatterNdArrays: KernelOverride = {
     }),
 };
 
-export const selectionArrays: KernelOverride[] = [scatterNdArrays, argMaxArrays, topKArrays, likeArrays('ZerosLike', 0), likeArrays('OnesLike', 1), fillArrays];
+export const selectionArrays: KernelOverride[] = [
+  scatterNdArrays,
+  argMaxArrays,
+  topKArrays,
+  likeArrays('ZerosLike', 0),
+  likeArrays('OnesLike', 1),
+  fillArrays,
+];
