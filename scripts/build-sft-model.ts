@@ -392,7 +392,7 @@ Built by \`npm run ` +
     `build:sft-model -- --config ` +
     `configs/${c.run.name}.yaml\`${
       (r.stages ?? 1) > 1
-        ? `, then the same ` + `with \`--continue\` ${(r.stages ?? 1) - 1} time${(r.stages ?? 1) > 2 ? 's' : ''}`
+        ? `, then the same with \`--continue\` ${(r.stages ?? 1) - 1} time${(r.stages ?? 1) > 2 ? 's' : ''}`
         : ''
     } ` +
     `(settings copied here as sharp-build.yaml),

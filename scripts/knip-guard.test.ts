@@ -25,9 +25,9 @@ function runKnip(dir: string): { code: number | null; out: string } {
 }
 
 describe('knip in npm run lint', () => {
-  it('runs after eslint', () => {
+  it('runs after prettier and eslint', () => {
     const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.lint).toMatch(/^eslint \. && knip\b/);
+    expect(pkg.scripts.lint).toMatch(/^prettier --check .* && eslint \. && knip\b/);
   });
 
   it('fails on the planted unused export and names it', () => {

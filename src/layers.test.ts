@@ -103,7 +103,7 @@ describe('layers (docs/architecture.md)', () => {
       ['src/generation/x.ts', "import type { Policy } from '../rollout/policy.ts';"], // up
       ['src/train/y.ts', "export { z } from '../eval/z.ts';"], // a peer
       // dynamic, up, into a nested folder
-      ['src/model/z.ts', 'const m ' + '= ' + 'await ' + "import('../recipes/stages/run-setup.ts');"],
+      ['src/model/z.ts', 'const m = await ' + "import('../recipes/stages/run-setup.ts');"],
       ['src/cli/commands/w.ts', "import { rollout } from '../../rollout/engine.ts';"], // CLI past the recipes
       ['src/credit/v.ts', "import { expect } from 'vitest';"],
       ['src/rollout/u.ts', "import { tiny } from '../../test/tiny-lm.ts';"],

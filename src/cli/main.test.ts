@@ -72,41 +72,38 @@ describe('sharp CLI', () => {
 });
 
 describe('buildProgram', () => {
-  it(
-    'registers every command of src/recipes/commands.ts, subcommands under their parent, flags in ' + 'kebab-case',
-    async () => {
-      const { buildProgram } = await import('./main.ts');
-      const program = buildProgram();
-      const names = (c: Command) => c.commands.map((s) => s.name());
-      expect(names(program)).toEqual([
-        'train',
-        'ablate',
-        'sft',
-        'dpo',
-        'eval',
-        'audit',
-        'config',
-        'doctor',
-        'generate',
-        'export',
-        'init-model',
-        'data',
-        'rollout',
-        'worker',
-        'index',
-        'serve',
-        'plot',
-        'view',
-      ]);
-      const sub = (name: string) => program.commands.find((c) => c.name() === name) as Command;
-      expect(names(sub('data'))).toEqual(['synth', 'expert']);
-      expect(names(sub('config'))).toEqual(['schema']);
-      expect(names(sub('index'))).toEqual(['build', 'info']);
-      expect(names(sub('serve'))).toEqual(['retrieval']);
-      expect(sub('generate').options.map((o) => o.flags)).toContain('--max-new-tokens <n>');
-      expect(sub('view').registeredArguments.map((a) => a.name())).toEqual(['runDir']);
-    },
-  );
+  it('registers every command of src/recipes/commands.ts, subcommands under their parent, flags in kebab-case', async () => {
+    const { buildProgram } = await import('./main.ts');
+    const program = buildProgram();
+    const names = (c: Command) => c.commands.map((s) => s.name());
+    expect(names(program)).toEqual([
+      'train',
+      'ablate',
+      'sft',
+      'dpo',
+      'eval',
+      'audit',
+      'config',
+      'doctor',
+      'generate',
+      'export',
+      'init-model',
+      'data',
+      'rollout',
+      'worker',
+      'index',
+      'serve',
+      'plot',
+      'view',
+    ]);
+    const sub = (name: string) => program.commands.find((c) => c.name() === name) as Command;
+    expect(names(sub('data'))).toEqual(['synth', 'expert']);
+    expect(names(sub('config'))).toEqual(['schema']);
+    expect(names(sub('index'))).toEqual(['build', 'info']);
+    expect(names(sub('serve'))).toEqual(['retrieval']);
+    expect(sub('generate').options.map((o) => o.flags)).toContain('--max-new-tokens <n>');
+    expect(sub('view').registeredArguments.map((a) => a.name())).toEqual(['runDir']);
+  });
 });
 
 describe('exitCodeFor', () => {

@@ -32,7 +32,7 @@ const configRules: ConfigRule[] = [
         return "rollout.search.index: required when rollout.search.backend is 'index'";
       if (s.backend === 'remote' && !/^https?:\/\/./.test(s.url))
         return (
-          `rollout.search.url: an http(s) URL is required when rollout.search.backend is 'remote' (got ` + `'${s.url}')`
+          `rollout.search.url: an http(s) URL is required when rollout.search.backend is 'remote' ` + `(got '${s.url}')`
         );
       return null;
     },

@@ -122,84 +122,73 @@ describe('SHARP credit end to end (real engine, replays, scripted expert)', () =
     );
   }
 
-  it(
-    '(b) failure: the saboteur of the last hop gets -1 and is named as the first error; DPO pair from a ' + 'resample',
-    async () => {
-      // hop 0, hop 1 (correct), hop 1 again by a saboteur; the planner trusts the latest report.
-      const steps = insertStep(2, { kind: 'hop', hop: 1, sabotage: 'Nobody Atall' });
-      const policy = chainExpert(steps);
-      const traj = await run(policy);
-      expect(traj.finalAnswer).toBe('Nobody Atall');
-      const cfg = creditSection.parse({
-        method: 'loo',
-        replayMode: 'final',
-        placeholder: PLACEHOLDER,
-        failurePairs: true,
-        messageLevel: true,
-      });
-      const protocol = getProtocol(rcfg.protocol);
-      const judge = createJudge(cfg, { protocol });
-      // Resampling the saboteur's report from the same context: the honest expert answers at once
-      // when the subtask's answer is already known to it; its report comes from a real rollout.
-      const honest = chainExpert(insertStep(2, { kind: 'hop', hop: 1 }));
-      const honestTraj = await run(honest);
-      const honestReport =
-        honestTraj.messages
-          .filter(
-            (m) => m.agent === honestTraj.agents.find((a) => a.delegation === 2)?.id && m.chatRole === 'assistant',
-          )
-          .at(-1)?.text ?? '';
-      const knowing = new ScriptedPolicy((req) =>
-        requestMeta(req).delegation === 2 ? honestReport : expertText(req, { steps }),
-      );
-      const resampled: number[] = [];
-      const resample = policyResampler(knowing, protocol, rcfg.maxNewTokens);
-      const r = await computeCredits([traj], ep, engineReplayRunner(policy, engine, { ...cfg, streamSeed: 1 }), cfg, {
-        judge,
-        contextOf: engineContextOf,
-        resample: async (reqs) => {
-          resampled.push(...reqs.map((q) => q.index));
-          return resample(reqs);
-        },
-      });
-      expect(r.trajectories[0].deltas).toEqual([0, 0, -1]); // masking the saboteur turns failure into success
-      const replanCfg = creditSection.parse({ method: 'loo', replayMode: 'replan', placeholder: PLACEHOLDER });
-      expect(
-        (
-          await computeCredits(
-            [traj],
-            ep,
-            engineReplayRunner(policy, engine, { ...replanCfg, streamSeed: 1 }),
-            replanCfg,
-          )
-        ).trajectories[0].deltas,
-      ).toEqual([0, 0, -1]);
-      const saboteur = traj.agents.find((a) => a.delegation === 2);
-      const report = traj.messages.filter((m) => m.agent === saboteur?.id && m.chatRole === 'assistant').at(-1);
-      const first = r.trajectories[0].firstError;
-      expect(first?.index).toBe(report?.index);
-      expect(first?.agent).toBe(saboteur?.id);
-      const t = traj.messages.filter((m) => m.chatRole === 'assistant').length;
-      expect(first?.judgeCalls).toBeLessThanOrEqual(Math.ceil(Math.log2(t)) + 1);
-      // same answer by a direct call
-      expect((await locateFirstError({ traj, episode: ep }, judge)).index).toBe(report?.index);
-      expect(r.pairs).toHaveLength(1);
-      expect(resampled).toEqual([report?.index]); // repaired in the first round
-      expect(r.pairs[0].rejected).toBe(report?.text);
-      expect(protocol.parse(r.pairs[0].chosen)).toEqual({ kind: 'answer', text: ep.decomposition?.[1].answer });
-      expect(r.pairs[0].prefix[0].role).toBe('system');
-      // message level: only the saboteur's report is blamed; its agent's credit is conserved
-      const sab = r.messageRewards.filter((m) => m.agent === saboteur?.id);
-      expect(sab.map((m) => m.label)).toEqual([-1]); // the saboteur wrote one message: its report
-      expect(r.messageRewards.filter((m) => m.label === -1).map((m) => m.messageIndex)).toEqual([report?.index]);
-      const credit = r.credits.find((c) => c.agent === saboteur?.id);
-      expect(sab.reduce((s, m) => s + m.reward, 0)).toBeCloseTo(credit?.total ?? NaN, 9);
-      expect(credit?.parts.marginal).toBe(-1);
-      // 0.9 * 0 + 0.9 * -1 + 0.1 * 0 (no tool calls, noToolCallsValue 0) = -0.9, all on its one message
-      expect(sab[0].reward).toBeCloseTo(-0.9, 12);
-      // the worker that answered hop 1 correctly before the saboteur is not blamed
-      const correct = traj.agents.find((a) => a.delegation === 1);
-      expect(r.messageRewards.filter((m) => m.agent === correct?.id).every((m) => m.label === 0)).toBe(true);
-    },
-  );
+  it('(b) failure: the saboteur of the last hop gets -1 and is named as the first error; DPO pair from a resample', async () => {
+    // hop 0, hop 1 (correct), hop 1 again by a saboteur; the planner trusts the latest report.
+    const steps = insertStep(2, { kind: 'hop', hop: 1, sabotage: 'Nobody Atall' });
+    const policy = chainExpert(steps);
+    const traj = await run(policy);
+    expect(traj.finalAnswer).toBe('Nobody Atall');
+    const cfg = creditSection.parse({
+      method: 'loo',
+      replayMode: 'final',
+      placeholder: PLACEHOLDER,
+      failurePairs: true,
+      messageLevel: true,
+    });
+    const protocol = getProtocol(rcfg.protocol);
+    const judge = createJudge(cfg, { protocol });
+    // Resampling the saboteur's report from the same context: the honest expert answers at once
+    // when the subtask's answer is already known to it; its report comes from a real rollout.
+    const honest = chainExpert(insertStep(2, { kind: 'hop', hop: 1 }));
+    const honestTraj = await run(honest);
+    const honestReport =
+      honestTraj.messages
+        .filter((m) => m.agent === honestTraj.agents.find((a) => a.delegation === 2)?.id && m.chatRole === 'assistant')
+        .at(-1)?.text ?? '';
+    const knowing = new ScriptedPolicy((req) =>
+      requestMeta(req).delegation === 2 ? honestReport : expertText(req, { steps }),
+    );
+    const resampled: number[] = [];
+    const resample = policyResampler(knowing, protocol, rcfg.maxNewTokens);
+    const r = await computeCredits([traj], ep, engineReplayRunner(policy, engine, { ...cfg, streamSeed: 1 }), cfg, {
+      judge,
+      contextOf: engineContextOf,
+      resample: async (reqs) => {
+        resampled.push(...reqs.map((q) => q.index));
+        return resample(reqs);
+      },
+    });
+    expect(r.trajectories[0].deltas).toEqual([0, 0, -1]); // masking the saboteur turns failure into success
+    const replanCfg = creditSection.parse({ method: 'loo', replayMode: 'replan', placeholder: PLACEHOLDER });
+    expect(
+      (await computeCredits([traj], ep, engineReplayRunner(policy, engine, { ...replanCfg, streamSeed: 1 }), replanCfg))
+        .trajectories[0].deltas,
+    ).toEqual([0, 0, -1]);
+    const saboteur = traj.agents.find((a) => a.delegation === 2);
+    const report = traj.messages.filter((m) => m.agent === saboteur?.id && m.chatRole === 'assistant').at(-1);
+    const first = r.trajectories[0].firstError;
+    expect(first?.index).toBe(report?.index);
+    expect(first?.agent).toBe(saboteur?.id);
+    const t = traj.messages.filter((m) => m.chatRole === 'assistant').length;
+    expect(first?.judgeCalls).toBeLessThanOrEqual(Math.ceil(Math.log2(t)) + 1);
+    // same answer by a direct call
+    expect((await locateFirstError({ traj, episode: ep }, judge)).index).toBe(report?.index);
+    expect(r.pairs).toHaveLength(1);
+    expect(resampled).toEqual([report?.index]); // repaired in the first round
+    expect(r.pairs[0].rejected).toBe(report?.text);
+    expect(protocol.parse(r.pairs[0].chosen)).toEqual({ kind: 'answer', text: ep.decomposition?.[1].answer });
+    expect(r.pairs[0].prefix[0].role).toBe('system');
+    // message level: only the saboteur's report is blamed; its agent's credit is conserved
+    const sab = r.messageRewards.filter((m) => m.agent === saboteur?.id);
+    expect(sab.map((m) => m.label)).toEqual([-1]); // the saboteur wrote one message: its report
+    expect(r.messageRewards.filter((m) => m.label === -1).map((m) => m.messageIndex)).toEqual([report?.index]);
+    const credit = r.credits.find((c) => c.agent === saboteur?.id);
+    expect(sab.reduce((s, m) => s + m.reward, 0)).toBeCloseTo(credit?.total ?? NaN, 9);
+    expect(credit?.parts.marginal).toBe(-1);
+    // 0.9 * 0 + 0.9 * -1 + 0.1 * 0 (no tool calls, noToolCallsValue 0) = -0.9, all on its one message
+    expect(sab[0].reward).toBeCloseTo(-0.9, 12);
+    // the worker that answered hop 1 correctly before the saboteur is not blamed
+    const correct = traj.agents.find((a) => a.delegation === 1);
+    expect(r.messageRewards.filter((m) => m.agent === correct?.id).every((m) => m.label === 0)).toBe(true);
+  });
 });

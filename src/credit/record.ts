@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Episode } from '../data/episode.ts';
@@ -287,12 +288,30 @@ export function writeStepRecord(runDir: string, rec: StepRecord): string {
   return file;
 }
 
+const RECORD_NAME = /^(step|eval)-\d{6}\.json(\.gz)?$/;
+
 /** Record files of a run folder, in step order. */
 export function listStepRecords(runDir: string): string[] {
   const dir = join(runDir, RECORD_DIR);
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
-    .filter((f) => /^(step|eval)-\d{6}\.json(\.gz)?$/.test(f))
+    .filter((f) => RECORD_NAME.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** listStepRecords without blocking the event loop (the viewer's server). */
+export async function listStepRecordsAsync(runDir: string): Promise<string[]> {
+  const dir = join(runDir, RECORD_DIR);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return names
+    .filter((f) => RECORD_NAME.test(f))
     .sort()
     .map((f) => join(dir, f));
 }
@@ -304,7 +323,11 @@ export function nextEvalStep(runDir: string): number {
 
 export function readStepRecord(file: string): StepRecord {
   const raw = readRegularFile(file, MAX_TEXT_BYTES);
-  const text = file.endsWith('.gz') ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
+  return parseStepRecord(file.endsWith('.gz') ? gunzipSync(raw).toString('utf8') : raw.toString('utf8'), file);
+}
+
+/** A record file's JSON text (decompressed), its version checked; `file` names it in errors. */
+export function parseStepRecord(text: string, file: string): StepRecord {
   const rec = JSON.parse(text) as StepRecord;
   if (rec.version !== RECORD_VERSION)
     throw new Error(`${file}: record version ${String(rec.version)} (this sharp reads ${RECORD_VERSION})`);

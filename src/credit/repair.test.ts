@@ -59,26 +59,23 @@ async function credit(t: { traj: Trajectory; policy: ScriptedPolicy }, over: Rec
 
 describe('credit.counterfactual: repair', () => {
   for (const replayMode of ['final', 'replan'] as const) {
-    it(
-      `a wrong report that sank a failure: Delta -1 under repair, 0 under mask; right reports 0 ` + `[${replayMode}]`,
-      async () => {
-        // Reports: Alin Marek (right), 1951 (wrong), Alin Marek (right) -> "Alin Marek and 1951": failure.
-        const t = await recorded([HOP1, HOP2, HOP1], { [HOP1]: 'Alin Marek', [HOP2]: '1951' });
-        expect(t.traj.finalAnswer).toBe('Alin Marek and 1951');
-        // mask: any mask gives "unknown", still a failure: v(N) = v(N \ m) = 0 for every m.
-        expect(
-          (await credit(t, { method: 'loo', counterfactual: 'mask', replayMode })).trajectories[0]?.deltas,
-        ).toEqual([0, 0, 0]);
-        // repair: worker 1 given "1950" -> success: Delta_1 = 0 - 1; workers 0 and 2 repaired to the same report: 0.
-        const r = await credit(t, { method: 'loo', counterfactual: 'repair', replayMode });
-        expect(r.trajectories[0]?.deltas).toEqual([0, -1, 0]);
-        expect(r.trajectories[0]?.plannerRepairs).toBeUndefined(); // every delegation asked its hop right
-        // Shapley with workers outside S repaired: v(S) = 1 iff worker 1 is outside S, so phi = [0, -1, 0] (efficiency:
-        // v(N) - v(empty) = -1).
-        const sh = await credit(t, { method: 'shapley', counterfactual: 'repair', replayMode });
-        expect(sh.trajectories[0]?.phi?.map((x) => x + 0)).toEqual([0, -1, 0]);
-      },
-    );
+    it(`a wrong report that sank a failure: Delta -1 under repair, 0 under mask; right reports 0 [${replayMode}]`, async () => {
+      // Reports: Alin Marek (right), 1951 (wrong), Alin Marek (right) -> "Alin Marek and 1951": failure.
+      const t = await recorded([HOP1, HOP2, HOP1], { [HOP1]: 'Alin Marek', [HOP2]: '1951' });
+      expect(t.traj.finalAnswer).toBe('Alin Marek and 1951');
+      // mask: any mask gives "unknown", still a failure: v(N) = v(N \ m) = 0 for every m.
+      expect((await credit(t, { method: 'loo', counterfactual: 'mask', replayMode })).trajectories[0]?.deltas).toEqual([
+        0, 0, 0,
+      ]);
+      // repair: worker 1 given "1950" -> success: Delta_1 = 0 - 1; workers 0 and 2 repaired to the same report: 0.
+      const r = await credit(t, { method: 'loo', counterfactual: 'repair', replayMode });
+      expect(r.trajectories[0]?.deltas).toEqual([0, -1, 0]);
+      expect(r.trajectories[0]?.plannerRepairs).toBeUndefined(); // every delegation asked its hop right
+      // Shapley with workers outside S repaired: v(S) = 1 iff worker 1 is outside S, so phi = [0, -1, 0] (efficiency:
+      // v(N) - v(empty) = -1).
+      const sh = await credit(t, { method: 'shapley', counterfactual: 'repair', replayMode });
+      expect(sh.trajectories[0]?.phi?.map((x) => x + 0)).toEqual([0, -1, 0]);
+    });
   }
 
   it('a wrong report in a success that did not matter: 0 under repair, +1 under mask', async () => {

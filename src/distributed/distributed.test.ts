@@ -67,66 +67,62 @@ describe.skipIf(!HAVE_REDIS)('distributed collect (redis-server + BullMQ worker)
     rmSync(root, { recursive: true, force: true });
   });
 
-  it(
-    'gives the trajectories and credits of the in-process step with the same seed, replays as child ' + 'jobs',
-    async () => {
-      const local = await runStepStages(
-        localStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
-        cfg.credit,
-        episodes,
-        model,
-        new Rng(7),
-        1,
+  it('gives the trajectories and credits of the in-process step with the same seed, replays as child jobs', async () => {
+    const local = await runStepStages(
+      localStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
+      cfg.credit,
+      episodes,
+      model,
+      new Rng(7),
+      1,
+    );
+    const dc = redisStages({
+      tokenizer,
+      rollout: cfg.rollout,
+      credit: cfg.credit,
+      dist: cfg.rollout.distributed,
+      runDir: join(root, 'run-a'),
+      companions: companionFiles(MODEL),
+      progress: () => undefined,
+    });
+    try {
+      const rng = new Rng(7);
+      const dist = await runStepStages(dc, cfg.credit, episodes, model, rng, 1);
+      expect(noPerf(dist)).toEqual(noPerf(local));
+      expect(rng.state()).toEqual(
+        (() => {
+          const r = new Rng(7);
+          r.int(0, 0x7fffffff);
+          return r.state();
+        })(),
       );
-      const dc = redisStages({
-        tokenizer,
-        rollout: cfg.rollout,
-        credit: cfg.credit,
-        dist: cfg.rollout.distributed,
-        runDir: join(root, 'run-a'),
-        companions: companionFiles(MODEL),
-        progress: () => undefined,
-      });
-      try {
-        const rng = new Rng(7);
-        const dist = await runStepStages(dc, cfg.credit, episodes, model, rng, 1);
-        expect(noPerf(dist)).toEqual(noPerf(local));
-        expect(rng.state()).toEqual(
-          (() => {
-            const r = new Rng(7);
-            r.int(0, 0x7fffffff);
-            return r.state();
-          })(),
-        );
-        // The step had counterfactual replays, and they ran as replay jobs.
-        const replays = local.metrics?.['credit/replays'] ?? 0;
-        expect(replays).toBeGreaterThan(0);
-        // The viewer's record came back through the jobs: both groups, with the replayed answers.
-        expect(dist.record?.groups.map((g) => g.episodeId)).toEqual(episodes.map((e) => e.id));
-        // every coalition of a trajectory with workers was replayed credit.replays times, the full one included
-        expect(
-          dist.record?.groups.flatMap((g) =>
-            g.trajectories.flatMap((t) => (t.k > 0 ? t.coalitions.flatMap((c) => c.answers) : [])),
-          ).length,
-        ).toBe(replays);
-        expect(replays % cfg.credit.replays).toBe(0);
-        const queue = new Queue('q-test', { connection: { host: '127.0.0.1', port: redis.port } });
-        const counts = await queue.getJobCounts('completed', 'failed', 'waiting', 'active');
-        const replayJobs = lines.filter((l) => l.startsWith('done replay')).length;
-        expect(replayJobs).toBeGreaterThan(0);
-        expect(counts).toEqual({ completed: 2 + replayJobs, failed: 0, waiting: 0, active: 0 });
-        expect(lines.filter((l) => l.startsWith('done rollout')).length).toBe(2);
-        // Asking for step 1 again (a resumed trainer) re-attaches: the same result and no job runs again.
-        const before = lines.length;
-        const again = await runStepStages(dc, cfg.credit, episodes, model, new Rng(7), 1);
-        expect(noPerf(again)).toEqual(noPerf(local));
-        expect(lines.length).toBe(before);
-        expect(await queue.getJobCounts('completed')).toEqual({ completed: 2 + replayJobs });
-        await queue.close();
-      } finally {
-        await dc.close();
-      }
-    },
-    900_000,
-  );
+      // The step had counterfactual replays, and they ran as replay jobs.
+      const replays = local.metrics?.['credit/replays'] ?? 0;
+      expect(replays).toBeGreaterThan(0);
+      // The viewer's record came back through the jobs: both groups, with the replayed answers.
+      expect(dist.record?.groups.map((g) => g.episodeId)).toEqual(episodes.map((e) => e.id));
+      // every coalition of a trajectory with workers was replayed credit.replays times, the full one included
+      expect(
+        dist.record?.groups.flatMap((g) =>
+          g.trajectories.flatMap((t) => (t.k > 0 ? t.coalitions.flatMap((c) => c.answers) : [])),
+        ).length,
+      ).toBe(replays);
+      expect(replays % cfg.credit.replays).toBe(0);
+      const queue = new Queue('q-test', { connection: { host: '127.0.0.1', port: redis.port } });
+      const counts = await queue.getJobCounts('completed', 'failed', 'waiting', 'active');
+      const replayJobs = lines.filter((l) => l.startsWith('done replay')).length;
+      expect(replayJobs).toBeGreaterThan(0);
+      expect(counts).toEqual({ completed: 2 + replayJobs, failed: 0, waiting: 0, active: 0 });
+      expect(lines.filter((l) => l.startsWith('done rollout')).length).toBe(2);
+      // Asking for step 1 again (a resumed trainer) re-attaches: the same result and no job runs again.
+      const before = lines.length;
+      const again = await runStepStages(dc, cfg.credit, episodes, model, new Rng(7), 1);
+      expect(noPerf(again)).toEqual(noPerf(local));
+      expect(lines.length).toBe(before);
+      expect(await queue.getJobCounts('completed')).toEqual({ completed: 2 + replayJobs });
+      await queue.close();
+    } finally {
+      await dc.close();
+    }
+  }, 900_000);
 });

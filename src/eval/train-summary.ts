@@ -30,9 +30,20 @@ export interface TrainSummary {
 export function readSummary(runDir: string): TrainSummary | undefined {
   const file = join(runDir, SUMMARY_FILE);
   if (!existsSync(file)) return undefined;
+  let text: string;
+  try {
+    text = readTextFile(file);
+  } catch (err) {
+    throw new UserError(`${file}: cannot read the run summary (${(err as Error).message.split('\n')[0]})`);
+  }
+  return parseSummary(text, file);
+}
+
+/** summary.json's text, checked; `file` names it in errors. */
+export function parseSummary(text: string, file: string): TrainSummary {
   let s: unknown;
   try {
-    s = JSON.parse(readTextFile(file));
+    s = JSON.parse(text);
   } catch (err) {
     throw new UserError(`${file}: cannot read the run summary (${(err as Error).message.split('\n')[0]})`);
   }

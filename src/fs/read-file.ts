@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { UserError } from '../errors.ts';
 
 /**
@@ -33,4 +34,28 @@ export const MAX_TEXT_BYTES = 2 ** 29 - 24;
 /** readRegularFile as UTF-8 text, at most MAX_TEXT_BYTES unless `maxBytes` says less. */
 export function readTextFile(file: string, maxBytes: number = MAX_TEXT_BYTES): string {
   return readRegularFile(file, maxBytes).toString('utf8');
+}
+
+/**
+ * readRegularFile without blocking the event loop: the same checks, the reads on libuv's pool, so a
+ * server answers other requests while a slow file is read.
+ */
+export async function readRegularFileAsync(file: string, maxBytes: number): Promise<Buffer> {
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new UserError(`${file}: not a regular file (a folder, device, pipe or socket); not read`);
+    if (st.size > maxBytes)
+      throw new UserError(`${file}: ${st.size} bytes, more than the ${maxBytes} this file may hold`);
+    const buf = Buffer.allocUnsafe(st.size);
+    let off = 0;
+    while (off < st.size) {
+      const { bytesRead } = await fh.read(buf, off, st.size - off, off);
+      if (bytesRead === 0) break; // truncated meanwhile: what is there
+      off += bytesRead;
+    }
+    return buf.subarray(0, off);
+  } finally {
+    await fh.close();
+  }
 }

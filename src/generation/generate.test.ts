@@ -117,30 +117,27 @@ describe.skipIf(!HAVE_TINY)('tinystories-260k parity', () => {
     expect(maxDiff).toBeLessThan(1e-4);
   });
 
-  it(
-    'tokenLogprobs equals the logprobs generation returns, to 1e-4 (batch of 3, sampled, left-padded ' + 'prompts)',
-    async () => {
-      const reqs: GenerateRequest[] = [
-        { promptIds: ONCE, maxNewTokens: 20 },
-        { promptIds: [1, 403], maxNewTokens: 12 },
-        { promptIds: [1, 403, 407, 261, 378, 432, 383, 286], maxNewTokens: 16 },
-      ];
-      const out = await generate(
-        tiny as CausalLM,
-        reqs,
-        opts({ temperature: 1, topP: 0.95, rng: new Rng(5), eosIds: (tok as Tokenizer).eosIds, decoder: tok }),
-      );
-      const ref = trainingLogprobs(
-        tiny as CausalLM,
-        reqs,
-        out.map((o) => o.tokenIds),
-      );
-      out.forEach((o, i) => {
-        expect(o.logprobs.length).toBe(o.tokenIds.length);
-        o.logprobs.forEach((lp, j) => expect(Math.abs(lp - (ref[i]?.[j] as number))).toBeLessThan(1e-4));
-      });
-    },
-  );
+  it('tokenLogprobs equals the logprobs generation returns, to 1e-4 (batch of 3, sampled, left-padded prompts)', async () => {
+    const reqs: GenerateRequest[] = [
+      { promptIds: ONCE, maxNewTokens: 20 },
+      { promptIds: [1, 403], maxNewTokens: 12 },
+      { promptIds: [1, 403, 407, 261, 378, 432, 383, 286], maxNewTokens: 16 },
+    ];
+    const out = await generate(
+      tiny as CausalLM,
+      reqs,
+      opts({ temperature: 1, topP: 0.95, rng: new Rng(5), eosIds: (tok as Tokenizer).eosIds, decoder: tok }),
+    );
+    const ref = trainingLogprobs(
+      tiny as CausalLM,
+      reqs,
+      out.map((o) => o.tokenIds),
+    );
+    out.forEach((o, i) => {
+      expect(o.logprobs.length).toBe(o.tokenIds.length);
+      o.logprobs.forEach((lp, j) => expect(Math.abs(lp - (ref[i]?.[j] as number))).toBeLessThan(1e-4));
+    });
+  });
 
   it('stop strings end a sequence and stay in its text', async () => {
     const [r] = await generate(

@@ -193,30 +193,27 @@ describe.each([
 });
 
 describe('nested shared prefixes in one batch', () => {
-  it(
-    'every shared token is prefilled once (branches of branches first), and decoding equals the uncached ' + 'run',
-    async () => {
-      const rng = new Rng(9);
-      const ctx = seq(rng, 40);
-      const [a, b, x, y] = [seq(rng, 10), seq(rng, 10), seq(rng, 10), seq(rng, 10)];
-      // Replays of one context: two pairs that share 60 tokens each, and 40 between the pairs.
-      const prompts = [
-        [...ctx, ...a, ...b, ...seq(rng, 5)],
-        [...ctx, ...x, ...y, ...seq(rng, 5)],
-        [...ctx, ...a, ...b, ...seq(rng, 5)],
-        [...ctx, ...x, ...y, ...seq(rng, 5)],
-      ];
-      const reqs = prompts.map((p) => ({ promptIds: p, maxNewTokens: 3 }));
-      const cache = new PrefixCache(2 ** 26);
-      const stats = emptyPrefillStats();
-      const on = await generate(llama, reqs, opts({ prefixCache: cache, stats, prefixMinTokens: 16 }));
-      const off = await generate(llama, reqs, opts({ prefixMinTokens: 0 }));
-      expectSame(on, off);
-      // Distinct tokens: ctx 40 + a b 20 + x y 20 + four tails of 5 = 100.
-      expect(stats.prefillTokens).toBe(100);
-      cache.dispose();
-    },
-  );
+  it('every shared token is prefilled once (branches of branches first), and decoding equals the uncached run', async () => {
+    const rng = new Rng(9);
+    const ctx = seq(rng, 40);
+    const [a, b, x, y] = [seq(rng, 10), seq(rng, 10), seq(rng, 10), seq(rng, 10)];
+    // Replays of one context: two pairs that share 60 tokens each, and 40 between the pairs.
+    const prompts = [
+      [...ctx, ...a, ...b, ...seq(rng, 5)],
+      [...ctx, ...x, ...y, ...seq(rng, 5)],
+      [...ctx, ...a, ...b, ...seq(rng, 5)],
+      [...ctx, ...x, ...y, ...seq(rng, 5)],
+    ];
+    const reqs = prompts.map((p) => ({ promptIds: p, maxNewTokens: 3 }));
+    const cache = new PrefixCache(2 ** 26);
+    const stats = emptyPrefillStats();
+    const on = await generate(llama, reqs, opts({ prefixCache: cache, stats, prefixMinTokens: 16 }));
+    const off = await generate(llama, reqs, opts({ prefixMinTokens: 0 }));
+    expectSame(on, off);
+    // Distinct tokens: ctx 40 + a b 20 + x y 20 + four tails of 5 = 100.
+    expect(stats.prefillTokens).toBe(100);
+    cache.dispose();
+  });
 });
 
 describe('suffixBuckets', () => {

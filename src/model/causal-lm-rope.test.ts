@@ -84,51 +84,48 @@ function perturb(m: CausalLM): CausalLM {
 }
 
 describe('Transformers 5 config.json (rope_parameters)', () => {
-  it(
-    'gives the logits of its 4.x twin (rope_theta 1e6), not those of theta 10000, and saves back in 5.x ' + 'format',
-    async () => {
-      const m = perturb(CausalLM.random(hfConfigFor(QWEN3), 11));
-      const v4dir = join(dir, 'qwen3-v4');
-      await m.save(v4dir);
-      const cfg4 = JSON.parse(await readFile(join(v4dir, 'config.json'), 'utf8')) as Record<string, unknown>;
-      expect(cfg4.rope_theta).toBe(1e6);
-      // The same folder as Transformers 5 writes it.
-      const { rope_theta: _t, rope_scaling: _s, ...rest } = cfg4;
-      const cfg5 = {
-        ...rest,
-        rope_parameters: { rope_theta: 1000000.0, rope_type: 'default' },
-        dtype: 'float32',
-        transformers_version: '5.0.0',
-        layer_types: ['full_attention', 'full_attention'],
-        use_sliding_window: false,
-        sliding_window: null,
-        max_window_layers: 2,
-      };
-      const v5dir = join(dir, 'qwen3-v5');
-      await m.save(v5dir);
-      await writeFile(join(v5dir, 'config.json'), JSON.stringify(cfg5));
-      const a = await CausalLM.load(v4dir);
-      const b = await CausalLM.load(v5dir);
-      expect(b.config.rope).toEqual({ type: 'default', theta: 1e6 });
-      const la = logitsOf(a, IDS);
-      const lb = logitsOf(b, IDS);
-      expect(maxAbsDiff(la, lb)).toBe(0);
-      // The failure this guards against: theta 10000 really changes the logits and the greedy tokens.
-      const w10k = perturb(CausalLM.random(parseHfConfig({ ...cfg4, rope_theta: 10000 }), 11));
-      const lw = logitsOf(w10k, IDS);
-      expect(maxAbsDiff(la, lw)).toBeGreaterThan(1e-3);
-      expect(greedy(la, QWEN3.vocab)).not.toEqual(greedy(lw, QWEN3.vocab));
-      // Round trip keeps the 5.x spelling.
-      const back = join(dir, 'qwen3-v5-saved');
-      await b.save(back);
-      const saved = JSON.parse(await readFile(join(back, 'config.json'), 'utf8')) as Record<string, unknown>;
-      expect(saved.rope_parameters).toEqual({ rope_theta: 1e6, rope_type: 'default' });
-      expect(saved).not.toHaveProperty('rope_theta');
-      expect(saved).not.toHaveProperty('rope_scaling');
-      expect(saved.layer_types).toEqual(['full_attention', 'full_attention']);
-      [m, a, b, w10k].forEach((x) => x.dispose());
-    },
-  );
+  it('gives the logits of its 4.x twin (rope_theta 1e6), not those of theta 10000, and saves back in 5.x format', async () => {
+    const m = perturb(CausalLM.random(hfConfigFor(QWEN3), 11));
+    const v4dir = join(dir, 'qwen3-v4');
+    await m.save(v4dir);
+    const cfg4 = JSON.parse(await readFile(join(v4dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    expect(cfg4.rope_theta).toBe(1e6);
+    // The same folder as Transformers 5 writes it.
+    const { rope_theta: _t, rope_scaling: _s, ...rest } = cfg4;
+    const cfg5 = {
+      ...rest,
+      rope_parameters: { rope_theta: 1000000.0, rope_type: 'default' },
+      dtype: 'float32',
+      transformers_version: '5.0.0',
+      layer_types: ['full_attention', 'full_attention'],
+      use_sliding_window: false,
+      sliding_window: null,
+      max_window_layers: 2,
+    };
+    const v5dir = join(dir, 'qwen3-v5');
+    await m.save(v5dir);
+    await writeFile(join(v5dir, 'config.json'), JSON.stringify(cfg5));
+    const a = await CausalLM.load(v4dir);
+    const b = await CausalLM.load(v5dir);
+    expect(b.config.rope).toEqual({ type: 'default', theta: 1e6 });
+    const la = logitsOf(a, IDS);
+    const lb = logitsOf(b, IDS);
+    expect(maxAbsDiff(la, lb)).toBe(0);
+    // The failure this guards against: theta 10000 really changes the logits and the greedy tokens.
+    const w10k = perturb(CausalLM.random(parseHfConfig({ ...cfg4, rope_theta: 10000 }), 11));
+    const lw = logitsOf(w10k, IDS);
+    expect(maxAbsDiff(la, lw)).toBeGreaterThan(1e-3);
+    expect(greedy(la, QWEN3.vocab)).not.toEqual(greedy(lw, QWEN3.vocab));
+    // Round trip keeps the 5.x spelling.
+    const back = join(dir, 'qwen3-v5-saved');
+    await b.save(back);
+    const saved = JSON.parse(await readFile(join(back, 'config.json'), 'utf8')) as Record<string, unknown>;
+    expect(saved.rope_parameters).toEqual({ rope_theta: 1e6, rope_type: 'default' });
+    expect(saved).not.toHaveProperty('rope_theta');
+    expect(saved).not.toHaveProperty('rope_scaling');
+    expect(saved.layer_types).toEqual(['full_attention', 'full_attention']);
+    [m, a, b, w10k].forEach((x) => x.dispose());
+  });
 });
 
 describe('scaled RoPE forward against the float64 reference (1e-4)', () => {

@@ -197,63 +197,58 @@ describe('LoRA adapters on CausalLM', () => {
     },
   );
 
-  it(
-    'saves and loads the PEFT layout: adapter_config.json, adapter_model.safetensors, values round-trip ' + 'exactly',
-    async () => {
-      const baseDir = join(dir, 'base');
-      const m0 = CausalLM.random(hfConfigFor(QWEN3), 5);
-      await m0.save(baseDir);
-      m0.dispose();
-      const m = await CausalLM.load(baseDir);
-      m.attachLora({ rank: 2, alpha: 16, dropout: 0.05, targets: ['q_proj', 'k_proj', 'o_proj', 'gate_proj'] }, 9);
-      perturbB(m, 3);
-      const adapted = logits(m);
-      const out = join(dir, 'adapter');
-      await m.saveAdapters(out);
-      expect(existsSync(join(out, 'config.json'))).toBe(false);
-      const cfg = JSON.parse(await readFile(join(out, ADAPTER_CONFIG), 'utf8')) as Record<string, unknown>;
-      expect(cfg).toMatchObject({
-        peft_type: 'LORA',
-        task_type: 'CAUSAL_LM',
-        r: 2,
-        lora_alpha: 16,
-        lora_dropout: 0.05,
-        bias: 'none',
-        target_modules: ['q_proj', 'k_proj', 'o_proj', 'gate_proj'],
-        base_model_name_or_path: baseDir,
-        use_dora: false,
-        use_rslora: false,
-      });
-      const tensors = await readSafetensors(join(out, ADAPTER_WEIGHTS));
-      expect(tensors.size).toBe(2 * 4 * 2);
-      const qa = tensors.get('base_model.model.model.layers.1.self_attn.q_proj.lora_A.weight');
-      expect(qa?.shape).toEqual([2, 32]); // A [r, in] in HF layout
-      // B [out, r]
-      expect(tensors.get('base_model.model.model.layers.0.mlp.gate_proj.lora_B.weight')?.shape).toEqual([48, 2]);
-      // HF layout is the transpose of the stored [in, r] Variable.
-      const stored = (
-        m.namedVariables().get('base_model.model.model.layers.1.self_attn.q_proj.lora_A.weight') as tf.Variable
-      ).arraySync() as number[][];
-      expect(qa?.data[1 * 32 + 5]).toBe(stored[5]?.[1]);
+  it('saves and loads the PEFT layout: adapter_config.json, adapter_model.safetensors, values round-trip exactly', async () => {
+    const baseDir = join(dir, 'base');
+    const m0 = CausalLM.random(hfConfigFor(QWEN3), 5);
+    await m0.save(baseDir);
+    m0.dispose();
+    const m = await CausalLM.load(baseDir);
+    m.attachLora({ rank: 2, alpha: 16, dropout: 0.05, targets: ['q_proj', 'k_proj', 'o_proj', 'gate_proj'] }, 9);
+    perturbB(m, 3);
+    const adapted = logits(m);
+    const out = join(dir, 'adapter');
+    await m.saveAdapters(out);
+    expect(existsSync(join(out, 'config.json'))).toBe(false);
+    const cfg = JSON.parse(await readFile(join(out, ADAPTER_CONFIG), 'utf8')) as Record<string, unknown>;
+    expect(cfg).toMatchObject({
+      peft_type: 'LORA',
+      task_type: 'CAUSAL_LM',
+      r: 2,
+      lora_alpha: 16,
+      lora_dropout: 0.05,
+      bias: 'none',
+      target_modules: ['q_proj', 'k_proj', 'o_proj', 'gate_proj'],
+      base_model_name_or_path: baseDir,
+      use_dora: false,
+      use_rslora: false,
+    });
+    const tensors = await readSafetensors(join(out, ADAPTER_WEIGHTS));
+    expect(tensors.size).toBe(2 * 4 * 2);
+    const qa = tensors.get('base_model.model.model.layers.1.self_attn.q_proj.lora_A.weight');
+    expect(qa?.shape).toEqual([2, 32]); // A [r, in] in HF layout
+    // B [out, r]
+    expect(tensors.get('base_model.model.model.layers.0.mlp.gate_proj.lora_B.weight')?.shape).toEqual([48, 2]);
+    // HF layout is the transpose of the stored [in, r] Variable.
+    const stored = (
+      m.namedVariables().get('base_model.model.model.layers.1.self_attn.q_proj.lora_A.weight') as tf.Variable
+    ).arraySync() as number[][];
+    expect(qa?.data[1 * 32 + 5]).toBe(stored[5]?.[1]);
 
-      const back = await CausalLM.load(out); // base from base_model_name_or_path, adapters attached
-      expect(back.lora?.settings).toEqual({
-        rank: 2,
-        alpha: 16,
-        dropout: 0.05,
-        targets: ['q_proj', 'k_proj', 'o_proj', 'gate_proj'],
-        rslora: false,
-      });
-      expect(maxAbsDiff(logits(back), adapted)).toBe(0);
-      for (const [name, v] of m.namedVariables())
-        expect(Array.from((back.namedVariables().get(name) as tf.Variable).dataSync())).toEqual(
-          Array.from(v.dataSync()),
-        );
-      back.dispose();
-      m.dispose();
-      expect((await readPeftConfig(out)).settings.rank).toBe(2);
-    },
-  );
+    const back = await CausalLM.load(out); // base from base_model_name_or_path, adapters attached
+    expect(back.lora?.settings).toEqual({
+      rank: 2,
+      alpha: 16,
+      dropout: 0.05,
+      targets: ['q_proj', 'k_proj', 'o_proj', 'gate_proj'],
+      rslora: false,
+    });
+    expect(maxAbsDiff(logits(back), adapted)).toBe(0);
+    for (const [name, v] of m.namedVariables())
+      expect(Array.from((back.namedVariables().get(name) as tf.Variable).dataSync())).toEqual(Array.from(v.dataSync()));
+    back.dispose();
+    m.dispose();
+    expect((await readPeftConfig(out)).settings.rank).toBe(2);
+  });
 
   it('merged save equals base + adapters (1e-5) and loads as a plain Hugging Face model', async () => {
     const m = CausalLM.random(hfConfigFor(QWEN2), 6);

@@ -285,7 +285,7 @@ describe('sharp ablate (CLI, 2-step budget)', () => {
         pid: process.pid,
         start: processStartTime(process.pid),
         host: hostname(),
-        command: 'sharp ' + 'ablate --out busy',
+        command: 'sharp ablate --out busy',
         since,
       })}\n`,
     );

@@ -104,7 +104,7 @@ export function formatDoctor(r: DoctorReport): string {
           n.blasPolicy === 'auto'
             ? "auto: every kernel, GEMMs included, splits its work across the addon's pool; small decode-step " +
               'products on one thread'
-            : 'fixed: OpenBLAS threads each ' + 'GEMM'
+            : 'fixed: OpenBLAS threads each GEMM'
         })${n.blasConfig ? `; ${n.blasConfig}` : ''}`,
       );
     } else if (n.mode === 'fallback') {
@@ -118,7 +118,7 @@ export function formatDoctor(r: DoctorReport): string {
     `tfjs-node-gpu   ${
       r.gpuPackage
         ? `installed ${r.gpuPackage}`
-        : 'not installed (GPU hosts: use the Docker image, ' + 'see docs/operations.md)'
+        : 'not installed (GPU hosts: use the Docker image, see docs/operations.md)'
     }`,
   );
   lines.push(`NVIDIA driver   ${r.driver ?? 'not found (libcuda.so)'}`);

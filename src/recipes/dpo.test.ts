@@ -123,39 +123,35 @@ describe('sharp dpo', () => {
     );
   });
 
-  it(
-    '--resume DIR continues a killed run from its latest DPO checkpoint: the same model, each step logged ' + 'once',
-    async () => {
-      const own = [...sets, 'run.name=dpores', 'train.dpo.checkpointEvery=2'];
-      await run({ set: own, backend: 'wasm' });
-      const dir = join(base, 'runs', readdirSync(join(base, 'runs')).find((d) => d.startsWith('dpores-')) as string);
-      expect((await listCheckpoints(dir, DPO_CHECKPOINTS_DIR)).map((c) => c.step)).toEqual([2]);
-      const straight = await CausalLM.load(join(dir, 'model'));
-      // As if killed after step 3: no result, metrics up to step 3 (the step-2 checkpoint is the latest).
-      rmSync(join(dir, 'model'), { recursive: true });
-      const file = join(dir, 'dpo-metrics.jsonl');
-      writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 3).join('\n') + '\n');
+  it('--resume DIR continues a killed run from its latest DPO checkpoint: the same model, each step logged once', async () => {
+    const own = [...sets, 'run.name=dpores', 'train.dpo.checkpointEvery=2'];
+    await run({ set: own, backend: 'wasm' });
+    const dir = join(base, 'runs', readdirSync(join(base, 'runs')).find((d) => d.startsWith('dpores-')) as string);
+    expect((await listCheckpoints(dir, DPO_CHECKPOINTS_DIR)).map((c) => c.step)).toEqual([2]);
+    const straight = await CausalLM.load(join(dir, 'model'));
+    // As if killed after step 3: no result, metrics up to step 3 (the step-2 checkpoint is the latest).
+    rmSync(join(dir, 'model'), { recursive: true });
+    const file = join(dir, 'dpo-metrics.jsonl');
+    writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 3).join('\n') + '\n');
 
-      await expect(run({ resume: dir, set: ['train.dpo.lr=0.5'] })).rejects.toThrow(
-        new UserError(
-          `resume: ${join(dir, DPO_CHECKPOINTS_DIR, 'step-00000002')} was written under another config (its ` +
-            `config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of ` +
-            `the run (no --config, no --set), or start a new run`,
-        ),
-      );
-      await run({ resume: dir, set: [], backend: 'wasm' });
-      const log = readFileSync(join(dir, 'log.jsonl'), 'utf8');
-      const resumes = log
-        .split('\n')
-        .filter((l) => l.includes('"msg":"resuming DPO from its latest checkpoint"'))
-        .map((l) => (JSON.parse(l) as { step: number }).step);
-      expect(resumes).toEqual([2]);
-      expect(readMetrics(file).map((x) => x.step)).toEqual([1, 2, 3, 4]);
-      const resumed = await CausalLM.load(join(dir, 'model'));
-      expect(maxWeightDiff(straight, resumed)).toBeLessThan(1e-6);
-      straight.dispose();
-      resumed.dispose();
-    },
-    60_000,
-  );
+    await expect(run({ resume: dir, set: ['train.dpo.lr=0.5'] })).rejects.toThrow(
+      new UserError(
+        `resume: ${join(dir, DPO_CHECKPOINTS_DIR, 'step-00000002')} was written under another config (its ` +
+          `config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of ` +
+          `the run (no --config, no --set), or start a new run`,
+      ),
+    );
+    await run({ resume: dir, set: [], backend: 'wasm' });
+    const log = readFileSync(join(dir, 'log.jsonl'), 'utf8');
+    const resumes = log
+      .split('\n')
+      .filter((l) => l.includes('"msg":"resuming DPO from its latest checkpoint"'))
+      .map((l) => (JSON.parse(l) as { step: number }).step);
+    expect(resumes).toEqual([2]);
+    expect(readMetrics(file).map((x) => x.step)).toEqual([1, 2, 3, 4]);
+    const resumed = await CausalLM.load(join(dir, 'model'));
+    expect(maxWeightDiff(straight, resumed)).toBeLessThan(1e-6);
+    straight.dispose();
+    resumed.dispose();
+  }, 60_000);
 });

@@ -12,47 +12,43 @@ const QUESTIONS = resolve(import.meta.dirname, '../../data/retrieval/synth_quest
 const CORPUS = resolve(import.meta.dirname, '../../data/retrieval/synth_corpus.jsonl');
 
 describe('sharp eval over a corpus', () => {
-  it(
-    '--retrieval open pools the file into an index, reports recall@k, and a resume must search the same ' + 'way',
-    async () => {
-      const out = join(tempDir(), 'eval');
-      const args = [
-        'eval',
-        '--bench',
-        'musique',
-        '--data',
-        QUESTIONS,
-        '--policy',
-        'expert',
-        '--limit',
-        '4',
-        '--out',
-        out,
-      ];
-      const r = await sharp([...args, '--retrieval', 'open']);
-      expect(r.code).toBe(0);
-      const report = JSON.parse(readFileSync(join(out, 'metrics.json'), 'utf8')) as {
-        metrics: Record<string, number>;
-        retrieval: Record<string, number>;
-        settings: Record<string, unknown>;
-      };
-      // The scripted expert follows the gold decomposition; every supporting paragraph is among its searches' top 2.
-      expect(report.metrics).toMatchObject({ answer_em: 1 });
-      expect(report.retrieval).toEqual({ 'recall@2': 1 });
-      expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain(
-        '## Retrieval\n\n| metric | value |\n| --- | --- |\n| recall@2 | 1 |',
-      );
-      expect(report.settings.retrieval).toBe('open');
-      expect(JSON.parse(readFileSync(join(out, 'open-index', 'index.json'), 'utf8'))).toMatchObject({
-        passages: 800,
-        corpus: { kind: 'paragraphs', records: 40 },
-      });
-      const again = await sharp(args);
-      expect(again.code).toBe(2);
-      expect(again.stderr).toMatch(/holds predictions of another setup \(retrieval: "open" there, undefined now\)/);
-    },
-    180_000,
-  );
+  it('--retrieval open pools the file into an index, reports recall@k, and a resume must search the same way', async () => {
+    const out = join(tempDir(), 'eval');
+    const args = [
+      'eval',
+      '--bench',
+      'musique',
+      '--data',
+      QUESTIONS,
+      '--policy',
+      'expert',
+      '--limit',
+      '4',
+      '--out',
+      out,
+    ];
+    const r = await sharp([...args, '--retrieval', 'open']);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, 'metrics.json'), 'utf8')) as {
+      metrics: Record<string, number>;
+      retrieval: Record<string, number>;
+      settings: Record<string, unknown>;
+    };
+    // The scripted expert follows the gold decomposition; every supporting paragraph is among its searches' top 2.
+    expect(report.metrics).toMatchObject({ answer_em: 1 });
+    expect(report.retrieval).toEqual({ 'recall@2': 1 });
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain(
+      '## Retrieval\n\n| metric | value |\n| --- | --- |\n| recall@2 | 1 |',
+    );
+    expect(report.settings.retrieval).toBe('open');
+    expect(JSON.parse(readFileSync(join(out, 'open-index', 'index.json'), 'utf8'))).toMatchObject({
+      passages: 800,
+      corpus: { kind: 'paragraphs', records: 40 },
+    });
+    const again = await sharp(args);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/holds predictions of another setup \(retrieval: "open" there, undefined now\)/);
+  }, 180_000);
 
   it('stops in one line when the retriever is down or two backends are asked for', async () => {
     const gone = createRetrievalServer({ name: 'x', search: () => Promise.resolve([]) });

@@ -223,7 +223,7 @@ export async function run(opts: EvalFlags): Promise<void> {
             .join(', ')}\n`
         : '') +
       `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${
-        credit ? `, ` + `${join(out, 'credit.json')}` : ''
+        credit ? `, ${join(out, 'credit.json')}` : ''
       }${pairsNote}\n`,
   );
 }

@@ -12,6 +12,7 @@ import { ensureModel, tokenizerCorpus } from './stages/ensure-model.ts';
 import { SFT_CHECKPOINTS_DIR, listCheckpoints } from '../train/checkpoints/checkpoint.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
 import { maxWeightDiff } from '../../test/weights.ts';
+import { lockHolder } from '../../test/run-lock-holder.ts';
 import { closeCodeSandbox } from '../tools/code.ts';
 import { UserError } from '../errors.ts';
 import { run } from './sft.ts';
@@ -69,6 +70,20 @@ describe('sharp sft', () => {
     after.dispose();
   }, 60_000);
 
+  it('--resume of a run another process holds is refused in one line; the run is left as it was', async () => {
+    const dir = join(base, 'runs', readdirSync(join(base, 'runs')).find((d) => d.startsWith('sft-')) as string);
+    const before = readFileSync(join(dir, 'sft-metrics.jsonl'), 'utf8');
+    const other = await lockHolder(dir);
+    try {
+      await expect(run({ resume: dir, set: [], backend: 'wasm' })).rejects.toThrow(
+        `run folder ${dir} is in use by process ${other.pid} (`,
+      );
+      expect(readFileSync(join(dir, 'sft-metrics.jsonl'), 'utf8')).toBe(before);
+    } finally {
+      other.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('a missing transcripts file is a one-line UserError', async () => {
     await expect(run({ set: [...sets, `train.sft.data=${join(base, 'none.jsonl')}`] })).rejects.toThrow(
       new UserError(`sft: train.sft.data not found: ${join(base, 'none.jsonl')}`),
@@ -79,40 +94,36 @@ describe('sharp sft', () => {
     );
   });
 
-  it(
-    '--resume DIR continues a killed run from its latest SFT checkpoint: the same model, each step logged ' + 'once',
-    async () => {
-      const own = [...sets, 'run.name=sftres', 'train.sft.checkpointEvery=2'];
-      await run({ set: own, backend: 'wasm' });
-      const dir = join(base, 'runs', readdirSync(join(base, 'runs')).find((d) => d.startsWith('sftres-')) as string);
-      expect((await listCheckpoints(dir, SFT_CHECKPOINTS_DIR)).map((c) => c.step)).toEqual([2, 4]);
-      const straight = await CausalLM.load(join(dir, 'model'));
-      // As if killed after step 5 with step 2 as the latest checkpoint: no result, stale metrics lines 3..5.
-      rmSync(join(dir, 'model'), { recursive: true });
-      rmSync(join(dir, SFT_CHECKPOINTS_DIR, 'step-00000004'), { recursive: true });
-      const file = join(dir, 'sft-metrics.jsonl');
-      writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
+  it('--resume DIR continues a killed run from its latest SFT checkpoint: the same model, each step logged once', async () => {
+    const own = [...sets, 'run.name=sftres', 'train.sft.checkpointEvery=2'];
+    await run({ set: own, backend: 'wasm' });
+    const dir = join(base, 'runs', readdirSync(join(base, 'runs')).find((d) => d.startsWith('sftres-')) as string);
+    expect((await listCheckpoints(dir, SFT_CHECKPOINTS_DIR)).map((c) => c.step)).toEqual([2, 4]);
+    const straight = await CausalLM.load(join(dir, 'model'));
+    // As if killed after step 5 with step 2 as the latest checkpoint: no result, stale metrics lines 3..5.
+    rmSync(join(dir, 'model'), { recursive: true });
+    rmSync(join(dir, SFT_CHECKPOINTS_DIR, 'step-00000004'), { recursive: true });
+    const file = join(dir, 'sft-metrics.jsonl');
+    writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
 
-      await expect(run({ resume: dir, set: ['train.sft.lr=0.5'] })).rejects.toThrow(
-        new UserError(
-          `resume: ${join(dir, SFT_CHECKPOINTS_DIR, 'step-00000002')} was written under another config (its ` +
-            `config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of ` +
-            `the run (no --config, no --set), or start a new run`,
-        ),
-      );
-      await run({ resume: dir, set: [], backend: 'wasm' });
-      const log = readFileSync(join(dir, 'log.jsonl'), 'utf8');
-      const resumes = log
-        .split('\n')
-        .filter((l) => l.includes('"msg":"resuming SFT from its latest checkpoint"'))
-        .map((l) => (JSON.parse(l) as { step: number }).step);
-      expect(resumes).toEqual([2]);
-      expect(readMetrics(file).map((x) => x.step)).toEqual([1, 2, 3, 4, 5, 6]);
-      const resumed = await CausalLM.load(join(dir, 'model'));
-      expect(maxWeightDiff(straight, resumed)).toBeLessThan(1e-6);
-      straight.dispose();
-      resumed.dispose();
-    },
-    60_000,
-  );
+    await expect(run({ resume: dir, set: ['train.sft.lr=0.5'] })).rejects.toThrow(
+      new UserError(
+        `resume: ${join(dir, SFT_CHECKPOINTS_DIR, 'step-00000002')} was written under another config (its ` +
+          `config.yaml differs from this one: a --config or --set changed it); resume with the config.yaml of ` +
+          `the run (no --config, no --set), or start a new run`,
+      ),
+    );
+    await run({ resume: dir, set: [], backend: 'wasm' });
+    const log = readFileSync(join(dir, 'log.jsonl'), 'utf8');
+    const resumes = log
+      .split('\n')
+      .filter((l) => l.includes('"msg":"resuming SFT from its latest checkpoint"'))
+      .map((l) => (JSON.parse(l) as { step: number }).step);
+    expect(resumes).toEqual([2]);
+    expect(readMetrics(file).map((x) => x.step)).toEqual([1, 2, 3, 4, 5, 6]);
+    const resumed = await CausalLM.load(join(dir, 'model'));
+    expect(maxWeightDiff(straight, resumed)).toBeLessThan(1e-6);
+    straight.dispose();
+    resumed.dispose();
+  }, 60_000);
 });

@@ -33,7 +33,7 @@ function sharp(args: string[]): Promise<{ code: number | null; stdout: string; s
 }
 
 describe('the overview of a run', () => {
-  it('shows the replay noise floor and the non-zero credit shares beside the curves', () => {
+  it('shows the replay noise floor and the non-zero credit shares beside the curves', async () => {
     const run = join(dir, 'credit-run');
     const m = new JsonlMetrics(join(run, 'metrics.jsonl'));
     m.write(1, {
@@ -48,7 +48,7 @@ describe('the overview of a run', () => {
       'credit/nonzero_success': 0.25,
       'credit/nonzero_failure': 0.1,
     });
-    const index = viewIndex(run);
+    const index = await viewIndex(run);
     expect(index.charts.map((c) => c.name)).toContain('credit-signal');
     // means over the two steps: 15%, 37.5%, 5%
     expect(index.facts).toContainEqual([

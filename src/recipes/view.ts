@@ -1,12 +1,15 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import type * as vl from 'vega-lite';
-import { listStepRecords, readStepRecord, type StepRecord } from '../credit/record.ts';
+import { stat } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import { listStepRecordsAsync, parseStepRecord, type StepRecord } from '../credit/record.ts';
 import { UserError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
-import { readTextFile } from '../fs/read-file.ts';
-import { readMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
+import { MAX_TEXT_BYTES, readRegularFileAsync } from '../fs/read-file.ts';
+import { parseMetrics, type MetricsLine } from '../train/metrics/jsonl.ts';
 import { CHARTS, chartPoints, chartSpec, type Point } from '../train/metrics/plot.ts';
 import { builtScript } from '../view/build.ts';
 import { pageHtml } from '../view/html.ts';
@@ -14,7 +17,7 @@ import { isLoopback, startViewServer, type ViewServer } from '../view/server.ts'
 import type { AblationView, ChartView, StepEntry, ViewBundle, ViewIndex } from '../view/types.ts';
 import type { AccuracyResult } from '../eval/held-out-accuracy.ts';
 import { METHOD_LABELS, ablationPlotSpec, meanOf, type MethodSummary, type RunOutcome } from '../report/ablation.ts';
-import { readSummary } from '../eval/train-summary.ts';
+import { parseSummary } from '../eval/train-summary.ts';
 import type { ViewFlags } from './commands.ts';
 
 /**
@@ -22,6 +25,28 @@ import type { ViewFlags } from './commands.ts';
  * run folder alone (metrics.jsonl, summary.json, trajectories/, ablation.json), and either a local
  * server on it or one self-contained HTML file.
  */
+
+const gunzipAsync = promisify(gunzip);
+
+/*
+ * Every file the page shows is read without blocking the event loop (fs/promises, O_NONBLOCK, regular
+ * files of bounded size only): a slow file holds up its own request, never the server's others.
+ */
+
+/** A run folder file's text, or undefined when there is none. */
+async function readOptional(file: string): Promise<string | undefined> {
+  try {
+    return (await readRegularFileAsync(file, MAX_TEXT_BYTES)).toString('utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+async function readRecord(file: string): Promise<StepRecord> {
+  const raw = await readRegularFileAsync(file, MAX_TEXT_BYTES);
+  return parseStepRecord((file.endsWith('.gz') ? await gunzipAsync(raw) : raw).toString('utf8'), file);
+}
 
 const ci = (a: AccuracyResult | undefined): string =>
   a ? `${a.accuracy.toFixed(3)} [${a.interval[0].toFixed(3)}, ${a.interval[1].toFixed(3)}] (n = ${a.total})` : 'n/a';
@@ -124,10 +149,13 @@ function interactiveAblation(spec: vl.TopLevelSpec): Record<string, unknown> {
 }
 
 /** An eval folder's headline metrics (metrics.json) and credit report (credit.json, `sharp eval --credit`). */
-function evalFacts(dir: string): [string, string][] {
+async function evalFacts(dir: string): Promise<[string, string][]> {
   const facts: [string, string][] = [];
-  const read = (f: string): unknown => (existsSync(join(dir, f)) ? JSON.parse(readTextFile(join(dir, f))) : undefined);
-  const m = read('metrics.json') as
+  const read = async (f: string): Promise<unknown> => {
+    const text = await readOptional(join(dir, f));
+    return text === undefined ? undefined : JSON.parse(text);
+  };
+  const m = (await read('metrics.json')) as
     { benchmark?: string; episodes?: number; metrics?: Record<string, number> } | undefined;
   if (m?.metrics)
     facts.push([
@@ -136,7 +164,7 @@ function evalFacts(dir: string): [string, string][] {
         .map(([k, v]) => `${k} ${f3(v)}`)
         .join(', '),
     ]);
-  const c = read('credit.json') as
+  const c = (await read('credit.json')) as
     { workerCalls?: number; helpful?: number; neutral?: number; harmful?: number } | undefined;
   if (c?.workerCalls !== undefined)
     facts.push([
@@ -158,19 +186,19 @@ const entryCache = new Map<string, { key: string; entry: StepEntry }>();
  * .json.gz, a file removed while listing), each as `file: reason`: one bad record costs its own
  * entry, never the whole index.
  */
-function stepEntries(dir: string): { entries: StepEntry[]; skipped: string[] } {
+async function stepEntries(dir: string): Promise<{ entries: StepEntry[]; skipped: string[] }> {
   const entries: StepEntry[] = [];
   const skipped: string[] = [];
-  for (const file of listStepRecords(dir)) {
+  for (const file of await listStepRecordsAsync(dir)) {
     try {
-      const st = statSync(file);
+      const st = await stat(file);
       const key = `${st.size}:${st.mtimeMs}`;
       const hit = entryCache.get(file);
       if (hit?.key === key) {
         entries.push(hit.entry);
         continue;
       }
-      const rec = readStepRecord(file);
+      const rec = await readRecord(file);
       const entry: StepEntry = {
         name: basename(file).replace(/\.json(\.gz)?$/, ''),
         kind: rec.kind,
@@ -189,10 +217,13 @@ function stepEntries(dir: string): { entries: StepEntry[]; skipped: string[] } {
 }
 
 /** Everything the page shows of a run folder (re-read on every call: a live run gains steps). */
-export function viewIndex(dir: string): ViewIndex {
+export async function viewIndex(dir: string): Promise<ViewIndex> {
   const metricsFile = join(dir, 'metrics.jsonl');
-  const lines = existsSync(metricsFile) ? readMetrics(metricsFile) : [];
-  const summary = readSummary(dir);
+  const metricsText = await readOptional(metricsFile);
+  const lines = metricsText === undefined ? [] : parseMetrics(metricsText, metricsFile);
+  const summaryFile = join(dir, 'summary.json');
+  const summaryText = await readOptional(summaryFile);
+  const summary = summaryText === undefined ? undefined : parseSummary(summaryText, summaryFile);
   const facts: [string, string][] = [];
   if (summary?.heldOutBefore) facts.push([`test accuracy, ${summary.beforeLabel}`, ci(summary.heldOutBefore)]);
   if (summary?.heldOutAfterRl) facts.push(['test accuracy, after RL', ci(summary.heldOutAfterRl)]);
@@ -214,8 +245,8 @@ export function viewIndex(dir: string): ViewIndex {
       `noise floor ${pct(floor)}; worker calls with non-zero credit: ${pct(overSteps('credit/nonzero_success'))} ` +
         `in successes, ${pct(overSteps('credit/nonzero_failure'))} in failures`,
     ]);
-  facts.push(...evalFacts(dir));
-  const { entries: steps, skipped } = stepEntries(dir);
+  facts.push(...(await evalFacts(dir)));
+  const { entries: steps, skipped } = await stepEntries(dir);
   if (skipped.length > 0) facts.push([`unreadable step records (skipped)`, skipped.join('; ')]);
   const index: ViewIndex = {
     version: 1,
@@ -225,23 +256,22 @@ export function viewIndex(dir: string): ViewIndex {
     steps,
     ...(skipped.length > 0 ? { skipped } : {}),
   };
-  const ablationFile = join(dir, 'ablation.json');
-  if (existsSync(ablationFile))
-    index.ablation = ablationView(dir, JSON.parse(readTextFile(ablationFile)) as AblationFile);
+  const ablationText = await readOptional(join(dir, 'ablation.json'));
+  if (ablationText !== undefined) index.ablation = ablationView(dir, JSON.parse(ablationText) as AblationFile);
   return index;
 }
 
-function stepRecord(dir: string, name: string): StepRecord | undefined {
-  const file = listStepRecords(dir).find((f) => basename(f).replace(/\.json(\.gz)?$/, '') === name);
-  return file ? readStepRecord(file) : undefined;
+async function stepRecord(dir: string, name: string): Promise<StepRecord | undefined> {
+  const file = (await listStepRecordsAsync(dir)).find((f) => basename(f).replace(/\.json(\.gz)?$/, '') === name);
+  return file ? readRecord(file) : undefined;
 }
 
 /** The exported file's data: the index and every recorded step. */
-export function viewBundle(dir: string): ViewBundle {
-  const index = viewIndex(dir);
+export async function viewBundle(dir: string): Promise<ViewBundle> {
+  const index = await viewIndex(dir);
   const steps: Record<string, StepRecord> = {};
   for (const s of index.steps) {
-    const rec = stepRecord(dir, s.name);
+    const rec = await stepRecord(dir, s.name);
     if (rec) steps[s.name] = rec;
   }
   return { index, steps };
@@ -269,9 +299,9 @@ export function checkRunDir(dir: string): void {
 }
 
 /** Writes one self-contained HTML file (script and data inlined) atomically; returns its size in bytes. */
-export function exportView(dir: string, file: string): number {
+export async function exportView(dir: string, file: string): Promise<number> {
   checkRunDir(dir);
-  const html = pageHtml({ script: builtScript(), bundle: viewBundle(dir) });
+  const html = pageHtml({ script: builtScript(), bundle: await viewBundle(dir) });
   writeFileAtomic(file, html);
   return Buffer.byteLength(html);
 }
@@ -307,7 +337,7 @@ export async function run(opts: ViewFlags): Promise<void> {
     const file = claimOutFile(opts.export, { command: 'view', flag: 'sharp view --export', force: opts.force });
     let bytes: number;
     try {
-      bytes = exportView(opts.runDir, file);
+      bytes = await exportView(opts.runDir, file);
     } catch (err) {
       throw new UserError(`sharp view --export: ${(err as Error).message.split('\n')[0]}`);
     }

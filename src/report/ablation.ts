@@ -354,7 +354,7 @@ function worldMarkdown(
     for (const s of summaries)
       out.push(
         `| ${s.label} | ${shapes
-          .map((sh) => `${f3(s.shapes?.[sh].before ?? null)} -> ` + `${f3(s.shapes?.[sh].after ?? null)}`)
+          .map((sh) => `${f3(s.shapes?.[sh].before ?? null)} -> ${f3(s.shapes?.[sh].after ?? null)}`)
           .join(' | ')} |`,
       );
     for (const sub of world.shapePairs) {

@@ -308,7 +308,7 @@ class TrajectoryRun {
       return names.length <= max ? null : `${names.length} delegations in one message; at most ${max} run side by side`;
     }
     return `several calls in one message (${names.join(', ')}); make exactly one call per message${
-      max > 1 ? ` (only ` + `delegations may run side by side, at most ${max})` : ''
+      max > 1 ? ` (only delegations may run side by side, at most ${max})` : ''
     }`;
   }
 

@@ -60,34 +60,31 @@ describe('renderPromptIds', () => {
 });
 
 describe('LmPolicy', () => {
-  it(
-    'batches requests; logprobs match tokens; forced replay reproduces them; the context limit is ' + 'flagged',
-    async () => {
-      const policy = new LmPolicy(model, tok, { temperature: 1, topK: 0, topP: 1, maxContext: 64, rng: new Rng(2) });
-      const reqs = [request('Who wrote the book?'), request('Paris?', { maxNewTokens: 5 })];
-      const out = await policy.generate(reqs);
-      expect(out.length).toBe(2);
-      out.forEach((r, i) => {
-        expect(r.promptTokens).toBe(renderPromptIds(tok, reqs[i]?.messages ?? []).length);
-        expect(r.logprobs.length).toBe(r.tokenIds.length);
-        expect(r.tokenIds.length).toBeLessThanOrEqual(reqs[i]?.maxNewTokens ?? 0);
-        expect(r.contextOverflow).toBe(false);
-      });
-      const replay = await policy.generate(reqs.map((r, i) => ({ ...r, forcedTokens: out[i]?.tokenIds })));
-      replay.forEach((r, i) => {
-        expect(r.tokenIds).toEqual(out[i]?.tokenIds);
-        expect(r.text).toBe(out[i]?.text);
-        r.logprobs.forEach((lp, j) => expect(Math.abs(lp - (out[i]?.logprobs[j] as number))).toBeLessThan(1e-5));
-      });
-      // Prompt ~30 tokens, maxContext 64 leaves fewer than 60: the turn is cut and flagged.
-      const long = await policy.generate([request('Who wrote the book?', { maxNewTokens: 60 })]);
-      const room = 64 - (long[0]?.promptTokens ?? 0);
-      expect(room).toBeGreaterThan(0);
-      expect(long[0]?.finishReason).toBe('length'); // this seed draws no EOS
-      expect(long[0]?.tokenIds.length).toBe(room);
-      expect(long[0]?.contextOverflow).toBe(true);
-    },
-  );
+  it('batches requests; logprobs match tokens; forced replay reproduces them; the context limit is flagged', async () => {
+    const policy = new LmPolicy(model, tok, { temperature: 1, topK: 0, topP: 1, maxContext: 64, rng: new Rng(2) });
+    const reqs = [request('Who wrote the book?'), request('Paris?', { maxNewTokens: 5 })];
+    const out = await policy.generate(reqs);
+    expect(out.length).toBe(2);
+    out.forEach((r, i) => {
+      expect(r.promptTokens).toBe(renderPromptIds(tok, reqs[i]?.messages ?? []).length);
+      expect(r.logprobs.length).toBe(r.tokenIds.length);
+      expect(r.tokenIds.length).toBeLessThanOrEqual(reqs[i]?.maxNewTokens ?? 0);
+      expect(r.contextOverflow).toBe(false);
+    });
+    const replay = await policy.generate(reqs.map((r, i) => ({ ...r, forcedTokens: out[i]?.tokenIds })));
+    replay.forEach((r, i) => {
+      expect(r.tokenIds).toEqual(out[i]?.tokenIds);
+      expect(r.text).toBe(out[i]?.text);
+      r.logprobs.forEach((lp, j) => expect(Math.abs(lp - (out[i]?.logprobs[j] as number))).toBeLessThan(1e-5));
+    });
+    // Prompt ~30 tokens, maxContext 64 leaves fewer than 60: the turn is cut and flagged.
+    const long = await policy.generate([request('Who wrote the book?', { maxNewTokens: 60 })]);
+    const room = 64 - (long[0]?.promptTokens ?? 0);
+    expect(room).toBeGreaterThan(0);
+    expect(long[0]?.finishReason).toBe('length'); // this seed draws no EOS
+    expect(long[0]?.tokenIds.length).toBe(room);
+    expect(long[0]?.contextOverflow).toBe(true);
+  });
 
   it('rejects bad options with one-line errors', () => {
     expect(

@@ -116,43 +116,40 @@ describe('rollouts of a random-init tiny LM (real LmPolicy)', () => {
     },
   );
 
-  it(
-    'replays a multi-agent LM trajectory with its recorded tokens exactly (expert text forced through the ' + 'LM)',
-    async () => {
-      // The LM is made to write the expert's messages (their token ids forced), so the trajectory has
-      // delegations, workers and tool calls, with real token ids and the LM's logprobs.
-      const base = lm.policy({ seed: 3, maxContext: 4096 });
-      const forcedExpert: Policy = {
-        generate: (reqs) =>
-          base.generate(
-            reqs.map((r) => ({ ...r, forcedTokens: lm.tokenizer.encode(expertText(r), { addSpecialTokens: false }) })),
-          ),
-      };
-      const big = rolloutConfig({ plannerPrompt: 'Plan.', workerPrompt: 'Work.', maxContext: 4096, maxNewTokens: 64 });
-      const { trajectories } = await rollout(forcedExpert, episodes.slice(0, 2), { cfg: big, groupSize: 1 });
-      expect(trajectories.map((t) => t.finalAnswer)).toEqual(episodes.slice(0, 2).map((e) => e.answers[0]));
-      expect(trajectories.every((t) => t.agents.length >= 3)).toBe(true);
-      const again = await replay(
-        lm.policy({ seed: 99, maxContext: 4096 }),
-        trajectories.map((traj, i) => ({ traj, episode: episodes[i] as (typeof episodes)[number], masked: [] })),
-        {
-          cfg: big,
-          mode: 'exact',
-          placeholder: '[no report]',
-        },
-      );
-      expect(again.map(withoutLogprobs)).toEqual(trajectories.map(withoutLogprobs));
-      let worst = 0;
-      again.forEach((t, i) =>
-        t.messages.forEach((m, j) =>
-          m.logprobs.forEach(
-            (lp, k) => (worst = Math.max(worst, Math.abs(lp - (trajectories[i]?.messages[j]?.logprobs[k] as number)))),
-          ),
+  it('replays a multi-agent LM trajectory with its recorded tokens exactly (expert text forced through the LM)', async () => {
+    // The LM is made to write the expert's messages (their token ids forced), so the trajectory has
+    // delegations, workers and tool calls, with real token ids and the LM's logprobs.
+    const base = lm.policy({ seed: 3, maxContext: 4096 });
+    const forcedExpert: Policy = {
+      generate: (reqs) =>
+        base.generate(
+          reqs.map((r) => ({ ...r, forcedTokens: lm.tokenizer.encode(expertText(r), { addSpecialTokens: false }) })),
         ),
-      );
-      expect(worst).toBeLessThan(1e-4);
-    },
-  );
+    };
+    const big = rolloutConfig({ plannerPrompt: 'Plan.', workerPrompt: 'Work.', maxContext: 4096, maxNewTokens: 64 });
+    const { trajectories } = await rollout(forcedExpert, episodes.slice(0, 2), { cfg: big, groupSize: 1 });
+    expect(trajectories.map((t) => t.finalAnswer)).toEqual(episodes.slice(0, 2).map((e) => e.answers[0]));
+    expect(trajectories.every((t) => t.agents.length >= 3)).toBe(true);
+    const again = await replay(
+      lm.policy({ seed: 99, maxContext: 4096 }),
+      trajectories.map((traj, i) => ({ traj, episode: episodes[i] as (typeof episodes)[number], masked: [] })),
+      {
+        cfg: big,
+        mode: 'exact',
+        placeholder: '[no report]',
+      },
+    );
+    expect(again.map(withoutLogprobs)).toEqual(trajectories.map(withoutLogprobs));
+    let worst = 0;
+    again.forEach((t, i) =>
+      t.messages.forEach((m, j) =>
+        m.logprobs.forEach(
+          (lp, k) => (worst = Math.max(worst, Math.abs(lp - (trajectories[i]?.messages[j]?.logprobs[k] as number)))),
+        ),
+      ),
+    );
+    expect(worst).toBeLessThan(1e-4);
+  });
 
   it('replaying sampled trajectories with the recorded tokens reproduces them exactly', async () => {
     const { trajectories } = await rollout(lm.policy({ seed: 2, maxContext: cfg.maxContext }), episodes.slice(0, 2), {

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { lockHolder } from '../../test/run-lock-holder.ts';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UserError } from '../errors.ts';
 import { acquireRunLock, holderAlive, LOCK_FILE, processStartTime, type LockInfo } from './run-lock.ts';
@@ -26,27 +26,16 @@ const writeLock = (dir: string, info: Partial<LockInfo>): void =>
       pid: 1,
       start: null,
       host: hostname(),
-      command: 'sharp ' + 'train',
+      command: 'sharp train',
       since: '2026-01-01T00:00:00.000Z',
       ...info,
     })}\n`,
   );
 
-/** A node process that takes the lock of `dir` through this module, prints `locked`, then waits for stdin to close. */
-function holder(dir: string): Promise<ChildProcess> {
-  const loader = pathToFileURL(join(import.meta.dirname, '../../node_modules/tsx/dist/loader.mjs')).href;
-  const mod = pathToFileURL(join(import.meta.dirname, 'run-lock.ts')).href;
-  const code =
-    `const { acquireRunLock } = await import(${JSON.stringify(mod)}); acquireRunLock(${JSON.stringify(dir)}); ` +
-    `console.log('locked'); process.stdin.resume(); process.stdin.on('end', () => process.exit(0));`;
-  const c = spawn(process.execPath, ['--import', loader, '--input-type=module', '-e', code], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+async function holder(dir: string): Promise<ChildProcess> {
+  const c = await lockHolder(dir);
   children.push(c);
-  return new Promise((res, rej) => {
-    c.stdout?.on('data', (d: Buffer) => (d.toString().includes('locked') ? res(c) : undefined));
-    c.on('exit', (code) => rej(new Error(`holder exited ${String(code)}`)));
-  });
+  return c;
 }
 const exited = (c: ChildProcess): Promise<void> =>
   new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', () => r())));

@@ -38,20 +38,16 @@ describe('WorkerHost in a child process', () => {
   });
   afterAll(() => host.close());
 
-  it(
-    'answers a V8 fatal allocation error in the worker as a tool error; the host lives on and restarts it ' + 'once',
-    async () => {
-      expect(await host.run({ text: 'a' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo a' });
-      // In a worker thread this allocation ends the host process itself.
-      expect(await host.run({ text: 'grow' }, 60_000, 'echo error: timeout')).toEqual({
-        ok: false,
-        output: 'echo error: sandbox crashed: out of memory',
-      });
-      expect(await host.run({ text: 'b' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo b' });
-      expect(host.started).toBe(2);
-    },
-    120_000,
-  );
+  it('answers a V8 fatal allocation error in the worker as a tool error; the host lives on and restarts it once', async () => {
+    expect(await host.run({ text: 'a' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo a' });
+    // In a worker thread this allocation ends the host process itself.
+    expect(await host.run({ text: 'grow' }, 60_000, 'echo error: timeout')).toEqual({
+      ok: false,
+      output: 'echo error: sandbox crashed: out of memory',
+    });
+    expect(await host.run({ text: 'b' }, 60_000, 'echo error: timeout')).toEqual({ ok: true, output: 'echo b' });
+    expect(host.started).toBe(2);
+  }, 120_000);
 
   it('says which file is missing when a worker entry was not built', async () => {
     const missing = new WorkerHost<{ text: string }>({

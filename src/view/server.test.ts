@@ -28,8 +28,8 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     script: 'console.log(1)',
-    index: () => ({ version: 1, title: 'run', facts: [], charts: [], steps: [] }),
-    step: (name) => (name === 'step-000001' ? { step: 1 } : undefined),
+    index: async () => ({ version: 1, title: 'run', facts: [], charts: [], steps: [] }),
+    step: async (name) => (name === 'step-000001' ? { step: 1 } : undefined),
   });
 });
 afterAll(async () => {

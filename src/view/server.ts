@@ -20,9 +20,9 @@ export interface ViewServerOptions {
   /** 0 = any free port. */
   port: number;
   script: string;
-  index: () => ViewIndex;
+  index: () => Promise<ViewIndex>;
   /** A step record's JSON by file stem, or undefined when there is none. */
-  step: (name: string) => unknown;
+  step: (name: string) => Promise<unknown>;
 }
 
 export interface ViewServer {
@@ -122,14 +122,24 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
         });
       if (path === '/favicon.ico') return send(res, 204, 'text/plain', '', head);
       if (path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', o.script, head);
-      if (path === '/api/index.json')
-        return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(o.index()), head);
+      // The index and the step records are read asynchronously: other requests are answered meanwhile.
+      const failed = (err: unknown): void =>
+        text(500, `error: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+      if (path === '/api/index.json') {
+        o.index().then((idx) => send(res, 200, 'application/json; charset=utf-8', JSON.stringify(idx), head), failed);
+        return;
+      }
       if (path.startsWith('/api/steps/')) {
         const name = path.slice('/api/steps/'.length);
-        const rec = STEP_NAME.test(name) ? o.step(name) : undefined;
-        return rec === undefined
-          ? text(404, 'no such step')
-          : send(res, 200, 'application/json; charset=utf-8', JSON.stringify(rec), head);
+        if (!STEP_NAME.test(name)) return text(404, 'no such step');
+        o.step(name).then(
+          (rec) =>
+            rec === undefined
+              ? text(404, 'no such step')
+              : send(res, 200, 'application/json; charset=utf-8', JSON.stringify(rec), head),
+          failed,
+        );
+        return;
       }
       if (path.startsWith('/files/')) {
         const file = resolveInside(o.root, path.slice('/files/'.length));

@@ -262,7 +262,7 @@ describe.skipIf(!hasChromium)('sharp view in chromium', () => {
       [xssDir, 'xss'],
     ] as const) {
       const file = join(root, `${name}.html`);
-      exportView(dir, file);
+      await exportView(dir, file);
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       const w = watch(page);
       const requests: string[] = [];

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { RECORD_VERSION } from '../../src/credit/record.ts';
 import { serveView } from '../../src/recipes/view.ts';
 import { JsonlMetrics } from '../../src/train/metrics/jsonl.ts';
 import { HARNESS, NODE_ARGS, sharp } from '../cli-helpers.ts';
@@ -80,6 +81,39 @@ describe('the viewer', () => {
       await server.close();
     }
   }, 60_000);
+
+  it('answers other requests while it reads a run folder for the index', async () => {
+    const run = join(root, 'many');
+    mkdirSync(join(run, 'trajectories'), { recursive: true });
+    new JsonlMetrics(join(run, 'metrics.jsonl')).write(1, { 'reward/planner': 0.5 });
+    // 80 step records of 2 MB: reading and parsing them all takes the index a while.
+    const pad = 'x'.repeat(2 * 2 ** 20);
+    for (let i = 1; i <= 80; i++)
+      writeFileSync(
+        join(run, 'trajectories', `step-${String(i).padStart(6, '0')}.json`),
+        JSON.stringify({ version: RECORD_VERSION, kind: 'step', step: i, groups: [], groupsTotal: 0, pad }),
+      );
+    const server = await serveView(run, { host: '127.0.0.1', port: 0 });
+    try {
+      const done: string[] = [];
+      const get = (p: string) =>
+        fetch(new URL(p, `http://127.0.0.1:${server.port}/`), { signal: AbortSignal.timeout(60_000) }).then(
+          async (r) => {
+            await r.arrayBuffer();
+            done.push(p);
+            return r.status;
+          },
+        );
+      const index = get('api/index.json');
+      await new Promise((r) => setTimeout(r, 30));
+      const app = get('app.js');
+      expect(await Promise.all([index, app])).toEqual([200, 200]);
+      // With the index built by blocking reads the page's script waited for all 80 records.
+      expect(done).toEqual(['app.js', 'api/index.json']);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });
 
 /** As root every folder is readable: the permission case runs the CLI as `nobody` where that is possible. */

@@ -239,34 +239,30 @@ describe('sizes and names nobody could mean, through `sharp train`', () => {
     );
   }, 180_000);
 
-  it(
-    'a batch larger than the questions of a benchmark file is one line and exit 2, and leaves no run ' + 'folder',
-    async () => {
-      const root = mkdtempSync(join(tmpdir(), 'sharp-batch-bench-'));
-      const data = join(root, 'six.jsonl');
-      const made = await sharp(root, ['data', 'synth', '--n', '6', '--seed', '3', '--out', data]);
-      expect(made.code, made.stderr).toBe(0);
-      const cfg = microConfig(root, 'bench', 2);
-      const r = await sharp(root, [
-        'train',
-        '--config',
-        cfg,
-        '--set',
-        'data.source=musique',
-        '--set',
-        `data.path=${data}`,
-        '--set',
-        'data.benchmarkHeldOut=1',
-        '--set',
-        'train.batchQuestions=50',
-      ]);
-      expect(r.code).toBe(2);
-      expect(r.stderr.trim().split('\n').at(-1)).toBe(
-        `sharp: train.batchQuestions (50) must be <= the 5 training questions of ${data}: a step takes each ` +
-          `question at most once`,
-      );
-      expect(readdirSync(join(root, 'runs'))).toEqual([]);
-    },
-    300_000,
-  );
+  it('a batch larger than the questions of a benchmark file is one line and exit 2, and leaves no run folder', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'sharp-batch-bench-'));
+    const data = join(root, 'six.jsonl');
+    const made = await sharp(root, ['data', 'synth', '--n', '6', '--seed', '3', '--out', data]);
+    expect(made.code, made.stderr).toBe(0);
+    const cfg = microConfig(root, 'bench', 2);
+    const r = await sharp(root, [
+      'train',
+      '--config',
+      cfg,
+      '--set',
+      'data.source=musique',
+      '--set',
+      `data.path=${data}`,
+      '--set',
+      'data.benchmarkHeldOut=1',
+      '--set',
+      'train.batchQuestions=50',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(
+      `sharp: train.batchQuestions (50) must be <= the 5 training questions of ${data}: a step takes each ` +
+        `question at most once`,
+    );
+    expect(readdirSync(join(root, 'runs'))).toEqual([]);
+  }, 300_000);
 });

@@ -274,25 +274,22 @@ describe('folder outputs written in place: ablate, plot', () => {
     ...o,
   });
 
-  it(
-    'ablate: --out an existing file or a folder of other files is one line; --report needs an ablation ' + 'folder',
-    async () => {
-      expect(await refusal(ablate(ablateOpts({ out: userFile('abl-file') })))).toMatch(
-        /^ablate: --out .*abl-file: exists and is not a folder/,
-      );
-      expect(await refusal(ablate(ablateOpts({ out: userFolder('abl-user') })))).toMatch(
-        /is a folder not written by sharp ablate; choose a new or empty folder$/,
-      );
-      expect(await refusal(ablate(ablateOpts({ out: join(root, 'abl-typo'), report: true })))).toMatch(
-        /^ablate --report: .*abl-typo not found/,
-      );
-      expect(existsSync(join(root, 'abl-typo'))).toBe(false);
-      const empty = join(root, 'abl-empty');
-      mkdirSync(empty);
-      expect(await refusal(ablate(ablateOpts({ out: empty, report: true })))).toMatch(/holds no ablation runs/);
-      expect(readdirSync(empty)).toEqual([]);
-    },
-  );
+  it('ablate: --out an existing file or a folder of other files is one line; --report needs an ablation folder', async () => {
+    expect(await refusal(ablate(ablateOpts({ out: userFile('abl-file') })))).toMatch(
+      /^ablate: --out .*abl-file: exists and is not a folder/,
+    );
+    expect(await refusal(ablate(ablateOpts({ out: userFolder('abl-user') })))).toMatch(
+      /is a folder not written by sharp ablate; choose a new or empty folder$/,
+    );
+    expect(await refusal(ablate(ablateOpts({ out: join(root, 'abl-typo'), report: true })))).toMatch(
+      /^ablate --report: .*abl-typo not found/,
+    );
+    expect(existsSync(join(root, 'abl-typo'))).toBe(false);
+    const empty = join(root, 'abl-empty');
+    mkdirSync(empty);
+    expect(await refusal(ablate(ablateOpts({ out: empty, report: true })))).toMatch(/holds no ablation runs/);
+    expect(readdirSync(empty)).toEqual([]);
+  });
 
   it('ablate --report over a damaged run summary, and a repeated seed, are one line', async () => {
     const dir = join(root, 'abl-damaged');

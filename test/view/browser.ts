@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 const CHROMIUM = process.env.SHARP_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 export const skipReason =
-  `browser tests skipped: no chromium at ${CHROMIUM} (apt-get install chromium, or set ` + `SHARP_CHROMIUM)`;
+  `browser tests skipped: no chromium at ${CHROMIUM} ` + '(apt-get install chromium, or set SHARP_CHROMIUM)';
 
 /** Screenshots land here (git-ignored) so a person can look at them. */
 const ARTIFACTS = resolve(import.meta.dirname, '..', '..', 'test-artifacts', 'view');

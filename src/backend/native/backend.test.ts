@@ -326,24 +326,21 @@ describe.skipIf(!typedBuilt)('the native backend against wasm', () => {
     tf.dispose([view, other]);
   });
 
-  it(
-    'AdamW in place never writes through a view another tensor still sees (a simple StridedSlice is a ' + 'subarray)',
-    async () => {
-      await tf.setBackend(NATIVE_BACKEND);
-      const { nativeAdamW } = await import('./adamw.ts');
-      const x = tf.tensor1d([1, 2, 3, 4, 5, 6, 7, 8]);
-      const s = tf.stridedSlice(x, [2], [6]);
-      const w = tf.variable(s);
-      s.dispose();
-      const g = tf.ones([4]);
-      const m = tf.variable(tf.zerosLike(w));
-      const v = tf.variable(tf.zerosLike(w));
-      nativeAdamW([w], [g], [m], [v], 1, { lr: 0.1, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 });
-      expect(Array.from(x.dataSync())).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-      expect(Array.from(w.dataSync()).map((a) => Math.round(a * 1000) / 1000)).toEqual([2.9, 3.9, 4.9, 5.9]);
-      tf.dispose([x, w, g, m, v]);
-    },
-  );
+  it('AdamW in place never writes through a view another tensor still sees (a simple StridedSlice is a subarray)', async () => {
+    await tf.setBackend(NATIVE_BACKEND);
+    const { nativeAdamW } = await import('./adamw.ts');
+    const x = tf.tensor1d([1, 2, 3, 4, 5, 6, 7, 8]);
+    const s = tf.stridedSlice(x, [2], [6]);
+    const w = tf.variable(s);
+    s.dispose();
+    const g = tf.ones([4]);
+    const m = tf.variable(tf.zerosLike(w));
+    const v = tf.variable(tf.zerosLike(w));
+    nativeAdamW([w], [g], [m], [v], 1, { lr: 0.1, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 });
+    expect(Array.from(x.dataSync())).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(Array.from(w.dataSync()).map((a) => Math.round(a * 1000) / 1000)).toEqual([2.9, 3.9, 4.9, 5.9]);
+    tf.dispose([x, w, g, m, v]);
+  });
 
   it('a kept dataSync() does not change when AdamW updates the weight in place', async () => {
     await tf.setBackend(NATIVE_BACKEND);

@@ -157,7 +157,7 @@ export function comparisonExpression(subQuestion: string): string | null {
   const items = parsed.items.map((it) => ({ name: it.name.trim(), value: it.value.trim() }));
   if (!items.every((it) => /^-?\d+$/.test(it.value) && !it.name.includes("'"))) return null;
   return `${parsed.form.pick === 'first' ? 'argmin' : 'argmax'}(${items
-    .map((it) => `'${it.name}', ` + `${it.value}`)
+    .map((it) => `'${it.name}', ${it.value}`)
     .join(', ')})`;
 }
 

@@ -59,25 +59,20 @@ describe('audit arms', () => {
 });
 
 describe('armCredit', () => {
-  it(
-    'LOO Deltas of each labelled call, noise floor, replays; two trajectories per runner batch ' + '(hand-computed)',
-    async () => {
-      const runner = gameRunner(game);
-      const seen: number[] = [];
-      const r = await armCredit(trajs, episodes, calls, armConfig(base, AUDIT_ARMS[0]!), runner, 2, (n) =>
-        seen.push(n),
-      );
-      // a: v(N) = 1, v(N \ 0) = 0, v(N \ 1) = 1 -> Deltas 1, 0. b: 0 - 0. d: v(N) = 1, v(empty) = 0 -> 1.
-      expect(calls.map((c) => `${c.trajectoryId}:${c.delegation}`)).toEqual(['a/0:0', 'a/0:1', 'b/0:0', 'd/0:0']);
-      expect(r.credits).toEqual([1, 0, 0, 1]);
-      // Only b's v(N) replays miss its recorded outcome: mean noise 1/3.
-      expect(r.noise).toBeCloseTo(1 / 3, 12);
-      // (full + one per worker) coalitions x 2 replays: a 3 x 2, b 2 x 2, d 2 x 2.
-      expect(r.replays).toBe(14);
-      expect(runner.batches.map((b) => [...new Set(b.map((it) => it.traj.id))])).toEqual([['a/0', 'b/0'], ['d/0']]);
-      expect(seen).toEqual([2, 1]);
-    },
-  );
+  it('LOO Deltas of each labelled call, noise floor, replays; two trajectories per runner batch (hand-computed)', async () => {
+    const runner = gameRunner(game);
+    const seen: number[] = [];
+    const r = await armCredit(trajs, episodes, calls, armConfig(base, AUDIT_ARMS[0]!), runner, 2, (n) => seen.push(n));
+    // a: v(N) = 1, v(N \ 0) = 0, v(N \ 1) = 1 -> Deltas 1, 0. b: 0 - 0. d: v(N) = 1, v(empty) = 0 -> 1.
+    expect(calls.map((c) => `${c.trajectoryId}:${c.delegation}`)).toEqual(['a/0:0', 'a/0:1', 'b/0:0', 'd/0:0']);
+    expect(r.credits).toEqual([1, 0, 0, 1]);
+    // Only b's v(N) replays miss its recorded outcome: mean noise 1/3.
+    expect(r.noise).toBeCloseTo(1 / 3, 12);
+    // (full + one per worker) coalitions x 2 replays: a 3 x 2, b 2 x 2, d 2 x 2.
+    expect(r.replays).toBe(14);
+    expect(runner.batches.map((b) => [...new Set(b.map((it) => it.traj.id))])).toEqual([['a/0', 'b/0'], ['d/0']]);
+    expect(seen).toEqual([2, 1]);
+  });
 
   it('the oracle: 1 for a right report, 0 for a wrong one, nothing replayed', async () => {
     const runner = gameRunner(game);

@@ -77,39 +77,36 @@ function suite(): void {
     tf.dispose([positions, r.cos, r.sin, x, k, q2, k2]);
   });
 
-  it(
-    'log-prob of the target under a softmax: values and the gradient of the logits; a bad target fails ' + 'clearly',
-    () => {
-      const rng = new Rng(7);
-      // The second shape is over the size the kernels split across threads.
-      for (const [n, v] of [
-        [24, 300],
-        [301, 1000],
-      ] as const) {
-        const logits = toTensor(randArr(rng, [n, v], 8)) as tf.Tensor2D; // [N, V], large spread
-        const targets = tf.tensor1d(
-          Array.from({ length: n }, (_, i) => (i * 37) % v),
-          'int32',
-        ); // [N]
-        const errs = compareFused(
-          (a) => selectedLogprobs(a as tf.Tensor2D, targets),
-          (a) => selectedLogprobsComposed(a as tf.Tensor2D, targets),
-          [logits],
-          rng,
-        );
-        for (const e of errs) expect(e).toBeLessThanOrEqual(1e-5);
-        tf.dispose([logits, targets]);
-      }
-      // Hand-computed: logits [0, ln 3] -> log p(1) = ln(3/4).
-      const two = tf.tensor2d([0, Math.log(3)], [1, 2]); // [1, 2]
-      expect(selectedLogprobs(two, tf.tensor1d([1], 'int32')).dataSync()[0]).toBeCloseTo(Math.log(0.75), 6);
-      if (hasFused())
-        expect(() => selectedLogprobs(two, tf.tensor1d([2], 'int32')).dataSync()).toThrow(
-          /target 2 of row 0 is outside \[0, 2\)/,
-        );
-      tf.dispose([two]);
-    },
-  );
+  it('log-prob of the target under a softmax: values and the gradient of the logits; a bad target fails clearly', () => {
+    const rng = new Rng(7);
+    // The second shape is over the size the kernels split across threads.
+    for (const [n, v] of [
+      [24, 300],
+      [301, 1000],
+    ] as const) {
+      const logits = toTensor(randArr(rng, [n, v], 8)) as tf.Tensor2D; // [N, V], large spread
+      const targets = tf.tensor1d(
+        Array.from({ length: n }, (_, i) => (i * 37) % v),
+        'int32',
+      ); // [N]
+      const errs = compareFused(
+        (a) => selectedLogprobs(a as tf.Tensor2D, targets),
+        (a) => selectedLogprobsComposed(a as tf.Tensor2D, targets),
+        [logits],
+        rng,
+      );
+      for (const e of errs) expect(e).toBeLessThanOrEqual(1e-5);
+      tf.dispose([logits, targets]);
+    }
+    // Hand-computed: logits [0, ln 3] -> log p(1) = ln(3/4).
+    const two = tf.tensor2d([0, Math.log(3)], [1, 2]); // [1, 2]
+    expect(selectedLogprobs(two, tf.tensor1d([1], 'int32')).dataSync()[0]).toBeCloseTo(Math.log(0.75), 6);
+    if (hasFused())
+      expect(() => selectedLogprobs(two, tf.tensor1d([2], 'int32')).dataSync()).toThrow(
+        /target 2 of row 0 is outside \[0, 2\)/,
+      );
+    tf.dispose([two]);
+  });
 
   it('a weight outside the gradient gets no gradient kernel call, and nothing leaks', async () => {
     if (!hasFused()) return; // a binary without the fused kernels: the compositions ran above

@@ -72,30 +72,27 @@ describe('ropeConfigOf: both config.json spellings give one spec', () => {
     });
   });
 
-  it(
-    'yarn: explicit attention_factor wins; mscale / mscale_all_dim give a ratio; missing factor = max / ' + 'original',
-    () => {
-      const base = { rope_type: 'yarn', rope_theta: 1e4, original_max_position_embeddings: 4096 };
-      const att = (p: Record<string, unknown>, max = 163840): number => {
-        const s = ropeConfigOf({ rope_parameters: { ...base, ...p } }, max).spec;
-        if (s.type !== 'yarn') throw new Error('not yarn');
-        return s.attentionFactor;
-      };
-      expect(att({ factor: 40, attention_factor: 1.25 })).toBe(1.25);
-      // DeepSeek-V2-Lite: equal mscales cancel
-      expect(att({ factor: 40, mscale: 0.707, mscale_all_dim: 0.707 })).toBe(1);
-      expect(att({ factor: 40, mscale: 1, mscale_all_dim: 0.5 })).toBeCloseTo(
-        (0.1 * Math.log(40) + 1) / (0.05 * Math.log(40) + 1),
-        15,
-      );
-      expect(att({}, 16384)).toBeCloseTo(0.1 * Math.log(4) + 1, 15); // factor 16384 / 4096 = 4
-      const s = ropeConfigOf(
-        { rope_parameters: { ...base, factor: 2, truncate: false, beta_fast: 16, beta_slow: 2 } },
-        8192,
-      ).spec;
-      expect(s).toMatchObject({ truncate: false, betaFast: 16, betaSlow: 2 });
-    },
-  );
+  it('yarn: explicit attention_factor wins; mscale / mscale_all_dim give a ratio; missing factor = max / original', () => {
+    const base = { rope_type: 'yarn', rope_theta: 1e4, original_max_position_embeddings: 4096 };
+    const att = (p: Record<string, unknown>, max = 163840): number => {
+      const s = ropeConfigOf({ rope_parameters: { ...base, ...p } }, max).spec;
+      if (s.type !== 'yarn') throw new Error('not yarn');
+      return s.attentionFactor;
+    };
+    expect(att({ factor: 40, attention_factor: 1.25 })).toBe(1.25);
+    // DeepSeek-V2-Lite: equal mscales cancel
+    expect(att({ factor: 40, mscale: 0.707, mscale_all_dim: 0.707 })).toBe(1);
+    expect(att({ factor: 40, mscale: 1, mscale_all_dim: 0.5 })).toBeCloseTo(
+      (0.1 * Math.log(40) + 1) / (0.05 * Math.log(40) + 1),
+      15,
+    );
+    expect(att({}, 16384)).toBeCloseTo(0.1 * Math.log(4) + 1, 15); // factor 16384 / 4096 = 4
+    const s = ropeConfigOf(
+      { rope_parameters: { ...base, factor: 2, truncate: false, beta_fast: 16, beta_slow: 2 } },
+      8192,
+    ).spec;
+    expect(s).toMatchObject({ truncate: false, betaFast: 16, betaSlow: 2 });
+  });
 
   it('refuses with the key and the reason', () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [

@@ -56,26 +56,23 @@ describe('loadTrainData', () => {
     expect(fewer.heldOut.map((e) => e.id)).toEqual(heldOut.slice(0, 2).map((e) => e.id));
   });
 
-  it(
-    'synthetic, fresh worlds from a name pool: words recur, but no held-out person or company occurs in ' + 'training',
-    () => {
-      const world = { countries: 3, cities: 6, people: 14, companies: 6 };
-      const { train, heldOut } = loadTrainData(
-        dataCfg({ synthetic: { seed: 4, train: 300, heldOut: 60, minHops: 2, maxHops: 3, world, namePool: 400 } }),
-      );
-      const pool = new Set(namePool(400));
-      const multiWord = (eps: typeof train) =>
-        new Set(eps.flatMap((e) => e.paragraphs.map((p) => p.title)).filter((t) => t.includes(' ')));
-      const trainNames = multiWord(train);
-      expect([...multiWord(heldOut)].filter((n) => trainNames.has(n))).toEqual([]);
-      // Every name word is a pool word, and pool words recur across episodes in other roles.
-      const words = train
-        .flatMap((e) => e.paragraphs.flatMap((p) => p.title.split(' ')))
-        .filter((w) => !['Labs', 'Works', 'Group', 'Systems', 'Industries'].includes(w));
-      expect(words.every((w) => pool.has(w))).toBe(true);
-      expect(new Set(words).size).toBeLessThanOrEqual(400);
-    },
-  );
+  it('synthetic, fresh worlds from a name pool: words recur, but no held-out person or company occurs in training', () => {
+    const world = { countries: 3, cities: 6, people: 14, companies: 6 };
+    const { train, heldOut } = loadTrainData(
+      dataCfg({ synthetic: { seed: 4, train: 300, heldOut: 60, minHops: 2, maxHops: 3, world, namePool: 400 } }),
+    );
+    const pool = new Set(namePool(400));
+    const multiWord = (eps: typeof train) =>
+      new Set(eps.flatMap((e) => e.paragraphs.map((p) => p.title)).filter((t) => t.includes(' ')));
+    const trainNames = multiWord(train);
+    expect([...multiWord(heldOut)].filter((n) => trainNames.has(n))).toEqual([]);
+    // Every name word is a pool word, and pool words recur across episodes in other roles.
+    const words = train
+      .flatMap((e) => e.paragraphs.flatMap((p) => p.title.split(' ')))
+      .filter((w) => !['Labs', 'Works', 'Group', 'Systems', 'Industries'].includes(w));
+    expect(words.every((w) => pool.has(w))).toBe(true);
+    expect(new Set(words).size).toBeLessThanOrEqual(400);
+  });
 
   it(
     'synthetic, shared world: train and held-out are one generator call split in two (same world, disjoint ' +

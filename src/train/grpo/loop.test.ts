@@ -173,60 +173,55 @@ describe('batchAt', () => {
 });
 
 describe('runGrpo', () => {
-  it(
-    '4 steps straight == 2 steps, stop (Ctrl-C), resume, 2 steps (1e-6); a crash loses only unsaved ' + 'steps',
-    async () => {
-      const t0 = tf.memory().numTensors;
-      const straight = await runGrpo(options(join(root, 'a')));
-      expect(straight.step).toBe(4);
-      const wa = weights(straight.model);
-      const metricsA = readMetrics(join(root, 'a', 'metrics.jsonl'));
-      expect(metricsA.map((m) => m.step)).toEqual([1, 2, 3, 4]);
-      expect(metricsA[0]?.['train/lr']).toBeCloseTo(5e-3, 12); // warmup 1: step 0 at the peak
-      expect(typeof metricsA[0]?.['losses/policy']).toBe('number');
-      expect(metricsA[0]?.['rollout/policy_calls']).toBe(8);
-      expect((await listCheckpoints(join(root, 'a'))).map((c) => c.step)).toEqual([2, 4]);
-      expect(readdirSync(join(root, 'a', 'checkpoints', 'step-00000004')).sort()).toEqual([
-        'config.json',
-        'model.safetensors',
-        'optimizer.safetensors',
-        'tokenizer.json',
-        'tokenizer_config.json',
-        'trainer_state.json',
-      ]);
-      expect(existsSync(join(root, 'a', 'tb'))).toBe(true);
-      straight.model.dispose();
+  it('4 steps straight == 2 steps, stop (Ctrl-C), resume, 2 steps (1e-6); a crash loses only unsaved steps', async () => {
+    const t0 = tf.memory().numTensors;
+    const straight = await runGrpo(options(join(root, 'a')));
+    expect(straight.step).toBe(4);
+    const wa = weights(straight.model);
+    const metricsA = readMetrics(join(root, 'a', 'metrics.jsonl'));
+    expect(metricsA.map((m) => m.step)).toEqual([1, 2, 3, 4]);
+    expect(metricsA[0]?.['train/lr']).toBeCloseTo(5e-3, 12); // warmup 1: step 0 at the peak
+    expect(typeof metricsA[0]?.['losses/policy']).toBe('number');
+    expect(metricsA[0]?.['rollout/policy_calls']).toBe(8);
+    expect((await listCheckpoints(join(root, 'a'))).map((c) => c.step)).toEqual([2, 4]);
+    expect(readdirSync(join(root, 'a', 'checkpoints', 'step-00000004')).sort()).toEqual([
+      'config.json',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+      'trainer_state.json',
+    ]);
+    expect(existsSync(join(root, 'a', 'tb'))).toBe(true);
+    straight.model.dispose();
 
-      // Interrupted after step 2 (the SIGINT path), then resumed in a fresh runGrpo.
-      const stop = { requested: false };
-      const first = await runGrpo(options(join(root, 'b'), { stop, onStep: (s) => (stop.requested = s === 2) }));
-      expect([first.step, first.stopped]).toEqual([2, true]);
-      first.model.dispose();
-      const resumed = await runGrpo(options(join(root, 'b')));
-      expect([resumed.step, resumed.resumedFrom]).toEqual([4, 2]);
-      expect(maxDiff(wa, weights(resumed.model))).toBeLessThan(1e-6);
-      expect(readMetrics(join(root, 'b', 'metrics.jsonl')).map((m) => m.step)).toEqual([1, 2, 3, 4]);
-      resumed.model.dispose();
+    // Interrupted after step 2 (the SIGINT path), then resumed in a fresh runGrpo.
+    const stop = { requested: false };
+    const first = await runGrpo(options(join(root, 'b'), { stop, onStep: (s) => (stop.requested = s === 2) }));
+    expect([first.step, first.stopped]).toEqual([2, true]);
+    first.model.dispose();
+    const resumed = await runGrpo(options(join(root, 'b')));
+    expect([resumed.step, resumed.resumedFrom]).toEqual([4, 2]);
+    expect(maxDiff(wa, weights(resumed.model))).toBeLessThan(1e-6);
+    expect(readMetrics(join(root, 'b', 'metrics.jsonl')).map((m) => m.step)).toEqual([1, 2, 3, 4]);
+    resumed.model.dispose();
 
-      // A crash during step 4 (after the step-2 checkpoint and step 3's metrics): resume redoes 3 and 4.
-      let calls = 0;
-      const crashing = (items: readonly Episode[], model: CausalLM, rng: Rng) => {
-        calls += 1;
-        if (calls === 4) throw new Error('simulated crash');
-        return rolloutOf(items, model, rng);
-      };
-      await expect(runGrpo(options(join(root, 'c'), { stages: stagesOf(crashing) }))).rejects.toThrow(
-        'simulated crash',
-      );
-      expect(readMetrics(join(root, 'c', 'metrics.jsonl')).map((m) => m.step)).toEqual([1, 2, 3]);
-      const after = await runGrpo(options(join(root, 'c')));
-      expect(after.resumedFrom).toBe(2);
-      expect(maxDiff(wa, weights(after.model))).toBeLessThan(1e-6);
-      expect(readMetrics(join(root, 'c', 'metrics.jsonl')).map((m) => m.step)).toEqual([1, 2, 3, 4]);
-      after.model.dispose();
-      expect(tf.memory().numTensors).toBe(t0); // five runs, a crash included, leave nothing behind
-    },
-  );
+    // A crash during step 4 (after the step-2 checkpoint and step 3's metrics): resume redoes 3 and 4.
+    let calls = 0;
+    const crashing = (items: readonly Episode[], model: CausalLM, rng: Rng) => {
+      calls += 1;
+      if (calls === 4) throw new Error('simulated crash');
+      return rolloutOf(items, model, rng);
+    };
+    await expect(runGrpo(options(join(root, 'c'), { stages: stagesOf(crashing) }))).rejects.toThrow('simulated crash');
+    expect(readMetrics(join(root, 'c', 'metrics.jsonl')).map((m) => m.step)).toEqual([1, 2, 3]);
+    const after = await runGrpo(options(join(root, 'c')));
+    expect(after.resumedFrom).toBe(2);
+    expect(maxDiff(wa, weights(after.model))).toBeLessThan(1e-6);
+    expect(readMetrics(join(root, 'c', 'metrics.jsonl')).map((m) => m.step)).toEqual([1, 2, 3, 4]);
+    after.model.dispose();
+    expect(tf.memory().numTensors).toBe(t0); // five runs, a crash included, leave nothing behind
+  });
 
   it('refuses to resume under another config', async () => {
     const dir = join(root, 'a'); // has checkpoints from the test above

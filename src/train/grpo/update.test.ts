@@ -138,66 +138,63 @@ describe('grpoUpdate', () => {
     model.dispose();
   });
 
-  it(
-    'with oldLogp = sampling the first ratio is 1 up to KV-cache numerics, and with a reference logs ' + 'refKl',
-    async () => {
-      const hf = hfConfigFor({
-        arch: 'qwen3',
-        layers: 2,
-        hidden: 64,
-        heads: 4,
-        kvHeads: 2,
-        intermediate: 128,
-        vocab: VOCAB,
-      });
-      const model = CausalLM.random(hf, 9);
-      const ref = CausalLM.random(hf, 9);
-      const rng = new Rng(4);
-      let seqs: RlSequence[] | undefined;
-      while (!seqs) seqs = sequences(await sample(model, rng, 16));
-      const optimizer = new AdamW({ lr: 1e-3 });
-      const accumulator = new GradientAccumulator(model.trainableVariables());
-      // Sampling logprobs (KV-cache decode) against the training forward: ratio 1 within float32 noise.
-      const first = grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, seqs, { ...CFG, oldLogp: 'sampling' });
-      expect(Math.abs(first['losses/ratio_min'] - 1)).toBeLessThan(1e-3);
-      expect(Math.abs(first['losses/ratio_max'] - 1)).toBeLessThan(1e-3);
-      const stats = grpoUpdate({ model, optimizer, accumulator, ref, lr: 1e-3 }, seqs, {
-        ...CFG,
-        klBeta: 0.1,
-        microBatch: 5,
-        epochs: 2,
-        logEntropy: true,
-      });
-      expect(stats['batch/micro_batches']).toBe(4); // ceil(16 / 5)
-      // The policy has moved (3 updates by the last epoch), the reference has not -> refKl > 0; entropy of a
-      // near-uniform 48-way policy is close to ln 48 = 3.87.
-      expect(stats['losses/ref_kl']).toBeGreaterThan(0);
-      expect(stats['losses/entropy']).toBeGreaterThan(3.4);
-      expect(stats['losses/entropy']).toBeLessThan(Math.log(48) + 1e-3);
-      expect(() =>
-        grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, seqs as RlSequence[], { ...CFG, klBeta: 0.1 }),
-      ).toThrow('klBeta > 0 needs a reference model');
-      expect(() =>
-        grpoUpdate(
-          { model, optimizer, accumulator, lr: 1e-3 },
-          [
-            {
-              ids: [1, 2],
-              trainMask: [1, 1],
-              sampleLogp: [0, 0],
-              adv: 1,
-              source: { trajectory: 't', agent: 0, message: 1 },
-            },
-          ],
-          CFG,
-        ),
-      ).toThrow('sequence 0 trainMask[0] must be 0');
-      accumulator.dispose();
-      optimizer.dispose();
-      model.dispose();
-      ref.dispose();
-    },
-  );
+  it('with oldLogp = sampling the first ratio is 1 up to KV-cache numerics, and with a reference logs refKl', async () => {
+    const hf = hfConfigFor({
+      arch: 'qwen3',
+      layers: 2,
+      hidden: 64,
+      heads: 4,
+      kvHeads: 2,
+      intermediate: 128,
+      vocab: VOCAB,
+    });
+    const model = CausalLM.random(hf, 9);
+    const ref = CausalLM.random(hf, 9);
+    const rng = new Rng(4);
+    let seqs: RlSequence[] | undefined;
+    while (!seqs) seqs = sequences(await sample(model, rng, 16));
+    const optimizer = new AdamW({ lr: 1e-3 });
+    const accumulator = new GradientAccumulator(model.trainableVariables());
+    // Sampling logprobs (KV-cache decode) against the training forward: ratio 1 within float32 noise.
+    const first = grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, seqs, { ...CFG, oldLogp: 'sampling' });
+    expect(Math.abs(first['losses/ratio_min'] - 1)).toBeLessThan(1e-3);
+    expect(Math.abs(first['losses/ratio_max'] - 1)).toBeLessThan(1e-3);
+    const stats = grpoUpdate({ model, optimizer, accumulator, ref, lr: 1e-3 }, seqs, {
+      ...CFG,
+      klBeta: 0.1,
+      microBatch: 5,
+      epochs: 2,
+      logEntropy: true,
+    });
+    expect(stats['batch/micro_batches']).toBe(4); // ceil(16 / 5)
+    // The policy has moved (3 updates by the last epoch), the reference has not -> refKl > 0; entropy of a
+    // near-uniform 48-way policy is close to ln 48 = 3.87.
+    expect(stats['losses/ref_kl']).toBeGreaterThan(0);
+    expect(stats['losses/entropy']).toBeGreaterThan(3.4);
+    expect(stats['losses/entropy']).toBeLessThan(Math.log(48) + 1e-3);
+    expect(() =>
+      grpoUpdate({ model, optimizer, accumulator, lr: 1e-3 }, seqs as RlSequence[], { ...CFG, klBeta: 0.1 }),
+    ).toThrow('klBeta > 0 needs a reference model');
+    expect(() =>
+      grpoUpdate(
+        { model, optimizer, accumulator, lr: 1e-3 },
+        [
+          {
+            ids: [1, 2],
+            trainMask: [1, 1],
+            sampleLogp: [0, 0],
+            adv: 1,
+            source: { trajectory: 't', agent: 0, message: 1 },
+          },
+        ],
+        CFG,
+      ),
+    ).toThrow('sequence 0 trainMask[0] must be 0');
+    accumulator.dispose();
+    optimizer.dispose();
+    model.dispose();
+    ref.dispose();
+  });
 
   it(
     'one epoch with oldLogp = recompute takes pi_old from its own forward: the same loss and step as an explicit ' +

@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { readJsonl } from '../../fs/jsonl.ts';
+import { parseJsonl } from '../../fs/jsonl.ts';
+import { readTextFile } from '../../fs/read-file.ts';
 
 /**
  * Per-step metrics as JSON lines: one object per step, `{"step": n, "time": iso,
@@ -22,8 +23,13 @@ export interface MetricsLine extends MetricRecord {
 
 /** Reads a metrics file; a malformed line is a one-line error naming file and line. */
 export function readMetrics(path: string): MetricsLine[] {
+  return parseMetrics(readTextFile(path), path);
+}
+
+/** metrics.jsonl's text as lines; `path` names it in errors. */
+export function parseMetrics(text: string, path: string): MetricsLine[] {
   // A run killed mid-append can leave a partial last line: it is skipped, but only the last one.
-  return readJsonl(path, { tornTail: true }).map(({ line, value }) => {
+  return parseJsonl(text, path, { tornTail: true }).map(({ line, value }) => {
     if (typeof value !== 'object' || value === null || typeof (value as { step?: unknown }).step !== 'number') {
       throw new Error(`${path}:${line}: a metrics line needs a numeric "step"`);
     }

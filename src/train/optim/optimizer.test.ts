@@ -99,57 +99,54 @@ describe('createAdamW', () => {
     adamw.dispose();
   });
 
-  it(
-    'defaults to the fused native step exactly when the native kernels are loaded on wasm, with the same ' + 'update',
-    () => {
-      disableNativeKernels();
-      expect(fusedAdamWAvailable()).toBe(false);
-      const defaults = optimizerSettings(configSchema.parse({}).train, 'grpo'); // Adam's usual constants, no decay
-      const plain = createAdamW(defaults);
-      expect(plain.fused).toBe(false);
-      const native = enableNativeKernels().mode === 'native';
-      const fused = createAdamW({ ...defaults, weightDecay: 0.1 });
-      expect(fused.fused).toBe(native);
-      const ops = createAdamW({ ...defaults, weightDecay: 0.1, fused: false });
-      const a = tf.variable(
-        tf.tensor2d([
-          [0.5, -1],
-          [2, 0.25],
-        ]),
-        true,
-        'opt-test-a',
-      ); // [2, 2]
-      const b = tf.variable(
-        tf.tensor2d([
-          [0.5, -1],
-          [2, 0.25],
-        ]),
-        true,
-        'opt-test-b',
-      ); // [2, 2]
-      for (const g of [
-        [
-          [1, -2],
-          [0.5, 3],
-        ],
-        [
-          [-1, 1],
-          [2, -0.5],
-        ],
-      ]) {
-        fused.applyGradients({ 'opt-test-a': tf.tensor2d(g) }, 1e-2);
-        ops.applyGradients({ 'opt-test-b': tf.tensor2d(g) }, 1e-2);
-      }
-      // step 1 moves every weight by lr against its gradient's sign, step 2 by lr again (Adam's bias
-      // correction), plus decay: hand-computed from [[0.5,-1],[2,0.25]] for the first entry:
-      // 0.5 (1 - 1e-3) - 1e-2 = 0.4895, then 0.4895 (1 - 1e-3) - 1e-2 * (m2 / sqrt(v2)) with g = 1, -1
-      const w = a.arraySync() as number[][];
-      expect(Math.max(...(tf.abs(tf.sub(a, b)).dataSync() as Float32Array))).toBeLessThan(1e-6);
-      const m2 = (0.9 * 0.1 * 1 + 0.1 * -1) / (1 - 0.81);
-      const v2 = (0.999 * 0.001 * 1 + 0.001 * 1) / (1 - 0.999 ** 2);
-      expect(w[0]![0]!).toBeCloseTo(0.4895 * (1 - 1e-3) - 1e-2 * (m2 / (Math.sqrt(v2) + 1e-8)), 6);
-      for (const o of [plain, fused, ops]) o.dispose();
-      tf.dispose([a, b]);
-    },
-  );
+  it('defaults to the fused native step exactly when the native kernels are loaded on wasm, with the same update', () => {
+    disableNativeKernels();
+    expect(fusedAdamWAvailable()).toBe(false);
+    const defaults = optimizerSettings(configSchema.parse({}).train, 'grpo'); // Adam's usual constants, no decay
+    const plain = createAdamW(defaults);
+    expect(plain.fused).toBe(false);
+    const native = enableNativeKernels().mode === 'native';
+    const fused = createAdamW({ ...defaults, weightDecay: 0.1 });
+    expect(fused.fused).toBe(native);
+    const ops = createAdamW({ ...defaults, weightDecay: 0.1, fused: false });
+    const a = tf.variable(
+      tf.tensor2d([
+        [0.5, -1],
+        [2, 0.25],
+      ]),
+      true,
+      'opt-test-a',
+    ); // [2, 2]
+    const b = tf.variable(
+      tf.tensor2d([
+        [0.5, -1],
+        [2, 0.25],
+      ]),
+      true,
+      'opt-test-b',
+    ); // [2, 2]
+    for (const g of [
+      [
+        [1, -2],
+        [0.5, 3],
+      ],
+      [
+        [-1, 1],
+        [2, -0.5],
+      ],
+    ]) {
+      fused.applyGradients({ 'opt-test-a': tf.tensor2d(g) }, 1e-2);
+      ops.applyGradients({ 'opt-test-b': tf.tensor2d(g) }, 1e-2);
+    }
+    // step 1 moves every weight by lr against its gradient's sign, step 2 by lr again (Adam's bias
+    // correction), plus decay: hand-computed from [[0.5,-1],[2,0.25]] for the first entry:
+    // 0.5 (1 - 1e-3) - 1e-2 = 0.4895, then 0.4895 (1 - 1e-3) - 1e-2 * (m2 / sqrt(v2)) with g = 1, -1
+    const w = a.arraySync() as number[][];
+    expect(Math.max(...(tf.abs(tf.sub(a, b)).dataSync() as Float32Array))).toBeLessThan(1e-6);
+    const m2 = (0.9 * 0.1 * 1 + 0.1 * -1) / (1 - 0.81);
+    const v2 = (0.999 * 0.001 * 1 + 0.001 * 1) / (1 - 0.999 ** 2);
+    expect(w[0]![0]!).toBeCloseTo(0.4895 * (1 - 1e-3) - 1e-2 * (m2 / (Math.sqrt(v2) + 1e-8)), 6);
+    for (const o of [plain, fused, ops]) o.dispose();
+    tf.dispose([a, b]);
+  });
 });

@@ -188,62 +188,57 @@ describe('training LoRA adapters only', () => {
     t.dispose();
   });
 
-  it(
-    'checkpoints hold the adapters (PEFT layout) and their AdamW state only; a resume continues bit for ' + 'bit',
-    async () => {
-      const baseDir = join(dir, 'base');
-      const m0 = CausalLM.random(HF, 5);
-      await m0.save(baseDir);
-      m0.dispose();
-      const start = async (): Promise<CausalLM> => CausalLM.load(baseDir);
-      const run = async (model: CausalLM, optimizer: AdamW, steps: number): Promise<void> => {
-        const accumulator = new GradientAccumulator(model.trainableVariables());
-        for (let i = 0; i < steps; i++) grpoUpdate({ model, optimizer, accumulator, lr: 1e-2 }, RL, GRPO);
-        accumulator.dispose();
-      };
-      // Straight: 3 steps.
-      const straight = await start();
-      prepareForTraining(straight, LORA, 7);
-      const opt1 = new AdamW({ lr: 1e-2 });
-      await run(straight, opt1, 3);
-      // 1 step, checkpoint, resume, 2 steps.
-      const a = await start();
-      prepareForTraining(a, LORA, 7);
-      const opt2 = new AdamW({ lr: 1e-2 });
-      await run(a, opt2, 1);
-      const runDir = join(dir, 'run');
-      const ck = await saveCheckpoint(runDir, {
-        model: a,
-        optimizer: opt2,
-        state: { step: 1, dataCursor: 0, rng: [1], configHash: 'h' },
-        keep: 2,
-      });
-      expect(existsSync(join(ck, ADAPTER_CONFIG))).toBe(true);
-      expect(existsSync(join(ck, ADAPTER_WEIGHTS))).toBe(true);
-      expect(existsSync(join(ck, 'model.safetensors'))).toBe(false);
-      expect(existsSync(join(ck, 'config.json'))).toBe(false);
-      const opt = await readSafetensors(join(ck, OPTIMIZER_FILE));
-      const keys = [...opt.keys()].filter((k) => k !== 'step');
-      expect(keys).toHaveLength(2 * a.namedVariables().size);
-      expect(
-        keys.every(
-          (k) => k.startsWith('base_model.model.model.layers.') && /lora_[AB]\.weight\.exp_avg(_sq)?$/.test(k),
-        ),
-      ).toBe(true);
-      a.dispose();
-      opt2.dispose();
+  it('checkpoints hold the adapters (PEFT layout) and their AdamW state only; a resume continues bit for bit', async () => {
+    const baseDir = join(dir, 'base');
+    const m0 = CausalLM.random(HF, 5);
+    await m0.save(baseDir);
+    m0.dispose();
+    const start = async (): Promise<CausalLM> => CausalLM.load(baseDir);
+    const run = async (model: CausalLM, optimizer: AdamW, steps: number): Promise<void> => {
+      const accumulator = new GradientAccumulator(model.trainableVariables());
+      for (let i = 0; i < steps; i++) grpoUpdate({ model, optimizer, accumulator, lr: 1e-2 }, RL, GRPO);
+      accumulator.dispose();
+    };
+    // Straight: 3 steps.
+    const straight = await start();
+    prepareForTraining(straight, LORA, 7);
+    const opt1 = new AdamW({ lr: 1e-2 });
+    await run(straight, opt1, 3);
+    // 1 step, checkpoint, resume, 2 steps.
+    const a = await start();
+    prepareForTraining(a, LORA, 7);
+    const opt2 = new AdamW({ lr: 1e-2 });
+    await run(a, opt2, 1);
+    const runDir = join(dir, 'run');
+    const ck = await saveCheckpoint(runDir, {
+      model: a,
+      optimizer: opt2,
+      state: { step: 1, dataCursor: 0, rng: [1], configHash: 'h' },
+      keep: 2,
+    });
+    expect(existsSync(join(ck, ADAPTER_CONFIG))).toBe(true);
+    expect(existsSync(join(ck, ADAPTER_WEIGHTS))).toBe(true);
+    expect(existsSync(join(ck, 'model.safetensors'))).toBe(false);
+    expect(existsSync(join(ck, 'config.json'))).toBe(false);
+    const opt = await readSafetensors(join(ck, OPTIMIZER_FILE));
+    const keys = [...opt.keys()].filter((k) => k !== 'step');
+    expect(keys).toHaveLength(2 * a.namedVariables().size);
+    expect(
+      keys.every((k) => k.startsWith('base_model.model.model.layers.') && /lora_[AB]\.weight\.exp_avg(_sq)?$/.test(k)),
+    ).toBe(true);
+    a.dispose();
+    opt2.dispose();
 
-      const b = await loadCheckpointModel(ck, start);
-      prepareForTraining(b, LORA, 999); // adapters already attached: the seed is not used
-      const opt3 = new AdamW({ lr: 1e-2 });
-      await loadOptimizerState(ck, b, opt3);
-      await run(b, opt3, 2);
-      for (const [n, v] of straight.namedVariables())
-        expect(Array.from((b.namedVariables().get(n) as tf.Variable).dataSync()), n).toEqual(Array.from(v.dataSync()));
-      // The adapter folder also loads on its own (base_model_name_or_path is the base folder).
-      const alone = await CausalLM.load(ck);
-      expect(alone.lora?.settings.rank).toBe(4);
-      [straight, b, alone, opt1, opt3].forEach((x) => x.dispose());
-    },
-  );
+    const b = await loadCheckpointModel(ck, start);
+    prepareForTraining(b, LORA, 999); // adapters already attached: the seed is not used
+    const opt3 = new AdamW({ lr: 1e-2 });
+    await loadOptimizerState(ck, b, opt3);
+    await run(b, opt3, 2);
+    for (const [n, v] of straight.namedVariables())
+      expect(Array.from((b.namedVariables().get(n) as tf.Variable).dataSync()), n).toEqual(Array.from(v.dataSync()));
+    // The adapter folder also loads on its own (base_model_name_or_path is the base folder).
+    const alone = await CausalLM.load(ck);
+    expect(alone.lora?.settings.rank).toBe(4);
+    [straight, b, alone, opt1, opt3].forEach((x) => x.dispose());
+  });
 });

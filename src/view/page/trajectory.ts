@@ -174,7 +174,7 @@ function repairNote(t: TrajectoryRecord, workerAgent: number | undefined): HTMLE
           'div',
           { class: 'muted' },
           `wrong delegation; repaired subtask: ${ref.goldSubtask}${
-            blame ? ` (planner ` + `blame ${fmt(blame[1], 3)})` : ''
+            blame ? ` (planner blame ${fmt(blame[1], 3)})` : ''
           }`,
         )
       : null,
@@ -314,7 +314,7 @@ export function trajectoryView(
           `coalition, ` +
           `${
             step.credit.counterfactual === 'resample'
-              ? 'workers left out of a coalition are run again on ' + 'their subtask'
+              ? 'workers left out of a coalition are run again on their subtask'
               : `masked reports read '${step.credit.placeholder}'`
           }`,
       ),
