@@ -176,23 +176,11 @@ describe('json protocol', () => {
 describe('parsers never throw (property test)', () => {
   // Random strings built from tag fragments, JSON fragments and noise, so that near-misses are common.
   const fragments = [
-    '<search>',
-    '</search>',
-    '<answer>',
-    '</answer>',
-    '<delegate>',
-    '</delegate>',
-    '<calculate>',
-    '</calculate>',
-    '<code>',
-    '</code>',
-    '<tool_call>',
-    '</tool_call>',
-    '<think>',
-    '</think>',
+    ...['search', 'answer', 'delegate', 'calculate', 'code', 'tool_call', 'think', 'foo'].flatMap((t) => [
+      `<${t}>`,
+      `</${t}>`,
+    ]),
     '<result>',
-    '<foo>',
-    '</foo>',
     '{"name": "search", "arguments": {"query": "x"}}',
     '{"name":',
     '"arguments"',

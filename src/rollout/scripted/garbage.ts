@@ -8,24 +8,10 @@ import { ScriptedPolicy } from './policy.ts';
  * JSON pieces and noise, drawn from a seeded Rng so a failure reproduces.
  */
 const FRAGMENTS = [
-  '<search>',
-  '</search>',
-  '<answer>',
-  '</answer>',
-  '<delegate>',
-  '</delegate>',
-  '<calculate>',
-  '</calculate>',
-  '<code>',
-  '</code>',
-  '<tool_call>',
-  '</tool_call>',
-  '<think>',
-  '</think>',
-  '<result>',
-  '</result>',
-  '<foo>',
-  '</foo>',
+  ...['search', 'answer', 'delegate', 'calculate', 'code', 'tool_call', 'think', 'result', 'foo'].flatMap((t) => [
+    `<${t}>`,
+    `</${t}>`,
+  ]),
   '{"name": "search", "arguments": {"query": "city"}}',
   '{"name": "delegate", "arguments": {"subtask": "Who founded it?"}}',
   '{"name": "answer", "arguments": {"answer": "x"}}',
