@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from './causal-lm.ts';
 import { chunkedHeadLogprobs, entropyFromLogits, selectedLogprobs } from './ops/logprobs.ts';
+import { gatherRows } from './ops/embedding.ts';
 
 /**
  * Per-token log-probabilities for training: log p(ids[:, t+1] | ids[:, :t+1]) for
@@ -59,7 +60,7 @@ export function tokenStats(
     const n = b * (t - 1);
     // The head's input rows: position j of row r reads h[r, j] and scores ids[r, j + 1].
     const hRows = rows
-      ? (tf.gather(tf.reshape(h, [b * t, d]), rows.src) as tf.Tensor2D) // [K, D]
+      ? gatherRows(tf.reshape(h, [b * t, d]), rows.src) // [K, D]
       : (tf.reshape(tf.slice(h, [0, 0, 0], [b, t - 1, d]), [n, d]) as tf.Tensor2D); // [B*(T-1), D]
     const targets = (
       rows ? tf.gather(tf.reshape(ids, [b * t]), rows.target) : tf.reshape(tf.slice(ids, [0, 1], [b, t - 1]), [n])
@@ -68,9 +69,9 @@ export function tokenStats(
     // [K] or [K, 2] values of the kept rows -> [B, T-1] (0 elsewhere); identity without keep.
     const spread = (x: tf.Tensor): tf.Tensor2D => {
       if (!rows) return tf.reshape(x, [b, t - 1]) as tf.Tensor2D; // [B, T-1]
-      // [K + 1]: the last entry is the 0 of unkept positions
-      const padded = tf.concat([tf.reshape(x, [x.shape[0] as number]), tf.zeros([1])]);
-      return tf.reshape(tf.gather(padded, rows.spread), [b, t - 1]) as tf.Tensor2D; // [B, T-1]
+      // [K + 1, 1]: the last row is the 0 of unkept positions
+      const padded = tf.concat([tf.reshape(x, [x.shape[0] as number, 1]), tf.zeros([1, 1])]) as tf.Tensor2D;
+      return tf.reshape(gatherRows(padded, rows.spread), [b, t - 1]) as tf.Tensor2D; // [B*(T-1), 1] -> [B, T-1]
     };
     const k = hRows.shape[0];
     const chunk = model.memory.logprobChunk;

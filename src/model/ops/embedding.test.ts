@@ -20,6 +20,18 @@ describe('embed', () => {
     expect(Array.from(g.dataSync())).toEqual([3, 4, 0, 0, 6, 8, 0, 0]);
   });
 
+  it('sums the gradient of a batch of one distinct id, and of no ids at all, into the right rows', () => {
+    tf.tidy(() => {
+      const table = tf.tensor2d([0, 1, 2, 3, 4, 5], [3, 2]);
+      const ids = tf.tensor1d([1, 1], 'int32');
+      const up = tf.tensor2d([1, 2, 3, 4], [2, 2]);
+      const g = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(embed(t as tf.Tensor2D, ids), up)))(table);
+      expect(Array.from(g.dataSync())).toEqual([0, 0, 4, 6, 0, 0]);
+      const none = tf.grad((t: tf.Tensor) => tf.sum(embed(t as tf.Tensor2D, tf.tensor1d([], 'int32'))))(table);
+      expect(Array.from(none.dataSync())).toEqual([0, 0, 0, 0, 0, 0]);
+    });
+  });
+
   it('takes the native segment sum where it serves the backend, else the one-hot path', async () => {
     const table = tf.randomNormal([50, 8], 0, 1, 'float32', 1) as tf.Tensor2D;
     const ids = tf.tensor1d([3, 7, 3, 49], 'int32');
