@@ -43,7 +43,7 @@ for (const dir of positionals) {
   };
   const first = run.records[0];
   const setting = first
-    ? `${first.credit.method}${first.credit.counterfactual === 'resample' ? '-resample' : ''}`
+    ? `${first.credit.method}${first.credit.counterfactual && first.credit.counterfactual !== 'mask' ? `-${first.credit.counterfactual}` : ''}`
     : 'none';
   pooled.set(setting, [...(pooled.get(setting) ?? []), run]);
   console.log(`${dir} (${setting}, ${run.records.length} steps)`);
