@@ -42,9 +42,8 @@ for (const dir of positionals) {
     episodes: loadTrainData(cfg.data).train,
   };
   const first = run.records[0];
-  const setting = first
-    ? `${first.credit.method}${first.credit.counterfactual && first.credit.counterfactual !== 'mask' ? `-${first.credit.counterfactual}` : ''}`
-    : 'none';
+  const cf = first?.credit.counterfactual;
+  const setting = first ? `${first.credit.method}${cf && cf !== 'mask' ? `-${cf}` : ''}` : 'none';
   pooled.set(setting, [...(pooled.get(setting) ?? []), run]);
   console.log(`${dir} (${setting}, ${run.records.length} steps)`);
   print(plantedCredit([run]));
