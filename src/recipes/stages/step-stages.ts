@@ -13,7 +13,8 @@ import type { StepRun, StepSeeds, StepStages } from '../../train/grpo/types.ts';
 /**
  * The generating stages of `sharp train` in this process: the LM as the policy of every agent ->
  * the multi-agent rollout engine (B questions x G trajectories, one batched generate per decoding
- * step), and each group's counterfactual replays as one batched engine run through the same policy.
+ * step), and the step's counterfactual replays, every group's, as one batched engine run through the
+ * same policy.
  * The step seed is the base of the credit stream: the replays' common random numbers and the
  * judge's resampler draw from it, never from the rollouts' stream.
  */
@@ -56,11 +57,14 @@ export function inProcessStages(setup: InProcessSetup): StepStages {
         }));
         return { groups, policyCalls: run.stats.steps, maxBatch: run.stats.maxBatch };
       },
-      // One engine run per group: the batch a group's replays share fixes their numbers.
+      // One engine run for every group's replays: they decode side by side, a step of the planner's
+      // answer for all of them at once. Each replay samples from its own stream (keyed by trajectory and
+      // replica), so the batch it shares changes its numbers only by float rounding.
       runReplays: async (plans) => {
-        const out = [];
-        for (const plan of plans) out.push(plan.items.length > 0 ? await replays(plan.items) : []);
-        return out;
+        const items = plans.flatMap((p) => p.items);
+        const all = items.length > 0 ? await replays(items) : [];
+        let at = 0;
+        return plans.map((p) => all.slice(at, (at += p.items.length)));
       },
       assignOptions: judgeOptions(
         c,
