@@ -9,7 +9,7 @@ import type { StepStages } from '../src/train/grpo/types.ts';
 
 /**
  * The stages of one RL step before advantages, as train/grpo/loop.ts runs them (its first draw from `rng` is the step
- * seed).
+ * seed), timed as it times them (perf/generate_s from the step's start, perf/credit_s the replays and credit).
  */
 export async function runStepStages(
   stages: StepStages,
@@ -19,11 +19,17 @@ export async function runStepStages(
   rng: Rng,
   step = 1,
 ): Promise<StepOutput> {
+  const t0 = performance.now();
   const stepSeed = rng.int(0, 0x7fffffff);
   const run = await stages.begin(model, { step, stepSeed, rng });
   const rolled = await run.rollout(episodes);
+  const t1 = performance.now();
   const plans = planStep(rolled.groups, credit, stepSeed);
   const replayed = await run.runReplays(plans);
   const credited = await assignStep(plans, replayed, credit, run.assignOptions);
-  return stepReport(credit, rolled, plans, replayed, credited, { generateS: 0, creditS: 0 });
+  const tc = performance.now();
+  return stepReport(credit, rolled, plans, replayed, credited, {
+    generateS: (t1 - t0) / 1000,
+    creditS: (tc - t1) / 1000,
+  });
 }

@@ -174,6 +174,8 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("attnProbsGrad", Napi::Function::New(env, Call<attnProbsGrad>));
   exports.Set("attnApply", Napi::Function::New(env, Call<attnApply>));
   exports.Set("attnApplyGrad", Napi::Function::New(env, Call<attnApplyGrad>));
+  exports.Set("kvWrite", Napi::Function::New(env, Call<kvWrite>));
+  exports.Set("cumsum", Napi::Function::New(env, Call<cumsum>));
   Napi::Object typed = Napi::Object::New(env);
   typed.Set("matmul", Napi::Function::New(env, CallTyped<matmul>));
   typed.Set("binary", Napi::Function::New(env, CallTyped<binary>));
@@ -202,6 +204,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   typed.Set("attnProbsGrad", Napi::Function::New(env, CallTyped<attnProbsGrad>));
   typed.Set("attnApply", Napi::Function::New(env, CallTyped<attnApply>));
   typed.Set("attnApplyGrad", Napi::Function::New(env, CallTyped<attnApplyGrad>));
+  typed.Set("kvWrite", Napi::Function::New(env, CallTyped<kvWrite>));
   exports.Set("typed", typed);
   return exports;
 }

@@ -1,6 +1,7 @@
 // The decoder's self-attention (training, scoring, prefill, and decode steps against the KV cache)
 // as two kernels and their gradients, reading q [B, T, H, hd] and k, v as [B, Tk, KV, hd] where the
-// projections left them, or as the cache [B*KV, Tk, hd], and writing the context as [B, T, H, hd]:
+// projections left them, or as the cache [B*KV, Tk, hd] (or the first Tk columns of a preallocated
+// [B*KV, cap, hd] buffer, which kvWrite fills in place), and writing the context as [B, T, H, hd]:
 // each head's products are strided GEMMs (leading dimension H*hd, KV*hd or hd), so no head is ever
 // transposed into place. A single query row (a decode step) is dot products and a weighted sum
 // instead: an sgemm call per head costs more than that row's arithmetic. Grouped-query heads share
@@ -12,6 +13,7 @@
 // Heads run in parallel on the pool (pool.h) with single-threaded GEMMs; a gradient summed over a
 // group of heads is made by one thread in head order, so values do not depend on the thread count.
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "exp-loops.h"
@@ -25,13 +27,14 @@ namespace {
 struct Dims {
   int64_t B, T, Tk, H, KV, hd;
   bool cache;  // k and v are a KV cache [B*KV, Tk, hd] rather than [B, Tk, KV, hd]
+  int64_t cap;  // columns per kv head of a cache: Tk, or a preallocated buffer's capacity (>= Tk) whose first Tk are read
   int64_t rep() const { return H / KV; }
   int64_t kvRow() const { return cache ? hd : KV * hd; }  // row stride of k and v
 };
 
 // Dims from argument slots [at, at + 7): B T Tk H KV hd cache; false (and g_error) when inconsistent.
 bool readDims(int at, const char* name, Dims* d) {
-  *d = Dims{A(at), A(at + 1), A(at + 2), A(at + 3), A(at + 4), A(at + 5), A(at + 6) != 0};
+  *d = Dims{A(at), A(at + 1), A(at + 2), A(at + 3), A(at + 4), A(at + 5), A(at + 6) != 0, A(at + 2)};
   if (d->B < 0 || d->T < 0 || d->Tk < 0 || d->H < 1 || d->KV < 1 || d->hd < 0 || d->H % d->KV != 0) {
     std::snprintf(g_error, sizeof(g_error), "%s: bad dims B=%lld T=%lld Tk=%lld H=%lld KV=%lld hd=%lld", name, static_cast<long long>(d->B),
                   static_cast<long long>(d->T), static_cast<long long>(d->Tk), static_cast<long long>(d->H), static_cast<long long>(d->KV),
@@ -41,10 +44,24 @@ bool readDims(int at, const char* name, Dims* d) {
   return true;
 }
 
+// The capacity slot of the forward kernels (0: the cache is exactly Tk wide); false (and g_error) when
+// it is below Tk or the keys are not a cache.
+bool readCap(int at, const char* name, Dims* d) {
+  const int64_t cap = A(at);
+  if (cap == 0) return true;
+  if (!d->cache || cap < d->Tk) {
+    std::snprintf(g_error, sizeof(g_error), "%s: a capacity of %lld columns needs a KV cache at least Tk=%lld wide", name, static_cast<long long>(cap),
+                  static_cast<long long>(d->Tk));
+    return false;
+  }
+  d->cap = cap;
+  return true;
+}
+
 // Head (b, h)'s [T, hd] block of a [B, T, H, hd] tensor (row stride H*hd) and kv head (b, kv)'s
-// [Tk, hd] block of a [B, Tk, KV, hd] one (row stride KV*hd) or of a cache [B*KV, Tk, hd] (row stride hd).
+// [Tk, hd] block of a [B, Tk, KV, hd] one (row stride KV*hd) or of a cache [B*KV, cap, hd] (row stride hd).
 inline int64_t qAt(const Dims& d, int64_t b, int64_t h) { return (b * d.T * d.H + h) * d.hd; }
-inline int64_t kvAt(const Dims& d, int64_t b, int64_t kv) { return d.cache ? (b * d.KV + kv) * d.Tk * d.hd : (b * d.Tk * d.KV + kv) * d.hd; }
+inline int64_t kvAt(const Dims& d, int64_t b, int64_t kv) { return d.cache ? (b * d.KV + kv) * d.cap * d.hd : (b * d.Tk * d.KV + kv) * d.hd; }
 
 // Heads (or kv heads) per part: a part is worth handing over from about kGrainValues multiply-adds.
 // A decode step (T = 1) stays on the calling thread below kDecodeSplitValues multiply-adds in all:
@@ -118,14 +135,14 @@ void groupSum(const Dims& d, float alpha, const float* y, float* out, Left left)
 
 }  // namespace
 
-// args: qRef kRef biasRef pRef B T Tk H KV hd cache scale -> P [B, H, T, Tk]
+// args: qRef kRef biasRef pRef B T Tk H KV hd cache scale cap -> P [B, H, T, Tk]
 int attnProbs() {
   const float* q = F(g_args[0]);
   const float* k = F(g_args[1]);
   const float* bias = F(g_args[2]);
   float* p = F(g_args[3]);
   Dims d;
-  if (!readDims(4, "attnProbs", &d)) return -2;
+  if (!readDims(4, "attnProbs", &d) || !readCap(12, "attnProbs", &d)) return -2;
   const float scale = static_cast<float>(g_args[11]);
   blasOnCaller();
   parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
@@ -179,13 +196,13 @@ int attnProbsGrad() {
   return 0;
 }
 
-// args: pRef vRef outRef B T Tk H KV hd cache -> ctx [B, T, H, hd]
+// args: pRef vRef outRef B T Tk H KV hd cache cap -> ctx [B, T, H, hd]
 int attnApply() {
   const float* p = F(g_args[0]);
   const float* v = F(g_args[1]);
   float* out = F(g_args[2]);
   Dims d;
-  if (!readDims(3, "attnApply", &d)) return -2;
+  if (!readDims(3, "attnApply", &d) || !readCap(10, "attnApply", &d)) return -2;
   blasOnCaller();
   parallelFor(d.B * d.H, headGrain(d), [=](int64_t from, int64_t to) {
     for (int64_t bh = from; bh < to; bh++) {
@@ -220,6 +237,23 @@ int attnApplyGrad() {
     return 0;
   }
   groupSum(d, 1.f, dy, out, [=](int64_t bh, float*) { return p + bh * block; });
+  return 0;
+}
+
+// Writes x [N, n, hd] into columns [at, at + n) of the buffer [N, cap, hd], in place: a decode step's
+// new keys or values into a preallocated KV cache (src/generation/kv-cache.ts).
+// args: bufRef xRef N cap n at hd
+int kvWrite() {
+  float* buf = F(g_args[0]);
+  const float* x = F(g_args[1]);
+  const int64_t N = A(2), cap = A(3), n = A(4), at = A(5), hd = A(6);
+  if (N < 0 || n < 0 || hd < 0 || at < 0 || at + n > cap) {
+    std::snprintf(g_error, sizeof(g_error), "kvWrite: columns [%lld, %lld) do not fit a capacity of %lld", static_cast<long long>(at),
+                  static_cast<long long>(at + n), static_cast<long long>(cap));
+    return -2;
+  }
+  const size_t bytes = static_cast<size_t>(n * hd) * sizeof(float);
+  for (int64_t r = 0; r < N; r++) std::memcpy(buf + (r * cap + at) * hd, x + r * n * hd, bytes);
   return 0;
 }
 

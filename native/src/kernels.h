@@ -66,6 +66,7 @@ int attnProbs();
 int attnProbsGrad();
 int attnApply();
 int attnApplyGrad();
+int kvWrite();
 
 // Generic strided copy used by transpose (and reductions over non-inner axes).
 void transposeRaw(const float* x, float* out, int rank, const int64_t* shape, const int64_t* perm, bool isFloat);

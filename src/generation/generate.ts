@@ -277,6 +277,12 @@ async function decodeRows(
       if (opts.stats) for (const k of Object.keys(stats) as (keyof PrefillStats)[]) opts.stats[k] += stats[k];
       logits = pre.logits; // [B, V]
       cache = pre.cache;
+      // room for every token the rows may feed (the last sampled one never is)
+      const feeds = live.map((i) => {
+        const r = (states[i] as RowState).req;
+        return Math.max(r.maxNewTokens, r.forcedTokens?.length ?? 0) - 1;
+      });
+      cache.reserve(Math.max(0, ...feeds));
     }
     for (;;) {
       const uniforms = live.map((i) => Math.min((states[i] as RowState).rng.float(), 1 - 1e-7));
@@ -326,6 +332,7 @@ async function decodeRows(
         return s.tokens[s.tokens.length - 1] as number;
       });
       const positions = live.map((i) => (states[i] as RowState).length - 1);
+      cache.reserve(1); // a no-op unless a row outgrows its estimate
       const c: KvCache = cache;
       totals.decodeTokens += live.length;
       const step = tidyObject(() => {

@@ -1,5 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { LayerKv } from '../model/attention.ts';
+import { kvWriteReady } from '../backend/native/index.ts';
+import { bufferedAttentionHere } from '../model/ops/sdpa.ts';
 
 /** Half-open column ranges [start, end) of a row's real tokens, in order. */
 export type ColumnRuns = readonly (readonly [number, number])[];
@@ -9,6 +11,12 @@ export type ColumnRuns = readonly (readonly [number, number])[];
  * tensors: each update disposes the previous ones, so the tensor count stays flat over a decode.
  * With `runs` (the real columns of each row after the prefill; every later column is a decoded
  * token) a row's keys/values can be taken out without padding (rowKv), for the prefix cache.
+ *
+ * Where the backend writes in place (the native kernels' kvWrite and attention), `reserve` turns the
+ * prefill's keys/values into preallocated buffers [B*KV, cap, hd] (LayerKv.length): each decode step
+ * then writes one column instead of copying the whole cache into a one-column-wider tensor, the way
+ * a hand-written PyTorch loop (or vLLM's block table) does. Attention reads the same values in the
+ * same order either way, so logits are identical.
  */
 export class KvCache {
   private readonly prefillWidth: number;
@@ -20,6 +28,42 @@ export class KvCache {
     private runs?: ColumnRuns[],
   ) {
     this.prefillWidth = mask.shape[1];
+  }
+
+  /** Whether the layers are preallocated buffers written in place. */
+  get buffered(): boolean {
+    return this.layers[0]?.length !== undefined;
+  }
+
+  /**
+   * Makes room for `extra` more columns without reallocation where the backend writes in place (else a
+   * no-op: each step concatenates; SHARP_KV_BUFFERS=0 keeps the concatenation, to measure the buffers).
+   * Grows by at least half the capacity when the buffers are full.
+   */
+  reserve(extra: number): void {
+    if (this.layers.length === 0 || process.env['SHARP_KV_BUFFERS'] === '0') return;
+    if (!kvWriteReady() || !bufferedAttentionHere()) return;
+    const first = this.layers[0] as LayerKv;
+    const length = first.length ?? first.k.shape[1];
+    const cap = first.k.shape[1];
+    if (first.length !== undefined && length + extra <= cap) return;
+    const want = first.length === undefined ? length + extra : Math.max(length + extra, Math.ceil(cap * 1.5));
+    const grown = tf.tidy(() =>
+      this.layers.map((l) => {
+        // the filled columns, then room: [B*KV, want, hd]
+        const room = (x: tf.Tensor3D): tf.Tensor3D => {
+          const filled = x.shape[1] === length ? x : (tf.slice(x, [0, 0, 0], [-1, length, -1]) as tf.Tensor3D);
+          return tf.pad(filled, [
+            [0, 0],
+            [0, want - length],
+            [0, 0],
+          ]);
+        };
+        return { k: room(l.k), v: room(l.v), length };
+      }),
+    );
+    this.disposeLayers();
+    this.layers = grown;
   }
 
   /**
@@ -56,9 +100,14 @@ export class KvCache {
     return this.mask;
   }
 
-  /** Replaces the layers with ones that hold past ++ new (from forwardCached) and the matching mask. */
+  /**
+   * Replaces the layers with ones that hold past ++ new (from forwardCached) and the matching mask.
+   * Buffers written in place come back as the same tensors: they are kept, not disposed.
+   */
   update(layers: LayerKv[], mask: tf.Tensor2D): void {
-    this.disposeLayers();
+    const kept = new Set<tf.Tensor>(layers.flatMap((l) => [l.k, l.v]));
+    for (const l of this.layers) for (const t of [l.k, l.v]) if (!kept.has(t)) t.dispose();
+    this.layers = [];
     this.mask.dispose();
     this.layers = layers;
     this.mask = mask;
@@ -80,8 +129,9 @@ export class KvCache {
       const bi = tf.tensor1d(rows, 'int32'); // [B']
       return {
         layers: this.layers.map((l) => ({
-          k: tf.gather(l.k, fi) as tf.Tensor3D,
-          v: tf.gather(l.v, fi) as tf.Tensor3D,
+          k: tf.gather(l.k, fi) as tf.Tensor3D, // [B'*KV, Tk or cap, hd]
+          v: tf.gather(l.v, fi) as tf.Tensor3D, // [B'*KV, Tk or cap, hd]
+          ...(l.length !== undefined ? { length: l.length } : {}),
         })),
         mask: tf.gather(this.mask, bi) as tf.Tensor2D,
       };

@@ -6,7 +6,8 @@ import { rmsNorm } from './ops/norm.ts';
 import { applyRopeQK, type RopeTables } from './ops/rope.ts';
 import type { LoraLookup } from './lora.ts';
 import { project } from './project.ts';
-import { permute, sdpa, sdpaCached } from './ops/sdpa.ts';
+import { permute, sdpa, sdpaBuffered, sdpaCached } from './ops/sdpa.ts';
+import { kvWriteInPlace } from '../backend/native/index.ts';
 
 /** Looks a weight up by HF name (linear weights come back stored [in, out]). */
 export type WeightGetter = (name: string) => tf.Tensor;
@@ -14,10 +15,14 @@ export type WeightGetter = (name: string) => tf.Tensor;
 /**
  * Keys and values of one layer, both [B*KV, Tk, hd] so a decode step appends along axis 1 (whole
  * contiguous blocks; a last-axis concat is a strided copy, slow on wasm) and never transposes the cache.
+ * With `length`, k and v are preallocated buffers [B*KV, cap, hd] of which the first `length` columns
+ * hold keys (generation's KvCache): a pass writes its new keys into the next columns in place and
+ * attends to the filled ones, so no step copies the cache.
  */
 export interface LayerKv {
-  k: tf.Tensor3D; // [B*KV, Tk, hd]
-  v: tf.Tensor3D; // [B*KV, Tk, hd]
+  k: tf.Tensor3D; // [B*KV, Tk, hd], or [B*KV, cap, hd] with `length`
+  v: tf.Tensor3D; // [B*KV, Tk, hd], or [B*KV, cap, hd] with `length`
+  length?: number;
 }
 
 /**
@@ -88,6 +93,16 @@ export function attention(
     const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora);
     if (!keepKv) return { out, kv: undefined };
     return { out, kv: { k: toCache(k), v: toCache(v) } };
+  }
+  if (past.length !== undefined) {
+    // A preallocated cache: the new keys and values go into its next columns, in place.
+    const at = past.length;
+    kvWriteInPlace(past.k, toCache(k), at); // [B*KV, at..at+T, hd] of [B*KV, cap, hd]
+    kvWriteInPlace(past.v, toCache(v), at); // [B*KV, at..at+T, hd] of [B*KV, cap, hd]
+    const ctx = sdpaBuffered(q, past.k, past.v, at + seq, bias, scale); // [B, T, H, hd]
+    // [B*T, D]
+    const out = project(ops, tf.reshape(ctx, [batch * seq, H * hd]) as tf.Tensor2D, w, n.o, opt(n.oBias), lora);
+    return { out, kv: { k: past.k, v: past.v, length: at + seq } };
   }
   // Decode (and any pass after cached keys): the new keys and values join the cache.
   const kAll = tf.concat([past.k, toCache(k)], 1) as tf.Tensor3D; // [B*KV, Tk, hd]

@@ -136,7 +136,8 @@ export function decoderHidden(
   inp: DecoderInput,
 ): { hidden: tf.Tensor2D; kv: LayerKv[] } {
   const [b, t] = inp.ids.shape;
-  const pastLen = inp.past?.[0]?.v.shape[1] ?? 0;
+  const first = inp.past?.[0];
+  const pastLen = first ? (first.length ?? first.v.shape[1]) : 0;
   const keep = inp.keepKv ?? inp.past !== undefined;
   if (inp.keyMask.shape[1] !== pastLen + t) {
     throw new Error(`decoder: keyMask has ${inp.keyMask.shape[1]} columns, expected past ${pastLen} + new ${t}`);

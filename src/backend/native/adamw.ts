@@ -1,7 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
-import { arrayContext } from './backend.ts';
+import { activeNativeContext } from './active.ts';
 import type { KernelBackend, NativeContext } from './context.ts';
-import { nativeContext } from './register.ts';
 
 /**
  * Fused AdamW step: one native pass per variable updates weight, first and second
@@ -83,15 +82,9 @@ function unshare(ctx: NativeContext, backend: KernelBackend, x: tf.Variable): bo
   return true;
 }
 
-/** The native context of the active backend: the wasm overrides' or the `native` backend's. */
-function fusedContext(): NativeContext | undefined {
-  if (tf.getBackend() === 'wasm') return nativeContext();
-  return arrayContext();
-}
-
 /** Whether nativeAdamW runs the fused kernel now (the addon's kernels serve the active backend). */
 export function fusedAdamWReady(): boolean {
-  return fusedContext() !== undefined;
+  return activeNativeContext() !== undefined;
 }
 
 /**
@@ -113,7 +106,7 @@ export function nativeAdamW(
   hp: AdamWHyper,
 ): AdamWResult {
   validate(vars, grads, m, v, step, hp);
-  const ctx = fusedContext();
+  const ctx = activeNativeContext();
   if (!ctx) {
     adamWOps(vars, grads, m, v, step, hp);
     return { path: 'tfjs', copied: 0 };

@@ -57,12 +57,15 @@ export interface NativeAddon {
   attnProbsGrad?(): number;
   attnApply?(): number;
   attnApplyGrad?(): number;
+  /** In-place writes into a preallocated KV cache, and Cumsum on the heap (absent from older binaries). */
+  kvWrite?(): number;
+  cumsum?(): number;
   /**
    * The same kernels on the TypedArrays passed in the call (a tensor's slot holds its argument
    * index). Absent from binaries built before this binding existed.
    */
   readonly typed?: Record<TypedKernelFn, (...arrays: ArrayBufferView[]) => number> &
-    Partial<Record<FusedKernelFn, (...arrays: ArrayBufferView[]) => number>>;
+    Partial<Record<FusedKernelFn | InPlaceKernelFn, (...arrays: ArrayBufferView[]) => number>>;
 }
 
 /** The heap binding's kernels, one per native/src kernel. */
@@ -82,7 +85,7 @@ type HeapKernelFn =
   | 'adamw'
   | 'select'
   | 'cast';
-/** The typed-array binding's: the same, and Cumsum (the wasm backend has its own). */
+/** The typed-array binding's: the same, and Cumsum (the heap binding has it only in newer binaries). */
 const TYPED_KERNEL_FNS = [
   'matmul',
   'binary',
@@ -115,7 +118,9 @@ export type FusedKernelFn =
   | 'attnProbsGrad'
   | 'attnApply'
   | 'attnApplyGrad';
-export type NativeKernelFn = HeapKernelFn | TypedKernelFn | FusedKernelFn;
+/** Kernels with no tfjs kernel of their own that older binaries lack: the in-place KV cache write. */
+type InPlaceKernelFn = 'kvWrite';
+export type NativeKernelFn = HeapKernelFn | TypedKernelFn | FusedKernelFn | InPlaceKernelFn;
 
 /** Whether `addon` has the typed-array binding with every kernel (binaries built before it lack it). */
 function hasTypedBinding(addon: NativeAddon): boolean {

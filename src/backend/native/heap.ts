@@ -66,13 +66,12 @@ export class HeapContext extends NativeContext {
   /** After the kernel's last allocation (which may have grown the memory), so the heap is synced here. */
   call(backend: KernelBackend, fn: NativeKernelFn): number {
     this.syncHeap(backend as WasmBackend);
-    if (fn === 'cumsum') throw new Error('native cumsum has no heap binding (the wasm backend has its own Cumsum)');
     const kernel = this.addon[fn];
     if (kernel === undefined) throw new Error(`native ${fn}: this binary predates the kernel`);
     return kernel.call(this.addon);
   }
 
   has(fn: NativeKernelFn): boolean {
-    return fn !== 'cumsum' && typeof this.addon[fn] === 'function';
+    return typeof this.addon[fn] === 'function';
   }
 }

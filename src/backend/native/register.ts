@@ -9,7 +9,7 @@ import { layoutNative } from './kernels/layout.ts';
 import { batchMatMulNative } from './kernels/matmul.ts';
 import { attentionNative } from './kernels/attention.ts';
 import { fusedNative, registrable } from './kernels/fused.ts';
-import { reduceNative } from './kernels/reduce.ts';
+import { cumsumNative, reduceNative } from './kernels/reduce.ts';
 import type { KernelOverride } from './kernels/types.ts';
 
 /**
@@ -51,6 +51,7 @@ export const NATIVE_KERNELS: readonly KernelOverride[] = [
   ...elementwiseNative,
   ...layoutNative,
   ...reduceNative,
+  cumsumNative,
   ...fusedNative,
   ...attentionNative,
 ];

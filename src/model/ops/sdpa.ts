@@ -104,6 +104,27 @@ export function sdpaCached(
 }
 
 /**
+ * The same against the first `length` columns of preallocated buffers [B*KV, cap, hd] (the fused
+ * kernels read them in place; kv-write's caller checks that they serve the backend): Tk = length.
+ */
+export function sdpaBuffered(
+  q: tf.Tensor4D, // [B, T, H, hd]
+  k: tf.Tensor3D, // [B*KV, cap, hd]
+  v: tf.Tensor3D, // [B*KV, cap, hd]
+  length: number,
+  bias: tf.Tensor4D, // [B, 1, T, length]
+  scale: number,
+): tf.Tensor4D {
+  const probs = runFused<tf.Tensor4D>(FUSED_KERNELS.attnProbs, { q, k, bias }, { scale, length }); // [B, H, T, Tk]
+  return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }, { length }); // [B, T, H, hd]
+}
+
+/** Whether sdpaBuffered serves the active backend. */
+export function bufferedAttentionHere(): boolean {
+  return fusedHere(FUSED_KERNELS.attnProbs) && fusedHere(FUSED_KERNELS.attnApply);
+}
+
+/**
  * The same as tfjs ops: (K @ q^T)^T transposes only the small [rep*T, Tk] result, never the cache;
  * a decode step's head swaps (T = 1) are free reshapes.
  */

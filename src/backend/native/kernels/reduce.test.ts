@@ -4,6 +4,7 @@ import { Rng } from '../../../random/rng.ts';
 import { reduceView } from './reduce.ts';
 import { reduceRef, softmaxRef, type ReduceOp } from '../../../../test/reference/kernels.ts';
 import { addonBuilt, dims, expectClose, randArr, setupNative, toTensor } from '../../../../test/native-testkit.ts';
+import { disableNativeKernels } from '../register.ts';
 
 const OPS: [ReduceOp, (x: tf.Tensor, axis: number[], keep: boolean) => tf.Tensor][] = [
   ['sum', tf.sum],
@@ -65,5 +66,33 @@ describe.skipIf(!addonBuilt)('native reductions and Softmax vs float64', () => {
       for (const s of sums) expect(Math.abs(s - 1)).toBeLessThan(1e-5);
       got.dispose();
     }
+  });
+});
+
+describe.skipIf(!addonBuilt)('native Cumsum on the wasm heap', () => {
+  beforeAll(setupNative);
+
+  it('equals the wasm backend’s own Cumsum bit for bit (a sampling CDF, inner and outer axes)', async () => {
+    const rng = new Rng(34);
+    const cases: [number[], number, boolean, boolean][] = [
+      [[8, 2000], 1, false, false],
+      [[3, 5, 7], 1, false, false],
+      [[3, 5, 7], 2, true, true],
+      [[4, 300], 1, true, false],
+      [[4, 300], 0, false, true],
+    ];
+    const xs = cases.map(([shape]) => randArr(rng, shape));
+    const run = (): number[][] =>
+      cases.map(([, axis, exclusive, reverse], i) =>
+        tf.tidy(() => Array.from(tf.cumsum(toTensor(xs[i]!), axis, exclusive, reverse).dataSync())),
+      );
+    const stockFn = (): unknown => tf.getKernel('Cumsum', 'wasm')?.kernelFunc;
+    const nativeFn = stockFn();
+    const got = run();
+    disableNativeKernels();
+    expect(stockFn()).not.toBe(nativeFn);
+    const want = run();
+    await setupNative();
+    for (let i = 0; i < cases.length; i++) expect(got[i]).toEqual(want[i]);
   });
 });
