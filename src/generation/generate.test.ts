@@ -11,7 +11,7 @@ import { tokenLogprobs } from '../model/logprobs.ts';
 import { tidyObject } from '../model/tidy.ts';
 import { Rng } from '../random/rng.ts';
 import { Tokenizer } from '../tokenizer/tokenizer.ts';
-import { generate, prefillChunks, type GenerateOptions, type GenerateRequest } from './generate.ts';
+import { decodeBatches, generate, prefillChunks, type GenerateOptions, type GenerateRequest } from './generate.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TINY = resolve(repoRoot, '../shared/models/tinystories-260k');
@@ -251,5 +251,21 @@ describe('prefill memory budget', () => {
     split.forEach((o, i) =>
       o.logprobs.forEach((lp, j) => expect(Math.abs(lp - (whole[i]?.logprobs[j] as number))).toBeLessThan(1e-4)),
     );
+    // the chunks decoded one after another (a decode budget of 1 byte) sample the same too
+    const apart = await generate(
+      rnd,
+      reqs,
+      opts({ temperature: 1, rng: new Rng(3), prefillScoreBudget: 1, decodeKvBytes: 1 }),
+    );
+    expect(apart.map((o) => o.tokenIds)).toEqual(whole.map((o) => o.tokenIds));
+  });
+
+  it('decodeBatches groups consecutive prefill chunks up to the bytes of keys and values', () => {
+    const bytes = (k: number): number => [10, 20, 30, 40, 50][k] as number;
+    // 30 + 30, then 90 alone
+    expect(decodeBatches([[0, 1], [2], [3, 4]], bytes, 60)).toEqual([[[0, 1], [2]], [[3, 4]]]);
+    expect(decodeBatches([[0], [1], [2]], bytes, 1e9)).toEqual([[[0], [1], [2]]]);
+    expect(decodeBatches([[0], [1]], bytes, 1)).toEqual([[[0]], [[1]]]); // a chunk alone may exceed it
+    expect(decodeBatches([], bytes, 60)).toEqual([]);
   });
 });

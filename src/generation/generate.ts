@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { tidyObject } from '../model/tidy.ts';
-import type { KvCache } from './kv-cache.ts';
+import { KvCache } from './kv-cache.ts';
 import { emptyPrefillStats, prefillPrompts, prefillWithCache, type PrefillStats } from './prefill.ts';
 import type { PrefixCache } from './prefix-cache.ts';
 import { checkSampling, sampleNext, type SamplingParams } from './sampling.ts';
@@ -63,6 +63,8 @@ export interface GenerateOptions extends SamplingParams {
    * belong to `model`'s current weights (generate validates it: a stale cache is emptied).
    */
   prefixCache?: PrefixCache;
+  /** Bytes of keys and values one decode batch may hold (default 64 MiB); prefill chunks decode together up to it. */
+  decodeKvBytes?: number;
   /**
    * Called after every decode step of a batch with the steps done and the rows still generating (progress of long
    * generations).
@@ -94,6 +96,20 @@ export function generationTotals(): GenerationTotals {
  * fragments.
  */
 const PREFILL_SCORE_BUDGET = 2 ** 24;
+
+/**
+ * 64 MiB of keys and values per decode batch: prefill chunks decode together up to it (a chunk alone may exceed it),
+ * so small chunks do not decode one after another. Not more: on the wasm heap a 568-row batch of Shapley replays
+ * (340 MB of keys and values) decoded 1.6x slower than its eight chunks one after another (the credit bench).
+ */
+const DECODE_KV_BUDGET = 2 ** 26;
+
+/**
+ * A decode batch drops its finished rows (a copy of the others' keys and values) once fewer than this share of its
+ * rows still generate; until then they ride along. Dropping at every finish copied the cache of a 568-row batch of
+ * replays at nearly every step.
+ */
+const COMPACT_BELOW = 0.75;
 
 /** Below this a shared prefix is not worth the extra prefill pass and gather. */
 const DEFAULT_PREFIX_MIN_TOKENS = 16;
@@ -188,14 +204,21 @@ export async function generate(
     heads,
     opts.prefillScoreBudget ?? PREFILL_SCORE_BUDGET,
   );
+  const c = model.config;
+  const rowBytes = (k: number): number => {
+    const r = (states[live[k] as number] as RowState).req;
+    const width = r.promptIds.length + Math.max(r.maxNewTokens, r.forcedTokens?.length ?? 0);
+    return 2 * c.layers * c.kvHeads * c.headDim * 4 * width; // keys and values, float32
+  };
+  const batches = decodeBatches(chunks, rowBytes, opts.decodeKvBytes ?? DECODE_KV_BUDGET);
   const t0 = performance.now();
   const headT = model.inferenceHead(); // [D, V] transposed once per call, not per batch or step
   try {
-    for (const chunk of chunks)
+    for (const parts of batches)
       await decodeRows(
         model,
         states,
-        chunk.map((k) => live[k] as number),
+        parts.map((chunk) => chunk.map((k) => live[k] as number)),
         eos,
         headT,
         opts,
@@ -210,6 +233,34 @@ export async function generate(
     text: s.text,
     finishReason: s.finish ?? 'length',
   }));
+}
+
+/**
+ * Consecutive prefill chunks grouped into decode batches whose keys and values (rowBytes per row, at its longest) stay
+ * within `budget` bytes; a chunk alone may exceed it. Rows sample from their own streams, so the grouping changes
+ * only how many rows share a decode step (and so float rounding of the step's products), never which tokens a row
+ * may draw.
+ */
+export function decodeBatches(
+  chunks: readonly number[][],
+  rowBytes: (row: number) => number,
+  budget: number,
+): number[][][] {
+  const out: number[][][] = [];
+  let cur: number[][] = [];
+  let bytes = 0;
+  for (const chunk of chunks) {
+    const b = chunk.reduce((a, k) => a + rowBytes(k), 0);
+    if (cur.length > 0 && bytes + b > budget) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(chunk);
+    bytes += b;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
 }
 
 /**
@@ -238,45 +289,69 @@ export function prefillChunks(promptLengths: readonly number[], heads: number, b
 }
 
 /**
- * Stores the keys/values of the rows of `live` not in `keep` (finished): their prompt and every generated token fed so
- * far.
+ * Stores the keys/values of batch rows `rows` (just finished; batch[r] is row r's state): their prompt and every
+ * generated token fed so far.
  */
-function storeFinished(pc: PrefixCache, cache: KvCache, states: RowState[], live: number[], keep: number[]): void {
-  const kept = new Set(keep);
-  live.forEach((i, r) => {
-    if (kept.has(r)) return;
-    const s = states[i] as RowState;
+function storeRows(pc: PrefixCache, cache: KvCache, states: RowState[], batch: number[], rows: number[]): void {
+  for (const r of rows) {
+    const s = states[batch[r] as number] as RowState;
     pc.insert([...s.req.promptIds, ...s.tokens.slice(0, -1)], cache.rowKv(r)); // the newest token was never fed
-  });
+  }
 }
 
-/** Prefill and decode of the rows `rows` of `states` in one batch, filling their tokens and text. */
-async function decodeRows(
+/** Prefill of the rows `rows` of `states` in one batch. */
+function prefillRows(
   model: CausalLM,
   states: RowState[],
   rows: number[],
+  headT: tf.Tensor2D,
+  opts: GenerateOptions,
+): { logits: tf.Tensor2D; cache: KvCache } {
+  const prompts = rows.map((i) => (states[i] as RowState).req.promptIds);
+  const minTokens = opts.prefixMinTokens ?? DEFAULT_PREFIX_MIN_TOKENS;
+  const stats = emptyPrefillStats();
+  const pOpts = { padId: opts.padId ?? 0, headT, minTokens, stats };
+  const pre = opts.prefixCache
+    ? prefillWithCache(model, prompts, { ...pOpts, cache: opts.prefixCache })
+    : prefillPrompts(model, prompts, pOpts);
+  totals.promptTokens += prompts.reduce((a, p) => a + p.length, 0);
+  totals.prefillTokens += stats.prefillTokens;
+  if (opts.stats) for (const k of Object.keys(stats) as (keyof PrefillStats)[]) opts.stats[k] += stats[k];
+  return pre;
+}
+
+/**
+ * Prefill of each chunk of `parts` (rows of `states`), then one decode of all their rows together, filling their
+ * tokens and text.
+ */
+async function decodeRows(
+  model: CausalLM,
+  states: RowState[],
+  parts: number[][],
   eos: ReadonlySet<number>,
   headT: tf.Tensor2D,
   opts: GenerateOptions,
 ): Promise<void> {
-  let live = rows;
+  let live = parts.flat();
   let steps = 0;
   let cache: KvCache | undefined;
   let logits: tf.Tensor2D | undefined;
+  const pres: { logits: tf.Tensor2D; cache: KvCache }[] = [];
   try {
     {
-      const prompts = live.map((i) => (states[i] as RowState).req.promptIds);
-      const minTokens = opts.prefixMinTokens ?? DEFAULT_PREFIX_MIN_TOKENS;
-      const stats = emptyPrefillStats();
-      const pOpts = { padId: opts.padId ?? 0, headT, minTokens, stats };
-      const pre = opts.prefixCache
-        ? prefillWithCache(model, prompts, { ...pOpts, cache: opts.prefixCache })
-        : prefillPrompts(model, prompts, pOpts);
-      totals.promptTokens += prompts.reduce((a, p) => a + p.length, 0);
-      totals.prefillTokens += stats.prefillTokens;
-      if (opts.stats) for (const k of Object.keys(stats) as (keyof PrefillStats)[]) opts.stats[k] += stats[k];
-      logits = pre.logits; // [B, V]
-      cache = pre.cache;
+      for (const rows of parts) pres.push(prefillRows(model, states, rows, headT, opts));
+      if (pres.length === 1) {
+        logits = (pres[0] as (typeof pres)[number]).logits; // [B, V]
+        cache = (pres[0] as (typeof pres)[number]).cache;
+      } else {
+        logits = tf.concat(pres.map((p) => p.logits)) as tf.Tensor2D; // [B, V]
+        cache = KvCache.stack(pres.map((p) => p.cache));
+        for (const p of pres) {
+          p.logits.dispose();
+          p.cache.dispose();
+        }
+      }
+      pres.length = 0;
       // room for every token the rows may feed (the last sampled one never is)
       const feeds = live.map((i) => {
         const r = (states[i] as RowState).req;
@@ -284,11 +359,15 @@ async function decodeRows(
       });
       cache.reserve(Math.max(0, ...feeds));
     }
+    // batch row r holds states[batch[r]]; a finished row stays (fed, its outputs ignored) until few enough rows
+    // live that dropping them pays for copying the cache of the rest
+    let done = live.map(() => false);
     for (;;) {
-      const uniforms = live.map((i) => Math.min((states[i] as RowState).rng.float(), 1 - 1e-7));
-      const forced = live.map((i) => {
+      const batch = live;
+      const uniforms = batch.map((i, r) => (done[r] ? 0 : Math.min((states[i] as RowState).rng.float(), 1 - 1e-7)));
+      const forced = batch.map((i, r) => {
         const s = states[i] as RowState;
-        return s.req.forcedTokens ? (s.req.forcedTokens[s.tokens.length] as number) : -1;
+        return !done[r] && s.req.forcedTokens ? (s.req.forcedTokens[s.tokens.length] as number) : -1;
       });
       const current: tf.Tensor2D = logits as tf.Tensor2D;
       const anyForced = forced.some((t) => t >= 0);
@@ -306,9 +385,10 @@ async function decodeRows(
       logits = undefined;
       const host = (await picked.data()) as Float32Array;
       picked.dispose();
-      const b = live.length;
-      const keep: number[] = [];
-      live.forEach((i, r) => {
+      const b = batch.length;
+      const finished: number[] = [];
+      batch.forEach((i, r) => {
+        if (done[r]) return;
         const s = states[i] as RowState;
         s.tokens.push(host[r] as number);
         s.logprobs.push(host[b + r] as number);
@@ -319,14 +399,21 @@ async function decodeRows(
         if (s.finish !== undefined) {
           s.detok.flush(); // an incomplete multi-byte character at the end renders as U+FFFD, as a full decode would
           s.text = s.detok.text.slice(s.seedLen);
+          finished.push(r);
+          done[r] = true;
         }
-        if (s.finish === undefined) keep.push(r);
       });
-      if (opts.prefixCache && keep.length < b) storeFinished(opts.prefixCache, cache as KvCache, states, live, keep);
+      if (opts.prefixCache && finished.length > 0)
+        storeRows(opts.prefixCache, cache as KvCache, states, batch, finished);
+      const keep = batch.map((_, r) => r).filter((r) => !done[r]);
       opts.onStep?.(++steps, keep.length);
       if (keep.length === 0) break;
-      if (keep.length < b) cache.keepRows(keep);
-      live = keep.map((r) => live[r] as number);
+      if (keep.length < b * COMPACT_BELOW) {
+        cache.keepRows(keep);
+        live = keep.map((r) => batch[r] as number);
+        done = live.map(() => false);
+      }
+      // a finished row feeds its last token again at the same position: its outputs are never read
       const next = live.map((i) => {
         const s = states[i] as RowState;
         return s.tokens[s.tokens.length - 1] as number;
@@ -334,10 +421,11 @@ async function decodeRows(
       const positions = live.map((i) => (states[i] as RowState).length - 1);
       cache.reserve(1); // a no-op unless a row outgrows its estimate
       const c: KvCache = cache;
-      totals.decodeTokens += live.length;
+      const rows = live.length;
+      totals.decodeTokens += keep.length;
       const step = tidyObject(() => {
-        const ids = tf.tensor2d(next, [live.length, 1], 'int32'); // [B, 1]
-        const pos = tf.tensor2d(positions, [live.length, 1], 'float32'); // [B, 1]
+        const ids = tf.tensor2d(next, [rows, 1], 'int32'); // [B, 1]
+        const pos = tf.tensor2d(positions, [rows, 1], 'float32'); // [B, 1]
         const mask = c.extendedMask(); // [B, Tk+1]
         const out = model.forwardCached(ids, pos, mask, c.past, true, headT);
         return { logits: out.logits, kv: out.kv, mask };
@@ -348,5 +436,9 @@ async function decodeRows(
   } finally {
     logits?.dispose();
     cache?.dispose();
+    for (const p of pres) {
+      p.logits.dispose();
+      p.cache.dispose();
+    }
   }
 }

@@ -5,7 +5,7 @@ import { kvWriteReady } from '../backend/native/index.ts';
 import { CausalLM } from '../model/causal-lm.ts';
 import { hfConfigFor } from '../model/config.ts';
 import { emptyPrefillStats, prefillPrompts } from './prefill.ts';
-import type { KvCache } from './kv-cache.ts';
+import { KvCache } from './kv-cache.ts';
 import { tidyObject } from '../model/tidy.ts';
 
 /**
@@ -100,6 +100,40 @@ describe('KvCache with preallocated buffers', () => {
     plain.cache.dispose();
     buf.cache.dispose();
     expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('stacks prefills of different widths into one cache whose rows decode as they would apart', () => {
+    const before = tf.memory().numTensors;
+    const opts = { padId: 0, headT, minTokens: 1000, stats: emptyPrefillStats() };
+    const a = prefillPrompts(model, [PROMPTS[0] as number[]], opts); // width 7
+    const b = prefillPrompts(model, [PROMPTS[1] as number[], PROMPTS[2] as number[]], opts); // width 5
+    const stacked = KvCache.stack([a.cache, b.cache]);
+    expect(stacked.keyMask.shape).toEqual([3, 7]);
+    expect(Array.from(stacked.keyMask.dataSync())).toEqual([
+      1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 0, 0,
+    ]);
+    // the rows' real keys come out as in their own parts, bit for bit
+    for (const [cache, r, s] of [
+      [a.cache, 0, 0],
+      [b.cache, 1, 2],
+    ] as const) {
+      const want = cache.rowKv(r);
+      const got = stacked.rowKv(s);
+      for (let l = 0; l < want.length; l++)
+        expect(Array.from(got[l]!.k.dataSync())).toEqual(Array.from(want[l]!.k.dataSync()));
+      tf.dispose([...want.flatMap((l) => [l.k, l.v]), ...got.flatMap((l) => [l.k, l.v])]);
+    }
+    // decoding the stacked cache gives each row the logits of the whole batch's prefill, to float rounding
+    const whole = prefill();
+    whole.logits.dispose();
+    const want = decode(whole.cache, 4, 4);
+    const got = decode(stacked, 4, 4);
+    for (let s = 0; s < want.length; s++)
+      for (let i = 0; i < want[s]!.length; i++) expect(Math.abs(got[s]![i]! - want[s]![i]!)).toBeLessThan(1e-5);
+    tf.dispose([a.logits, b.logits]);
+    for (const c of [a.cache, b.cache, stacked, whole.cache]) c.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+    expect(() => KvCache.stack([])).toThrow(/no parts/);
   });
 
   it('keeps the concatenation under SHARP_KV_BUFFERS=0', () => {

@@ -30,6 +30,48 @@ export class KvCache {
     this.prefillWidth = mask.shape[1];
   }
 
+  /**
+   * The rows of several prefilled caches (no decode step yet) as one, in order: each padded on the right to the widest
+   * (masked columns), so prefill chunks bounded for their attention scores decode as one batch. Owns new tensors; the
+   * parts stay the caller's.
+   */
+  static stack(parts: readonly KvCache[]): KvCache {
+    const first = parts[0];
+    if (!first) throw new Error('KvCache.stack: no parts');
+    for (const p of parts)
+      if (p.buffered || p.mask.shape[1] !== p.prefillWidth || p.layers.length !== first.layers.length)
+        throw new Error('KvCache.stack: parts must be prefills of the same model with no decode step yet');
+    const width = Math.max(...parts.map((p) => p.mask.shape[1]));
+    const right = <T extends tf.Tensor2D | tf.Tensor3D>(x: T, w: number): T =>
+      (w === width
+        ? x
+        : tf.pad(
+            x,
+            x.rank === 2
+              ? [
+                  [0, 0],
+                  [0, width - w],
+                ]
+              : [
+                  [0, 0],
+                  [0, width - w],
+                  [0, 0],
+                ],
+          )) as T;
+    const { layers, mask } = tf.tidy(() => ({
+      layers: first.layers.map((_, i) => {
+        const of = (p: KvCache) => p.layers[i] as LayerKv;
+        return {
+          k: tf.concat(parts.map((p) => right(of(p).k, p.mask.shape[1]))), // [sum B*KV, width, hd]
+          v: tf.concat(parts.map((p) => right(of(p).v, p.mask.shape[1]))), // [sum B*KV, width, hd]
+        };
+      }),
+      mask: tf.concat(parts.map((p) => right(p.mask, p.mask.shape[1]))), // [sum B, width]
+    }));
+    const runs = parts.every((p) => p.runs !== undefined) ? parts.flatMap((p) => p.runs as ColumnRuns[]) : undefined;
+    return new KvCache(layers, mask as tf.Tensor2D, first.kvHeads, runs);
+  }
+
   /** Whether the layers are preallocated buffers written in place. */
   get buffered(): boolean {
     return this.layers[0]?.length !== undefined;
