@@ -95,7 +95,7 @@ async function trainStep(model: CausalLM, steps: number, warmup: number): Promis
 async function prefill(model: CausalLM, reps: number): Promise<BenchRow[]> {
   const rng = new Rng(2);
   const times: number[] = [];
-  const headT = model.inferenceHead(); // [D, V] as generate() uses it
+  const headT = model.inferenceHead(); // as generate() uses it
   for (let i = 0; i < reps + 2; i++) {
     const t0 = performance.now();
     const out = tidyObject(() => {

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { Rng } from '../random/rng.ts';
 import { tidyObject } from '../model/tidy.ts';
+import type { InferenceHead } from '../model/decoder.ts';
 import { KvCache } from './kv-cache.ts';
 import { emptyPrefillStats, prefillPrompts, prefillWithCache, type PrefillStats } from './prefill.ts';
 import type { PrefixCache } from './prefix-cache.ts';
@@ -304,7 +305,7 @@ function prefillRows(
   model: CausalLM,
   states: RowState[],
   rows: number[],
-  headT: tf.Tensor2D,
+  headT: InferenceHead,
   opts: GenerateOptions,
 ): { logits: tf.Tensor2D; cache: KvCache } {
   const prompts = rows.map((i) => (states[i] as RowState).req.promptIds);
@@ -329,7 +330,7 @@ async function decodeRows(
   states: RowState[],
   parts: number[][],
   eos: ReadonlySet<number>,
-  headT: tf.Tensor2D,
+  headT: InferenceHead,
   opts: GenerateOptions,
 ): Promise<void> {
   let live = parts.flat();

@@ -7,6 +7,7 @@ import { hfConfigFor } from '../model/config.ts';
 import { emptyPrefillStats, prefillPrompts } from './prefill.ts';
 import { KvCache } from './kv-cache.ts';
 import { tidyObject } from '../model/tidy.ts';
+import type { InferenceHead } from '../model/decoder.ts';
 
 /**
  * Preallocated KV buffers written in place against the concatenating cache: the same logits bit for
@@ -14,7 +15,7 @@ import { tidyObject } from '../model/tidy.ts';
  * rows taken out for the prefix cache, and a flat tensor count.
  */
 let model: CausalLM;
-let headT: tf.Tensor2D;
+let headT: InferenceHead;
 const PROMPTS = [
   [5, 9, 2, 7, 3, 11, 4],
   [8, 1, 6],

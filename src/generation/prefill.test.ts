@@ -110,7 +110,8 @@ describe('shared-prefix prefill on a random llama', () => {
       reusedTokens: 104,
     });
     expect(sOff).toEqual({ prefillTokens: MIXED_TOKENS, prefillColumns: 7 * 52, sharedPrefixes: 0, reusedTokens: 0 });
-    tf.dispose([on.logits, off.logits, headT]);
+    tf.dispose([on.logits, off.logits]);
+    headT.dispose();
     on.cache.dispose();
     off.cache.dispose();
   });

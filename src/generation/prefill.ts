@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { LayerKv } from '../model/attention.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
-import { positionsFromMask } from '../model/decoder.ts';
+import { positionsFromMask, type InferenceHead } from '../model/decoder.ts';
 import { tidyObject } from '../model/tidy.ts';
 import { KvCache, type ColumnRuns } from './kv-cache.ts';
 import { branchPrefixes, findSharedPrefixes, type PrefixGroup } from './prefix.ts';
@@ -44,7 +44,7 @@ function plainPrefill(
   model: CausalLM,
   prompts: readonly number[][],
   padId: number,
-  headT: tf.Tensor2D,
+  headT: InferenceHead,
   stats: PrefillStats,
 ): PrefillResult {
   const b = prompts.length;
@@ -82,7 +82,7 @@ function sharedPrefill(
   prompts: readonly number[][],
   groups: PrefixGroup[],
   padId: number,
-  headT: tf.Tensor2D,
+  headT: InferenceHead,
   stats: PrefillStats,
 ): PrefillResult {
   const b = prompts.length;
@@ -159,7 +159,7 @@ function sharedPrefill(
 export function prefillPrompts(
   model: CausalLM,
   prompts: readonly number[][],
-  opts: { padId: number; headT: tf.Tensor2D; minTokens: number; stats: PrefillStats },
+  opts: { padId: number; headT: InferenceHead; minTokens: number; stats: PrefillStats },
 ): PrefillResult {
   const groups = findSharedPrefixes(prompts, opts.minTokens);
   if (groups.length === 0) return plainPrefill(model, prompts, opts.padId, opts.headT, opts.stats);
@@ -181,7 +181,7 @@ export function prefillWithCache(
   prompts: readonly number[][],
   opts: {
     padId: number;
-    headT: tf.Tensor2D;
+    headT: InferenceHead;
     minTokens: number;
     stats: PrefillStats;
     cache: PrefixCache;
@@ -327,7 +327,7 @@ function cachedPart(
   prompts: readonly number[][],
   matches: readonly (PrefixMatch | undefined)[],
   lens: readonly number[],
-  opts: { padId: number; headT: tf.Tensor2D; stats: PrefillStats; cache: PrefixCache },
+  opts: { padId: number; headT: InferenceHead; stats: PrefillStats; cache: PrefixCache },
 ): Part {
   const { cache } = opts;
   const b = prompts.length;

@@ -171,18 +171,32 @@ export function decoderHidden(
 }
 
 /**
- * LM head: hidden [N, D] -> logits [N, V] (tied: hidden @ embed_tokens^T). headT [D, V], when
- * given, is a pre-transposed tied head for inference: transposing a [V, D] table costs more than
- * a whole decode step's matmuls on wasm, so generation transposes it once per call.
+ * The LM head of inference (CausalLM.inferenceHead; the caller disposes it): [D, V], transposed once
+ * per generate call (on the wasm backend's own kernels a transposed operand costs more than a whole
+ * decode step's matmuls), or for a large tied table, where the native kernels serve the backend, the
+ * table [V, D] itself through the GEMM's transpose flag (a reshape shares its data: at Qwen3-0.6B's
+ * shape that saves a 0.58 GiB copy per call).
  */
+export class InferenceHead {
+  constructor(
+    readonly w: tf.Tensor2D, // [V, D] when transposeB, else [D, V]
+    readonly transposeB: boolean,
+  ) {}
+
+  dispose(): void {
+    this.w.dispose();
+  }
+}
+
+/** LM head: hidden [N, D] -> logits [N, V] (tied: hidden @ embed_tokens^T); `head` for inference. */
 export function lmHead(
   c: ModelConfig,
   w: WeightGetter,
   hidden: tf.Tensor2D,
-  headT?: tf.Tensor2D,
+  head?: InferenceHead,
   ops: OpSet = TRAIN_OPS,
 ): tf.Tensor2D {
-  if (headT) return tf.matMul(hidden, headT); // [N, V] inference only (no custom gradient needed)
+  if (head) return tf.matMul(hidden, head.w, false, head.transposeB); // [N, V] inference only (no custom gradient)
   return c.tieEmbeddings
     ? ops.matmulBT(hidden, w(EMBED) as tf.Tensor2D)
     : ops.linear(hidden, w(LM_HEAD) as tf.Tensor2D); // [N, V]
