@@ -213,7 +213,7 @@ export async function generate(
   };
   const batches = decodeBatches(chunks, rowBytes, opts.decodeKvBytes ?? DECODE_KV_BUDGET);
   const t0 = performance.now();
-  const headT = model.inferenceHead(); // [D, V] transposed once per call, not per batch or step
+  const headT = model.inferenceHead(); // once per call, not per batch or step
   try {
     for (const parts of batches)
       await decodeRows(
@@ -341,9 +341,10 @@ async function decodeRows(
   try {
     {
       for (const rows of parts) pres.push(prefillRows(model, states, rows, headT, opts));
-      if (pres.length === 1) {
-        logits = (pres[0] as (typeof pres)[number]).logits; // [B, V]
-        cache = (pres[0] as (typeof pres)[number]).cache;
+      const [only] = pres;
+      if (pres.length === 1 && only) {
+        logits = only.logits; // [B, V]
+        cache = only.cache;
       } else {
         logits = tf.concat(pres.map((p) => p.logits)) as tf.Tensor2D; // [B, V]
         cache = KvCache.stack(pres.map((p) => p.cache));

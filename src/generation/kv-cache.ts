@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { LayerKv } from '../model/attention.ts';
 import { kvWriteReady } from '../backend/native/index.ts';
-import { bufferedAttentionHere } from '../model/ops/sdpa.ts';
+import { fusedAttentionHere } from '../model/ops/sdpa.ts';
 
 /** Half-open column ranges [start, end) of a row's real tokens, in order. */
 export type ColumnRuns = readonly (readonly [number, number])[];
@@ -83,12 +83,12 @@ export class KvCache {
    * Grows by at least half the capacity when the buffers are full.
    */
   reserve(extra: number): void {
-    if (this.layers.length === 0 || process.env['SHARP_KV_BUFFERS'] === '0') return;
-    if (!kvWriteReady() || !bufferedAttentionHere()) return;
-    const first = this.layers[0] as LayerKv;
+    const first = this.layers[0];
+    if (!first) return;
     const length = first.length ?? first.k.shape[1];
     const cap = first.k.shape[1];
-    if (first.length !== undefined && length + extra <= cap) return;
+    if (first.length !== undefined && length + extra <= cap) return; // a decode step's usual case: room left
+    if (process.env['SHARP_KV_BUFFERS'] === '0' || !kvWriteReady() || !fusedAttentionHere()) return;
     const want = first.length === undefined ? length + extra : Math.max(length + extra, Math.ceil(cap * 1.5));
     const grown = tf.tidy(() =>
       this.layers.map((l) => {

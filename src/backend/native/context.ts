@@ -56,6 +56,18 @@ export abstract class NativeContext {
     return false;
   }
 
+  /**
+   * Writes the references of `refs`, then `scalars`, into the argument slots in order and runs addon
+   * kernel `fn` (`run`): the calling convention of kernels whose arguments are tensors then numbers.
+   */
+  invoke(backend: KernelBackend, fn: NativeKernelFn, kernel: string, refs: TensorInfo[], scalars: number[]): void {
+    const A = this.args;
+    let i = 0;
+    for (const t of refs) A[i++] = this.ref(backend, t);
+    for (const v of scalars) A[i++] = v;
+    this.run(backend, fn, kernel);
+  }
+
   /** `call`, throwing a one-line error naming tfjs kernel `kernel` on failure. */
   run(backend: KernelBackend, fn: NativeKernelFn, kernel: string): void {
     this.check(this.call(backend, fn), kernel);

@@ -29,13 +29,5 @@ export function kvWriteInPlace(buf: tf.Tensor3D, x: tf.Tensor3D, at: number): vo
   if (backend.refCount(buf.dataId) > 1 || ctx.sharesMemory(backend, buf))
     throw new Error('kvWriteInPlace: the buffer is shared with another tensor');
   if (n * cols * hd === 0) return;
-  const A = ctx.args;
-  A[0] = ctx.ref(backend, buf);
-  A[1] = ctx.ref(backend, x);
-  A[2] = n;
-  A[3] = cap;
-  A[4] = cols;
-  A[5] = at;
-  A[6] = hd;
-  ctx.run(backend, 'kvWrite', 'kvWrite');
+  ctx.invoke(backend, 'kvWrite', 'kvWrite', [buf, x], [n, cap, cols, at, hd]);
 }

@@ -25,7 +25,7 @@ function fusedAttention(
   bias: tf.Tensor4D,
   scale: number,
 ): tf.Tensor4D | undefined {
-  if (!fusedHere(FUSED_KERNELS.attnProbs) || !fusedHere(FUSED_KERNELS.attnApply)) return undefined;
+  if (!fusedAttentionHere()) return undefined;
   const probs = runFused<tf.Tensor4D>(FUSED_KERNELS.attnProbs, { q, k, bias }, { scale }); // [B, H, T, Tk]
   return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }); // [B, T, H, hd]
 }
@@ -119,8 +119,8 @@ export function sdpaBuffered(
   return runFused<tf.Tensor4D>(FUSED_KERNELS.attnApply, { probs, v }, { length }); // [B, T, H, hd]
 }
 
-/** Whether sdpaBuffered serves the active backend. */
-export function bufferedAttentionHere(): boolean {
+/** Whether the fused attention kernels serve the active backend (sdpaBuffered needs them). */
+export function fusedAttentionHere(): boolean {
   return fusedHere(FUSED_KERNELS.attnProbs) && fusedHere(FUSED_KERNELS.attnApply);
 }
 

@@ -59,13 +59,7 @@ export function fused(
     needs: [fn],
     make: (ctx) =>
       asKernel((args: KernelArgs): TensorInfo =>
-        body(args, ctx, (refs, scalars) => {
-          const A = ctx.args;
-          let i = 0;
-          for (const t of refs) A[i++] = ctx.ref(args.backend, t);
-          for (const v of scalars) A[i++] = v;
-          ctx.run(args.backend, fn, name);
-        }),
+        body(args, ctx, (refs, scalars) => ctx.invoke(args.backend, fn, name, refs, scalars)),
       ),
   };
 }

@@ -279,13 +279,7 @@ const cast: KernelOverride = {
       const out = ctx.output(backend, [...x.shape], dtype); // same shape, new dtype
       const n = sizeOf(x.shape);
       if (n === 0) return out;
-      const A = ctx.args;
-      A[0] = ctx.ref(backend, x);
-      A[1] = ctx.ref(backend, out);
-      A[2] = n;
-      A[3] = from;
-      A[4] = to;
-      ctx.run(backend, 'cast', 'Cast');
+      ctx.invoke(backend, 'cast', 'Cast', [x, out], [n, from, to]);
       return out;
     }),
 };
