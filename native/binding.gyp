@@ -11,6 +11,7 @@
         "src/adamw.cc",
         "src/fused.cc",
         "src/attention.cc",
+        "src/bf16.cc",
         "src/pool.cc"
       ],
       "include_dirs": [

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, freemem, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -35,7 +35,8 @@ import { profileTable, summarize } from './bench/profile.ts';
  * questions x G trajectories, json protocol, then LOO credit with its counterfactual replays); advantages
  * (advantages.ts); one GRPO update training LoRA rank 16 adapters (PEFT layout, the settings of
  * configs/qwen3-0.6b-lora-gpu.yaml); then one full-parameter GRPO update when its memory estimate
- * fits the memory available. Prints seconds, peak RSS and live tf tensors per stage. Heavy: not a test.
+ * fits the memory available. Prints seconds, peak RSS (each stage its own, where Linux can reset it)
+ * and live tf tensors per stage. Heavy: not a test.
  *
  * Both updates run with train.logprobChunk (no [tokens, 151936] logits tensor) and
  * train.checkpointLayers (one decoder layer's activations at a time), microBatch 1, klBeta 0.
@@ -55,7 +56,8 @@ import { profileTable, summarize } from './bench/profile.ts';
  * in memory), --layers N (28; fewer for quick pairs against PyTorch),
  * --save-sequences FILE (write the update's sequences and the rollout's length as JSON),
  * --sequences FILE (such a file: no rollout, the update trains these),
- * --profile (tf.profile's per-op table of the LoRA update),
+ * --profile (tf.profile's per-op table of the LoRA update), --bf16 (the frozen base in bfloat16 from
+ * the start, as train.lora.baseDtype: bfloat16; no full-parameter update),
  * --torch PYTHON (a Python with PyTorch: after each LoRA update, run scripts/torch-qwen3-lora-step.py
  * on the same sequences and layers, with --rollout when this run rolled out, and print both times and
  * their ratio), --pairs N (with --torch: N LoRA updates of ours and N of PyTorch's, alternating which
@@ -99,7 +101,25 @@ function flag(name: string): string | undefined {
 }
 
 const gib = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
-const peakRss = (): number => process.resourceUsage().maxRSS * 1024;
+/** Resets Linux's peak RSS (VmHWM) so that the next reading is the coming stage's own. */
+function resetPeakRss(): void {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+  } catch {
+    // not Linux: the readings stay the process's peak so far
+  }
+}
+
+/** The peak RSS since the last reset (VmHWM), else the process's (getrusage). */
+function peakRss(): number {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS * 1024;
+}
 
 /** Linux MemAvailable (what can be allocated without swapping), else os.freemem(). */
 function memAvailable(): number {
@@ -172,12 +192,13 @@ function record(name: string, seconds: number, note: string): void {
   };
   stages.push(s);
   console.log(
-    `${s.stage}: ${s.seconds.toFixed(1)} s, peak RSS ${s.peakRssGiB} GiB, tf tensors ${s.tfGiB} ` +
-      `GiB${s.note ? `, ${s.note}` : ''}`,
+    `${s.stage}: ${s.seconds.toFixed(1)} s, peak RSS ${s.peakRssGiB} GiB (${(s.peakRssGiB / s.tfGiB).toFixed(2)}x ` +
+      `the tensors), tf tensors ${s.tfGiB} GiB${s.note ? `, ${s.note}` : ''}`,
   );
 }
 
 async function stage<T>(name: string, f: () => Promise<T> | T, note: (r: T) => string = () => ''): Promise<T> {
+  resetPeakRss();
   const t0 = performance.now();
   const r = await f();
   record(name, (performance.now() - t0) / 1000, note(r));
@@ -207,6 +228,9 @@ async function main(): Promise<void> {
   const maxNewTokens = Number(flag('max-new-tokens') ?? 16);
   const layers = Number(flag('layers') ?? QWEN3_0_6B.num_hidden_layers);
   const rank = Number(flag('lora-rank') ?? 16);
+  // --bf16: the frozen base in bfloat16 (train.lora.baseDtype), from the random init on
+  const bf16Base = process.argv.includes('--bf16');
+  const baseDtype = bf16Base ? ('bfloat16' as const) : ('float32' as const);
   const choice = await initBackend((flag('backend') ?? 'native') as BackendName);
   const cfg = configSchema.parse({
     rollout: { protocol: 'json', groupSize: g, maxNewTokens, maxContext: 2048 },
@@ -239,7 +263,7 @@ async function main(): Promise<void> {
     const hf = parseHfConfig(shape, 'Qwen3-0.6B config');
     model = await stage(
       'init (random weights)',
-      () => CausalLM.random(hf, 0),
+      () => CausalLM.random(hf, 0, { bf16Base }),
       (m) => `${(m.numParameters() / 1e6).toFixed(1)}M parameters`,
     );
     for (const f of ['tokenizer.json', 'tokenizer_config.json'])
@@ -249,7 +273,7 @@ async function main(): Promise<void> {
       model.dispose();
       model = await stage(
         'load (CausalLM.load, 5.x config)',
-        () => CausalLM.load(dir),
+        () => CausalLM.load(dir, { bf16Base }),
         (m) => `rope ${JSON.stringify(m.config.rope)}`,
       );
     }
@@ -270,6 +294,7 @@ async function main(): Promise<void> {
       console.log(`sequences from ${given}: ${seqs.length} (no rollout)`);
     } else {
       const episodes = generateSynth({ seed: 3, n: questions }).map(toEpisode);
+      resetPeakRss();
       const collected = await runStepStages(
         inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
         cfg.credit,
@@ -312,7 +337,7 @@ async function main(): Promise<void> {
 
     const rssBeforeLora = process.memoryUsage().rss;
     if (rank > 0) {
-      prepareForTraining(lm, trainingSetup({ ...t, lora: { ...t.lora, rank } }), 0);
+      prepareForTraining(lm, trainingSetup({ ...t, lora: { ...t.lora, rank, baseDtype } }), 0);
       const trainable = lm.trainableVariables();
       const n = trainable.reduce((a, v) => a + v.size, 0);
       const ours = async (): Promise<{ wall: number; cpu: number }> => {
@@ -390,7 +415,9 @@ async function main(): Promise<void> {
       }
     }
 
-    if (!process.argv.includes('--no-full')) {
+    if (bf16Base && !process.argv.includes('--no-full'))
+      console.log('GRPO update, full-parameter: not run: a bfloat16 base is frozen (--bf16)');
+    else if (!process.argv.includes('--no-full')) {
       // The base with adapters disabled: every weight trainable, same memory settings.
       const full = lm.lora ? lm.baseView() : lm;
       full.memory = { logprobChunk: t.logprobChunk, checkpointLayers: t.checkpointLayers };

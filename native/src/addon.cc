@@ -176,6 +176,8 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("attnApplyGrad", Napi::Function::New(env, Call<attnApplyGrad>));
   exports.Set("kvWrite", Napi::Function::New(env, Call<kvWrite>));
   exports.Set("cumsum", Napi::Function::New(env, Call<cumsum>));
+  exports.Set("bf16MatMul", Napi::Function::New(env, Call<bf16MatMul>));
+  exports.Set("bf16Unpack", Napi::Function::New(env, Call<bf16Unpack>));
   Napi::Object typed = Napi::Object::New(env);
   typed.Set("matmul", Napi::Function::New(env, CallTyped<matmul>));
   typed.Set("binary", Napi::Function::New(env, CallTyped<binary>));
@@ -205,6 +207,8 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   typed.Set("attnApply", Napi::Function::New(env, CallTyped<attnApply>));
   typed.Set("attnApplyGrad", Napi::Function::New(env, CallTyped<attnApplyGrad>));
   typed.Set("kvWrite", Napi::Function::New(env, CallTyped<kvWrite>));
+  typed.Set("bf16MatMul", Napi::Function::New(env, CallTyped<bf16MatMul>));
+  typed.Set("bf16Unpack", Napi::Function::New(env, CallTyped<bf16Unpack>));
   exports.Set("typed", typed);
   return exports;
 }

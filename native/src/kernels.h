@@ -67,6 +67,8 @@ int attnProbsGrad();
 int attnApply();
 int attnApplyGrad();
 int kvWrite();
+int bf16MatMul();
+int bf16Unpack();
 
 // Generic strided copy used by transpose (and reductions over non-inner axes).
 void transposeRaw(const float* x, float* out, int rank, const int64_t* shape, const int64_t* perm, bool isFloat);

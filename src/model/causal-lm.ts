@@ -32,6 +32,7 @@ import {
   type WeightSpec,
 } from './weight-map.ts';
 import { assertFiniteTensors } from './io/guards.ts';
+import { bf16Ready, isPacked, packBf16, unpackBf16 } from './bf16.ts';
 
 /** Distinguishes the Variables of several models in one process (policy, reference): tfjs names are global. */
 let instanceCounter = 0;
@@ -57,10 +58,39 @@ export interface LoadInfo {
   float32Bytes: number;
 }
 
-function makeVariable(s: WeightSpec, hfData: Float32Array, id: number): tf.Variable {
+/** Whether a weight is kept in bfloat16 when the base is frozen that way: every matrix with an even row length. */
+function packable(s: WeightSpec): boolean {
+  const shape = storedShape(s);
+  return shape.length === 2 && (shape[1] as number) % 2 === 0;
+}
+
+/** With `bf16` a packable weight becomes a frozen packed bfloat16 Variable (bf16.ts), else float32. */
+function makeVariable(s: WeightSpec, hfData: Float32Array, id: number, bf16 = false): tf.Variable {
   // Linear weights: HF [out, in] -> stored [in, out], once per load (see weight-map.ts).
   const data = s.kind === 'linear' ? transposeMatrix(hfData, s.hfShape[0] as number, s.hfShape[1] as number) : hfData;
-  return tf.tidy(() => tf.variable(tf.tensor(data, storedShape(s), 'float32'), true, `lm${id}/${s.name}`));
+  const shape = storedShape(s);
+  if (bf16 && packable(s)) {
+    const packed = [shape[0] as number, (shape[1] as number) / 2]; // [rows, cols / 2]
+    return tf.tidy(() => tf.variable(tf.tensor(packBf16(data), packed, 'int32'), false, `lm${id}/${s.name}`));
+  }
+  return tf.tidy(() => tf.variable(tf.tensor(data, shape, 'float32'), true, `lm${id}/${s.name}`));
+}
+
+/** Options of CausalLM.random and CausalLM.load. */
+export interface BuildOptions {
+  /**
+   * Keep every base matrix (embedding, projections, head) as frozen bfloat16 (bf16.ts): for LoRA
+   * training, where the base takes no gradient. Needs the native kernels.
+   */
+  bf16Base?: boolean;
+}
+
+function assertBf16Ready(): void {
+  if (!bf16Ready())
+    throw new Error(
+      "model: a bfloat16 base needs the native backend's bfloat16 kernels (run.backend: native, with the " +
+        'prebuilt or locally built kernels)',
+    );
 }
 
 /**
@@ -104,11 +134,17 @@ export class CausalLM {
   }
 
   /** values(spec) gives each tensor in HF layout. */
-  private static build(hfConfig: HfModelConfig, values: (spec: WeightSpec) => Float32Array): CausalLM {
+  private static build(
+    hfConfig: HfModelConfig,
+    values: (spec: WeightSpec) => Float32Array,
+    opts: BuildOptions,
+  ): CausalLM {
+    if (opts.bf16Base) assertBf16Ready();
     const id = instanceCounter++;
     const weights = new Map<string, tf.Variable>();
     try {
-      for (const s of weightSpecs(modelConfigFromHf(hfConfig))) weights.set(s.name, makeVariable(s, values(s), id));
+      for (const s of weightSpecs(modelConfigFromHf(hfConfig)))
+        weights.set(s.name, makeVariable(s, values(s), id, opts.bf16Base));
     } catch (err) {
       for (const v of weights.values()) v.dispose();
       throw err;
@@ -117,14 +153,18 @@ export class CausalLM {
   }
 
   /** A random-init model: Linear/Embedding N(0, 0.02) from the seeded Rng, norms 1, biases 0. */
-  static random(hfConfig: HfModelConfig, seed: number): CausalLM {
+  static random(hfConfig: HfModelConfig, seed: number, opts: BuildOptions = {}): CausalLM {
     const rng = new Rng(seed);
-    return CausalLM.build(hfConfig, (s) => {
-      const n = s.hfShape.reduce((a, b) => a * b, 1);
-      // drawn in HF layout, so a seed gives the same HF tensors
-      if (s.init === 'normal') return normalArray(n, 0.02, rng);
-      return new Float32Array(n).fill(s.init === 'ones' ? 1 : 0);
-    });
+    return CausalLM.build(
+      hfConfig,
+      (s) => {
+        const n = s.hfShape.reduce((a, b) => a * b, 1);
+        // drawn in HF layout, so a seed gives the same HF tensors
+        if (s.init === 'normal') return normalArray(n, 0.02, rng);
+        return new Float32Array(n).fill(s.init === 'ones' ? 1 : 0);
+      },
+      opts,
+    );
   }
 
   /**
@@ -135,10 +175,10 @@ export class CausalLM {
    * A PEFT adapter folder (adapter_config.json, no config.json) loads its base model
    * (base_model_name_or_path, or `opts.base`) with the adapters attached.
    */
-  static async load(dir: string, opts: { base?: string } = {}): Promise<CausalLM> {
+  static async load(dir: string, opts: { base?: string } & BuildOptions = {}): Promise<CausalLM> {
     if (isAdapterDir(dir)) {
       const peft = await readPeftConfig(dir);
-      const base = await CausalLM.load(opts.base ?? baseDirOf(dir, peft));
+      const base = await CausalLM.load(opts.base ?? baseDirOf(dir, peft), { bf16Base: opts.bf16Base });
       try {
         await base.loadAdapters(dir, peft);
       } catch (err) {
@@ -150,6 +190,7 @@ export class CausalLM {
     const hf = await readHfConfig(dir);
     const cfg = modelConfigFromHf(hf);
     const specs = weightSpecs(cfg);
+    if (opts.bf16Base) assertBf16Ready();
     const src = await openWeights(dir);
     const id = instanceCounter++;
     const weights = new Map<string, tf.Variable>();
@@ -163,7 +204,7 @@ export class CausalLM {
         // The decoded tensor and, for a linear weight, its transpose are the host memory held now.
         live = t.data.byteLength * (s.kind === 'linear' ? 2 : 1);
         peak = Math.max(peak, live);
-        weights.set(s.name, makeVariable(s, t.data, id));
+        weights.set(s.name, makeVariable(s, t.data, id, opts.bf16Base));
       }
     } catch (err) {
       for (const v of weights.values()) v.dispose();
@@ -268,11 +309,15 @@ export class CausalLM {
       const v = this.weights.get(s.name) as tf.Variable;
       const site = sites.get(s.name);
       let data: Float32Array;
+      const base = async (): Promise<Float32Array> =>
+        isPacked(v) ? unpackBf16((await v.data()) as Int32Array) : ((await v.data()) as Float32Array);
       if (site && this.adapters) {
-        const merged = tf.tidy(() => tf.add(v, (this.adapters as LoraAdapters).delta(site))); // [in, out]
-        data = (await merged.data()) as Float32Array;
-        merged.dispose();
-      } else data = (await v.data()) as Float32Array;
+        const delta = (this.adapters as LoraAdapters).delta(site); // [in, out]
+        const sum = await delta.data();
+        delta.dispose();
+        data = await base();
+        for (let i = 0; i < data.length; i++) (data as Float32Array)[i] += sum[i] as number;
+      } else data = await base();
       const hfData = s.kind === 'linear' ? transposeMatrix(data, s.hfShape[1] as number, s.hfShape[0] as number) : data;
       out.set(s.name, { shape: s.hfShape, data: hfData });
     }
@@ -308,6 +353,7 @@ export class CausalLM {
   trainableVariables(): tf.Variable[] {
     this.assertLive();
     if (this.adapters) return [...this.adapters.named().values()];
+    this.assertFloatBase();
     return this.specs.map((s) => this.weights.get(s.name) as tf.Variable);
   }
 
@@ -317,7 +363,38 @@ export class CausalLM {
    */
   namedVariables(): ReadonlyMap<string, tf.Variable> {
     this.assertLive();
-    return this.adapters ? this.adapters.named() : this.weights;
+    if (this.adapters) return this.adapters.named();
+    this.assertFloatBase();
+    return this.weights;
+  }
+
+  /** Whether the base matrices are frozen bfloat16 (BuildOptions.bf16Base, packBase). */
+  get bf16Base(): boolean {
+    return [...this.weights.values()].some((v) => isPacked(v));
+  }
+
+  /**
+   * Turns the float32 base matrices into frozen bfloat16 ones, one at a time (a model loaded in
+   * float32 that will train LoRA adapters: train.lora.baseDtype). Rounds to nearest even.
+   */
+  packBase(): void {
+    this.assertLive();
+    if (!this.owner) throw new Error('model: a base view cannot change its weights');
+    assertBf16Ready();
+    for (const s of this.specs) {
+      const v = this.weights.get(s.name) as tf.Variable;
+      if (!packable(s) || isPacked(v)) continue;
+      const [rows, cols] = v.shape as [number, number];
+      const packed = packBf16(v.dataSync() as Float32Array);
+      const next = tf.tidy(() => tf.variable(tf.tensor(packed, [rows, cols / 2], 'int32'), false, v.name + '/bf16'));
+      v.dispose();
+      this.weights.set(s.name, next);
+    }
+  }
+
+  private assertFloatBase(): void {
+    if (this.bf16Base)
+      throw new Error('model: the bfloat16 base is frozen; only LoRA adapters train on it (train.lora.rank > 0)');
   }
 
   /** HF name -> base Variable (linear weights stored [in, out]), adapters or not. */
@@ -438,6 +515,7 @@ export class CausalLM {
   inferenceHead(): InferenceHead {
     this.assertLive();
     const table = this.getWeight(this.config.tieEmbeddings ? EMBED : LM_HEAD) as tf.Tensor2D;
+    if (isPacked(table)) return new InferenceHead(tf.reshape(table, table.shape), this.config.tieEmbeddings); // shared
     if (!this.config.tieEmbeddings) return new InferenceHead(tf.reshape(table, table.shape), false); // [D, V] shared
     if (table.size * 4 >= TRANSPOSED_HEAD_LIMIT && nativeKernelHere('BatchMatMul'))
       return new InferenceHead(tf.reshape(table, table.shape), true); // [V, D] shared

@@ -7,12 +7,14 @@ import * as tf from '@tensorflow/tfjs';
 import type { ModelConfig } from './config.ts';
 import { EMBED, FINAL_NORM, LM_HEAD, layerNames } from './weight-map.ts';
 import { attention, attentionBias, type LayerKv, type WeightGetter } from './attention.ts';
-import { TRAIN_OPS, type OpSet } from './ops/op-set.ts';
+import { INFER_OPS, TRAIN_OPS, type OpSet } from './ops/op-set.ts';
+import { tidyObject } from './tidy.ts';
 import { rmsNorm } from './ops/norm.ts';
 import { siluGate } from './ops/swiglu.ts';
 import { ropeTables, type RopeTables } from './ops/rope.ts';
 import type { LoraLookup } from './lora.ts';
 import { project } from './project.ts';
+import { matmulWeight } from './ops/linear.ts';
 
 /** RoPE positions from an attention mask: the index of each token among the real ones (HF: cumsum - 1). */
 export function positionsFromMask(mask: tf.Tensor2D): tf.Tensor2D {
@@ -129,6 +131,27 @@ function block(
   ) as tf.Tensor2D; // [B*T, D]
 }
 
+/**
+ * One layer in its own scope: what the layer computes inside is freed as soon as it returns (under a
+ * tape the engine keeps what the backward needs), so a forward holds one layer's intermediates at a
+ * time, not every layer's until its outer scope ends. An inference forward (INFER_OPS: no gradient)
+ * also frees the layer's input once the output exists, unless the input is the forward's own.
+ */
+function layerScope(
+  x: tf.Tensor2D,
+  ops: OpSet,
+  run: (x: tf.Tensor2D, kv: LayerKv[]) => tf.Tensor2D,
+  kv: LayerKv[],
+): tf.Tensor2D {
+  const out = tidyObject(() => {
+    const layerKv: LayerKv[] = [];
+    return { y: run(x, layerKv), layerKv };
+  });
+  kv.push(...out.layerKv);
+  if (ops === INFER_OPS && x !== out.y && !x.kept) x.dispose();
+  return out.y; // [B*T, D]
+}
+
 /** Final-normed hidden states [B*T, D] and every layer's keys/values (past ++ new). */
 export function decoderHidden(
   c: ModelConfig,
@@ -165,7 +188,7 @@ export function decoderHidden(
               [],
             ),
           ) // [B*T, D]
-        : block(x, c, w, i, dims, inp.past?.[i], kv); // [B*T, D]
+        : layerScope(x, ops, (xi, layerKv) => block(xi, c, w, i, dims, inp.past?.[i], layerKv), kv); // [B*T, D]
   }
   return { hidden: rmsNorm(x, w(FINAL_NORM) as tf.Tensor1D, c.rmsEps), kv }; // [B*T, D]
 }
@@ -196,7 +219,7 @@ export function lmHead(
   head?: InferenceHead,
   ops: OpSet = TRAIN_OPS,
 ): tf.Tensor2D {
-  if (head) return tf.matMul(hidden, head.w, false, head.transposeB); // [N, V] inference only (no custom gradient)
+  if (head) return matmulWeight(hidden, head.w, head.transposeB); // [N, V] inference only (no custom gradient)
   return c.tieEmbeddings
     ? ops.matmulBT(hidden, w(EMBED) as tf.Tensor2D)
     : ops.linear(hidden, w(LM_HEAD) as tf.Tensor2D); // [N, V]

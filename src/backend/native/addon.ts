@@ -60,6 +60,9 @@ export interface NativeAddon {
   /** In-place writes into a preallocated KV cache, and Cumsum on the heap (absent from older binaries). */
   kvWrite?(): number;
   cumsum?(): number;
+  /** Products with bfloat16 weights, and their decoding (native/src/bf16.cc). */
+  bf16MatMul?(): number;
+  bf16Unpack?(): number;
   /**
    * The same kernels on the TypedArrays passed in the call (a tensor's slot holds its argument
    * index). Absent from binaries built before this binding existed.
@@ -117,7 +120,9 @@ export type FusedKernelFn =
   | 'attnProbs'
   | 'attnProbsGrad'
   | 'attnApply'
-  | 'attnApplyGrad';
+  | 'attnApplyGrad'
+  | 'bf16MatMul'
+  | 'bf16Unpack';
 /** Kernels with no tfjs kernel of their own that older binaries lack: the in-place KV cache write. */
 type InPlaceKernelFn = 'kvWrite';
 export type NativeKernelFn = HeapKernelFn | TypedKernelFn | FusedKernelFn | InPlaceKernelFn;

@@ -8,6 +8,7 @@ import { elementwiseNative } from './kernels/elementwise.ts';
 import { layoutNative } from './kernels/layout.ts';
 import { batchMatMulNative } from './kernels/matmul.ts';
 import { attentionNative } from './kernels/attention.ts';
+import { bf16Native } from './kernels/bf16.ts';
 import { fusedNative, registrable } from './kernels/fused.ts';
 import { cumsumNative, reduceNative } from './kernels/reduce.ts';
 import type { KernelOverride } from './kernels/types.ts';
@@ -54,6 +55,7 @@ export const NATIVE_KERNELS: readonly KernelOverride[] = [
   cumsumNative,
   ...fusedNative,
   ...attentionNative,
+  ...bf16Native,
 ];
 
 interface State {

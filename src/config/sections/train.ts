@@ -49,6 +49,13 @@ const loraSection = z
       .refine((xs) => new Set(xs).size === xs.length, 'each projection at most once')
       .default([...LORA_TARGET_NAMES])
       .describe('target_modules: the projections of every layer that get adapters (PEFT names).'),
+    baseDtype: z
+      .enum(['float32', 'bfloat16'])
+      .default('float32')
+      .describe(
+        'How the frozen base matrices are kept (rank > 0): bfloat16 halves their memory (computed in float32; ' +
+          "exact for a BF16 checkpoint such as Qwen3's, rounded to nearest otherwise). Needs run.backend: native.",
+      ),
   })
   .prefault({})
   .describe(

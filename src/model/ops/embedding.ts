@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { nativeKernelHere } from '../../backend/native/index.ts';
+import { isPacked, unpackTensor } from '../bf16.ts';
 
 /**
  * Row gather with a custom gradient (technique 1), for the token embedding and for any rows of a
@@ -32,7 +33,12 @@ export function gatherRows(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
   return gatherRowsOp(table, ids) as tf.Tensor2D; // [N, D]
 }
 
-/** table [V, D], ids [N] int32 -> [N, D]. */
+/** table [V, D], ids [N] int32 -> [N, D]; a packed bfloat16 table's rows are decoded after the gather. */
 export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
-  return tf.tidy('embed', () => gatherRows(table, ids)); // [N, D]; named scope for tf.profile
+  return tf.tidy('embed', () => (isPacked(table) ? gatherPacked(table, ids) : gatherRows(table, ids))); // [N, D]
+}
+
+/** Rows of a packed bfloat16 table [V, D/2] at ids [N] -> float32 [N, D] (a frozen table: no gradient). */
+export function gatherPacked(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
+  return unpackTensor(tf.gather(table, ids)) as tf.Tensor2D; // [N, D]
 }

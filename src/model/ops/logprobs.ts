@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { FUSED_KERNELS } from '../../backend/native/index.ts';
 import { fusedHere, runFused } from './fused.ts';
+import { matmulWeight } from './linear.ts';
 
 /**
  * log softmax(logits)[target] per row, with the fused gradient dy * (onehot(target) - softmax)
@@ -116,7 +117,7 @@ export function chunkedHeadLogprobs(
   // tied [V, D] table transposed to [D, V] is a copy of 150M values per call, which on the native
   // backend's Transpose kernel took longer than all of a LoRA update's other kernels together.
   // [c, D] x [V, D]^T or [D, V] -> [c, V]
-  const logitsOf = (hc: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D => tf.matMul(hc, w, false, head.tied);
+  const logitsOf = (hc: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D => matmulWeight(hc, w, head.tied);
   const forward = (h: tf.Tensor2D, w: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor => {
     const parts: tf.Tensor[] = [];
     for (let s = 0; s < n; s += chunk) {
@@ -153,7 +154,7 @@ export function chunkedHeadLogprobs(
         // [c, V]
         const onehot = tf.cast(tf.oneHot(tf.cast(rows(targets, s, c), 'int32'), logits.shape[1] as number), 'float32');
         const g = tf.mul(tf.sub(onehot, probs), tf.expandDims(rows(dyLp, s, c), 1)) as tf.Tensor2D; // [c, V]
-        const dh = tf.matMul(g, w, false, !head.tied); // [c, V] x [V, D] or [D, V]^T -> [c, D]
+        const dh = matmulWeight(g, w, !head.tied); // [c, V] x [V, D] or [D, V]^T -> [c, D]
         if (!wantW) return { dh, part: undefined };
         // g^T h [V, D] or h^T g [D, V]
         return { dh, part: (head.tied ? tf.matMul(g, hc, true, false) : tf.matMul(hc, g, true, false)) as tf.Tensor2D };

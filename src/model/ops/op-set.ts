@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
-import { embed } from './embedding.ts';
+import { isPacked } from '../bf16.ts';
+import { embed, gatherPacked } from './embedding.ts';
 import { bmm, linear, matmulBT } from './linear.ts';
 
 /**
@@ -20,6 +21,7 @@ export const TRAIN_OPS: OpSet = { linear, bmm, embed, matmulBT };
 export const INFER_OPS: OpSet = {
   linear,
   bmm,
-  embed: (table, ids) => tf.gather(table, ids) as tf.Tensor2D, // [N, D]
+  // [N, D]
+  embed: (table, ids) => (isPacked(table) ? gatherPacked(table, ids) : (tf.gather(table, ids) as tf.Tensor2D)),
   matmulBT,
 };

@@ -15,6 +15,7 @@ import {
 import { inProcessStages } from './step-stages.ts';
 import { stagesFor } from '../../distributed/choose.ts';
 import { runGrpo } from '../../train/grpo/loop.ts';
+import { bf16BaseOf } from '../../train/optim/trainable.ts';
 import { heldOutAccuracy, heldOutMetrics, testSamples, type AccuracyResult } from '../../eval/held-out-accuracy.ts';
 import { heldOutSplits, loadTrainData } from './train-data.ts';
 import { ensureTranscripts } from './expert-transcripts.ts';
@@ -205,7 +206,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       train: cfg.train,
       seed: cfg.run.seed,
       fullConfig: cfg,
-      initialModel: () => CausalLM.load(startDir),
+      initialModel: () => CausalLM.load(startDir, { bf16Base: bf16BaseOf(cfg.train) }),
       data: data.train,
       stages: stepStages,
       credit: cfg.credit,

@@ -18,6 +18,7 @@ import { sftUpdate } from '../supervised/sft.ts';
 import { GradientAccumulator } from './accumulate.ts';
 import { AdamW } from './adamw.ts';
 import { prepareForTraining, trainingSetup } from './trainable.ts';
+import { bf16Ready, packBf16, unpackBf16 } from '../../model/bf16.ts';
 import { testBackend } from '../../../test/backend.ts';
 
 const HF = hfConfigFor({ arch: 'qwen3', layers: 2, hidden: 32, heads: 4, kvHeads: 2, intermediate: 48, vocab: 40 });
@@ -27,6 +28,7 @@ const LORA = trainingSetup({
     alpha: 8,
     dropout: 0,
     targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+    baseDtype: 'float32',
   },
   logprobChunk: 0,
   checkpointLayers: false,
@@ -105,13 +107,19 @@ function expectOnlyAdaptersMoved(
 describe('training LoRA adapters only', () => {
   it('trainingSetup reads train.lora (rank 0 = full-parameter) and the memory keys; defaults change nothing', () => {
     const t = configSchema.parse({}).train;
-    expect(trainingSetup(t)).toEqual({ lora: undefined, logprobChunk: 0, checkpointLayers: false });
+    expect(trainingSetup(t)).toEqual({ lora: undefined, logprobChunk: 0, checkpointLayers: false, bf16Base: false });
     expect(t.lora).toEqual({
       rank: 0,
       alpha: 32,
       dropout: 0,
       targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+      baseDtype: 'float32',
     });
+    // a bfloat16 base only means something under LoRA
+    expect(trainingSetup(configSchema.parse({ train: { lora: { baseDtype: 'bfloat16' } } }).train).bf16Base).toBe(
+      false,
+    );
+    expect(() => configSchema.parse({ train: { lora: { rank: 4, baseDtype: 'bf16' } } })).toThrow(/baseDtype/);
     const m = CausalLM.random(HF, 1);
     prepareForTraining(m, trainingSetup(t), 0);
     expect(m.lora).toBeUndefined();
@@ -167,6 +175,42 @@ describe('training LoRA adapters only', () => {
       }
     },
   );
+
+  it('train.lora.baseDtype bfloat16 packs the base; a GRPO step then matches the rounded float32 base and moves only adapters', (ctx) => {
+    if (!bf16Ready()) ctx.skip(); // the pure-wasm fallback has no bfloat16 kernels
+    const t = configSchema.parse({ train: { lora: { rank: 4, alpha: 8, baseDtype: 'bfloat16' } } }).train;
+    const setup = trainingSetup(t);
+    expect(setup.bf16Base).toBe(true);
+    const run = (m: CausalLM): number => {
+      prepareForTraining(m, setup, 7);
+      const optimizer = new AdamW({ lr: 1e-2, weightDecay: 0.01 });
+      const accumulator = new GradientAccumulator(m.trainableVariables());
+      const s = grpoUpdate({ model: m, optimizer, accumulator, lr: 1e-2 }, RL, { ...GRPO, klBeta: 0 });
+      accumulator.dispose();
+      optimizer.dispose();
+      return s['losses/total'] as number;
+    };
+    const packed = CausalLM.random(HF, 3);
+    const rounded = CausalLM.random(HF, 3);
+    for (const v of rounded.baseVariables().values())
+      if (v.rank === 2) v.assign(tf.tensor(unpackBf16(packBf16(v.dataSync() as Float32Array)), v.shape));
+    prepareForTraining(packed, setup, 7);
+    const base0 = new Map([...packed.baseVariables()].map(([n, v]) => [n, Array.from(v.dataSync())]));
+    const a = run(packed);
+    const b = run(rounded);
+    expect(packed.bf16Base).toBe(true);
+    expect(Math.abs(a - b)).toBeLessThan(1e-5);
+    // the packed base is untouched by the step
+    for (const [n, v] of packed.baseVariables()) expect(Array.from(v.dataSync()), n).toEqual(base0.get(n));
+    const pa = snapshot(packed.namedVariables());
+    const pb = snapshot(rounded.namedVariables());
+    for (const [n, x] of pa) {
+      const y = pb.get(n)!;
+      expect(Math.max(...x.map((u, i) => Math.abs(u - (y[i] as number)))), n).toBeLessThan(1e-5);
+    }
+    packed.dispose();
+    rounded.dispose();
+  });
 
   it('DPO against the base view: first loss ln 2 (adapters start at zero), then only adapters move', () => {
     const t = loraModel(4);

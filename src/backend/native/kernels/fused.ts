@@ -23,6 +23,8 @@ export const FUSED_KERNELS = {
   attnProbsGrad: 'SharpAttnProbsGrad',
   attnApply: 'SharpAttnApply',
   attnApplyGrad: 'SharpAttnApplyGrad',
+  bf16MatMul: 'SharpBf16MatMul',
+  bf16Unpack: 'SharpBf16Unpack',
 } as const satisfies Record<FusedKernelFn, string>;
 
 export function float32(name: string, ...ts: TensorInfo[]): void {
