@@ -29,6 +29,21 @@ describe('ArrayPool', () => {
     expect(pool.heldBytes).toBe(0);
     expect(pool.take(10).byteLength).toBe(10); // small: not pooled
     expect(pool.take(40_000).byteLength).toBe(40_000); // above the largest pooled: not pooled
-    expect(pool.stats).toEqual({ hits: 1, misses: 3 });
+    expect(pool.stats).toEqual({ hits: 1, misses: 3, evicted: 0 });
+  });
+
+  it('when full, leaves the buffers of the class used longest ago to V8, not the newcomer', () => {
+    const pool = new ArrayPool(16_384, 64, 16_384);
+    const olds = [pool.take(4096), pool.take(4096), pool.take(4096)]; // one class, 12 KiB
+    const fresh = pool.take(8192); // another class, used last
+    for (const b of olds) pool.give(b);
+    expect(pool.heldBytes).toBe(12_288);
+    pool.give(fresh); // 20 KiB would not fit in 16: one of the older class goes
+    expect(pool.heldBytes).toBe(2 * 4096 + 8192);
+    expect(pool.stats.evicted).toBe(1);
+    expect(pool.take(8192)).toBe(fresh);
+    expect(olds).toContain(pool.take(4096));
+    expect(olds).toContain(pool.take(4096));
+    expect(pool.heldBytes).toBe(0);
   });
 });

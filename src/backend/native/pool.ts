@@ -29,7 +29,10 @@ export class ArrayPool {
   private readonly owned = new WeakSet<ArrayBuffer>();
   private pooledBytes = 0;
   /** Hits and misses of `take` (tests and doctor). */
-  readonly stats = { hits: 0, misses: 0 };
+  readonly stats = { hits: 0, misses: 0, evicted: 0 };
+  /** When each size class was last taken or given (a counter), for eviction. */
+  private readonly used = new Map<number, number>();
+  private clock = 0;
 
   /**
    * `maxBytes`: the most the free lists hold; `largest`: the biggest buffer pooled. Beyond either a
@@ -48,6 +51,7 @@ export class ArrayPool {
   take(bytes: number): ArrayBuffer {
     if (bytes < this.minBytes || bytes > this.largest) return new ArrayBuffer(bytes);
     const size = sizeClass(bytes);
+    this.used.set(size, ++this.clock);
     const buf = this.free.get(size)?.pop();
     if (buf) {
       this.pooledBytes -= size;
@@ -74,11 +78,33 @@ export class ArrayPool {
   /** Takes `buf` back once its tensor is gone; buffers not made here are ignored. */
   give(buf: ArrayBufferLike): void {
     const b = buf as ArrayBuffer;
-    if (!this.owned.has(b) || this.pooledBytes + b.byteLength > this.maxBytes) return;
+    if (!this.owned.has(b) || b.byteLength > this.maxBytes) return;
+    this.used.set(b.byteLength, ++this.clock);
+    if (this.pooledBytes + b.byteLength > this.maxBytes) this.evict(b.byteLength);
     let list = this.free.get(b.byteLength);
     if (!list) this.free.set(b.byteLength, (list = []));
     list.push(b);
     this.pooledBytes += b.byteLength;
+  }
+
+  /**
+   * Leaves to V8 the free buffers of the size classes used longest ago until `incoming` more bytes
+   * fit: when one phase's shapes give way to another's (a rollout's prefill, then an update's
+   * sequences), the pool follows instead of staying full of buffers nobody asks for, which made
+   * every allocation of the next phase a miss.
+   */
+  private evict(incoming: number): void {
+    const classes = [...this.free.keys()].sort((x, y) => (this.used.get(x) ?? 0) - (this.used.get(y) ?? 0));
+    for (const size of classes) {
+      const list = this.free.get(size) as ArrayBuffer[];
+      while (list.length > 0 && this.pooledBytes + incoming > this.maxBytes) {
+        list.pop();
+        this.pooledBytes -= size;
+        this.stats.evicted++;
+      }
+      if (list.length === 0) this.free.delete(size);
+      if (this.pooledBytes + incoming <= this.maxBytes) return;
+    }
   }
 
   /** Bytes held in the free lists. */
