@@ -10,6 +10,7 @@ import { tidyObject } from './tidy.ts';
 import { INFER_OPS } from './ops/op-set.ts';
 import { normalArray } from './init.ts';
 import { CheckpointError } from './io/errors.ts';
+import { UserError } from '../errors.ts';
 import { readHfConfig, writeHfConfig, type HfModelConfig } from './io/hf-config.ts';
 import { openWeights, writeWeights, type HostTensor, type WriteTensor } from './io/safetensors.ts';
 import {
@@ -87,7 +88,7 @@ export interface BuildOptions {
 
 function assertBf16Ready(): void {
   if (!bf16Ready())
-    throw new Error(
+    throw new UserError(
       "model: a bfloat16 base needs the native backend's bfloat16 kernels (run.backend: native, with the " +
         'prebuilt or locally built kernels)',
     );
