@@ -44,13 +44,6 @@ export function isPacked(w: tf.Tensor): boolean {
   return w.dtype === 'int32';
 }
 
-/** A float32 tensor [..., C] (C even) as a packed one [..., C/2]. */
-export function packTensor(t: tf.Tensor): tf.Tensor {
-  const shape = t.shape;
-  const cols = shape[shape.length - 1] ?? 0;
-  return tf.tensor(packBf16(t.dataSync() as Float32Array), [...shape.slice(0, -1), cols / 2], 'int32'); // [..., C/2]
-}
-
 tf.registerGradient({
   kernelName: FUSED_KERNELS.bf16MatMul,
   inputsToSave: ['b'],
