@@ -26,6 +26,7 @@ import { createAdamW, optimizerSettings } from '../src/train/optim/optimizer.ts'
 import { prepareForTraining, trainingSetup } from '../src/train/optim/trainable.ts';
 import { median } from './bench/median.ts';
 import { profileTable, summarize } from './bench/profile.ts';
+import { TensorPeak } from './bench/tensor-peak.ts';
 
 /**
  * `npm run bench:qwen3-shape`: a random-init model of Qwen3-0.6B's exact shape (config.json in the
@@ -101,8 +102,15 @@ function flag(name: string): string | undefined {
 }
 
 const gib = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
-/** Resets Linux's peak RSS (VmHWM) so that the next reading is the coming stage's own. */
+/** The tensor bytes alive and at most (each data buffer once), from before the first tensor on. */
+const tensors = new TensorPeak();
+
+/**
+ * Resets Linux's peak RSS (VmHWM) and the peak of the tensors so that the next readings are the
+ * coming stage's own.
+ */
 function resetPeakRss(): void {
+  tensors.reset();
   try {
     writeFileSync('/proc/self/clear_refs', '5');
   } catch {
@@ -137,6 +145,8 @@ interface Stage {
   seconds: number;
   peakRssGiB: number;
   tfGiB: number;
+  /** The most tensor bytes alive at once in the stage (each data buffer once). */
+  peakTensorsGiB: number;
   note: string;
 }
 
@@ -188,12 +198,14 @@ function record(name: string, seconds: number, note: string): void {
     seconds,
     peakRssGiB: Number(gib(peakRss())),
     tfGiB: Number(gib(tf.memory().numBytes)),
+    peakTensorsGiB: Number(gib(tensors.peak)),
     note,
   };
   stages.push(s);
   console.log(
     `${s.stage}: ${s.seconds.toFixed(1)} s, peak RSS ${s.peakRssGiB} GiB (${(s.peakRssGiB / s.tfGiB).toFixed(2)}x ` +
-      `the tensors), tf tensors ${s.tfGiB} GiB${s.note ? `, ${s.note}` : ''}`,
+      `the tensors at the end, ${(s.peakRssGiB / s.peakTensorsGiB).toFixed(2)}x the stage's peak tensors), ` +
+      `tf tensors ${s.tfGiB} GiB at the end, ${s.peakTensorsGiB} GiB at most${s.note ? `, ${s.note}` : ''}`,
   );
 }
 
