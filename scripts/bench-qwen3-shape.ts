@@ -109,7 +109,7 @@ const tensors = new TensorPeak();
  * Resets Linux's peak RSS (VmHWM) and the peak of the tensors so that the next readings are the
  * coming stage's own.
  */
-function resetPeakRss(): void {
+function resetPeaks(): void {
   tensors.reset();
   try {
     writeFileSync('/proc/self/clear_refs', '5');
@@ -210,7 +210,7 @@ function record(name: string, seconds: number, note: string): void {
 }
 
 async function stage<T>(name: string, f: () => Promise<T> | T, note: (r: T) => string = () => ''): Promise<T> {
-  resetPeakRss();
+  resetPeaks();
   const t0 = performance.now();
   const r = await f();
   record(name, (performance.now() - t0) / 1000, note(r));
@@ -306,7 +306,7 @@ async function main(): Promise<void> {
       console.log(`sequences from ${given}: ${seqs.length} (no rollout)`);
     } else {
       const episodes = generateSynth({ seed: 3, n: questions }).map(toEpisode);
-      resetPeakRss();
+      resetPeaks();
       const collected = await runStepStages(
         inProcessStages({ tokenizer, rollout: cfg.rollout, credit: cfg.credit }),
         cfg.credit,
