@@ -21,7 +21,16 @@ const wrongPreds = (eps: readonly Episode[]): Prediction[] =>
 
 describe('benchmark registry', () => {
   it('lists every benchmark with a shipped sample that reads', () => {
-    expect(benchmarkNames()).toEqual(['musique', 'hotpotqa', '2wiki', 'frames', 'webwalkerqa', 'gaia', 'docmath']);
+    expect(benchmarkNames()).toEqual([
+      'musique',
+      'hotpotqa',
+      '2wiki',
+      'frames',
+      'webwalkerqa',
+      'gaia',
+      'docmath',
+      'jsonl',
+    ]);
     for (const name of benchmarkNames()) {
       const b = getBenchmark(name);
       expect(existsSync(join(repo, b.sample)), b.sample).toBe(true);
@@ -29,7 +38,7 @@ describe('benchmark registry', () => {
       expect(listBenchmarks()).toContain(`sample: ${b.sample}`);
     }
     expect(() => getBenchmark('squad')).toThrow(
-      "unknown benchmark 'squad' (known: musique, hotpotqa, 2wiki, frames, webwalkerqa, gaia, docmath)",
+      "unknown benchmark 'squad' (known: musique, hotpotqa, 2wiki, frames, webwalkerqa, gaia, docmath, jsonl)",
     );
   });
 
@@ -42,6 +51,7 @@ describe('benchmark registry', () => {
     webwalkerqa: { cover_em: 1, em: 1, f1: 1 },
     gaia: { accuracy: 1 },
     docmath: { accuracy: 1 },
+    jsonl: { em: 1, f1: 1, cover_em: 1, support_f1: 1 },
   };
   for (const name of Object.keys(expectedGold)) {
     it(`${name}: gold answers score full marks, wrong ones 0`, () => {
@@ -109,5 +119,37 @@ describe('benchmark registry', () => {
     const eps = b.read(join(repo, b.sample));
     expect(() => b.aggregate(goldPreds(eps).slice(1), eps)).toThrow(/differ in number/);
     expect(() => b.formatPredictions(goldPreds(eps).reverse(), eps)).toThrow(/prediction 0 has id/);
+  });
+});
+
+describe('jsonl (the user format)', () => {
+  const b = BENCHMARKS.jsonl;
+  const eps = b.read(join(repo, b.sample));
+
+  it('scores answers against every alias and the cited paragraphs against the marked ones (hand-computed)', () => {
+    // Episode 0: answers Thornwick / Thornwick-on-Lume; paragraphs 0 and 1 support.
+    expect(eps[0].answers).toEqual(['Thornwick', 'Thornwick-on-Lume']);
+    const pred = { id: eps[0].id, answer: 'thornwick-on-lume', supportIdx: [1, 4], answerable: true };
+    // support: 1 of 2 cited is gold, 1 of 2 gold cited -> P = R = 1/2, F1 1/2.
+    expect(b.score(pred, eps[0])).toEqual({ em: 1, f1: 1, cover_em: 1, support_f1: 0.5 });
+    // "born in Thornwick" covers the gold answer but is not it: EM 0; F1 against "Thornwick" P 1/3, R 1 -> 1/2.
+    expect(b.score({ ...pred, answer: 'born in Thornwick', supportIdx: [] }, eps[0])).toEqual({
+      em: 0,
+      f1: 0.5,
+      cover_em: 1,
+      support_f1: 0,
+    });
+  });
+
+  it('an episode without marked paragraphs has no support score; hops come from the decomposition', () => {
+    const bare = { ...eps[0], paragraphs: eps[0].paragraphs.map(({ isSupporting: _, ...p }) => p) };
+    expect(Object.keys(b.score({ id: bare.id, answer: '', supportIdx: [], answerable: true }, bare))).toEqual([
+      'em',
+      'f1',
+      'cover_em',
+    ]);
+    expect(b.groups(eps[0])).toEqual({ hops: ['2hop'] });
+    expect(b.groups(eps[8])).toEqual({ hops: ['3hop'] });
+    expect(b.groups({ ...eps[0], decomposition: undefined })).toEqual({});
   });
 });

@@ -3,6 +3,7 @@ import { hotpotqa, twoWiki } from './bench/hotpot.ts';
 import { frames, webwalkerqa } from './bench/open-qa.ts';
 import { gaia } from './bench/gaia.ts';
 import { docmath } from './bench/docmath.ts';
+import { userJsonl } from './bench/user-jsonl.ts';
 import type { Benchmark } from './types.ts';
 
 /**
@@ -17,6 +18,7 @@ export const BENCHMARKS: Readonly<Record<string, Benchmark>> = Object.freeze({
   webwalkerqa,
   gaia,
   docmath,
+  jsonl: userJsonl,
 });
 
 export function benchmarkNames(): string[] {

@@ -21,9 +21,9 @@ const worldCount = (dflt: number, what: string) =>
 export const dataSection = z
   .strictObject({
     source: z
-      .enum(['synthetic', 'musique', 'hotpotqa', '2wiki'])
+      .enum(['synthetic', 'musique', 'hotpotqa', '2wiki', 'jsonl'])
       .default('synthetic')
-      .describe('Episode source for training.'),
+      .describe('Episode source for training (jsonl: your own questions, docs/extending.md).'),
     path: z.string().default('').describe('Dataset file for non-synthetic sources.'),
     benchmarkHeldOut: z
       .number()

@@ -1,9 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../config/schema.ts';
+import { readUserJsonl } from '../../data/readers/user-jsonl.ts';
 import { generateSynth } from '../../data/synth/generate.ts';
 import { namePool } from '../../data/synth/names.ts';
 import { UserError } from '../../errors.ts';
-import { loadTrainData } from './train-data.ts';
+import { firstTrainEpisodes, loadTrainData } from './train-data.ts';
 
 const dataCfg = (d: Record<string, unknown>) => configSchema.parse({ data: d }).data;
 
@@ -125,5 +129,27 @@ describe('loadTrainData', () => {
     expect(() => loadTrainData(dataCfg({ source: 'musique', path: 'nope.jsonl' }))).toThrow(
       new UserError('data.path not found: nope.jsonl'),
     );
+  });
+
+  it('jsonl (the user format): the shipped sample splits like a benchmark file; a bad line is FILE:LINE: reason', () => {
+    const file = 'data/jsonl/questions_sample.jsonl'; // 10 questions
+    const all = readUserJsonl(file);
+    const { train, heldOut } = loadTrainData(dataCfg({ source: 'jsonl', path: file }));
+    expect(train).toEqual(all.slice(0, 5));
+    expect(heldOut).toEqual(all.slice(5));
+    expect(firstTrainEpisodes(dataCfg({ source: 'jsonl', path: file }), 2, 'audit')).toEqual(all.slice(0, 2));
+
+    const dir = mkdtempSync(join(tmpdir(), 'sharp-train-data-'));
+    try {
+      const bad = join(dir, 'bad.jsonl');
+      writeFileSync(bad, '{"id":"a","question":"Q?","answers":["A"]}\n{"id":"b","question":"Q?"}\n');
+      const reason = `${bad}:2: no gold answer: give answers (a list) or answer (+ answer_aliases)`;
+      expect(() => loadTrainData(dataCfg({ source: 'jsonl', path: bad }))).toThrow(new UserError(reason));
+      expect(() => firstTrainEpisodes(dataCfg({ source: 'jsonl', path: bad }), 1, 'audit')).toThrow(
+        new UserError(`audit: ${reason}`),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -16,8 +16,8 @@ import { UserError } from '../../errors.ts';
  * generator with one seed, split into train + held-out, so both come from the same world (two seeds
  * would give two worlds, and held-out questions about people the model never read of). The
  * generator's records are distinct, so no held-out question is also a training question.
- * Benchmark sources: the file at data.path through the benchmark reader; its last
- * data.benchmarkHeldOut episodes are held out.
+ * Benchmark sources (and `jsonl`, the user's own questions): the file at data.path through the
+ * benchmark reader; its last data.benchmarkHeldOut episodes are held out.
  */
 export interface TrainData {
   train: Episode[];
@@ -74,6 +74,8 @@ export function loadTrainData(d: Config['data']): TrainData {
   try {
     all = getBenchmark(d.source).read(d.path);
   } catch (err) {
+    // The user format's errors already name the file and line (FILE:LINE: reason).
+    if (err instanceof UserError) throw err;
     throw new UserError(`data.path ${d.path}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
   }
   const answerable = all.filter((e) => e.answerable !== false && e.answers.length > 0);
