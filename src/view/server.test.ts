@@ -3,7 +3,14 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openFailure, resolveInside, startViewServer, type ViewServer } from './server.ts';
+import {
+  loopbackHostAllowed,
+  openFailure,
+  publicMessage,
+  resolveInside,
+  startViewServer,
+  type ViewServer,
+} from './server.ts';
 
 /**
  * The server's guarantees checked with raw HTTP (a TCP socket writing the request line as given, so
@@ -119,6 +126,42 @@ describe('sharp view server', () => {
     expect(rebind.body).toBe('forbidden host\n');
   });
 
+  it('answers a very long path with 414 and no file system path, and keeps serving', async () => {
+    for (const p of [`/files/${'a'.repeat(8192)}`, `/files/${'abc/'.repeat(1200)}x`, `/${'x'.repeat(5000)}`]) {
+      const r = await get(p);
+      expect(r.status).toBe(414);
+      expect(r.body).toBe('URI too long\n');
+      expect(r.body).not.toContain(base);
+    }
+    // Under the cap, a name the system cannot take (a component over 255 bytes) is a plain 404.
+    const long = await get(`/files/${'b'.repeat(1500)}`);
+    expect([long.status, long.body]).toEqual([404, 'not found\n']);
+    expect((await get('/files/metrics.jsonl')).status).toBe(200);
+  });
+
+  it('publicMessage keeps the reason and leaves the server paths out', () => {
+    const sys = Object.assign(new Error(`ENAMETOOLONG: name too long, open '${run}/x'`), { code: 'ENAMETOOLONG' });
+    expect(publicMessage(sys, run)).toBe('ENAMETOOLONG');
+    expect(publicMessage(new Error(`${run}/metrics.jsonl: not a regular file`), run)).toBe(
+      'metrics.jsonl: not a regular file',
+    );
+    expect(publicMessage(new Error(`cannot read /etc/sharp/x.json (bad)`), run)).toBe('cannot read <path> (bad)');
+  });
+
+  it('loopbackHostAllowed: a loopback name with the listening port, nothing else', () => {
+    expect(loopbackHostAllowed('127.0.0.1:8000', 8000)).toBe(true);
+    expect(loopbackHostAllowed('LOCALHOST:8000', 8000)).toBe(true);
+    expect(loopbackHostAllowed('[::1]:8000', 8000)).toBe(true);
+    expect(loopbackHostAllowed('localhost', 80)).toBe(true);
+    expect(loopbackHostAllowed('localhost', 8000)).toBe(false);
+    expect(loopbackHostAllowed('127.0.0.1:8001', 8000)).toBe(false);
+    expect(loopbackHostAllowed('evil.example:8000', 8000)).toBe(false);
+    expect(loopbackHostAllowed('127.0.0.1.evil.example:8000', 8000)).toBe(false);
+    expect(loopbackHostAllowed(undefined, 8000)).toBe(false);
+    expect(loopbackHostAllowed('', 8000)).toBe(false);
+    expect(loopbackHostAllowed('127.0.0.1:8000:1', 8000)).toBe(false);
+  });
+
   it('resolveInside maps names inside the folder and nothing else', () => {
     expect(resolveInside(run, 'plots/../metrics.jsonl')).toBe(join(run, 'metrics.jsonl'));
     expect(resolveInside(run, 'new/file.txt')).toBe(join(run, 'new/file.txt'));
@@ -132,7 +175,9 @@ describe('sharp view server', () => {
     expect(openFailure(e('EPERM'))).toEqual([403, 'forbidden: the server may not read this file']);
     expect(openFailure(e('ENOENT'))).toEqual([404, 'not found']);
     expect(openFailure(e('ENOTDIR'))).toEqual([404, 'not found']);
-    expect(openFailure(e('EMFILE'))).toEqual([500, 'error: EMFILE EMFILE: x']);
+    expect(openFailure(e('ENAMETOOLONG'))).toEqual([404, 'not found']);
+    // The system's message names the absolute path: only its code is sent.
+    expect(openFailure(e('EMFILE'))).toEqual([500, 'error: EMFILE']);
   });
 
   it('stays up while a file flaps (removed and written again between requests), each answer whole', async () => {

@@ -2,7 +2,7 @@ import { closeSync, constants, createReadStream, fstatSync, openSync, realpathSy
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
-import { extname, isAbsolute, relative, resolve } from 'node:path';
+import { extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { pageHtml, pagePolicy } from './html.ts';
 import type { ViewIndex } from './types.ts';
 
@@ -47,6 +47,21 @@ const FILE_TYPES: Record<string, string> = {
 export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
+
+/**
+ * Whether a request with this Host header may reach a server that listens on loopback port `port`:
+ * only a loopback name with that port (no port: 80). A page of another site that rebinds its DNS
+ * name to 127.0.0.1 reaches the server under its own name, so its Host gives it away; a missing
+ * Host is refused as well. Shared by every server of this program that listens on loopback.
+ */
+export function loopbackHostAllowed(host: string | undefined, port: number): boolean {
+  const m = /^(\[[^\]]*\]|[^:[\]]*)(?::(\d{1,5}))?$/.exec(host ?? '');
+  if (!m) return false;
+  return isLoopback((m[1] as string).toLowerCase()) && Number(m[2] ?? 80) === port;
+}
+
+/** Longest request target answered: far past any path of a run folder, short of the system's PATH_MAX (4096). */
+const MAX_URL_CHARS = 2048;
 
 /**
  * The file a /files/ path names inside `root`, or null when it is not one (escapes the folder,
@@ -94,11 +109,34 @@ function send(
   res.end(head ? undefined : body);
 }
 
-/** The answer to a file that could not be opened: 403 for permissions, 404 for a vanished file, else 500. */
+/**
+ * The answer to a file that could not be opened: 403 for permissions, 404 for a vanished file or a
+ * name the system cannot take, else 500. Only the error's code is sent: the system's message names
+ * the server's absolute path.
+ */
 export function openFailure(err: NodeJS.ErrnoException): [number, string] {
   if (err.code === 'EACCES' || err.code === 'EPERM') return [403, 'forbidden: the server may not read this file'];
-  if (err.code === 'ENOENT' || err.code === 'ENOTDIR' || err.code === 'ELOOP') return [404, 'not found'];
-  return [500, `error: ${err.code ?? ''} ${String(err.message).split('\n')[0]}`.replace('  ', ' ')];
+  if (err.code === 'ENOENT' || err.code === 'ENOTDIR' || err.code === 'ELOOP' || err.code === 'ENAMETOOLONG')
+    return [404, 'not found'];
+  return [500, `error: ${err.code ?? 'unknown'}`];
+}
+
+/**
+ * An error's first line for a response body, without the server's absolute paths: a system error
+ * (its message names the full path) is its code alone; elsewhere a path inside the run folder is
+ * shown relative to it and any other absolute path as `<path>`.
+ */
+export function publicMessage(err: unknown, root: string): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) return code;
+  const line = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+  const abs = resolve(root);
+  return line
+    .split(`${abs}${sep}`)
+    .join('')
+    .split(abs)
+    .join('.')
+    .replace(/(^|[\s'"(=])\/[^\s'"()]*/g, '$1<path>');
 }
 
 export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
@@ -109,11 +147,10 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
     const text = (status: number, msg: string): void =>
       send(res, status, 'text/plain; charset=utf-8', `${msg}\n`, head);
     if (req.method !== 'GET' && !head) return text(405, 'method not allowed');
-    if (loopbackOnly) {
-      const hostname = (req.headers.host ?? '').replace(/:\d+$/, '');
-      if (!isLoopback(hostname)) return text(403, 'forbidden host');
-    }
+    if (loopbackOnly && !loopbackHostAllowed(req.headers.host, req.socket.localPort ?? -1))
+      return text(403, 'forbidden host');
     const raw = req.url ?? '/';
+    if (raw.length > MAX_URL_CHARS) return text(414, 'URI too long');
     const path = raw.split('?')[0] ?? '/';
     try {
       if (path === '/' || path === '/index.html')
@@ -123,8 +160,7 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
       if (path === '/favicon.ico') return send(res, 204, 'text/plain', '', head);
       if (path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', o.script, head);
       // The index and the step records are read asynchronously: other requests are answered meanwhile.
-      const failed = (err: unknown): void =>
-        text(500, `error: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+      const failed = (err: unknown): void => text(500, `error: ${publicMessage(err, o.root)}`);
       if (path === '/api/index.json') {
         o.index().then((idx) => send(res, 200, 'application/json; charset=utf-8', JSON.stringify(idx), head), failed);
         return;
@@ -165,7 +201,7 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
           size = st.size;
         } catch (err) {
           closeSync(fd);
-          return text(500, `error: ${(err as Error).message.split('\n')[0]}`);
+          return text(500, `error: ${publicMessage(err, o.root)}`);
         }
         res.writeHead(200, {
           'Content-Type': FILE_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
@@ -185,7 +221,7 @@ export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
       }
       return text(404, 'not found');
     } catch (err) {
-      return text(500, `error: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+      return text(500, `error: ${publicMessage(err, o.root)}`);
     }
   };
   const server = createServer(handle);
