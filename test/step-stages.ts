@@ -26,7 +26,8 @@ export async function runStepStages(
   const t1 = performance.now();
   const plans = planStep(rolled.groups, credit, stepSeed);
   const replayed = await run.runReplays(plans);
-  const credited = await assignStep(plans, replayed, credit, run.assignOptions);
+  const scored = await run.scoreLikelihoods(plans);
+  const credited = await assignStep(plans, replayed, scored, credit, run.assignOptions);
   const tc = performance.now();
   return stepReport(credit, rolled, plans, replayed, credited, {
     generateS: (t1 - t0) / 1000,

@@ -2,7 +2,8 @@ import type { Episode } from '../data/episode.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, fullCoalition, leaveOneOutCoalitions } from './coalitions.ts';
 import type { CreditConfig } from './config.ts';
-import { evaluateReplays, type ValueTable, valueOf } from './counterfactual.ts';
+import { evaluateReplays, type EvaluateStats, type ValueTable, valueOf } from './counterfactual.ts';
+import { evaluateLikelihoods, sequentialGains, squashMarginal } from './likelihood.ts';
 import type { CreditedGroup, CreditedTrajectory, TrajectoryCredit } from './credited.ts';
 import {
   type ContextOf,
@@ -60,8 +61,11 @@ function rewardRule(traj: Trajectory, cfg: CreditConfig): RewardRule {
 }
 
 /** The per-trajectory numbers behind the agents' credit. */
-function trajectoryCredit(p: TrajectoryPlan, table: ValueTable): TrajectoryCredit {
+function trajectoryCredit(p: TrajectoryPlan, table: ValueTable, cfg: CreditConfig): TrajectoryCredit {
   const { k, shape } = p;
+  // Likelihood marginals are in nats: squashed into (-1, 1) as reward parts; deltas, phi and values stay in nats.
+  const asReward = (x: number[]): number[] =>
+    cfg.value === 'likelihood' ? x.map((d) => squashMarginal(d, cfg.likelihood.scale)) : x;
   const v = (s: Coalition): number => valueOf(table, s);
   const recorded = table.recorded;
   const base = { trajectoryId: p.traj.id, success: recorded, noise: table.noise, k };
@@ -78,13 +82,19 @@ function trajectoryCredit(p: TrajectoryPlan, table: ValueTable): TrajectoryCredi
       values: [],
     };
   }
+  if (shape.kind === 'sequential') {
+    const readThrough = table.readThrough ?? [];
+    const deltas = k === 0 ? [] : sequentialGains(readThrough);
+    const workerMarginal = asReward(deltas);
+    return { ...base, deltas, workerMarginal, plannerMarginal: plannerCredit(workerMarginal), values: [], readThrough };
+  }
   // Marginals compare replays with replays (v(N) included); the broadcast reward stays the recorded outcome.
   const vFull = v(fullCoalition(k));
   const deltas = looDeltas(vFull, leaveOneOutCoalitions(k).map(v));
   let phi: number[] | undefined;
   if (shape.kind === 'exact') phi = exactShapley(k, v);
   if (shape.kind === 'sampled') phi = sampledShapley(k, shape.perms, v);
-  const workerMarginal = phi ?? deltas;
+  const workerMarginal = asReward(phi ?? deltas);
   // Planner credit is SHARP's mean_m max(x_m, 0) over its workers' credit x (LOO Delta, or phi with
   // Shapley: the same rule applied to the other marginal estimate).
   let plannerMarginal = plannerCredit(workerMarginal);
@@ -121,7 +131,7 @@ export async function assignCredit(
     throw new Error('credit: credit.failurePairs needs opts.contextOf and opts.resample');
   const episode: Episode = plan.episode;
   const credited: CreditedTrajectory[] = plan.trajectories.map((p, i) => {
-    const credit = trajectoryCredit(p, tables[i]);
+    const credit = trajectoryCredit(p, tables[i], cfg);
     if (p.references) credit.references = p.references;
     const agents = agentCredits(
       p.traj,
@@ -179,21 +189,37 @@ export interface StepCredit {
 }
 
 /**
- * Stage "assign credit" of a whole RL step: values from each group's replays (counterfactual.ts), then each agent's
- * credit.
+ * Stage "evaluate" of one group: its values from its replays (counterfactual.ts) or, for the likelihood
+ * value, from its scored contexts (likelihood.ts).
+ */
+export function evaluatePlan(
+  plan: GroupPlan,
+  replayed: readonly Trajectory[],
+  scored: readonly number[],
+  cfg: CreditConfig,
+): { tables: ValueTable[]; stats: EvaluateStats } {
+  const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
+  return plan.scores.length > 0 ? evaluateLikelihoods(plan, scored, success) : evaluateReplays(plan, replayed, success);
+}
+
+/**
+ * Stage "assign credit" of a whole RL step: values from each group's replays or scored contexts, then each agent's
+ * credit. `scored[q]` holds group q's likelihood values (empty lists for the outcome value).
  */
 export async function assignStep(
   plans: readonly GroupPlan[],
   replayed: readonly (readonly Trajectory[])[],
+  scored: readonly (readonly number[])[],
   cfg: CreditConfig,
   opts: AssignOptions,
 ): Promise<StepCredit> {
   if (replayed.length !== plans.length)
     throw new Error(`credit: ${replayed.length} groups of replays for ${plans.length} plans`);
-  const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
+  if (scored.length !== plans.length)
+    throw new Error(`credit: ${scored.length} groups of likelihood values for ${plans.length} plans`);
   const out: StepCredit = { groups: [], pairs: [], tables: [], replayItems: 0, cachedCoalitions: 0 };
   for (const [q, plan] of plans.entries()) {
-    const { tables, stats } = evaluateReplays(plan, replayed[q], success);
+    const { tables, stats } = evaluatePlan(plan, replayed[q], scored[q], cfg);
     const assigned = await assignCredit(plan, tables, cfg, opts);
     out.groups.push({ trajectories: assigned.credited });
     out.pairs.push(...assigned.pairs);

@@ -1,9 +1,9 @@
 import type { Episode } from '../data/episode.ts';
-import { type AssignOptions, type AssignedGroup, assignCredit } from './assign.ts';
+import { type AssignOptions, type AssignedGroup, assignCredit, evaluatePlan } from './assign.ts';
 import type { CreditConfig } from './config.ts';
-import { type EvaluateStats, type ReplayRunner, evaluateReplays } from './counterfactual.ts';
-import { type PlanOptions, planReplays } from './plan.ts';
-import { successFunction } from './success.ts';
+import type { EvaluateStats, ReplayRunner } from './counterfactual.ts';
+import type { LikelihoodScorer } from './likelihood-scorer.ts';
+import { type PlanOptions, likelihoodItems, planReplays } from './plan.ts';
 import { reportInputs, type TrajectoryCredit } from './credited.ts';
 import type { MessageReward } from './message-shares.ts';
 import { creditReport, type CreditReport } from './report.ts';
@@ -18,7 +18,11 @@ import type { Trajectory } from '../rollout/types.ts';
  */
 export type { CreditConfig };
 
-export type CreditOptions = PlanOptions & AssignOptions;
+export type CreditOptions = PlanOptions &
+  AssignOptions & {
+    /** credit.value likelihood: scores the planned contexts (likelihood-scorer.ts). */
+    scorer?: LikelihoodScorer;
+  };
 
 export interface GroupCredit extends AssignedGroup {
   stats: EvaluateStats;
@@ -52,6 +56,11 @@ function withViews(g: AssignedGroup, stats: EvaluateStats): GroupCredit {
   };
 }
 
+function scoreOf(opts: CreditOptions): LikelihoodScorer {
+  if (!opts.scorer) throw new Error('credit: credit.value likelihood needs a scorer (opts.scorer)');
+  return opts.scorer;
+}
+
 export async function computeCredits(
   group: readonly Trajectory[],
   episode: Episode,
@@ -61,10 +70,7 @@ export async function computeCredits(
 ): Promise<GroupCredit> {
   const plan = planReplays(group, episode, cfg, opts);
   const replayed = plan.items.length > 0 ? await runner(plan.items) : [];
-  const { tables, stats } = evaluateReplays(
-    plan,
-    replayed,
-    successFunction(cfg.success, { f1Threshold: cfg.f1Threshold }),
-  );
+  const scored = plan.scores.length > 0 ? await scoreOf(opts)(likelihoodItems(plan)) : [];
+  const { tables, stats } = evaluatePlan(plan, replayed, scored, cfg);
   return withViews(await assignCredit(plan, tables, cfg, opts), stats);
 }

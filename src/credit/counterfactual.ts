@@ -30,6 +30,8 @@ export interface ValueTable {
   noise: number;
   /** Counterfactual repair: v(N) with delegation d's subtask repaired, by d. */
   plannerRepairs?: Map<number, number>;
+  /** The likelihood value's sequential form: v_lik after j reports were read, j = 0..K. */
+  readThrough?: number[];
 }
 
 /**
@@ -163,7 +165,9 @@ export function evaluateReplays(
     if (p.k === 0) t.values.set(fullCoalition(0), recorded);
     return t;
   });
+  if (plan.scores.length > 0) throw new Error('credit: a likelihood plan has no replays to evaluate (likelihood.ts)');
   plan.values.forEach((key, i) => {
+    if ('readThrough' in key) throw new Error('credit: a sequential likelihood value in a replay plan');
     const table = tables[key.t];
     let sum = 0;
     let off = 0;

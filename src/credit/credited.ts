@@ -35,8 +35,10 @@ export interface TrajectoryCredit extends TrajectoryCreditSummary {
   /** R_mc per worker (by delegation) and of the planner. */
   workerMarginal: number[];
   plannerMarginal: number;
-  /** v(S) of every replayed coalition. */
+  /** v(S) of every replayed coalition (credit.value likelihood: v_lik(S) in nats). */
   values: [Coalition, number][];
+  /** The likelihood value's sequential form: v_lik after j reports were read, j = 0..K (nats). */
+  readThrough?: number[];
   /**
    * Counterfactual repair: v(N) - v(N with delegation d's subtask repaired), for each delegation the judge found wrong.
    */

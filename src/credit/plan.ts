@@ -24,6 +24,8 @@ import {
 import type { CreditConfig } from './config.ts';
 import { type DelegationReference, delegationReferences, goldHops } from './references.ts';
 import { permutationCoalitions, samplePermutations } from './shapley.ts';
+import type { LikelihoodPoint } from './likelihood-context.ts';
+import type { LikelihoodItem } from './likelihood-scorer.ts';
 import { successFunction } from './success.ts';
 
 /**
@@ -31,7 +33,13 @@ import { successFunction } from './success.ts';
  * labels.
  */
 type CreditShape =
-  { kind: 'none' } | { kind: 'oracle' } | { kind: 'loo' } | { kind: 'exact' } | { kind: 'sampled'; perms: number[][] };
+  | { kind: 'none' }
+  | { kind: 'oracle' }
+  | { kind: 'loo' }
+  | { kind: 'exact' }
+  | { kind: 'sampled'; perms: number[][] }
+  /** The likelihood value's sequential form: each worker's gain at its own report (likelihood-context.ts). */
+  | { kind: 'sequential' };
 
 export interface TrajectoryPlan {
   traj: Trajectory;
@@ -46,15 +54,21 @@ export interface TrajectoryPlan {
   references?: DelegationReference[];
 }
 
-/** One value to estimate: a coalition, or the full team with one delegation's subtask repaired. */
-type ValueKey = { t: number; coalition: Coalition } | { t: number; plannerRepair: number };
+/**
+ * One value to estimate: a coalition, the full team with one delegation's subtask repaired, or (the likelihood value's
+ * sequential form) the planner's context after `readThrough` reports.
+ */
+type ValueKey =
+  { t: number; coalition: Coalition } | { t: number; plannerRepair: number } | { t: number; readThrough: number };
 
 export interface GroupPlan {
   episode: Episode;
   trajectories: TrajectoryPlan[];
-  /** Every replay to run, `replays` consecutive items per value in `values` order. */
+  /** Every replay to run, `replays` consecutive items per value in `values` order (none for the likelihood value). */
   items: ReplayItem[];
   values: ValueKey[];
+  /** credit.value likelihood: the context to score of each value, in `values` order (empty for the outcome value). */
+  scores: LikelihoodPoint[];
   replays: number;
   /** Requested coalitions that repeat another or need no replay (the `credit/cached_coalitions` metric). */
   repeated: number;
@@ -70,7 +84,10 @@ const hashSeed = (s: string): number => fnv1a32(s) | 0;
 function shapeOf(traj: Trajectory, k: number, cfg: CreditConfig, rng: Rng | undefined): CreditShape {
   if (cfg.method === 'broadcast' || cfg.method === 'matpo') return { kind: 'none' };
   if (cfg.method === 'oracle') return { kind: 'oracle' };
-  if (cfg.method === 'loo') return { kind: 'loo' };
+  if (cfg.method === 'loo')
+    return cfg.value === 'likelihood' && cfg.likelihood.form === 'sequential'
+      ? { kind: 'sequential' }
+      : { kind: 'loo' };
   const exact = cfg.shapleyMode === 'exact' || (cfg.shapleyMode === 'auto' && k <= cfg.shapleyExactMaxWorkers);
   if (exact) {
     if (k > MAX_EXACT_SHAPLEY_WORKERS)
@@ -88,7 +105,8 @@ function shapeOf(traj: Trajectory, k: number, cfg: CreditConfig, rng: Rng | unde
  * the recorded outcome): the `credit/cached_coalitions` metric.
  */
 function coalitionsOf(shape: CreditShape, k: number): { coalitions: Coalition[]; repeated: number } {
-  if (shape.kind === 'none' || shape.kind === 'oracle') return { coalitions: [], repeated: 0 };
+  if (shape.kind === 'none' || shape.kind === 'oracle' || shape.kind === 'sequential')
+    return { coalitions: [], repeated: 0 };
   // LOO coalitions are always evaluated with Shapley too: the report's helpful/harmful counts use Delta.
   const wanted =
     shape.kind === 'loo'
@@ -123,6 +141,9 @@ export function planReplays(
       throw new Error(`credit: trajectory ${t.id} is for episode ${t.episodeId}, not ${episode.id}`);
   if (!Number.isInteger(cfg.replays) || cfg.replays < 1)
     throw new Error(`credit.replays: ${cfg.replays} is not a positive integer`);
+  const likelihood = cfg.value === 'likelihood' && (cfg.method === 'loo' || cfg.method === 'shapley');
+  if (likelihood && cfg.counterfactual !== 'mask')
+    throw new Error(`credit.value likelihood: counterfactual ${cfg.counterfactual} needs replays (mask only)`);
   const repair = cfg.counterfactual === 'repair' && cfg.method !== 'broadcast' && cfg.method !== 'matpo';
   const needsGold = repair || cfg.method === 'oracle';
   const what = cfg.method === 'oracle' ? 'credit.method=oracle' : 'credit.counterfactual=repair';
@@ -144,6 +165,22 @@ export function planReplays(
   });
   const items: ReplayItem[] = [];
   const values: ValueKey[] = [];
+  const scores: LikelihoodPoint[] = [];
+  if (likelihood) {
+    // No replays: one scored context per value (likelihood-scorer.ts).
+    trajectories.forEach((p, t) => {
+      for (const s of p.coalitions) {
+        values.push({ t, coalition: s });
+        scores.push({ masked: maskedDelegations(s, p.k) });
+      }
+      if (p.shape.kind === 'sequential' && p.k > 0)
+        for (let j = 0; j <= p.k; j++) {
+          values.push({ t, readThrough: j });
+          scores.push({ masked: [], readThrough: j });
+        }
+    });
+    return { episode, trajectories, items, values, scores, replays: cfg.replays, repeated };
+  }
   trajectories.forEach((p, t) => {
     for (const s of p.coalitions) {
       const masked = maskedDelegations(s, p.k);
@@ -170,7 +207,7 @@ export function planReplays(
         });
     }
   });
-  return { episode, trajectories, items, values, replays: cfg.replays, repeated };
+  return { episode, trajectories, items, values, scores, replays: cfg.replays, repeated };
 }
 
 /**
@@ -186,4 +223,13 @@ export function planStep(
   return groups.map((g, q) =>
     planReplays(g.trajectories, g.episode, cfg, { rng: new Rng(creditSeed(groupSeed(stepSeed, q))) }),
   );
+}
+
+/** The contexts a likelihood plan scores, in `values` order (likelihood-scorer.ts). */
+export function likelihoodItems(plan: GroupPlan): LikelihoodItem[] {
+  return plan.values.map((key, i) => ({
+    traj: (plan.trajectories[key.t] as TrajectoryPlan).traj,
+    episode: plan.episode,
+    point: plan.scores[i] as LikelihoodPoint,
+  }));
 }

@@ -1,5 +1,6 @@
 import { basename, join } from 'node:path';
 import type { Config } from '../config/schema.ts';
+import { scorePlans, stepScorer } from '../credit/likelihood-scorer.ts';
 import type { GroupPlan } from '../credit/plan.ts';
 import { groupSeed, replaySeed } from '../random/step-seeds.ts';
 import type { Trajectory } from '../rollout/types.ts';
@@ -64,6 +65,7 @@ export function localStages(setup: DistributedSetup): StepStages {
           }
           return out;
         },
+        scoreLikelihoods: (plans) => scorePlans(plans, stepScorer(model, setup.tokenizer, setup.rollout, setup.credit)),
         assignOptions: {},
       };
     },
@@ -131,6 +133,7 @@ export function redisStages(setup: RedisSetup): StepStages & { readonly last: { 
           jobs.forEach((j, i) => out[j.q].push(...results[i]));
           return out;
         },
+        scoreLikelihoods: (plans) => scorePlans(plans, stepScorer(model, setup.tokenizer, setup.rollout, setup.credit)),
         assignOptions: {},
       };
     },

@@ -48,7 +48,7 @@ async function main(): Promise<void> {
         replaySeed(groupSeed(stepSeed, d.q), t),
       )),
     );
-  const out = (await assignStep([plan], [replays], credit, {})).groups[0];
+  const out = (await assignStep([plan], [replays], [[]], credit, {})).groups[0];
   release();
   await cache.dispose();
   await closeCodeSandbox();

@@ -2,6 +2,7 @@ import type { Config } from '../../config/schema.ts';
 import { engineReplayRunner, replaySettings } from '../../credit/engine-adapters.ts';
 import { judgeOptions } from '../../credit/judge-options.ts';
 import { lmCandidateScorer } from '../../credit/judges/lm-scorer.ts';
+import { scorePlans, stepScorer } from '../../credit/likelihood-scorer.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import { Rng } from '../../random/rng.ts';
 import { rollout, type EngineOptions } from '../../rollout/engine.ts';
@@ -66,6 +67,7 @@ export function inProcessStages(setup: InProcessSetup): StepStages {
         let at = 0;
         return plans.map((p) => all.slice(at, (at += p.items.length)));
       },
+      scoreLikelihoods: (plans) => scorePlans(plans, stepScorer(model, setup.tokenizer, r, c)),
       assignOptions: judgeOptions(
         c,
         judgePolicy,

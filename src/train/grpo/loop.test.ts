@@ -114,6 +114,7 @@ function stagesOf(rollout: typeof rolloutOf = rolloutOf): StepStages {
     begin: async (model, seeds) => ({
       rollout: (items) => rollout(items, model, seeds.rng),
       runReplays: async (plans) => plans.map(() => []),
+      scoreLikelihoods: async (plans) => plans.map(() => []),
       assignOptions: {},
     }),
     close: () => Promise.resolve(),

@@ -33,7 +33,7 @@ import { assertFiniteWeights, atStep } from '../optim/diverged.ts';
 
 /**
  * The GRPO training loop: it only sequences the stages, by name (types.ts says what each hands on):
- *   questions (data cursor) -> rollout -> plan replays -> run replays -> assign credit ->
+ *   questions (data cursor) -> rollout -> plan replays -> run replays -> score likelihoods -> assign credit ->
  *   advantages and sequences (advantages.ts buildRlBatch) -> lr = learningRateAt(step) -> update
  *   (update.ts: loss, accumulate, clip, AdamW at that lr) -> metrics (metrics.jsonl, TensorBoard,
  *   progress) -> checkpoint every N steps.
@@ -172,7 +172,8 @@ export async function runGrpo(o: GrpoRunOptions): Promise<GrpoRunResult> {
       const t1 = performance.now();
       const plans = planStep(rolled.groups, o.credit, stepSeed);
       const replayed = await run.runReplays(plans);
-      const credited = await assignStep(plans, replayed, o.credit, run.assignOptions);
+      const scored = await run.scoreLikelihoods(plans);
+      const credited = await assignStep(plans, replayed, scored, o.credit, run.assignOptions);
       const tc = performance.now();
       const collected = stepReport(o.credit, rolled, plans, replayed, credited, {
         generateS: (t1 - t0) / 1000,

@@ -11,6 +11,7 @@ import type { Trajectory } from '../../rollout/types.ts';
  *   rollout        StepRun.rollout           Episode[]             -> RolledOut (G trajectories per question)
  *   plan replays   credit/plan.ts            RolledOut             -> GroupPlan[] (which counterfactuals to replay)
  *   run replays    StepRun.runReplays        GroupPlan[]           -> Trajectory[][] (one replay per planned item)
+ *   score          StepRun.scoreLikelihoods  GroupPlan[]           -> number[][] (credit.value likelihood: v_lik)
  *   assign credit  credit/assign.ts          plans, values         -> CreditedGroup[] (each agent's reward)
  *   advantages     advantages.ts             CreditedGroup[]       -> RlSequence[] (each turn with its advantage)
  *   update         update.ts                 RlSequence[]          -> new weights, loss metrics
@@ -50,6 +51,11 @@ export interface StepRun {
    * `plans[q].items` replayed with the group's common random numbers; result [q][i] is the replay of plans[q].items[i].
    */
   runReplays(plans: readonly GroupPlan[]): Promise<Trajectory[][]>;
+  /**
+   * credit.value likelihood: v_lik of every planned context, [q][i] for plans[q].scores[i] ([] for a group of the
+   * outcome value). It needs only forward passes of the step's policy, so it runs in the trainer in every mode.
+   */
+  scoreLikelihoods(plans: readonly GroupPlan[]): Promise<number[][]>;
   /**
    * Judge, agent context and resampler over this step's policy (credit.messageLevel / credit.failurePairs; empty when
    * off).
