@@ -50,6 +50,24 @@ const configRules: ConfigRule[] = [
     },
   },
   {
+    // The likelihood value scores recorded contexts: no worker is run again, so only masking composes with it.
+    name: 'likelihood-fits-method',
+    check: (c) => {
+      const cr = c.credit;
+      if (cr.value !== 'likelihood') return null;
+      if (cr.method !== 'loo' && cr.method !== 'shapley')
+        return `credit.value likelihood values coalitions, which credit.method ${cr.method} does not use; use loo or shapley`;
+      if (cr.counterfactual !== 'mask')
+        return (
+          `credit.value likelihood scores the recorded contexts with reports masked; credit.counterfactual ` +
+          `${cr.counterfactual} needs sampled replays (use mask, or credit.value outcome)`
+        );
+      if (cr.likelihood.form === 'sequential' && cr.method !== 'loo')
+        return 'credit.likelihood.form sequential is a per-worker gain, not a coalition value: it needs credit.method loo';
+      return null;
+    },
+  },
+  {
     name: 'oracle-needs-workers',
     check: (c) =>
       c.credit.method === 'oracle' && c.rollout.agents === 'single'

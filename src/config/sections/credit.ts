@@ -48,6 +48,37 @@ export const creditSection = z
           'finds wrong replayed with the gold sub-question: Delta < 0 where a right report would have saved the ' +
           'team; needs gold decompositions). Works with loo and shapley, in both replay modes.',
       ),
+    value: z
+      .enum(['outcome', 'likelihood'])
+      .default('outcome')
+      .describe(
+        "What a coalition's value v(S) is (loo and shapley): outcome: the mean success of sampled replays (SHARP); " +
+          "likelihood: the policy's own mean log-probability per token of the gold final answer, teacher-forced at " +
+          "the planner's answer turn with the reports outside S masked and everything else as recorded (information " +
+          'gain, IGPO arXiv 2510.14967; no replays, only the final answer needed; counterfactual mask only). ' +
+          'docs/architecture.md, "Credit".',
+      ),
+    likelihood: z
+      .strictObject({
+        form: z
+          .enum(['coalition', 'sequential'])
+          .default('coalition')
+          .describe(
+            'coalition: v_lik(S) at the final-answer turn, for LOO and Shapley; sequential (method loo only): worker ' +
+              "m's credit is v_lik just after its report is read minus just before (IGPO's turn reward, per agent).",
+          ),
+        scale: z
+          .number()
+          .positive()
+          .max(1000)
+          .default(1)
+          .describe(
+            'Nats that map to a marginal of tanh(1) = 0.76: R_mc = tanh(Delta / scale), so a likelihood marginal is ' +
+              'bounded in (-1, 1) like an outcome marginal and keeps its sign (docs/architecture.md, "Credit").',
+          ),
+      })
+      .prefault({})
+      .describe('The likelihood value (credit.value likelihood).'),
     replays: z
       .number()
       .int()
