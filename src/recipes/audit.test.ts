@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -62,6 +62,9 @@ describe('sharp audit', () => {
         ['mask', false],
         ['resample', false],
         ['repair', false],
+        ['likelihood', false],
+        ['likelihood-shapley', false],
+        ['likelihood-seq', false],
         ['oracle', true],
       ]);
       for (const a of report.arms) {
@@ -74,7 +77,9 @@ describe('sharp audit', () => {
         expect(inUnit(a.noise)).toBe(true);
         expect(Number.isInteger(a.replays) && a.seconds >= 0).toBe(true);
       }
-      const [mask, resample, repair, oracle] = report.arms;
+      const [mask, resample, repair, lik, likShapley, likSeq, oracle] = report.arms;
+      // The likelihood value samples nothing: no replays, no noise floor.
+      for (const a of [lik, likShapley, likSeq]) expect([a?.noise, a?.replays]).toEqual([0, 0]);
       // Every counterfactual replays v(N) (nothing left out) on the same random numbers: one noise floor.
       expect(resample?.noise).toBe(mask?.noise);
       expect(repair?.noise).toBe(mask?.noise);
@@ -91,7 +96,18 @@ describe('sharp audit', () => {
         .map((l) => JSON.parse(l) as { right: boolean | null; credit: Record<string, number> });
       expect(rows).toHaveLength(c.overall.calls);
       for (const row of rows) {
-        expect(Object.keys(row.credit)).toEqual(['mask', 'resample', 'repair', 'oracle']);
+        expect(Object.keys(row.credit)).toEqual([
+          'mask',
+          'resample',
+          'repair',
+          'likelihood',
+          'likelihood-shapley',
+          'likelihood-seq',
+          'oracle',
+        ]);
+        // Likelihood gains are in nats, finite.
+        for (const k of ['likelihood', 'likelihood-shapley', 'likelihood-seq'])
+          expect(Number.isFinite(row.credit[k])).toBe(true);
         if (row.right !== null) expect(row.credit.oracle).toBe(row.right ? 1 : 0);
       }
       const md = readFileSync(join(out, 'audit.md'), 'utf8');
@@ -143,8 +159,22 @@ describe('sharp audit', () => {
       config: join(repo, 'configs/ablation-parallel.yaml'),
     };
     expect(await errorOf(audit({ ...base, n: 0, out: join(root, 'n0') }))).toBe(
-      "audit: --n expects an integer >= 1, got '0'",
+      "audit: --n expects an integer in 1..100000, got '0'",
     );
+    expect(await errorOf(audit({ ...base, n: 1e9, out: join(root, 'n0') }))).toBe(
+      "audit: --n expects an integer in 1..100000, got '1000000000'",
+    );
+    expect(await errorOf(audit({ ...base, n: 1, reps: 1e9, out: join(root, 'n0') }))).toBe(
+      "audit: --reps expects an integer in 1..100000, got '1000000000'",
+    );
+    // More than the training split: refused at once, before the output folder is claimed.
+    expect(
+      await errorOf(audit({ ...base, n: 1000, set: ['data.synthetic.train=200'], out: join(root, 'past-split') })),
+    ).toBe(
+      'audit: --n 1000 is more than the 200 training questions (data.synthetic.train); the audit takes the first n ' +
+        'of them',
+    );
+    expect(existsSync(join(root, 'past-split'))).toBe(false);
 
     const broken = join(root, 'broken-model');
     mkdirSync(broken);
@@ -162,6 +192,8 @@ describe('sharp audit', () => {
     expect(await errorOf(audit({ ...base, n: 2, set: hotpot, out: join(root, 'hotpot') }))).toMatch(
       /^audit: episode \S+ has no gold decomposition, which the rule judge labels reports by/,
     );
+    // Refused before the output folder is claimed.
+    expect(existsSync(join(root, 'hotpot'))).toBe(false);
 
     expect(await errorOf(audit({ ...base, n: 1, set: ['rollout.agents=single'], out: join(root, 'single') }))).toBe(
       'audit: rollout.agents is single; the audit scores worker reports, so it needs the multi-agent system (multi)',

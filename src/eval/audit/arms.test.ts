@@ -38,12 +38,17 @@ const game = (reporting: number, _k: number, _r: number, id: string): boolean =>
 
 describe('audit arms', () => {
   it('LOO under every counterfactual of the config, then the oracle ceiling', () => {
-    expect(AUDIT_ARMS.map((a) => [a.name, a.method, a.counterfactual, a.ceiling])).toEqual([
-      ['mask', 'loo', 'mask', false],
-      ['resample', 'loo', 'resample', false],
-      ['repair', 'loo', 'repair', false],
-      ['oracle', 'oracle', 'mask', true],
+    expect(AUDIT_ARMS.map((a) => [a.name, a.method, a.counterfactual, a.value ?? 'outcome', a.ceiling])).toEqual([
+      ['mask', 'loo', 'mask', 'outcome', false],
+      ['resample', 'loo', 'resample', 'outcome', false],
+      ['repair', 'loo', 'repair', 'outcome', false],
+      ['likelihood', 'loo', 'mask', 'likelihood', false],
+      ['likelihood-shapley', 'shapley', 'mask', 'likelihood', false],
+      ['likelihood-seq', 'loo', 'mask', 'likelihood', false],
+      ['oracle', 'oracle', 'mask', 'outcome', true],
     ]);
+    const seq = armConfig(base, AUDIT_ARMS[5]!);
+    expect([seq.value, seq.likelihood.form, seq.method]).toEqual(['likelihood', 'sequential', 'loo']);
     const cfg = armConfig(
       { ...base, method: 'shapley', messageLevel: true, failurePairs: true, replays: 3 },
       AUDIT_ARMS[2]!,
@@ -76,7 +81,7 @@ describe('armCredit', () => {
 
   it('the oracle: 1 for a right report, 0 for a wrong one, nothing replayed', async () => {
     const runner = gameRunner(game);
-    const r = await armCredit(trajs, episodes, calls, armConfig(base, AUDIT_ARMS[3]!), runner, 16);
+    const r = await armCredit(trajs, episodes, calls, armConfig(base, AUDIT_ARMS[6]!), runner, 16);
     expect(r.credits).toEqual([1, 0, 0, 1]);
     expect([r.noise, r.replays, runner.batches.length]).toEqual([0, 0, 0]);
   });

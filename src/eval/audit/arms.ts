@@ -3,25 +3,48 @@ import { computeCredits, type CreditConfig } from '../../credit/compute.ts';
 import type { ReplayRunner } from '../../credit/counterfactual.ts';
 import type { Episode } from '../../data/episode.ts';
 import type { Trajectory } from '../../rollout/types.ts';
-import { batchedRunner } from './batched-runner.ts';
+import type { LikelihoodScorer } from '../../credit/likelihood-scorer.ts';
+import { batchedRunner, batchedScorer } from './batched-runner.ts';
 import type { WorkerCall } from './labels.ts';
 
 /**
  * The credits the audit compares on the same trajectories (docs/credit-audit.md): SHARP's
- * leave-one-out credit under every counterfactual of credit.counterfactual (mask, resample, repair),
- * and the oracle, a ceiling rather than a credit (the rule judge's own right / wrong label as the
- * worker's reward: its AUROC is 1 and it never blames by construction).
+ * leave-one-out credit under every counterfactual of credit.counterfactual (mask, resample, repair)
+ * over the outcome value; the likelihood value (credit.value likelihood) as LOO, Shapley and the
+ * sequential gain; and the oracle, a ceiling rather than a credit (the rule judge's own right / wrong
+ * label as the worker's reward: its AUROC is 1 and it never blames by construction).
  */
 export interface AuditArm {
   name: string;
-  method: 'loo' | 'oracle';
+  method: 'loo' | 'shapley' | 'oracle';
   counterfactual: Counterfactual;
+  /** credit.value; absent: outcome. */
+  value?: 'likelihood';
+  /** credit.likelihood.form of a likelihood arm. */
+  form?: 'coalition' | 'sequential';
   /** A ceiling, not a method: labelled so wherever it is reported. */
   ceiling: boolean;
 }
 
 export const AUDIT_ARMS: readonly AuditArm[] = [
   ...COUNTERFACTUALS.map((c): AuditArm => ({ name: c, method: 'loo', counterfactual: c, ceiling: false })),
+  { name: 'likelihood', method: 'loo', counterfactual: 'mask', value: 'likelihood', form: 'coalition', ceiling: false },
+  {
+    name: 'likelihood-shapley',
+    method: 'shapley',
+    counterfactual: 'mask',
+    value: 'likelihood',
+    form: 'coalition',
+    ceiling: false,
+  },
+  {
+    name: 'likelihood-seq',
+    method: 'loo',
+    counterfactual: 'mask',
+    value: 'likelihood',
+    form: 'sequential',
+    ceiling: false,
+  },
   { name: 'oracle', method: 'oracle', counterfactual: 'mask', ceiling: true },
 ];
 
@@ -30,11 +53,19 @@ export const AUDIT_ARMS: readonly AuditArm[] = [
  * extras.
  */
 export function armConfig(base: CreditConfig, arm: AuditArm): CreditConfig {
-  return { ...base, method: arm.method, counterfactual: arm.counterfactual, messageLevel: false, failurePairs: false };
+  return {
+    ...base,
+    method: arm.method,
+    counterfactual: arm.counterfactual,
+    value: arm.value ?? 'outcome',
+    likelihood: { ...base.likelihood, form: arm.form ?? base.likelihood.form },
+    messageLevel: false,
+    failurePairs: false,
+  };
 }
 
 export interface ArmCredit {
-  /** credits[i]: the worker marginal of calls[i] (LOO Delta; the oracle's 1 / 0). */
+  /** credits[i]: the worker marginal of calls[i] (LOO Delta, Shapley phi, a likelihood gain in nats; the oracle's 1 / 0). */
   credits: number[];
   /** Mean replay noise floor over the trajectories (credit.noise; 0 for the oracle, which replays nothing). */
   noise: number;
@@ -56,24 +87,29 @@ export async function armCredit(
   runner: ReplayRunner,
   batch: number,
   onBatch?: (n: number) => void,
+  scorer?: LikelihoodScorer,
 ): Promise<ArmCredit> {
   if (episodes.length !== trajs.length)
     throw new Error(`audit: ${episodes.length} episodes for ${trajs.length} trajectories`);
   if (!Number.isInteger(batch) || batch < 1) throw new Error(`audit: batch must be a positive integer (got ${batch})`);
   const t0 = performance.now();
   const batched = batchedRunner(runner);
-  const marginals: number[][] = [];
+  const scoring = scorer ? batchedScorer(scorer) : undefined;
+  const marginals: (readonly number[])[] = [];
   let noise = 0;
   let replays = 0;
   for (let start = 0; start < trajs.length; start += batch) {
     const part = trajs.slice(start, start + batch);
     const results = await Promise.all(
-      part.map((t, i) => computeCredits([t], episodes[start + i] as Episode, batched, cfg)),
+      part.map((t, i) =>
+        computeCredits([t], episodes[start + i] as Episode, batched, cfg, scorer ? { scorer: scoring } : {}),
+      ),
     );
     for (const r of results) {
       const c = r.credited[0];
       if (!c) throw new Error('audit: credit returned no trajectory');
-      marginals.push(c.credit.workerMarginal);
+      // Likelihood arms: the gains in nats (phi, Delta), not their squashed reward parts; the same order.
+      marginals.push(cfg.value === 'likelihood' ? (c.credit.phi ?? c.credit.deltas) : c.credit.workerMarginal);
       noise += c.credit.noise;
       replays += r.stats.replayItems;
     }

@@ -51,7 +51,12 @@ const rocCell = (e: AurocEstimate): string =>
     ? `n/a (${e.positives} wrong, ${e.negatives} right)`
     : `${f2(e.auroc)} [${f2(e.low)}, ${f2(e.high)}]`;
 const shareCell = (s: BlamedShare): string => (s.share === null ? 'n/a' : `${f2(s.share)} (${s.blamed}/${s.calls})`);
-const armName = (a: AuditArm): string => (a.ceiling ? `${a.name} (ceiling)` : `loo + ${a.name}`);
+const armName = (a: AuditArm): string => {
+  if (a.ceiling) return `${a.name} (ceiling)`;
+  if (a.value === 'likelihood')
+    return a.form === 'sequential' ? 'likelihood, sequential gain' : `${a.method} + likelihood`;
+  return `loo + ${a.name}`;
+};
 
 export function auditMarkdown(r: AuditReport): string {
   const s = r.setup;
