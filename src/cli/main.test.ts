@@ -136,4 +136,13 @@ describe('exitCodeFor', () => {
     }
     expect(written).toEqual(['sharp: --out a\\x1b[2Jb\\x0asharp: fake\\x07: not found\n']);
   });
+
+  it('shows the invisible characters a message names as U+XXXX, and leaves visible text alone', async () => {
+    const { printable } = await import('./main.ts');
+    expect(printable(`c.jsonl:1: Unexpected token '\uFEFF', "\uFEFF{"id"" is not valid JSON`)).toBe(
+      `c.jsonl:1: Unexpected token 'U+FEFF', "U+FEFF{"id"" is not valid JSON`,
+    );
+    expect(printable('a\u200Bb\u202Ec\u2028d\u00A0e')).toBe('aU+200BbU+202EcU+2028dU+00A0e');
+    expect(printable('héllo wörld 東京 🙂')).toBe('héllo wörld 東京 🙂');
+  });
 });

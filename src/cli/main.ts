@@ -91,14 +91,21 @@ export async function main(argv: string[]): Promise<void> {
 /**
  * A message as one printable line: control bytes a user's path or value may carry (escape sequences
  * that would recolour or clear the terminal, a newline that would forge a second line) are shown as
- * \xNN instead of sent to the terminal.
+ * \xNN instead of sent to the terminal, and characters that print as nothing or as a plain space
+ * (a byte order mark, zero-width and direction marks, line separators, no-break spaces) as U+XXXX:
+ * a message naming one must show which.
  */
 export function printable(message: string): string {
-  return message.replace(
-    // eslint-disable-next-line no-control-regex
-    /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
+  return message
+    .replace(
+      // eslint-disable-next-line no-control-regex
+      /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g,
+      (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+    )
+    .replace(
+      /[\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u3164\u115f\u1160]/gu,
+      (c) => `U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`,
+    );
 }
 
 /** Exit code of an error that reached the CLI, after printing its one line (exported for tests). */

@@ -251,7 +251,8 @@ export function claimOutFile(file: string, o: ClaimOptions): string {
   if (!ours && o.force !== true) {
     const why =
       entry.command !== o.command ? `was written by sharp ${entry.command}` : 'was changed since sharp wrote it';
-    throw new UserError(`${o.flag} ${file}: exists and ${why}; choose another path, or pass --force to replace it`);
+    const hint = o.forceable === false ? 'choose another path' : 'choose another path, or pass --force to replace it';
+    throw new UserError(`${o.flag} ${file}: exists and ${why}; ${hint}`);
   }
   return prepareOutFile(abs, o.flag);
 }

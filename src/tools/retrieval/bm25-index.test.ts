@@ -1,9 +1,10 @@
-import { writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, TINY, writeCorpus } from '../../../test/retrieval/corpora.ts';
-import { Bm25Index } from './bm25-index.ts';
+import { Bm25Index, readManifest, requireManifest } from './bm25-index.ts';
 import { buildIndex } from './build-index.ts';
+import { SearchStopped } from './retriever.ts';
 
 describe('Bm25Index scores (FTS5 bm25(), negated)', () => {
   let index: Bm25Index;
@@ -100,5 +101,77 @@ describe('Bm25Index opening', () => {
     expect(() => new Bm25Index(join(dir, 'absent'))).toThrow(/not found/);
     writeFileSync(join(dir, 'index.json'), '{"format":"other"}');
     expect(() => new Bm25Index(dir)).toThrow(/not a sharp index/);
+  });
+
+  it('checks every field of the manifest: a damaged or hand-edited one is one line, never printed or trusted', async () => {
+    const dir = tempDir();
+    await buildIndex({ corpus: writeCorpus(dir, TINY), out: join(dir, 'good') });
+    const good = JSON.parse(readFileSync(join(dir, 'good', 'index.json'), 'utf8')) as Record<string, unknown>;
+    const edited = (name: string, m: unknown): string => {
+      cpSync(join(dir, 'good'), join(dir, name), { recursive: true });
+      writeFileSync(join(dir, name, 'index.json'), typeof m === 'string' ? m : JSON.stringify(m));
+      return join(dir, name);
+    };
+    const { bm25: _bm25, ...noBm25 } = good;
+    const cases: [unknown, string][] = [
+      [noBm25, 'index.json: bm25: Invalid input: expected object, received undefined (rebuild the index)'],
+      [{ ...good, passages: -5 }, 'index.json: passages: Too small: expected number to be >=0 (rebuild the index)'],
+      [
+        { ...good, passages: 2.5 },
+        'index.json: passages: Invalid input: expected int, received number (rebuild the index)',
+      ],
+      [
+        { ...good, corpus: { ...(good.corpus as object), sha256: 'x' } },
+        'index.json: corpus.sha256: expected 64 hex digits (rebuild the index)',
+      ],
+      [{ ...good, version: 9 }, 'format version 9, this program reads 1 (rebuild it)'],
+      ['{"format": "sharp-bm25-index", ', 'index.json: not valid JSON'],
+      ['[]', 'not a sharp index (index.json is not the manifest of sharp index build)'],
+    ];
+    for (const [i, [m, why]] of cases.entries()) {
+      const idx = edited(`bad${i}`, m);
+      expect(() => requireManifest(idx)).toThrow(`index ${idx}: ${why}`);
+      expect(() => new Bm25Index(idx)).toThrow(`index ${idx}: ${why}`);
+      expect(readManifest(idx)).toBeNull();
+    }
+    expect(readManifest(join(dir, 'good'))).toEqual(good);
+    // A device as the manifest or the database: named, not read (a pipe, which would hang the
+    // command, is the fault suite's case: test/faults/retrieval-index.test.ts).
+    const dev = edited('dev', '{}');
+    rmSync(join(dev, 'index.json'));
+    symlinkSync('/dev/zero', join(dev, 'index.json'));
+    expect(() => new Bm25Index(dev)).toThrow(
+      `index ${dev}: index.json: not a regular file (a folder, device, pipe or socket); not read`,
+    );
+    const db = edited('db', good);
+    rmSync(join(db, 'passages.sqlite'));
+    symlinkSync('/dev/zero', join(db, 'passages.sqlite'));
+    expect(() => new Bm25Index(db)).toThrow(
+      `index ${db}: passages.sqlite: not a regular file (a folder, device, pipe or socket); not read`,
+    );
+  });
+});
+
+describe('Bm25Index stopping', () => {
+  it('stops a query mid-way when its stop check answers, and then answers the next one', async () => {
+    const dir = tempDir();
+    const many = Array.from({ length: 5000 }, (_, i) => [`T${i}`, `alpha beta ${i}`] as const);
+    await buildIndex({ corpus: writeCorpus(dir, many), out: join(dir, 'i') });
+    const ix = new Bm25Index(join(dir, 'i'));
+    let asked = 0;
+    expect(() =>
+      ix.searchOne('alpha beta', 3, () => {
+        asked += 1;
+        return asked > 2 ? 'cancelled' : null;
+      }),
+    ).toThrow(new SearchStopped('cancelled'));
+    // Asked before the query and every 1,024 rows scored: it stopped after about 2,000 of 5,000.
+    expect(asked).toBe(3);
+    await expect(ix.search(['alpha'], 1, { deadline: Date.now() - 1 })).rejects.toEqual(new SearchStopped('deadline'));
+    const gone = new AbortController();
+    gone.abort();
+    await expect(ix.search(['alpha'], 1, { signal: gone.signal })).rejects.toEqual(new SearchStopped('cancelled'));
+    expect(ix.searchOne('alpha beta 17', 1)[0]?.id).toBe('p17');
+    ix.close();
   });
 });

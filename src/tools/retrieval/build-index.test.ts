@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, TINY, writeCorpus } from '../../../test/retrieval/corpora.ts';
@@ -114,4 +114,59 @@ describe('buildIndex', () => {
     expect(ix.searchOne('topic5 thing5 5', 1)[0]?.id).toBe('p5');
     ix.close();
   }, 120_000);
+
+  it('reads a corpus that starts with a UTF-8 byte order mark, as eval reads one', async () => {
+    const dir = tempDir();
+    const plain = writeCorpus(dir, TINY);
+    const bom = join(dir, 'bom.jsonl');
+    writeFileSync(bom, `\uFEFF${readFileSync(plain, 'utf8')}`);
+    expect((await buildIndex({ corpus: bom, out: join(dir, 'idx') })).passages).toBe(6);
+    const array = join(dir, 'bom.json');
+    writeFileSync(array, `\uFEFF${JSON.stringify([{ paragraphs: [{ title: 'A', paragraph_text: 'x' }] }])}`);
+    expect((await buildIndex({ corpus: array, out: join(dir, 'idx2') })).passages).toBe(1);
+    // Only at the start: elsewhere it is a bad line (the CLI shows it as U+FEFF).
+    const inner = join(dir, 'inner.jsonl');
+    writeFileSync(inner, `${readFileSync(plain, 'utf8')}\uFEFF{}\n`);
+    await expect(buildIndex({ corpus: inner, out: join(dir, 'idx3') })).rejects.toThrow(
+      /inner\.jsonl:7: not valid JSON/,
+    );
+  });
+
+  it('names a --corpus that is not a regular file as such, and a missing one as missing', async () => {
+    const dir = tempDir();
+    symlinkSync('/dev/null', join(dir, 'to-device'));
+    for (const corpus of [dir, '/dev/null', join(dir, 'to-device')])
+      await expect(buildIndex({ corpus, out: join(dir, 'idx') })).rejects.toThrow(
+        `--corpus ${corpus}: not a regular file (a folder, device, pipe or socket); not read`,
+      );
+    await expect(buildIndex({ corpus: join(dir, 'none.jsonl'), out: join(dir, 'idx') })).rejects.toThrow(
+      `--corpus ${join(dir, 'none.jsonl')}: file not found`,
+    );
+    expect(readdirSync(dir)).toEqual(['to-device']);
+  });
+
+  it('refuses an --out that is a link, and an index whose database or manifest is not as it wrote them', async () => {
+    const dir = tempDir();
+    const corpus = writeCorpus(dir, TINY);
+    mkdirSync(join(dir, 'empty'));
+    symlinkSync(join(dir, 'empty'), join(dir, 'link'));
+    await expect(buildIndex({ corpus, out: join(dir, 'link') })).rejects.toThrow(
+      `--out ${join(dir, 'link')}: is a link; it is not followed or replaced (choose another path)`,
+    );
+    expect(readdirSync(join(dir, 'empty'))).toEqual([]);
+    const out = join(dir, 'idx');
+    await buildIndex({ corpus, out });
+    // Our own earlier index: rebuilt.
+    await buildIndex({ corpus, out });
+    const db = join(out, 'passages.sqlite');
+    writeFileSync(db, 'my own notes, not an index');
+    await expect(buildIndex({ corpus, out })).rejects.toThrow(
+      `--out ${db}: exists and was changed since sharp wrote it; choose another path`,
+    );
+    expect(readFileSync(db, 'utf8')).toBe('my own notes, not an index');
+    const other = join(dir, 'idx-b');
+    await buildIndex({ corpus, out: other });
+    writeFileSync(join(other, 'index.json'), `${readFileSync(join(other, 'index.json'), 'utf8')}\n`);
+    await expect(buildIndex({ corpus, out: other })).rejects.toThrow(/index\.json: exists and was changed since sharp/);
+  });
 });

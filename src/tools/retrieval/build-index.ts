@@ -11,11 +11,22 @@
  * numbered "0", "1", ... in first-seen order (as tools/search.ts poolParagraphs numbers them).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { writeFileAtomic } from '../../fs/atomic.ts';
-import { claimOutDir, publishOutDir } from '../../fs/output-guard.ts';
+import { claimOutDir, claimOutFile, publishOutDir } from '../../fs/output-guard.ts';
+import { openRegularFile } from '../../fs/read-file.ts';
 import { UserError } from '../../errors.ts';
 import {
   BM25_B,
@@ -90,12 +101,59 @@ const COMMAND = 'index build';
 
 const nextTick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
+/** The corpus's size, when it is a regular file (a pipe, a device or a folder is named as such, never read). */
+function corpusBytes(corpus: string, given: string): number {
+  let opened;
+  try {
+    opened = openRegularFile(corpus, `--corpus ${given}`);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new UserError(`--corpus ${given}: file not found`);
+    if (code !== undefined) throw new UserError(`--corpus ${given}: cannot read (${code})`);
+    throw err;
+  }
+  closeSync(opened.fd);
+  return opened.size;
+}
+
+/**
+ * Refuses an `out` that is a link (rebuilding would write through it into whatever it names) and,
+ * in an earlier index, a database or manifest that is not as this command wrote it: replaced by
+ * hand, edited since (its size changed), or a link, pipe or device. The same test as every file
+ * output (fs/output-guard.ts claimOutFile).
+ */
+function checkOut(out: string, given: string, corpus: string): void {
+  let st;
+  try {
+    st = lstatSync(out);
+  } catch {
+    return;
+  }
+  if (st.isSymbolicLink())
+    throw new UserError(`--out ${given}: is a link; it is not followed or replaced (choose another path)`);
+  if (!st.isDirectory()) return; // claimOutDir names it
+  for (const f of [DB_FILE, MANIFEST_FILE]) {
+    try {
+      lstatSync(join(out, f));
+    } catch {
+      continue;
+    }
+    claimOutFile(join(given, f), {
+      command: COMMAND,
+      flag: '--out',
+      forceable: false,
+      inputs: [{ path: corpus, what: '--corpus' }],
+    });
+  }
+}
+
 /** Builds the index of `corpus` into `out`; returns its manifest. */
 export async function buildIndex(opts: BuildOptions): Promise<IndexManifest> {
   const corpus = resolve(opts.corpus);
   const out = resolve(opts.out);
-  if (!existsSync(corpus) || !statSync(corpus).isFile()) throw new UserError(`--corpus ${opts.corpus}: file not found`);
+  const totalBytes = corpusBytes(corpus, opts.corpus);
   const t0 = performance.now();
+  checkOut(out, opts.out, corpus);
   // An earlier index (its manifest says so) is replaced, file by file; any other non-empty folder is refused.
   const earlier = existsSync(out) && statSync(out).isDirectory() && readManifest(out) !== null;
   claimOutDir(out, {
@@ -107,7 +165,6 @@ export async function buildIndex(opts: BuildOptions): Promise<IndexManifest> {
     writes: [DB_FILE, MANIFEST_FILE],
   });
   clearLeftovers(out);
-  const totalBytes = statSync(corpus).size;
   const sha256 = fileSha256(corpus);
   const tmp = join(dirname(out), `.${basename(out)}.building-${process.pid}`);
   mkdirSync(tmp);

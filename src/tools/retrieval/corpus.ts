@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, readSync, statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { joinSentences } from '../../data/readers/hotpot.ts';
 import { BenchmarkFormatError } from '../../data/readers/records.ts';
 import { streamJsonRecords } from '../../data/readers/stream.ts';
 import { UserError } from '../../errors.ts';
+import { openRegularFile } from '../../fs/read-file.ts';
 import { fromContents, type TitledText } from './contents.ts';
 
 /**
@@ -72,9 +73,9 @@ export function recordPassages(value: unknown): { kind: CorpusKind; passages: Co
   );
 }
 
-/** First non-blank character of the file ('' when it has none). */
+/** First non-blank character of the file ('' when it has none; a leading byte order mark is not one). */
 function firstChar(file: string): string {
-  const fd = openSync(file, 'r');
+  const { fd } = openRegularFile(file);
   try {
     const buf = Buffer.alloc(4096);
     for (let pos = 0; ;) {
@@ -94,9 +95,13 @@ function firstChar(file: string): string {
   }
 }
 
-/** Non-blank lines of a JSONL file with their 1-based numbers; `onBytes` after each piece read. */
+/**
+ * Non-blank lines of a JSONL file with their 1-based numbers; `onBytes` after each piece read. A
+ * UTF-8 byte order mark at the start of the file is dropped, as every other reader of user files
+ * drops it (data/readers/stream.ts): editors on Windows write one.
+ */
 function* jsonlLines(file: string, onBytes: (bytes: number) => void): Generator<{ line: number; text: string }> {
-  const fd = openSync(file, 'r');
+  const { fd } = openRegularFile(file);
   const buf = Buffer.allocUnsafe(CHUNK);
   const dec = new StringDecoder('utf8');
   let rest = '';
@@ -104,8 +109,9 @@ function* jsonlLines(file: string, onBytes: (bytes: number) => void): Generator<
   let bytes = 0;
   try {
     for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null)) {
+      const piece = dec.write(buf.subarray(0, n));
+      const text = rest + (bytes === 0 ? piece.replace(/^\uFEFF/, '') : piece);
       bytes += n;
-      const text = rest + dec.write(buf.subarray(0, n));
       const rows = text.split('\n');
       rest = rows.pop() ?? '';
       for (const row of rows) {
@@ -168,7 +174,7 @@ export function* readCorpus(file: string, opts: ReadCorpusOptions = {}): Generat
 /** sha256 of a file's bytes, read in pieces. */
 export function fileSha256(file: string): string {
   const h = createHash('sha256');
-  const fd = openSync(file, 'r');
+  const { fd } = openRegularFile(file);
   const buf = Buffer.allocUnsafe(CHUNK);
   try {
     for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null))

@@ -12,10 +12,28 @@ export interface Hit {
   score?: number;
 }
 
+/** How a caller bounds one search (the retrieval server: a client gone, a request's time budget). */
+export interface SearchControl {
+  /** Stops the search when aborted (its client went away). */
+  signal?: AbortSignal;
+  /** Stops the search at this wall-clock time (Date.now()). */
+  deadline?: number;
+}
+
+/** A search stopped by its SearchControl before it ended: no partial result is returned. */
+export class SearchStopped extends Error {
+  constructor(readonly reason: 'cancelled' | 'deadline') {
+    super(reason === 'cancelled' ? 'search cancelled' : 'search stopped at its deadline');
+  }
+}
+
 export interface Retriever {
   /** For messages: `index <dir>` or `retriever <url>`. */
   readonly name: string;
-  /** Hits per query, in query order; rejects (one-line message) when the backend cannot answer. */
-  search(queries: readonly string[], k: number): Promise<Hit[][]>;
+  /**
+   * Hits per query, in query order; rejects (one-line message) when the backend cannot answer, and
+   * with SearchStopped when `control` stops it (backends that cannot stop mid-way may ignore it).
+   */
+  search(queries: readonly string[], k: number, control?: SearchControl): Promise<Hit[][]>;
   close?(): void;
 }
