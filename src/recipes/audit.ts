@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { engineReplayRunner, replaySettings } from '../credit/engine-adapters.ts';
+import { stepScorer } from '../credit/likelihood-scorer.ts';
 import { successFunction } from '../credit/success.ts';
 import type { Episode } from '../data/episode.ts';
 import { UserError } from '../errors.ts';
@@ -119,6 +120,8 @@ export async function run(opts: AuditFlags): Promise<void> {
         rng: rng.fork(),
       });
       const streamSeed = rng.int(0, 0x7fffffff);
+      // The likelihood arms score the recorded contexts with the same weights: no sampling, no stream.
+      const scorer = stepScorer(lm, tokenizer, r, cfg.credit);
       const engine: EngineOptions = { cfg: r, agents: 'multi' };
 
       const t0 = performance.now();
@@ -149,9 +152,16 @@ export async function run(opts: AuditFlags): Promise<void> {
         const armCfg = armConfig(cfg.credit, arm);
         const runner = engineReplayRunner(replayPolicy, engine, replaySettings(armCfg, streamSeed));
         const bar = createProgress({ total: trajs.length, done: 0, label: `audit credit ${arm.name}` });
-        const credit = await armCredit(trajs, episodes, calls, armCfg, runner, BATCH, (k) => bar.tick(k)).finally(() =>
-          bar.stop(),
-        );
+        const credit = await armCredit(
+          trajs,
+          episodes,
+          calls,
+          armCfg,
+          runner,
+          BATCH,
+          (k) => bar.tick(k),
+          arm.value === 'likelihood' ? scorer : undefined,
+        ).finally(() => bar.stop());
         creditsByArm[arm.name] = credit.credits;
         arms.push({
           ...arm,

@@ -65,7 +65,7 @@ export function armConfig(base: CreditConfig, arm: AuditArm): CreditConfig {
 }
 
 export interface ArmCredit {
-  /** credits[i]: the worker marginal of calls[i] (LOO Delta, Shapley phi, a likelihood gain in nats; the oracle's 1 / 0). */
+  /** credits[i]: the worker marginal of calls[i] (LOO Delta, Shapley phi, a gain in nats; the oracle's 1 / 0). */
   credits: number[];
   /** Mean replay noise floor over the trajectories (credit.noise; 0 for the oracle, which replays nothing). */
   noise: number;

@@ -1,4 +1,4 @@
-import type { ReplayItem, ReplayRunner } from '../../credit/counterfactual.ts';
+import type { ReplayRunner } from '../../credit/counterfactual.ts';
 import type { LikelihoodScorer } from '../../credit/likelihood-scorer.ts';
 
 /**
