@@ -128,7 +128,7 @@ export type StopCheck = () => SearchStopped['reason'] | null;
 const CHECK_EVERY = 1024;
 
 /** The stop check of a SearchControl (none: never stops). */
-export function stopCheckOf(control: SearchControl | undefined): StopCheck | undefined {
+function stopCheckOf(control: SearchControl | undefined): StopCheck | undefined {
   if (!control || (control.signal === undefined && control.deadline === undefined)) return undefined;
   const { signal, deadline } = control;
   return () => (signal?.aborted ? 'cancelled' : deadline !== undefined && Date.now() > deadline ? 'deadline' : null);

@@ -5,6 +5,7 @@ import { close, listen, serve } from '../../../test/retrieval/http.ts';
 import type { Server } from 'node:http';
 import { Bm25Index } from './bm25-index.ts';
 import { buildIndex } from './build-index.ts';
+import { retrieverFor } from './open.ts';
 import { RemoteRetriever } from './remote.ts';
 import { createRetrievalServer } from './server.ts';
 
@@ -107,5 +108,28 @@ describe('RemoteRetriever', () => {
     expect(() => new RemoteRetriever({ url: 'redis://x', timeoutMs: 1, retries: 0 })).toThrow(
       "retriever 'redis://x': not an http(s) URL",
     );
+  });
+
+  it('refuses a URL on a port fetch will not connect to, in one line, before any search', () => {
+    for (const url of ['http://127.0.0.1:6000/retrieve', 'http://h:10080/retrieve', 'https://h:22/retrieve']) {
+      expect(() => new RemoteRetriever({ url, timeoutMs: 1, retries: 0 })).toThrow(
+        new RegExp(
+          `^retriever '${url}': port \\d+ is one that fetch refuses to connect to .*; serve the retriever on `,
+        ),
+      );
+    }
+    expect(
+      () => new RemoteRetriever({ url: 'http://127.0.0.1:8000/retrieve', timeoutMs: 1, retries: 0 }),
+    ).not.toThrow();
+    expect(() => new RemoteRetriever({ url: 'http://h/retrieve', timeoutMs: 1, retries: 0 })).not.toThrow();
+    // Through the rollout's config: the UserError (one line, exit 2) of every command that searches.
+    expect(() =>
+      retrieverFor({
+        backend: 'remote',
+        url: 'http://127.0.0.1:6000/retrieve',
+        timeoutMs: 1000,
+        retries: 0,
+      } as Parameters<typeof retrieverFor>[0]),
+    ).toThrow(/^rollout\.search\.url: retriever 'http:\/\/127\.0\.0\.1:6000\/retrieve': port 6000 is one/);
   });
 });

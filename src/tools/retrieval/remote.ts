@@ -10,6 +10,7 @@
  * request (up to `maxBatch`), as Search-R1's own rollouts batch them: the server answers a batch in
  * about the time of one query.
  */
+import { isBlockedPort } from './ports.ts';
 import { parseRetrieveResponse, retrieveRequestBody } from './protocol.ts';
 import type { Hit, Retriever } from './retriever.ts';
 
@@ -79,6 +80,13 @@ export class RemoteRetriever implements Retriever {
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:')
       throw new Error(`retriever '${opts.url}': not an http(s) URL`);
+    // fetch would refuse every request ("bad port"): said once here instead of as every search's error.
+    const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+    if (isBlockedPort(port))
+      throw new Error(
+        `retriever '${opts.url}': port ${port} is one that fetch refuses to connect to (the Fetch standard's ` +
+          `"bad ports"); serve the retriever on another port`,
+      );
     this.name = `retriever ${opts.url}`;
   }
 
