@@ -23,6 +23,12 @@ const DEFAULT_METHODS: AblationMethod[] = ['broadcast', 'matpo', 'loo', 'shapley
 /** The lists that are sets: a repeated entry would run and report one arm or seed twice. */
 const distinct = (xs: readonly unknown[]): boolean => new Set(xs).size === xs.length;
 
+/**
+ * Most bootstrap resamples (ablation.bootstrap, `sharp audit --reps`): each resamples every question
+ * or trajectory, so a count nobody means runs for hours; the defaults are 2,000 and 4,000.
+ */
+export const MAX_BOOTSTRAP = 100_000;
+
 export const ablationSection = z
   .strictObject({
     methods: z
@@ -42,6 +48,7 @@ export const ablationSection = z
     seeds: z
       .array(z.number().int().nonnegative())
       .min(1)
+      .max(1000, 'at most 1000 seeds (each is a whole RL run per arm)')
       .refine(distinct, 'each seed at most once (a repeated seed would be counted twice)')
       .default([0, 1, 2, 3, 4])
       .describe(
@@ -52,7 +59,7 @@ export const ablationSection = z
       .number()
       .int()
       .min(100)
-      .max(100_000)
+      .max(MAX_BOOTSTRAP)
       .default(4000)
       .describe('Bootstrap resamples of the paired differences between arms (questions and seeds resampled).'),
     out: z

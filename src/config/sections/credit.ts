@@ -83,12 +83,13 @@ export const creditSection = z
       .number()
       .int()
       .positive()
+      .max(64)
       .default(2)
       .describe(
         'Replays averaged per coalition, v(N) included (the SHARP n); replay r of every coalition shares sampling ' +
           'stream r. Default 2, the smallest n whose split-half reliability of the LOO Deltas reached 0.7 on the ' +
           'starting policy (0.50 at n = 1, 0.71 at n = 2; `npm run bench:replays`, docs/results.md), at twice the ' +
-          'replay cost of n = 1.',
+          'replay cost of n = 1. At most 64: a step holds every replay of every coalition in memory at once.',
       ),
     replayTemperature: z
       .number()
@@ -112,8 +113,9 @@ export const creditSection = z
       .number()
       .int()
       .positive()
+      .max(10_000)
       .default(32)
-      .describe('Permutations sampled when Shapley is not exact.'),
+      .describe('Permutations sampled when Shapley is not exact (at most 10,000: each adds up to K coalitions).'),
     shapleyMode: z
       .enum(['auto', 'exact', 'sampled'])
       .default('auto')
@@ -178,8 +180,12 @@ export const creditSection = z
       .number()
       .int()
       .positive()
+      .max(64)
       .default(4)
-      .describe('Alternatives resampled for the first error until the judge accepts one (no pair if none is).'),
+      .describe(
+        'Alternatives resampled for the first error until the judge accepts one (no pair if none is); at most 64 ' +
+          'rounds of one batched call each.',
+      ),
     judge: z
       .enum(['rule', 'llm'])
       .default('rule')
@@ -199,6 +205,7 @@ export const creditSection = z
       .number()
       .int()
       .min(0)
+      .max(10_000)
       .default(2)
       .describe(
         'Groups per training step (eval: episodes per batch) saved with their credit under <run>/trajectories/ for ' +

@@ -14,6 +14,23 @@ const shapeWeight = (dflt: number, what: string) =>
  * name space that runs out near 8,000 people (src/data/synth/names.ts), so 5,000 leaves a margin.
  */
 const MAX_FRESH_WORLD = 5_000;
+/**
+ * Largest name pool (data.synthetic.namePool): the pool is built from 2-syllable words by one fixed
+ * generator (src/data/synth/names.ts namePool), whose syllable space runs out at 104,120 words. The
+ * smallest is what one world takes plus a reserve (below), so never below the 8 words PoolNames needs.
+ */
+export const MAX_NAME_POOL = 100_000;
+/**
+ * Unused pool words every world keeps in reserve: a held-out world takes a family name or brand
+ * only when the whole name falls in the held-out eighth of the name space, so with 256 unused words
+ * the chance that none fits is (7/8)^256, below 1e-14.
+ */
+const NAME_POOL_RESERVE = 256;
+
+/** Pool words one world takes: a word per country, city and company, two per person, and a language per country. */
+function worldWords(w: { countries: number; cities: number; people: number; companies: number }): number {
+  return 2 * w.countries + w.cities + 2 * w.people + w.companies;
+}
 const worldCount = (dflt: number, what: string) =>
   z.number().int().min(2).max(MAX_WORLD_ENTITIES).default(dflt).describe(`${what} (at most ${MAX_WORLD_ENTITIES}).`);
 
@@ -29,10 +46,11 @@ export const dataSection = z
       .number()
       .int()
       .nonnegative()
+      .max(MAX_SYNTHETIC_EPISODES)
       .default(50)
       .describe(
         'Non-synthetic sources: the last n answerable episodes of data.path are held out for accuracy before/after ' +
-          'RL (at most half the file).',
+          `RL (at most half the file, and at most ${MAX_SYNTHETIC_EPISODES}).`,
       ),
     synthetic: z
       .strictObject({
@@ -65,10 +83,13 @@ export const dataSection = z
           .number()
           .int()
           .nonnegative()
+          .max(MAX_NAME_POOL)
           .default(0)
           .describe(
             '0: every name is made of fresh syllables; N: names recombine N pool words (each word one token after ' +
-              'BPE fitting), people and companies of held-out worlds still never occur in training.',
+              'BPE fitting), people and companies of held-out worlds still never occur in training. At most ' +
+              `${MAX_NAME_POOL} (the syllable space of the pool's words) and at least the words one world takes ` +
+              `(2 per country and person, 1 per city and company) plus ${NAME_POOL_RESERVE}.`,
           ),
         world: z
           .strictObject({
@@ -175,6 +196,16 @@ export const dataSection = z
             code: 'custom',
             path: ['world', 'people'],
             message: `people (${w.people}) must be >= cities (${w.cities}): mayors are distinct people`,
+          });
+        const words = worldWords(w) + NAME_POOL_RESERVE;
+        if (s.namePool > 0 && s.namePool < words)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['namePool'],
+            message:
+              `a pool of ${s.namePool} words cannot name a world of this size: it takes ${words - NAME_POOL_RESERVE} ` +
+              `words (2 per country and person, 1 per city and company) and keeps ${NAME_POOL_RESERVE} in reserve, ` +
+              `so at least ${words}`,
           });
         const total = w.people + w.companies + w.cities + w.countries;
         if (s.worlds === 'fresh' && total > MAX_FRESH_WORLD)

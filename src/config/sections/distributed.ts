@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { count, timerSeconds } from './bounds.ts';
 
 /**
  * Rollouts and counterfactual replays served by `sharp worker` processes through BullMQ on Redis
@@ -18,20 +19,12 @@ export const distributedSection = z
       .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only')
       .default('sharp-rollout')
       .describe('BullMQ queue name (the workers serve the same name: sharp worker --queue).'),
-    jobTimeoutS: z
-      .number()
-      .positive()
-      .default(900)
-      .describe(
-        'A step fails with one line when its group jobs have not all finished this many seconds after they were ' +
-          'enqueued (Redis unreachable counts too).',
-      ),
-    retries: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(2)
-      .describe('Retries of a failed group or replay job before the step fails.'),
+    jobTimeoutS: timerSeconds(
+      900,
+      'A step fails with one line when its group jobs have not all finished this many seconds after they were ' +
+        'enqueued (Redis unreachable counts too).',
+    ),
+    retries: count(0, 100, 2, 'Retries of a failed group or replay job before the step fails.'),
     policyDir: z
       .string()
       .default('')

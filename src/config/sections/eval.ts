@@ -1,11 +1,18 @@
 import { z } from 'zod';
+import { count, MAX_STEPS } from './bounds.ts';
+
+/**
+ * Most episodes one eval takes ("the first n"; eval.limit and `sharp eval --limit`): benchmark files
+ * hold at most 2^29 bytes, far fewer questions than this.
+ */
+export const MAX_EVAL_LIMIT = 10_000_000;
 
 /** `sharp eval` defaults. */
 export const evalSection = z
   .strictObject({
     bench: z.string().default('musique').describe('Benchmark name (sharp eval --list).'),
     data: z.string().default('').describe('Benchmark file; empty = the shipped sample in data/<bench>/.'),
-    limit: z.number().int().nonnegative().default(0).describe('Episodes evaluated; 0 = all.'),
+    limit: count(0, MAX_EVAL_LIMIT, 0, 'Episodes evaluated; 0 = all.'),
     agents: z
       .enum(['multi', 'single', 'direct'])
       .default('multi')
@@ -25,15 +32,13 @@ export const evalSection = z
         'Seed of the sampling RNG when temperature > 0 (the same for every measurement of a run, so before and ' +
           'after RL see the same draws).',
       ),
-    heldOutEvery: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(0)
-      .describe(
-        '`sharp train`: measure accuracy on the validation split every this many RL steps (0 = never; the test ' +
-          'split is measured only before and after RL).',
-      ),
+    heldOutEvery: count(
+      0,
+      MAX_STEPS,
+      0,
+      '`sharp train`: measure accuracy on the validation split every this many RL steps (0 = never; the test ' +
+        'split is measured only before and after RL).',
+    ),
     validationShare: z
       .number()
       .min(0)
@@ -43,6 +48,13 @@ export const evalSection = z
         'Share of the held-out episodes (the first ones) that form the validation split: choices (lr, steps, ' +
           'checkpoints, SFT stages) and the curves during RL are measured there. The rest is the test split, ' +
           'measured before and after RL and reported once.',
+      ),
+    finalSplit: z
+      .enum(['test', 'validation'])
+      .default('test')
+      .describe(
+        'The held-out split measured before and after RL (`sharp train`, `sharp ablate`): test, reported once; or ' +
+          'validation, for a sweep that makes a choice (weights, lr) without reading the test split.',
       ),
     testSamples: z
       .number()

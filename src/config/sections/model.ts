@@ -1,4 +1,21 @@
 import { z } from 'zod';
+import { count, MAX_POSITIONS, MAX_VOCAB } from './bounds.ts';
+
+/**
+ * Bounds of a model's dimensions (model.init.*, and `sharp init-model`'s flags): each several times the
+ * largest released checkpoint's (Llama 3.1 405B: 126 layers, hidden 16,384, intermediate 53,248, 128
+ * heads); the largest weight and the whole model are also checked against one tensor and the
+ * machine's memory (src/recipes/stages/model-size.ts).
+ */
+export const MODEL_DIM_BOUNDS = {
+  layers: 1024,
+  hidden: 65_536,
+  heads: 1024,
+  kvHeads: 1024,
+  intermediate: 262_144,
+  vocab: MAX_VOCAB,
+  maxPositions: MAX_POSITIONS,
+} as const;
 
 /** The policy checkpoint. */
 export const modelSection = z
@@ -14,18 +31,18 @@ export const modelSection = z
           .default(false)
           .describe('Create a random-init model at `path` when it does not exist (quickstart).'),
         arch: z.enum(['llama', 'qwen2', 'qwen3']).default('llama').describe('model_type of the created model.'),
-        layers: z.number().int().positive().default(2).describe('num_hidden_layers.'),
-        hidden: z.number().int().positive().default(128).describe('hidden_size.'),
-        heads: z.number().int().positive().default(4).describe('num_attention_heads.'),
-        kvHeads: z.number().int().positive().default(2).describe('num_key_value_heads (GQA when < heads).'),
-        intermediate: z.number().int().positive().default(344).describe('intermediate_size of the SwiGLU MLP.'),
-        vocab: z
-          .number()
-          .int()
-          .positive()
-          .default(2000)
-          .describe('Vocabulary size of the tokenizer fitted to the synthetic corpus.'),
-        maxPositions: z.number().int().positive().default(2048).describe('max_position_embeddings.'),
+        layers: count(1, MODEL_DIM_BOUNDS.layers, 2, 'num_hidden_layers.'),
+        hidden: count(1, MODEL_DIM_BOUNDS.hidden, 128, 'hidden_size.'),
+        heads: count(1, MODEL_DIM_BOUNDS.heads, 4, 'num_attention_heads.'),
+        kvHeads: count(1, MODEL_DIM_BOUNDS.kvHeads, 2, 'num_key_value_heads (GQA when < heads).'),
+        intermediate: count(1, MODEL_DIM_BOUNDS.intermediate, 344, 'intermediate_size of the SwiGLU MLP.'),
+        vocab: count(
+          1,
+          MODEL_DIM_BOUNDS.vocab,
+          2000,
+          'Vocabulary size of the tokenizer fitted to the synthetic corpus.',
+        ),
+        maxPositions: count(1, MODEL_DIM_BOUNDS.maxPositions, 2048, 'max_position_embeddings.'),
         tieEmbeddings: z
           .boolean()
           .default(true)

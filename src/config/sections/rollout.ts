@@ -1,5 +1,19 @@
 import { z } from 'zod';
+import { count, MAX_POSITIONS, MAX_VOCAB, timerMs } from './bounds.ts';
 import { distributedSection } from './distributed.ts';
+
+/**
+ * Most characters one tool result adds to a prompt (src/tools/result-cap.ts cuts it there), so a
+ * larger paragraph or output limit would only be cut.
+ */
+const MAX_TOOL_CHARS = 16_384;
+/**
+ * Most turns and delegations of one trajectory: each turn is a generate call over a context that
+ * grows by up to maxNewTokens, so more turns than this cannot fit any context.
+ */
+const MAX_TURNS = 256;
+/** Most trajectories per question: a step holds B x G trajectories (and their replays) in memory. */
+const MAX_GROUP_SIZE = 1024;
 
 // Protocol-neutral role prompts: the protocol (src/rollout/protocol) appends the tool list in its own syntax.
 const DEFAULT_PLANNER_PROMPT =
@@ -18,7 +32,7 @@ const DEFAULT_WORKER_FAILURE = 'The worker found no answer.';
 /** The self-play loop. */
 export const rolloutSection = z
   .strictObject({
-    groupSize: z.number().int().positive().default(8).describe('G: trajectories per question (GRPO group).'),
+    groupSize: count(1, MAX_GROUP_SIZE, 8, 'G: trajectories per question (GRPO group).'),
     agents: z
       .enum(['multi', 'single'])
       .default('multi')
@@ -40,8 +54,8 @@ export const rolloutSection = z
       .string()
       .default(DEFAULT_DIRECT_PROMPT)
       .describe('System prompt of `sharp eval --agents direct` (no tools: answer at once).'),
-    maxPlannerTurns: z.number().int().positive().default(6).describe('Planner messages before it is stopped.'),
-    maxDelegations: z.number().int().nonnegative().default(4).describe('Delegations per trajectory.'),
+    maxPlannerTurns: count(1, MAX_TURNS, 6, 'Planner messages before it is stopped.'),
+    maxDelegations: count(0, MAX_TURNS, 4, 'Delegations per trajectory.'),
     maxParallelDelegations: z
       .number()
       .int()
@@ -52,9 +66,14 @@ export const rolloutSection = z
         'Delegations one planner message may carry; they run side by side and report back together, one tool result ' +
           "per call in order (SHARP's parallel workers). 1: one call per message.",
       ),
-    maxWorkerTurns: z.number().int().positive().default(4).describe('Messages per worker before it is stopped.'),
-    maxNewTokens: z.number().int().positive().default(64).describe('New tokens per message.'),
-    maxContext: z.number().int().positive().default(1024).describe('Context length in tokens of any agent.'),
+    maxWorkerTurns: count(1, MAX_TURNS, 4, 'Messages per worker before it is stopped.'),
+    maxNewTokens: count(1, MAX_POSITIONS, 64, 'New tokens per message.'),
+    maxContext: count(
+      1,
+      MAX_POSITIONS,
+      1024,
+      "Context length in tokens of any agent (also at most the model's max_position_embeddings).",
+    ),
     prefixCacheMiB: z
       .number()
       .int()
@@ -72,25 +91,28 @@ export const rolloutSection = z
       .default(DEFAULT_WORKER_FAILURE)
       .describe('Report the planner gets from a worker that ended without an answer.'),
     temperature: z.number().nonnegative().default(1).describe('Sampling temperature (0 = greedy).'),
-    topK: z.number().int().nonnegative().default(0).describe('Top-k sampling; 0 = off.'),
+    topK: count(0, MAX_VOCAB, 0, 'Top-k sampling; 0 = off.'),
     topP: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass; 1 = off.'),
     search: z
       .strictObject({
-        topK: z.number().int().positive().default(2).describe('Paragraphs a search returns.'),
+        topK: count(1, 1000, 2, 'Paragraphs a search returns (their text is cut at 16,384 characters in all).'),
         corpus: z
           .enum(['episode', 'pooled'])
           .default('episode')
           .describe("episode: the episode's paragraphs (distractor setting); pooled: all episodes' paragraphs."),
-        maxChars: z.number().int().positive().default(300).describe('Characters of each paragraph shown to the agent.'),
-        snippet: z
-          .number()
-          .int()
-          .nonnegative()
-          .default(0)
-          .describe(
-            'Show each hit as its N sentences that share the most words with the query, as search engines show ' +
-              'snippets (0 = the whole paragraph).',
-          ),
+        maxChars: count(
+          1,
+          MAX_TOOL_CHARS,
+          300,
+          'Characters of each paragraph shown to the agent (a tool result is cut at 16,384 characters).',
+        ),
+        snippet: count(
+          0,
+          1000,
+          0,
+          'Show each hit as its N sentences that share the most words with the query, as search engines show ' +
+            'snippets (0 = the whole paragraph).',
+        ),
         backend: z
           .enum(['episode', 'index', 'remote'])
           .default('episode')
@@ -107,12 +129,7 @@ export const rolloutSection = z
             'POST /retrieve URL of the remote backend, e.g. http://127.0.0.1:8000/retrieve (Search-R1 protocol; ' +
               'sharp serve retrieval).',
           ),
-        timeoutMs: z
-          .number()
-          .int()
-          .positive()
-          .default(10_000)
-          .describe('remote: milliseconds one request may take before it counts as failed.'),
+        timeoutMs: timerMs(10_000, 'remote: milliseconds one request may take before it counts as failed.'),
         retries: z
           .number()
           .int()
@@ -137,14 +154,19 @@ export const rolloutSection = z
       .prefault({}),
     code: z
       .strictObject({
-        timeoutMs: z.number().int().positive().default(1000).describe('Wall-clock limit of one sandboxed program.'),
-        memoryBytes: z
-          .number()
-          .int()
-          .positive()
-          .default(32 * 1024 * 1024)
-          .describe('QuickJS heap limit.'),
-        maxOutputChars: z.number().int().positive().default(2000).describe('Captured console output kept.'),
+        timeoutMs: timerMs(1000, 'Wall-clock limit of one sandboxed program, in milliseconds.'),
+        memoryBytes: count(
+          1,
+          2 ** 30,
+          32 * 1024 * 1024,
+          'QuickJS heap limit in bytes (at most 1 GiB: the heap lives in the sandbox worker beside training).',
+        ),
+        maxOutputChars: count(
+          1,
+          MAX_TOOL_CHARS,
+          2000,
+          'Captured console output kept (a tool result is cut at 16,384 characters).',
+        ),
       })
       .prefault({}),
     distributed: distributedSection.prefault({}),

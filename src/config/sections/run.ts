@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_THREADS } from './bounds.ts';
 
 /** Longest run name: with `-20261202T073116Z-10000` the folder name stays under 255 bytes. */
 const MAX_RUN_NAME = 200;
@@ -59,9 +60,11 @@ export const runSection = z
       .number()
       .int()
       .nonnegative()
+      .max(MAX_THREADS)
       .default(0)
       .describe(
-        'wasm thread count; 0 = all cores. tfjs disables wasm threads in Node, so >1 is recorded but inert there.',
+        `wasm thread count; 0 = all cores (at most ${MAX_THREADS}, as doctor --threads). tfjs disables wasm ` +
+          'threads in Node, so >1 is recorded but inert there.',
       ),
     logLevel: z
       .enum(['trace', 'debug', 'info', 'warn', 'error'])

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { count, MAX_BATCH, MAX_POSITIONS, MAX_STEPS } from './bounds.ts';
 
 /**
  * Largest learning rate accepted anywhere (RL, SFT, DPO). Adam moves every weight by up to about lr
@@ -68,7 +69,7 @@ const loraSection = z
 /** GRPO / SFT / DPO optimisation. */
 export const trainSection = z
   .strictObject({
-    steps: z.number().int().nonnegative().default(50).describe('RL steps.'),
+    steps: count(0, MAX_STEPS, 50, 'RL steps.'),
     batchQuestions: z
       .number()
       .int()
@@ -88,19 +89,14 @@ export const trainSection = z
       .max(1)
       .default(0)
       .describe('Cosine floor as a fraction of lr (0: decay to 0 at the last step).'),
-    warmupSteps: z.number().int().nonnegative().default(0).describe('Linear warmup steps.'),
+    warmupSteps: count(0, MAX_STEPS, 0, 'Linear warmup steps.'),
     weightDecay: z.number().nonnegative().default(0).describe('AdamW decoupled weight decay.'),
     beta1: z.number().min(0).lt(1).default(0.9).describe('Adam beta1.'),
     beta2: z.number().min(0).lt(1).default(0.999).describe('Adam beta2.'),
     adamEps: z.number().positive().default(1e-8).describe('Adam epsilon.'),
     gradClip: z.number().nonnegative().default(1.0).describe('Global-norm gradient clip; 0 = off.'),
-    microBatch: z
-      .number()
-      .int()
-      .positive()
-      .default(8)
-      .describe('Sequences per forward/backward (gradient accumulation bounds memory).'),
-    epochs: z.number().int().positive().default(1).describe('mu: update epochs per batch of rollouts.'),
+    microBatch: count(1, MAX_BATCH, 8, 'Sequences per forward/backward (gradient accumulation bounds memory).'),
+    epochs: count(1, 100, 1, 'mu: update epochs per batch of rollouts (each epoch is a pass over all of them).'),
     clipLow: z.number().positive().lt(1).default(0.2).describe('eps_low of the clipped surrogate.'),
     clipHigh: z.number().positive().default(0.2).describe('eps_high (0.28 for DAPO clip-higher).'),
     klBeta: z
@@ -112,12 +108,12 @@ export const trainSection = z
       .enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'])
       .default('token-mean')
       .describe('Loss aggregation; seq-mean-token-sum-norm is Dr. GRPO.'),
-    sumNormLength: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(0)
-      .describe('Dr. GRPO constant length for seq-mean-token-sum-norm; 0 = the longest completion of the batch.'),
+    sumNormLength: count(
+      0,
+      MAX_POSITIONS,
+      0,
+      'Dr. GRPO constant length for seq-mean-token-sum-norm; 0 = the longest completion of the batch.',
+    ),
     oldLogp: z
       .enum(['recompute', 'sampling'])
       .default('recompute')
@@ -144,8 +140,13 @@ export const trainSection = z
       .default(0)
       .describe('Weight of the DPO loss on failure pairs mixed into GRPO steps.'),
     dpoBeta: z.number().positive().default(0.1).describe('beta of the DPO loss.'),
-    checkpointEvery: z.number().int().positive().default(10).describe('Steps between checkpoints.'),
-    keepCheckpoints: z.number().int().positive().default(2).describe('Checkpoints kept per run (oldest deleted).'),
+    checkpointEvery: count(1, MAX_STEPS, 10, 'Steps between checkpoints.'),
+    keepCheckpoints: count(
+      1,
+      1000,
+      2,
+      'Checkpoints kept per run (oldest deleted); each is a copy of the weights (or adapters) on disk.',
+    ),
     lora: loraSection,
     logprobChunk: z
       .number()
@@ -169,20 +170,18 @@ export const trainSection = z
     sft: z
       .strictObject({
         data: z.string().default('').describe('Transcripts JSONL (chat messages with per-message loss masks).'),
-        steps: z.number().int().nonnegative().default(0).describe('SFT steps before RL (0 = none).'),
+        steps: count(0, MAX_STEPS, 0, 'SFT steps before RL (0 = none).'),
         lr: lrField(1e-3, 'an SFT learning rate').describe(`SFT learning rate; at most ${MAX_LR}.`),
-        batch: z.number().int().positive().default(8).describe('Transcripts per SFT step.'),
+        batch: count(1, MAX_BATCH, 8, 'Transcripts per SFT step.'),
         schedule: z.enum(['constant', 'cosine']).default('constant').describe('SFT LR schedule after warmup.'),
-        warmupSteps: z.number().int().nonnegative().default(0).describe('SFT linear warmup steps.'),
-        checkpointEvery: z
-          .number()
-          .int()
-          .nonnegative()
-          .default(0)
-          .describe(
-            'SFT steps between checkpoints (<run>/sft-checkpoints/, train.keepCheckpoints kept), from which ' +
-              '--resume continues a killed SFT; 0 = train.checkpointEvery.',
-          ),
+        warmupSteps: count(0, MAX_STEPS, 0, 'SFT linear warmup steps.'),
+        checkpointEvery: count(
+          0,
+          MAX_STEPS,
+          0,
+          'SFT steps between checkpoints (<run>/sft-checkpoints/, train.keepCheckpoints kept), from which ' +
+            '--resume continues a killed SFT; 0 = train.checkpointEvery.',
+        ),
         expert: z
           .strictObject({
             noSearch: z
@@ -269,18 +268,16 @@ export const trainSection = z
           .describe(
             'Preference pairs JSONL for `sharp dpo` (the credit module failure path writes them: credit.failurePairs).',
           ),
-        steps: z.number().int().nonnegative().default(100).describe('DPO steps of `sharp dpo`.'),
+        steps: count(0, MAX_STEPS, 100, 'DPO steps of `sharp dpo`.'),
         lr: lrField(1e-5, 'a DPO learning rate').describe(`DPO learning rate; at most ${MAX_LR}.`),
-        batch: z.number().int().positive().default(8).describe('Pairs per DPO step.'),
-        checkpointEvery: z
-          .number()
-          .int()
-          .nonnegative()
-          .default(0)
-          .describe(
-            'DPO steps between checkpoints (<run>/dpo-checkpoints/, train.keepCheckpoints kept), from which `sharp ' +
-              'dpo --resume` continues; 0 = train.checkpointEvery.',
-          ),
+        batch: count(1, MAX_BATCH, 8, 'Pairs per DPO step.'),
+        checkpointEvery: count(
+          0,
+          MAX_STEPS,
+          0,
+          'DPO steps between checkpoints (<run>/dpo-checkpoints/, train.keepCheckpoints kept), from which `sharp ' +
+            'dpo --resume` continues; 0 = train.checkpointEvery.',
+        ),
       })
       .prefault({})
       .describe('Stand-alone DPO (`sharp dpo`); dpoBeta is its beta, dpoWeight mixes DPO into GRPO steps instead.'),
