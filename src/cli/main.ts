@@ -8,31 +8,40 @@ import { COMMANDS, type CommandSpec, type FlagSpec } from '../recipes/commands.t
  * exit code.
  */
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
-const int =
-  (name: string) =>
+
+/** "in 1..100000", ">= 0" or "<= 64": a flag's declared bounds, for its message. */
+function rangeText(min: number | undefined, max: number | undefined): string {
+  if (min !== undefined && max !== undefined) return ` in ${min}..${max}`;
+  if (min !== undefined) return ` >= ${min}`;
+  return max !== undefined ? ` <= ${max}` : '';
+}
+
+/**
+ * The parser of an int or number flag: the value must parse, then lie within the flag's declared
+ * bounds, so an absurd count stops the command as it parses, before it reads or writes anything.
+ */
+const numeric =
+  (command: string, name: string, f: FlagSpec) =>
   (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n)) throw new UserError(`${name} expects an integer, got '${value}'`);
-    return n;
-  };
-const num =
-  (name: string) =>
-  (value: string): number => {
-    const n = Number(value);
-    if (!Number.isFinite(n)) throw new UserError(`${name} expects a number, got '${value}'`);
+    const kind = f.type === 'int' ? 'an integer' : 'a number';
+    if (f.type === 'int' ? !Number.isInteger(n) : !Number.isFinite(n))
+      throw new UserError(`${name} expects ${kind}, got '${value}'`);
+    if ((f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max))
+      throw new UserError(`${command}: ${name} expects ${kind}${rangeText(f.min, f.max)}, got '${value}'`);
     return n;
   };
 
 /** `maxNewTokens` -> `max-new-tokens`. */
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-function optionOf(key: string, f: FlagSpec): Option {
+function optionOf(command: string, key: string, f: FlagSpec): Option {
   const long = `--${kebab(key)}`;
   const value = f.value === undefined ? '' : f.optionalValue ? ` [${f.value}]` : ` <${f.value}>`;
-  const o = new Option(`${f.short ? `-${f.short}, ` : ''}${long}${value}`, f.description);
+  const range = f.min !== undefined && f.max !== undefined ? ` (${f.min}..${f.max})` : '';
+  const o = new Option(`${f.short ? `-${f.short}, ` : ''}${long}${value}`, `${f.description}${range}`);
   if (f.choices) o.choices(f.choices);
-  if (f.type === 'int') o.argParser(int(long));
-  else if (f.type === 'number') o.argParser(num(long));
+  if (f.type === 'int' || f.type === 'number') o.argParser(numeric(command, long, f));
   if (f.repeatable) o.argParser(collect).default([]);
   if (f.default !== undefined) o.default(f.default);
   if (f.required) o.makeOptionMandatory();
@@ -47,7 +56,7 @@ function register(cmd: Command, spec: CommandSpec): Command {
     if (f.positional) {
       cmd.argument(`<${key}>`, f.description);
       positionals.push(key);
-    } else cmd.addOption(optionOf(key, f));
+    } else cmd.addOption(optionOf(spec.name, key, f));
   }
   const load = spec.load;
   if (load) {

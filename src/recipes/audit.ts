@@ -19,7 +19,7 @@ import { runTrajectories, type EngineOptions } from '../rollout/engine.ts';
 import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { createProgress } from '../run/progress.ts';
-import type { AuditFlags } from './commands.ts';
+import { auditFlags, type AuditFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 import { firstTrainEpisodes } from './stages/train-data.ts';
 
@@ -72,8 +72,23 @@ function checkpointHashOf(dir: string): string {
   }
 }
 
+/**
+ * The first n training questions. More than the training split holds is refused: a synthetic source
+ * would generate questions RL never trains on, for minutes, and a file has no more to give.
+ */
 function auditEpisodes(cfg: Config, n: number): Episode[] {
+  const split = cfg.data.synthetic.train;
+  if (cfg.data.source === 'synthetic' && n > split)
+    throw new UserError(
+      `audit: --n ${n} is more than the ${split} training questions (data.synthetic.train); the audit takes the ` +
+        `first n of them`,
+    );
   const episodes = firstTrainEpisodes(cfg.data, n, 'audit');
+  if (episodes.length < n)
+    throw new UserError(
+      `audit: --n ${n} is more than the ${episodes.length} training questions of ${cfg.data.path}; the audit takes ` +
+        `the first n of them`,
+    );
   const bare = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
   if (bare)
     throw new UserError(
@@ -83,9 +98,15 @@ function auditEpisodes(cfg: Config, n: number): Episode[] {
   return episodes;
 }
 
+function inBounds(flag: string, v: number, { min, max }: { min: number; max: number }): void {
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw new UserError(`audit: ${flag} expects an integer in ${min}..${max}, got '${v}'`);
+}
+
 export async function run(opts: AuditFlags): Promise<void> {
-  if (opts.n < 1) throw new UserError(`audit: --n expects an integer >= 1, got '${opts.n}'`);
-  if (opts.reps < 1) throw new UserError(`audit: --reps expects an integer >= 1, got '${opts.reps}'`);
+  // The CLI refuses these as it parses (src/recipes/commands.ts); a direct call gets the same bounds.
+  inBounds('--n', opts.n, auditFlags.n);
+  inBounds('--reps', opts.reps, auditFlags.reps);
   const cfg = configFrom({
     config: opts.config,
     set: [...opts.set, ...(opts.seed === undefined ? [] : [`run.seed=${opts.seed}`])],
@@ -99,8 +120,9 @@ export async function run(opts: AuditFlags): Promise<void> {
   const model = resolveModelDir(opts.model, cfg, repoRoot);
   if (model.note) process.stderr.write(`sharp audit: ${model.note}\n`);
   const modelHash = checkpointHashOf(model.dir);
-  const out = outDir(opts, cfg, model.dir);
+  // The questions first: data that cannot be audited is refused before the output folder is claimed.
   const episodes = auditEpisodes(cfg, opts.n);
+  const out = outDir(opts, cfg, model.dir);
   const seed = cfg.run.seed;
   const match = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });
 

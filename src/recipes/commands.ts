@@ -5,6 +5,11 @@
  * The recipes load only when their command runs, so `sharp config` or `--help` loads no tensors.
  */
 
+import { MAX_POSITIONS, MAX_THREADS, MAX_TIMER_S, MAX_VOCAB } from '../config/sections/bounds.ts';
+import { MAX_BOOTSTRAP } from '../config/sections/ablation.ts';
+import { MAX_SYNTHETIC_EPISODES } from '../config/sections/data.ts';
+import { MAX_EVAL_LIMIT } from '../config/sections/eval.ts';
+import { MODEL_DIM_BOUNDS } from '../config/sections/model.ts';
 import { MODEL_FAMILIES } from '../model/config.ts';
 
 /**
@@ -19,6 +24,12 @@ export interface FlagSpec {
   readonly optionalValue?: boolean;
   /** How the value parses: as given (default), an integer, or a finite number (else one line, exit 2). */
   readonly type?: 'string' | 'int' | 'number';
+  /**
+   * Bounds of an int or number flag, checked as it parses (one line, exit 2, before the command does
+   * anything): the same constants as the config key the flag feeds (src/config/sections/bounds.ts).
+   */
+  readonly min?: number;
+  readonly max?: number;
   /** One-letter alias (`-c`). */
   readonly short?: string;
   readonly default?: string | number;
@@ -172,7 +183,7 @@ export const evalFlags = {
   bench: { value: 'name', description: 'benchmark name (see --list)' },
   data: { value: 'path', description: 'benchmark file (default: the shipped sample)' },
   model: { value: 'dir', description: 'checkpoint folder' },
-  limit: { value: 'n', type: 'int', description: 'evaluate the first n items' },
+  limit: { value: 'n', type: 'int', min: 1, max: MAX_EVAL_LIMIT, description: 'evaluate the first n items' },
   out: { value: 'dir', description: 'output folder' },
   agents: { value: 'mode', description: 'agent system', choices: ['multi', 'single', 'direct'] },
   credit: { description: 'also run counterfactual credit and report it' },
@@ -202,7 +213,11 @@ export const auditFlags = {
   n: {
     value: 'n',
     type: 'int',
-    description: 'trajectories: one for each of the first n training questions',
+    min: 1,
+    max: MAX_SYNTHETIC_EPISODES,
+    description:
+      'trajectories: one for each of the first n training questions (at most the training split: ' +
+      'data.synthetic.train, or the training questions of data.path)',
     default: 256,
   },
   out: {
@@ -215,7 +230,14 @@ export const auditFlags = {
     type: 'int',
     description: "seed of the rollouts, the replays' random numbers and the bootstrap (default run.seed)",
   },
-  reps: { value: 'n', type: 'int', description: 'bootstrap resamples of the trajectories', default: 2000 },
+  reps: {
+    value: 'n',
+    type: 'int',
+    min: 1,
+    max: MAX_BOOTSTRAP,
+    description: 'bootstrap resamples of the trajectories',
+    default: 2000,
+  },
   ...backendFlag,
 } as const;
 export type AuditFlags = OptionsOf<typeof auditFlags>;
@@ -229,7 +251,14 @@ export type ConfigSchemaFlags = OptionsOf<typeof configSchemaFlags>;
 
 const doctorFlags = {
   ...backendFlag,
-  threads: { value: 'n', type: 'int', description: 'wasm threads (0 = all cores)', default: 0 },
+  threads: {
+    value: 'n',
+    type: 'int',
+    min: 0,
+    max: MAX_THREADS,
+    description: 'wasm threads (0 = all cores)',
+    default: 0,
+  },
 } as const;
 export type DoctorFlags = OptionsOf<typeof doctorFlags>;
 
@@ -237,10 +266,10 @@ export const generateFlags = {
   model: { value: 'dir', description: 'checkpoint folder', required: true },
   prompt: { value: 'text', description: 'prompt text', required: true },
   chat: { description: 'render the prompt through the chat template' },
-  maxNewTokens: { value: 'n', type: 'int', description: 'tokens to generate', default: 64 },
+  maxNewTokens: { value: 'n', type: 'int', min: 1, max: MAX_POSITIONS, description: 'tokens to generate', default: 64 },
   temperature: { value: 't', type: 'number', description: 'sampling temperature (0 = greedy)', default: 0 },
   topP: { value: 'p', type: 'number', description: 'nucleus mass', default: 1 },
-  topK: { value: 'k', type: 'int', description: 'top-k (0 = off)', default: 0 },
+  topK: { value: 'k', type: 'int', min: 0, max: MAX_VOCAB, description: 'top-k (0 = off)', default: 0 },
   seed: { value: 's', type: 'int', description: 'sampling seed', default: 0 },
   ...backendFlag,
 } as const;
@@ -267,12 +296,26 @@ export type ExportFlags = OptionsOf<typeof exportFlags>;
 
 export const initModelFlags = {
   arch: { value: 'arch', description: 'model family', choices: MODEL_FAMILIES, default: 'llama' },
-  layers: { value: 'n', type: 'int', description: 'layers', default: 2 },
-  hidden: { value: 'n', type: 'int', description: 'hidden size', default: 128 },
-  heads: { value: 'n', type: 'int', description: 'attention heads', default: 4 },
-  kvHeads: { value: 'n', type: 'int', description: 'key/value heads', default: 2 },
-  intermediate: { value: 'n', type: 'int', description: 'MLP size', default: 344 },
-  vocab: { value: 'n', type: 'int', description: 'vocabulary size', default: 2000 },
+  layers: { value: 'n', type: 'int', min: 1, max: MODEL_DIM_BOUNDS.layers, description: 'layers', default: 2 },
+  hidden: { value: 'n', type: 'int', min: 1, max: MODEL_DIM_BOUNDS.hidden, description: 'hidden size', default: 128 },
+  heads: { value: 'n', type: 'int', min: 1, max: MODEL_DIM_BOUNDS.heads, description: 'attention heads', default: 4 },
+  kvHeads: {
+    value: 'n',
+    type: 'int',
+    min: 1,
+    max: MODEL_DIM_BOUNDS.kvHeads,
+    description: 'key/value heads',
+    default: 2,
+  },
+  intermediate: {
+    value: 'n',
+    type: 'int',
+    min: 1,
+    max: MODEL_DIM_BOUNDS.intermediate,
+    description: 'MLP size',
+    default: 344,
+  },
+  vocab: { value: 'n', type: 'int', min: 1, max: MODEL_DIM_BOUNDS.vocab, description: 'vocabulary size', default: 2000 },
   tokenizer: { value: 'dir', description: 'copy tokenizer files from this folder' },
   seed: { value: 's', type: 'int', description: 'init seed', default: 0 },
   out: { value: 'dir', description: 'output folder', required: true },
@@ -282,10 +325,10 @@ export const initModelFlags = {
 export type InitModelFlags = OptionsOf<typeof initModelFlags>;
 
 export const dataSynthFlags = {
-  seed: { value: 's', type: 'int', description: 'world seed', default: 1 },
-  n: { value: 'n', type: 'int', description: 'episodes', default: 100 },
-  minHops: { value: 'n', type: 'int', description: 'fewest hops', default: 2 },
-  maxHops: { value: 'n', type: 'int', description: 'most hops', default: 4 },
+  seed: { value: 's', type: 'int', min: 0, description: 'world seed', default: 1 },
+  n: { value: 'n', type: 'int', min: 1, max: MAX_SYNTHETIC_EPISODES, description: 'episodes', default: 100 },
+  minHops: { value: 'n', type: 'int', min: 2, max: 4, description: 'fewest hops', default: 2 },
+  maxHops: { value: 'n', type: 'int', min: 2, max: 4, description: 'most hops', default: 4 },
   worlds: {
     value: 'kind',
     description: 'shared: one world for every record; fresh: a world per record (names occur in one record only)',
@@ -332,7 +375,7 @@ export type DataExpertFlags = OptionsOf<typeof dataExpertFlags>;
 
 export const rolloutFlags = {
   ...configFlags,
-  n: { value: 'n', type: 'int', description: 'episodes', default: 8 },
+  n: { value: 'n', type: 'int', min: 1, max: MAX_SYNTHETIC_EPISODES, description: 'episodes', default: 8 },
   out: { value: 'file', description: 'trajectories JSONL', required: true },
   policy: { value: 'kind', description: 'who plays the agents', choices: ['lm', 'expert', 'random'], default: 'lm' },
   ...forceFlag,
@@ -340,13 +383,24 @@ export const rolloutFlags = {
 } as const;
 export type RolloutFlags = OptionsOf<typeof rolloutFlags>;
 
+/** Most jobs one `sharp worker` runs at once: they share one model in one process, each holding its rollouts. */
+export const MAX_WORKER_CONCURRENCY = 64;
+
 export const workerFlags = {
   redis: { value: 'url', description: 'Redis URL, e.g. redis://127.0.0.1:6379', required: true },
-  concurrency: { value: 'n', type: 'int', description: 'jobs at once in this process', default: 1 },
+  concurrency: {
+    value: 'n',
+    type: 'int',
+    min: 1,
+    max: MAX_WORKER_CONCURRENCY,
+    description: 'jobs at once in this process',
+    default: 1,
+  },
   queue: { value: 'name', description: 'queue name (rollout.distributed.queue)', default: 'sharp-rollout' },
   lockS: {
     value: 's',
     type: 'number',
+    max: MAX_TIMER_S,
     description: 'seconds without a lock renewal before a job counts as stalled and is re-run elsewhere',
     default: 30,
   },

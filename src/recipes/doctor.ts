@@ -6,6 +6,7 @@ import { matmulGflops } from '../backend/matmul-bench.ts';
 import { resolveBackendName } from '../backend/gpu-check.ts';
 import { loadAddon, loadTypedAddon, repoRoot } from '../backend/native/addon.ts';
 import { relative } from 'node:path';
+import { MAX_THREADS } from '../config/sections/bounds.ts';
 import type { DoctorFlags } from './commands.ts';
 import { UserError } from '../errors.ts';
 
@@ -138,9 +139,6 @@ export function formatDoctor(r: DoctorReport): string {
   );
   return lines.join('\n');
 }
-
-/** Most wasm threads a report asks for (run.threads has no cap; this is a typo guard). */
-const MAX_THREADS = 1024;
 
 export async function run(opts: DoctorFlags): Promise<void> {
   if (!Number.isInteger(opts.threads) || opts.threads < 0 || opts.threads > MAX_THREADS)

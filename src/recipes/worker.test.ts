@@ -53,7 +53,11 @@ describe.skipIf(missingRedisClient() !== null)('workerOptions', () => {
       /^worker --concurrency: 1000000000 is not an integer in 1\.\.64 /,
     );
     expect(() => workerOptions({ redis: 'redis://h', lockS: 0 })).toThrow(
-      new UserError('worker --lock-s: 0 is not a positive number'),
+      new UserError('worker --lock-s: 0 is not a number of seconds in (0, 2147483]'),
+    );
+    // Renewed on a timer of lockS x 1000 ms, which Node would fire at once past 2^31 - 1 ms.
+    expect(() => workerOptions({ redis: 'redis://h', lockS: 3e6 })).toThrow(
+      new UserError('worker --lock-s: 3000000 is not a number of seconds in (0, 2147483]'),
     );
     expect(() => workerOptions({ redis: 'redis://h/x' })).toThrow(
       new UserError("worker --redis: Redis URL 'redis://h/x': database 'x' is not a non-negative integer"),

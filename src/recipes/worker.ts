@@ -10,16 +10,14 @@
 import { connectionOf, missingRedisClient, waitForRedis } from '../distributed/connection.ts';
 import { serveRollouts } from '../distributed/worker.ts';
 import { UserError } from '../errors.ts';
-import type { WorkerFlags } from './commands.ts';
+import { MAX_TIMER_S } from '../config/sections/bounds.ts';
+import { MAX_WORKER_CONCURRENCY, type WorkerFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
 /** After a stop signal the process ends within this long, even if closing hangs. */
 const STOP_DEADLINE_MS = 10_000;
 
 /** The flags, checked before anything connects or loads tensors. */
-/** Most jobs one worker process runs at once: each decodes its group on the one model, so more only queues. */
-const MAX_CONCURRENCY = 64;
-
 export function checkWorkerFlags(o: WorkerFlags): WorkerFlags {
   const missing = missingRedisClient();
   if (missing) throw new UserError(`worker: ${missing}`);
@@ -28,13 +26,15 @@ export function checkWorkerFlags(o: WorkerFlags): WorkerFlags {
   } catch (err) {
     throw new UserError(`worker --redis: ${(err as Error).message}`);
   }
-  if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY) {
+  if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > MAX_WORKER_CONCURRENCY) {
     throw new UserError(
-      `worker --concurrency: ${o.concurrency} is not an integer in 1..${MAX_CONCURRENCY} (jobs at once in one ` +
+      `worker --concurrency: ${o.concurrency} is not an integer in 1..${MAX_WORKER_CONCURRENCY} (jobs at once in one ` +
         `process: each holds its rollouts in memory)`,
     );
   }
-  if (!(o.lockS > 0)) throw new UserError(`worker --lock-s: ${o.lockS} is not a positive number`);
+  // The lock is renewed on a timer of lockS x 1000 ms, which Node fires at once past 2^31 - 1 ms.
+  if (!(o.lockS > 0 && o.lockS <= MAX_TIMER_S))
+    throw new UserError(`worker --lock-s: ${o.lockS} is not a number of seconds in (0, ${MAX_TIMER_S}]`);
   if (!(o.connectTimeoutS > 0 && o.connectTimeoutS <= 86_400))
     throw new UserError(`worker --connect-timeout-s: ${o.connectTimeoutS} is not a number of seconds in (0, 86400]`);
   return o;
