@@ -125,6 +125,17 @@ describe('loadConfig', () => {
     ).not.toThrow();
   });
 
+  it('refuses a bfloat16 base with full-parameter training, which would ignore it', () => {
+    expect(errorOf(() => loadConfig({ sets: ['train.lora.baseDtype=bfloat16'] }))).toBe(
+      'config: train.lora.baseDtype bfloat16 keeps a frozen base for LoRA adapters, and train.lora.rank 0 trains ' +
+        'every weight (full-parameter training keeps them in float32); set train.lora.rank > 0 or baseDtype float32',
+    );
+    expect(loadConfig({ sets: ['train.lora.baseDtype=bfloat16', 'train.lora.rank=16'] }).train.lora.baseDtype).toBe(
+      'bfloat16',
+    );
+    expect(loadConfig({ file: 'configs/qwen3-0.6b-lora-cpu.yaml' }).train.lora.rank).toBe(16);
+  });
+
   it('parses --set values', () => {
     expect(parseSet('a.b=1')).toEqual({ path: ['a', 'b'], value: 1 });
     expect(parseSet('a=x=y')).toEqual({ path: ['a'], value: 'x=y' });

@@ -115,6 +115,15 @@ const configRules: ConfigRule[] = [
         : `train.clipLow (${c.train.clipLow}) must be < 1 (the ratio clip range is [1 - clipLow, 1 + clipHigh])`,
   },
   {
+    // A bfloat16 base is frozen; full-parameter training would train those weights, so it would be ignored.
+    name: 'bf16-base-needs-lora',
+    check: (c) =>
+      c.train.lora.baseDtype === 'bfloat16' && c.train.lora.rank === 0
+        ? 'train.lora.baseDtype bfloat16 keeps a frozen base for LoRA adapters, and train.lora.rank 0 trains every ' +
+          'weight (full-parameter training keeps them in float32); set train.lora.rank > 0 or baseDtype float32'
+        : null,
+  },
+  {
     name: 'group-needs-two',
     check: (c) =>
       c.train.steps > 0 && c.rollout.groupSize < 2

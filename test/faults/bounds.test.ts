@@ -27,7 +27,7 @@ describe('bounded counts and sizes', () => {
   it('data synth and rollout --n 1e9 are refused at once', async () => {
     await refused(
       ['data', 'synth', '--n', '1e9', '--out', join(root, 's.jsonl')],
-      /^sharp: data synth: --n must be in 1\.\.100000, got 1000000000$/,
+      /^sharp: data synth: --n expects an integer in 1\.\.100000, got '1e9'$/,
     );
     await refused(
       ['rollout', '--n', '1e9', '--policy', 'expert', '--out', join(root, 'r.jsonl')],
@@ -36,10 +36,59 @@ describe('bounded counts and sizes', () => {
     expect(readdirSync(root)).toEqual([]);
   }, 120_000);
 
+  it('audit --n and --reps 1e9 are refused at once; --n past the training split too, before any output', async () => {
+    const model = ['--model', join(REPO, 'models/sharp-tiny-sft-parallel')];
+    const out = join(root, 'audit');
+    await refused(
+      ['audit', ...model, '--n', '1e9', '--out', out],
+      /^sharp: audit: --n expects an integer in 1\.\.100000, got '1e9'$/,
+    );
+    await refused(
+      ['audit', ...model, '--n', '1000000000', '--out', out],
+      /^sharp: audit: --n expects an integer in 1\.\.100000, got '1000000000'$/,
+    );
+    await refused(
+      ['audit', ...model, '--reps', '1e9', '--out', out],
+      /^sharp: audit: --reps expects an integer in 1\.\.100000/,
+    );
+    await refused(
+      [
+        'audit',
+        ...model,
+        '--config',
+        join(REPO, 'configs/ablation-parallel.yaml'),
+        '--set',
+        'data.synthetic.train=200',
+        '--n',
+        '1000',
+        '--out',
+        out,
+      ],
+      /^sharp: audit: --n 1000 is more than the 200 training questions \(data\.synthetic\.train\); the audit takes the first n of them$/,
+    );
+    expect(readdirSync(root)).toEqual([]);
+  }, 120_000);
+
   it('init-model with a huge hidden size or vocabulary is one line, no folder', async () => {
     await refused(
       ['init-model', '--hidden', '1048576', '--heads', '4', '--kv-heads', '2', '--out', join(root, 'm')],
-      /^sharp: init-model: the largest weight \(vocab x hidden, hidden x intermediate or hidden x hidden\) would have 1\.10e\+12 elements, more than one tensor can hold \(2147483647\)$/,
+      /^sharp: init-model: --hidden expects an integer in 1\.\.65536, got '1048576'$/,
+    );
+    await refused(
+      [
+        'init-model',
+        '--hidden',
+        '65536',
+        '--vocab',
+        '65536',
+        '--heads',
+        '4',
+        '--kv-heads',
+        '2',
+        '--out',
+        join(root, 'm'),
+      ],
+      /^sharp: init-model: the largest weight \(vocab x hidden, hidden x intermediate or hidden x hidden\) would have 4\.29e\+9 elements, more than one tensor can hold \(2147483647\)$/,
     );
     await refused(
       [
@@ -48,10 +97,10 @@ describe('bounded counts and sizes', () => {
         '2000000',
         '--hidden',
         '1024',
-        '--intermediate',
-        '4096',
         '--layers',
-        '2000',
+        '1000',
+        '--intermediate',
+        '65536',
         '--out',
         join(root, 'm'),
       ],
@@ -105,9 +154,12 @@ describe('bounded counts and sizes', () => {
   it('worker --concurrency 1e9 and doctor --threads -3 are refused', async () => {
     await refused(
       ['worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '1e9'],
-      /^sharp: worker --concurrency: 1000000000 is not an integer in 1\.\.64/,
+      /^sharp: worker: --concurrency expects an integer in 1\.\.64, got '1e9'$/,
     );
-    await refused(['doctor', '--threads', '-3'], /^sharp: doctor --threads: -3 is not an integer in 0\.\.1024/);
+    await refused(
+      ['doctor', '--threads', '-3'],
+      /^sharp: doctor: --threads expects an integer in 0\.\.1024, got '-3'$/,
+    );
   }, 120_000);
 });
 
@@ -140,6 +192,30 @@ describe('lists that are sets', () => {
     ['train.lora.targets=[q_proj, q_proj]', /train\.lora\.targets: each projection at most once/],
     ['train.sft.expert.agents=[multi, multi]', /train\.sft\.expert\.agents: each agent system at most once/],
   ])('%s is one config error, not one run counted twice', (set, msg) => {
+    expect(() => loadConfig({ sets: [set] })).toThrow(ConfigError);
+    expect(() => loadConfig({ sets: [set] })).toThrow(msg);
+  });
+});
+
+describe('config counts a run cannot hold, refused with the config', () => {
+  it.each([
+    ['credit.replays=1e9', /^config: credit\.replays: Too big: expected number to be <=64 /],
+    [
+      'data.synthetic.namePool=3',
+      /^config: data\.synthetic\.namePool: a pool of 3 words cannot name a world of this size: it takes 624 words /,
+    ],
+    ['data.synthetic.namePool=200000', /^config: data\.synthetic\.namePool: Too big: expected number to be <=100000 /],
+    // Node fires a longer timer after 1 ms: every search would time out at once.
+    [
+      'rollout.search.timeoutMs=2147483648',
+      /^config: rollout\.search\.timeoutMs: at most 2147483647 ms \(2\^31 - 1, the longest delay a Node timer holds\)/,
+    ],
+    ['rollout.code.timeoutMs=1e12', /^config: rollout\.code\.timeoutMs: at most 2147483647 ms/],
+    [
+      'train.lora.baseDtype=bfloat16',
+      /^config: train\.lora\.baseDtype bfloat16 keeps a frozen base for LoRA adapters, and train\.lora\.rank 0 trains every weight/,
+    ],
+  ])('%s is one config error', (set, msg) => {
     expect(() => loadConfig({ sets: [set] })).toThrow(ConfigError);
     expect(() => loadConfig({ sets: [set] })).toThrow(msg);
   });
