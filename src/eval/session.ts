@@ -65,9 +65,14 @@ export function readLimited(bench: Benchmark, file: string, limit: number | unde
   }
 }
 
+/** The file an evaluation reads: `data` (relative to the working folder), else the benchmark's shipped sample. */
+export function benchmarkFile(bench: Benchmark, data: string | undefined, repoRoot: string): string {
+  return data ? (isAbsolute(data) ? data : resolve(data)) : join(repoRoot, bench.sample);
+}
+
 export function openEvalSession(o: EvalSessionOptions): EvalSession {
   const bench = getBenchmark(o.bench);
-  const dataFile = o.data ? (isAbsolute(o.data) ? o.data : resolve(o.data)) : join(o.repoRoot, bench.sample);
+  const dataFile = benchmarkFile(bench, o.data, o.repoRoot);
   if (!existsSync(dataFile)) throw new BenchmarkFormatError(`${dataFile}: benchmark file not found (--data)`);
   if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 0))
     throw new BenchmarkFormatError(`--limit: expected a non-negative integer, got ${o.limit}`);

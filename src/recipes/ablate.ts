@@ -14,6 +14,7 @@ import { claimOutDir, markOutDir } from '../fs/output-guard.ts';
 import { acquireRunLock, LOCK_FILE } from '../run/run-lock.ts';
 import type { AblateFlags } from './commands.ts';
 import { ablate, checkAblationConfig } from './stages/run-ablation.ts';
+import { checkBf16Base } from './stages/preflight.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 
 /**
@@ -53,6 +54,7 @@ function ablationDir(dir: string, reportOnly: boolean, modelPath: string): strin
 export async function run(opts: AblateFlags): Promise<void> {
   const cfg = configFrom(opts);
   checkAblationConfig(cfg);
+  if (opts.report !== true) await checkBf16Base(cfg, opts.backend, 'ablate');
   const dir = ablationDir(
     resolve(opts.out || cfg.ablation.out || join(cfg.run.dir, cfg.run.name)),
     opts.report === true,

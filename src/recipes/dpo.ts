@@ -13,6 +13,7 @@ import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
 import { optimizerSettings } from '../train/optim/optimizer.ts';
 import { trainingSetup } from '../train/optim/trainable.ts';
 import { checkPositions } from './stages/positions.ts';
+import { checkBf16Base } from './stages/preflight.ts';
 
 /**
  * `sharp dpo --config X`: DPO of the checkpoint at model.path on the preference
@@ -31,6 +32,7 @@ export async function run(opts: DpoFlags): Promise<void> {
   if (!existsSync(d.data)) throw new UserError(`dpo: train.dpo.data not found: ${d.data}`);
   if (d.steps < 1) throw new UserError('dpo: train.dpo.steps must be >= 1');
   await checkPositions(cfg, 'dpo');
+  await checkBf16Base(cfg, opts.backend, 'dpo');
   const from = resolve(cfg.model.path);
   if (!existsSync(join(from, 'config.json')))
     throw new UserError(`dpo: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);

@@ -23,6 +23,7 @@ import { expertPolicy } from '../rollout/scripted/expert.ts';
 import type { EvalFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 import { evalRetrieval } from './stages/eval-retrieval.ts';
+import { checkEvalCredit } from './stages/preflight.ts';
 import { UserError } from '../errors.ts';
 
 /**
@@ -92,6 +93,8 @@ export async function run(opts: EvalFlags): Promise<void> {
   const policyName = opts.policy;
   const model = policyName === 'lm' ? resolveModelDir(opts.model, cfg, repoRoot) : { dir: 'scripted-expert' };
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
+  // Credit the data cannot give is refused before the output folder is claimed.
+  if (opts.credit === true) checkEvalCredit(cfg, { bench, data, limit, repoRoot });
   const out = evalOutDir(
     opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`),
     policyName === 'lm' ? [{ path: model.dir, what: '--model' }] : [],

@@ -8,6 +8,7 @@ import { inRunDir, resumableConfig, withRun } from './stages/run-setup.ts';
 import { checkModelOut } from './stages/save-model.ts';
 import { sftStage } from './stages/sft-on-transcripts.ts';
 import { checkPositions } from './stages/positions.ts';
+import { checkBf16Base } from './stages/preflight.ts';
 
 /**
  * `sharp sft --config X`: supervised fine-tuning of the checkpoint at model.path on
@@ -25,6 +26,7 @@ export async function run(opts: SftFlags): Promise<void> {
   if (!existsSync(s.data)) throw new UserError(`sft: train.sft.data not found: ${s.data}`);
   if (s.steps < 1) throw new UserError('sft: train.sft.steps must be >= 1');
   await checkPositions(cfg, 'sft');
+  await checkBf16Base(cfg, opts.backend, 'sft');
   const from = resolve(cfg.model.path);
   if (!existsSync(join(from, 'config.json')))
     throw new UserError(`sft: no checkpoint at model.path '${cfg.model.path}' (config.json missing)`);

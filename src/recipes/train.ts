@@ -14,6 +14,7 @@ import { trainPipeline } from './stages/train-pipeline.ts';
 import { inRunDir, resumableConfig, withRun, type BackendInfo } from './stages/run-setup.ts';
 import { checkPositions } from './stages/positions.ts';
 import { checkInitSize } from './stages/model-size.ts';
+import { checkBf16Base, checkTrainDecompositions } from './stages/preflight.ts';
 
 /** The exit status of a run stopped by Ctrl-C after saving its checkpoint: 128 + SIGINT. */
 const SIGINT_EXIT = 130;
@@ -24,6 +25,8 @@ export async function run(opts: TrainFlags): Promise<void> {
   await checkPositions(cfg, 'train');
   if (cfg.model.init.enabled && !existsSync(join(cfg.model.path, 'config.json')))
     checkInitSize(cfg.model.init, 'model.init');
+  checkTrainDecompositions(cfg, 'train');
+  await checkBf16Base(cfg, opts.backend, 'train');
   await inRunDir(opts, cfg, resuming, (runDir) =>
     withRun({ cfg, backendFlag: opts.backend, logDir: runDir, sigint: true }, async ({ log, backend, stop }) => {
       log.info(

@@ -195,6 +195,8 @@ describe('sizes and names nobody could mean, through `sharp train`', () => {
       /^sharp: config: train\.batchQuestions \(13\) must be <= data\.synthetic\.train \(12\): a step takes each training question at most once$/,
     ],
     ['data.synthetic.train=1e9', /^sharp: config: data\.synthetic\.train: Too big: expected number to be <=100000 /],
+    // Each replay of each coalition is held in memory: 1e9 ran V8 out of memory after a minute.
+    ['credit.replays=1e9', /^sharp: config: credit\.replays: Too big: expected number to be <=64 /],
     [
       'train.lr=1e10',
       /^sharp: config: train\.lr: a learning rate above 1 would move every weight by up to lr per Adam step and wreck the model \(sane: 1e-6\.\.1e-2\) \(from --set train\.lr=1e10\)$/,
@@ -264,5 +266,100 @@ describe('sizes and names nobody could mean, through `sharp train`', () => {
         `question at most once`,
     );
     expect(readdirSync(join(root, 'runs'))).toEqual([]);
+  }, 300_000);
+});
+
+describe('refusals that need more than the config come before the run or output folder', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sharp-preflight-'));
+  const REPO = resolve(import.meta.dirname, '../..');
+
+  /** The shipped MuSiQue sample without its gold decompositions. */
+  function bareMusique(): string {
+    const file = join(root, 'bare.jsonl');
+    const lines = readFileSync(join(REPO, 'data/musique/musique_ans_v1.0_sample.jsonl'), 'utf8').trim().split('\n');
+    writeFileSync(
+      file,
+      lines
+        .map((l) => {
+          const r = JSON.parse(l) as Record<string, unknown>;
+          delete r.question_decomposition;
+          return JSON.stringify(r);
+        })
+        .join('\n') + '\n',
+    );
+    return file;
+  }
+
+  async function refusedEarly(args: string[], line: RegExp, folder: string): Promise<void> {
+    const before = existsSync(folder) ? readdirSync(folder) : [];
+    const r = await sharp(root, args);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+    expect(r.stderr.trim()).toMatch(line);
+    expect(existsSync(folder) ? readdirSync(folder) : []).toEqual(before);
+  }
+
+  it('a bfloat16 base without the native kernels: one line at once, no run folder', async () => {
+    const cfg = microConfig(root, 'bf16', 2);
+    // The pure-wasm fallback: no native kernels, so no bfloat16 products.
+    const native = process.env.SHARP_NATIVE;
+    process.env.SHARP_NATIVE = '0';
+    try {
+      await refusedEarly(
+        [
+          'train',
+          '--config',
+          cfg,
+          '--backend',
+          'wasm',
+          '--set',
+          'train.lora.rank=4',
+          '--set',
+          'train.lora.baseDtype=bfloat16',
+        ],
+        /^sharp: train: train\.lora\.baseDtype bfloat16 needs the native kernels' bfloat16 products, and the wasm backend/,
+        join(root, 'runs'),
+      );
+    } finally {
+      if (native === undefined) delete process.env.SHARP_NATIVE;
+      else process.env.SHARP_NATIVE = native;
+    }
+  }, 120_000);
+
+  it('repair or the oracle on data without decompositions: train, ablate and eval --credit refuse at once', async () => {
+    const bare = bareMusique();
+    const cfg = microConfig(root, 'bare', 2);
+    const data = ['data.source=musique', `data.path=${bare}`, 'data.benchmarkHeldOut=2'].flatMap((s) => ['--set', s]);
+    await refusedEarly(
+      ['train', '--config', cfg, ...data, '--set', 'credit.counterfactual=repair'],
+      /^sharp: train: credit\.counterfactual repair needs a gold decomposition .* has none/,
+      join(root, 'runs'),
+    );
+    const model = ['--set', `model.path=${join(REPO, 'models/tiny-random')}`, '--set', 'train.sft.steps=0'];
+    const out = join(root, 'ablation');
+    await refusedEarly(
+      ['ablate', '--config', cfg, ...data, ...model, '--set', 'ablation.methods=[loo, oracle]', '--out', out],
+      /^sharp: ablation: arm oracle: credit\.method oracle needs a gold decomposition .* has none/,
+      out,
+    );
+    expect(existsSync(out)).toBe(false);
+    const evalOut = join(root, 'eval-credit');
+    await refusedEarly(
+      [
+        'eval',
+        '--bench',
+        'hotpotqa',
+        '--credit',
+        '--set',
+        'credit.counterfactual=repair',
+        '--model',
+        join(REPO, 'models/tiny-random'),
+        '--out',
+        evalOut,
+      ],
+      /^sharp: eval --credit: credit\.counterfactual repair needs a gold decomposition .* has none/,
+      evalOut,
+    );
+    expect(existsSync(evalOut)).toBe(false);
   }, 300_000);
 });

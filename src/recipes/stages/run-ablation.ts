@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import type { Config } from '../../config/schema.ts';
+import { checkRules } from '../../config/rules.ts';
 import { ablationSection, type AblationMethod } from '../../config/sections/ablation.ts';
 import { UserError } from '../../errors.ts';
 import { writeFileAtomic } from '../../fs/atomic.ts';
@@ -25,6 +26,7 @@ import {
   type RunOutcome,
 } from '../../report/ablation.ts';
 import { heldOutSplits, loadTrainData } from './train-data.ts';
+import { checkTrainDecompositions } from './preflight.ts';
 import { readSummary, writeSummary } from '../../eval/train-summary.ts';
 import { trainPipeline } from './train-pipeline.ts';
 
@@ -94,6 +96,13 @@ export function checkAblationConfig(cfg: Config): void {
     );
   }
   if (cfg.train.steps < 1) throw new UserError('ablation: train.steps must be >= 1 (the RL budget of every run)');
+  // Each arm changes the credit settings: its config must pass the rules and suit the data before any run starts.
+  for (const method of cfg.ablation.methods) {
+    const arm = methodConfig(cfg, method, cfg.ablation.seeds[0] ?? 0);
+    const problem = checkRules(arm)[0];
+    if (problem !== undefined) throw new UserError(`ablation: arm ${method}: ${problem}`);
+    checkTrainDecompositions(arm, `ablation: arm ${method}`);
+  }
 }
 
 /**
