@@ -5,7 +5,7 @@
  * The recipes load only when their command runs, so `sharp config` or `--help` loads no tensors.
  */
 
-import { MAX_POSITIONS, MAX_THREADS, MAX_TIMER_S, MAX_VOCAB } from '../config/sections/bounds.ts';
+import { MAX_THREADS, MAX_TIMER_S, MAX_VOCAB } from '../config/sections/bounds.ts';
 import { MAX_BOOTSTRAP } from '../config/sections/ablation.ts';
 import { MAX_SYNTHETIC_EPISODES } from '../config/sections/data.ts';
 import { MAX_EVAL_LIMIT } from '../config/sections/eval.ts';
@@ -266,7 +266,8 @@ export const generateFlags = {
   model: { value: 'dir', description: 'checkpoint folder', required: true },
   prompt: { value: 'text', description: 'prompt text', required: true },
   chat: { description: 'render the prompt through the chat template' },
-  maxNewTokens: { value: 'n', type: 'int', min: 1, max: MAX_POSITIONS, description: 'tokens to generate', default: 64 },
+  // No upper bound: generate caps it at the positions the model has left after the prompt, with a warning.
+  maxNewTokens: { value: 'n', type: 'int', min: 1, description: 'tokens to generate', default: 64 },
   temperature: { value: 't', type: 'number', description: 'sampling temperature (0 = greedy)', default: 0 },
   topP: { value: 'p', type: 'number', description: 'nucleus mass', default: 1 },
   topK: { value: 'k', type: 'int', min: 0, max: MAX_VOCAB, description: 'top-k (0 = off)', default: 0 },
