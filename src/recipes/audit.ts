@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { engineReplayRunner, replaySettings } from '../credit/engine-adapters.ts';
 import { stepScorer } from '../credit/likelihood-scorer.ts';
@@ -19,7 +20,7 @@ import { runTrajectories, type EngineOptions } from '../rollout/engine.ts';
 import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { createProgress } from '../run/progress.ts';
-import { auditFlags, type AuditFlags } from './commands.ts';
+import { auditFlags, type AuditFlags, type BackendChoice } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 import { firstTrainEpisodes } from './stages/train-data.ts';
 
@@ -45,7 +46,7 @@ function holdsAudit(dir: string): boolean {
   }
 }
 
-function outDir(opts: AuditFlags, cfg: Config, model: string): string {
+function outDir(opts: { out?: string }, cfg: Config, model: string): string {
   const dir = opts.out || join(cfg.run.dir, 'audit', basename(model));
   const inputs = [
     { path: model, what: '--model' },
@@ -103,14 +104,50 @@ function inBounds(flag: string, v: number, { min, max }: { min: number; max: num
     throw new UserError(`audit: ${flag} expects an integer in ${min}..${max}, got '${v}'`);
 }
 
+export interface AuditOptions {
+  /** The parsed config (loadConfig); default: the schema's defaults. Its run.seed seeds everything. */
+  config?: Config;
+  /** Where the config came from, recorded in audit.json as setup.config (the CLI passes --config). */
+  configFile?: string;
+  /** Checkpoint folder; default model.path. */
+  model?: string;
+  /** Trajectories: one for each of the first n training questions (default 256). */
+  n?: number;
+  /** Bootstrap resamples of the trajectories (default 2000). */
+  reps?: number;
+  /** Output folder; default <run.dir>/audit/<checkpoint folder name>. */
+  out?: string;
+  /** Tensor backend; default: the SHARP_BACKEND environment variable, then run.backend. */
+  backend?: BackendChoice;
+}
+
+export interface AuditResult {
+  /** The output folder. */
+  out: string;
+  /** audit.json: per counterfactual the AUROC of -credit for wrong reports and the blamed shares. */
+  report: AuditReport;
+  /** audit.md: the report as tables. */
+  markdown: string;
+  files: { report: string; markdown: string; calls: string };
+}
+
+/** `sharp audit`: the config (--config, --set, --seed as run.seed), the audit, then the report. */
 export async function run(opts: AuditFlags): Promise<void> {
-  // The CLI refuses these as it parses (src/recipes/commands.ts); a direct call gets the same bounds.
-  inBounds('--n', opts.n, auditFlags.n);
-  inBounds('--reps', opts.reps, auditFlags.reps);
   const cfg = configFrom({
     config: opts.config,
     set: [...opts.set, ...(opts.seed === undefined ? [] : [`run.seed=${opts.seed}`])],
   });
+  const res = await audit({ ...opts, config: cfg, configFile: opts.config });
+  process.stdout.write(`${res.markdown}\nwrote ${res.files.report}, ${res.files.markdown}, ${res.files.calls}\n`);
+}
+
+/** The audit as `sharp audit` runs it (the library's `audit`, src/index.ts). */
+export async function audit(given: AuditOptions = {}): Promise<AuditResult> {
+  const opts = { ...given, n: given.n ?? auditFlags.n.default, reps: given.reps ?? auditFlags.reps.default };
+  // The CLI refuses these as it parses (src/recipes/commands.ts); a direct call gets the same bounds.
+  inBounds('--n', opts.n, auditFlags.n);
+  inBounds('--reps', opts.reps, auditFlags.reps);
+  const cfg = opts.config ?? loadConfig();
   const r = cfg.rollout;
   if (r.agents !== 'multi')
     throw new UserError(
@@ -204,7 +241,7 @@ export async function run(opts: AuditFlags): Promise<void> {
         setup: {
           model: opts.model ?? (model.note ? model.dir : cfg.model.path),
           modelHash,
-          config: opts.config ?? null,
+          config: opts.configFile ?? null,
           n: opts.n,
           seed,
           reps: opts.reps,
@@ -231,7 +268,6 @@ export async function run(opts: AuditFlags): Promise<void> {
   writeJsonlAtomic(join(out, FILES.calls), rows);
   writeFileAtomic(join(out, FILES.markdown), md);
   writeFileAtomic(join(out, FILES.report), `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(
-    `${md}\nwrote ${join(out, FILES.report)}, ${join(out, FILES.markdown)}, ${join(out, FILES.calls)}\n`,
-  );
+  const files = { report: join(out, FILES.report), markdown: join(out, FILES.markdown), calls: join(out, FILES.calls) };
+  return { out, report, markdown: md, files };
 }

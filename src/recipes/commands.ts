@@ -118,6 +118,8 @@ const configFlags = {
 const backendFlag = {
   backend: { value: 'name', description: 'tensor backend', choices: ['auto', 'tensorflow', 'native', 'wasm', 'cpu'] },
 } as const;
+/** A tensor backend `--backend` (and the library's `backend` option) may name. */
+export type BackendChoice = (typeof backendFlag.backend.choices)[number];
 
 /**
  * Commands that write a path: an existing path they did not write is refused unless --force (src/fs/output-guard.ts).
@@ -316,7 +318,14 @@ export const initModelFlags = {
     description: 'MLP size',
     default: 344,
   },
-  vocab: { value: 'n', type: 'int', min: 1, max: MODEL_DIM_BOUNDS.vocab, description: 'vocabulary size', default: 2000 },
+  vocab: {
+    value: 'n',
+    type: 'int',
+    min: 1,
+    max: MODEL_DIM_BOUNDS.vocab,
+    description: 'vocabulary size',
+    default: 2000,
+  },
   tokenizer: { value: 'dir', description: 'copy tokenizer files from this folder' },
   seed: { value: 's', type: 'int', description: 'init seed', default: 0 },
   out: { value: 'dir', description: 'output folder', required: true },

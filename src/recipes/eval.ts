@@ -2,6 +2,7 @@ import { basename, join, resolve } from 'node:path';
 import { checkpointHash } from '../eval/run/checkpoint-hash.ts';
 import { existsSync } from 'node:fs';
 import { claimOutDir, markOutDir } from '../fs/output-guard.ts';
+import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
 import { successFunction } from '../credit/success.ts';
@@ -12,15 +13,16 @@ import { StageLog } from '../eval/run/stages.ts';
 import { checkSetup, MANIFEST_FILE } from '../eval/run/manifest.ts';
 import { loadModel, resolveModelDir } from '../eval/run/model.ts';
 import { createProgress } from '../run/progress.ts';
-import { runEvalLoop } from '../eval/run/runner.ts';
-import { finishEvalSession, openEvalSession, type EvalSession } from '../eval/session.ts';
+import { runEvalLoop, type EvalLoopStats } from '../eval/run/runner.ts';
+import { finishEvalSession, openEvalSession, type EvalResult, type EvalSession } from '../eval/session.ts';
+import type { EvalReport } from '../eval/report.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { LmPolicy } from '../rollout/lm-policy.ts';
 import { Rng } from '../random/rng.ts';
 import type { AgentsMode } from '../rollout/engine.ts';
 import type { Policy } from '../rollout/policy.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
-import type { EvalFlags } from './commands.ts';
+import type { BackendChoice, EvalFlags } from './commands.ts';
 import { configFrom, withRun } from './stages/run-setup.ts';
 import { evalRetrieval } from './stages/eval-retrieval.ts';
 import { checkEvalCredit } from './stages/preflight.ts';
@@ -31,13 +33,14 @@ import { UserError } from '../errors.ts';
  * predictions, metrics.json, report.md (breakdowns) and, with --credit, the SHARP credit report.
  * An interrupted eval resumes from <out>/predictions.log.jsonl and skips the ids already predicted.
  * Flags: src/recipes/commands.ts. `--policy expert` runs the scripted expert of src/rollout/scripted (no
- * model): a reference run on synthetic data, as `sharp rollout --policy expert`.
+ * model): a reference run on synthetic data, as `sharp rollout --policy expert`. `evaluate` is the
+ * recipe itself, the library's `evaluate` (src/index.ts); `run` is the command around it.
  */
 const repoRoot = resolve(import.meta.dirname, '../..');
 /** Episodes per engine run: enough to fill the decoding batch, few enough that a kill loses little. */
 const BATCH_EPISODES = 16;
 
-function limitOf(opts: EvalFlags, cfg: Config): number {
+function limitOf(opts: { limit?: number }, cfg: Config): number {
   // The flag is "the first n": 0 would silently mean all (eval.limit's meaning of 0), so it is refused.
   if (opts.limit !== undefined && !(opts.limit >= 1))
     throw new UserError(
@@ -63,6 +66,8 @@ function openSession(bench: string, data: string, limit: number, out: string): E
   try {
     return openEvalSession({ bench, data, limit, out, repoRoot });
   } catch (err) {
+    // The user format's errors already name the file and line (FILE:LINE: reason).
+    if (err instanceof UserError) throw err;
     throw new UserError(`eval: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
   }
 }
@@ -78,19 +83,65 @@ function evalOutDir(dir: string, inputs: { path: string; what: string }[]): stri
   return markOutDir(dir, claim);
 }
 
-export async function run(opts: EvalFlags): Promise<void> {
-  if (opts.list === true) {
-    process.stdout.write(`${listBenchmarks()}\n`);
-    return;
-  }
-  const cfg = configFrom(opts);
+export interface EvaluateOptions {
+  /** The parsed config (loadConfig); default: the schema's defaults. */
+  config?: Config;
+  /** Benchmark name (`sharp eval --list`; `jsonl` for your own questions); default eval.bench. */
+  bench?: string;
+  /** The benchmark file; default eval.data, else the benchmark's shipped sample. */
+  data?: string;
+  /** Checkpoint folder; default model.path. */
+  model?: string;
+  /** Evaluate the first n episodes (n >= 1); default eval.limit (0: all). */
+  limit?: number;
+  /** Output folder; default eval.out, else <run.dir>/eval/<bench>-<agents>-<model folder name>. */
+  out?: string;
+  /** The agent system; default eval.agents. */
+  agents?: AgentsMode;
+  /** Also run counterfactual credit (credit.method loo or shapley) and report it. */
+  credit?: boolean;
+  /** lm (default): the checkpoint; expert: the scripted expert, no model (needs gold decompositions). */
+  policy?: 'lm' | 'expert';
+  /** episode (default): each question's own paragraphs; open: one index of every paragraph of the file. */
+  retrieval?: 'episode' | 'open';
+  /** Search this BM25 index folder (`sharp index build`). */
+  index?: string;
+  /** Search a Search-R1 retrieval server (its POST /retrieve URL). */
+  retriever?: string;
+  /** Tensor backend; default: the SHARP_BACKEND environment variable, then run.backend. */
+  backend?: BackendChoice;
+}
+
+export interface EvaluateResult {
+  /** The output folder. */
+  out: string;
+  bench: string;
+  agents: AgentsMode;
+  /** Episodes evaluated, with those predicted by an earlier, resumed invocation. */
+  episodes: number;
+  /** What this invocation ran: episodes, decoding calls (`steps`), largest batch, seconds. */
+  run: EvalLoopStats;
+  /** metrics.json: the official numbers (`metrics`, `headline`), retrieval recall, breakdowns, settings. */
+  report: EvalReport;
+  /** The files written: predictions, gold subset, metrics.json, report.md; credit.json and pairs.jsonl with credit. */
+  files: EvalResult['files'] & { credit?: string; pairs?: string };
+  /** Preference pairs written to files.pairs (credit with credit.failurePairs). */
+  pairs?: number;
+}
+
+/**
+ * Evaluates as `sharp eval` does: official-format predictions, metrics.json, report.md (and with
+ * `credit` the credit report) in the output folder; an interrupted evaluation resumes there.
+ */
+export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResult> {
+  const cfg = opts.config ?? loadConfig();
   const bench = opts.bench ?? cfg.eval.bench;
   if (!benchmarkNames().includes(bench))
     throw new UserError(`eval: unknown benchmark '${bench}' (known: ${benchmarkNames().join(', ')})`);
   const data = opts.data ?? cfg.eval.data;
   const limit = limitOf(opts, cfg);
   const agents: AgentsMode = opts.agents ?? cfg.eval.agents;
-  const policyName = opts.policy;
+  const policyName = opts.policy ?? 'lm';
   const model = policyName === 'lm' ? resolveModelDir(opts.model, cfg, repoRoot) : { dir: 'scripted-expert' };
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
   // Credit the data cannot give is refused before the output folder is claimed.
@@ -140,7 +191,7 @@ export async function run(opts: EvalFlags): Promise<void> {
         success: successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold }),
       }
     : undefined;
-  let stats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
+  let stats: EvalLoopStats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
   if (pending.length > 0) {
     stats = await withRun({ cfg, backendFlag: opts.backend, tensors: policyName === 'lm' }, async () => {
       let policy: Policy = expertPolicy();
@@ -186,16 +237,19 @@ export async function run(opts: EvalFlags): Promise<void> {
     extra.push(breakdownMarkdown(b));
     writeFileAtomic(join(out, 'stages.json'), `${JSON.stringify(b, null, 2)}\n`);
   }
-  let pairsNote = '';
+  const files: { credit?: string; pairs?: string } = {};
+  let pairs: number | undefined;
   if (credit) {
     const { report, episodes } = credit.log.report(session.keys);
     extra.push(creditMarkdown(report, episodes, cfg.credit));
-    writeFileAtomic(join(out, 'credit.json'), `${JSON.stringify({ episodes, ...report }, null, 2)}\n`);
+    files.credit = join(out, 'credit.json');
+    writeFileAtomic(files.credit, `${JSON.stringify({ episodes, ...report }, null, 2)}\n`);
     // credit.failurePairs: the pairs of every episode (resumed ones included) for `sharp dpo`.
     if (cfg.credit.failurePairs) {
-      const pairs = credit.log.pairs(session.keys);
-      writePreferencePairs(join(out, 'pairs.jsonl'), pairs);
-      pairsNote = `, ${join(out, 'pairs.jsonl')} (${pairs.length} pairs)`;
+      const written = credit.log.pairs(session.keys);
+      files.pairs = join(out, 'pairs.jsonl');
+      writePreferencePairs(files.pairs, written);
+      pairs = written.length;
     }
   }
   const settings = {
@@ -212,21 +266,41 @@ export async function run(opts: EvalFlags): Promise<void> {
     extra,
     agents === 'direct' ? undefined : r.search.topK,
   );
-  const m = result.report.metrics;
-  const numbers = Object.entries(m)
+  return {
+    out,
+    bench,
+    agents,
+    episodes: session.episodes.length,
+    run: stats,
+    report: result.report,
+    files: { ...result.files, ...files },
+    ...(pairs === undefined ? {} : { pairs }),
+  };
+}
+
+/** `sharp eval`: --list, or the config (--config, --set), evaluate, then the result lines. */
+export async function run(opts: EvalFlags): Promise<void> {
+  if (opts.list === true) {
+    process.stdout.write(`${listBenchmarks()}\n`);
+    return;
+  }
+  const { config: _file, set: _set, list: _list, ...given } = opts;
+  const res = await evaluate({ ...given, config: configFrom(opts) });
+  const { report, files, run: stats } = res;
+  const numbers = Object.entries(report.metrics)
     .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(3)}`)
     .join(', ');
   process.stdout.write(
-    `eval ${bench} (${agents}): ${session.episodes.length} episodes (${stats.ran} run now in ` +
+    `eval ${res.bench} (${res.agents}): ${res.episodes} episodes (${stats.ran} run now in ` +
       `${stats.seconds.toFixed(1)} s, ${stats.steps} decoding calls, largest batch ` +
       `${stats.maxBatch})\n${numbers}\n` +
-      (result.report.retrieval
-        ? `retrieval: ${Object.entries(result.report.retrieval)
+      (report.retrieval
+        ? `retrieval: ${Object.entries(report.retrieval)
             .map(([k, v]) => `${k} ${v}`)
             .join(', ')}\n`
         : '') +
-      `wrote ${result.files.predictions}, ${result.files.metrics}, ${result.files.report}${
-        credit ? `, ${join(out, 'credit.json')}` : ''
-      }${pairsNote}\n`,
+      `wrote ${files.predictions}, ${files.metrics}, ${files.report}${files.credit ? `, ${files.credit}` : ''}${
+        files.pairs ? `, ${files.pairs} (${res.pairs} pairs)` : ''
+      }\n`,
   );
 }
