@@ -157,7 +157,7 @@ export function planReplays(
     repeated += c.repeated;
     const plan: TrajectoryPlan = { traj, k, shape, coalitions: c.coalitions, plannerRepairs: [] };
     if (needsGold) plan.references = delegationReferences(traj, episode, { what, hopMatchF1: cfg.hopMatchF1, match });
-    if (repair && plan.references && plan.coalitions.length > 0)
+    if (repair && cfg.repairPlanner && plan.references && plan.coalitions.length > 0)
       plan.plannerRepairs = plan.references
         .filter((r) => r.delegationLabel === -1 && r.goldSubtask !== null)
         .map((r) => r.delegation);

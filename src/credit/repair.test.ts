@@ -112,6 +112,13 @@ describe('credit.counterfactual: repair', () => {
     const planner = r.credits.find((c) => c.role === 'planner');
     // SHARP weights 0.9 / 0.9 / 0.1: 0.9 * 0 + 0.9 * -1 + 0.1 * 1 (every call valid).
     expect(planner?.total).toBeCloseTo(-0.8, 12);
+    // credit.repairPlanner false: no repaired subtask is replayed and the planner keeps SHARP's credit alone.
+    const w = await credit(t, { method: 'loo', counterfactual: 'repair', repairPlanner: false });
+    const wc = w.trajectories[0];
+    expect([wc?.plannerRepairs, wc?.deltas, wc?.plannerMarginal]).toEqual([undefined, [-1, 0, 0], 0]);
+    expect(w.stats.replayItems).toBeLessThan(r.stats.replayItems);
+    // 0.9 * 0 + 0.9 * 0 + 0.1 * 1.
+    expect(w.credits.find((c) => c.role === 'planner')?.total).toBeCloseTo(0.1, 12);
   });
 
   it('needs a gold decomposition: one line naming the episode', async () => {

@@ -71,6 +71,25 @@ describe('methodConfig', () => {
     expect(methodConfig(base, 'loo', 0).credit.method).toBe('loo');
     expect(methodConfig(base, 'loo-resample', 0).credit).toMatchObject({ method: 'loo', counterfactual: 'resample' });
     expect(methodConfig(base, 'loo', 0).credit.counterfactual).toBe('mask');
+    expect(methodConfig(base, 'loo-repair-workers', 0).credit).toMatchObject({
+      method: 'loo',
+      counterfactual: 'repair',
+      repairPlanner: false,
+    });
+    expect(methodConfig(base, 'loo-repair', 0).credit.repairPlanner).toBe(true);
+    expect(methodConfig(base, 'loo-likelihood', 0).credit).toMatchObject({
+      method: 'loo',
+      counterfactual: 'mask',
+      value: 'likelihood',
+      likelihood: { form: 'coalition' },
+    });
+    expect(methodConfig(base, 'shapley-likelihood', 0).credit).toMatchObject({ method: 'shapley', value: 'likelihood' });
+    expect(methodConfig(base, 'loo-likelihood-seq', 0).credit).toMatchObject({
+      method: 'loo',
+      value: 'likelihood',
+      likelihood: { form: 'sequential' },
+    });
+    expect(methodConfig(base, 'broadcast', 0).credit.value).toBe('outcome');
     expect(methodConfig(base, 'single', 1)).toMatchObject({
       credit: { method: 'broadcast' },
       rollout: { agents: 'single' },

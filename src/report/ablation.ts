@@ -26,6 +26,10 @@ export const METHOD_LABELS: Record<AblationMethod, string> = {
   shapley: 'SHARP: Shapley credit',
   'loo-resample': 'leave-one-out credit, resampled workers',
   'loo-repair': 'leave-one-out credit, repaired reports',
+  'loo-repair-workers': 'leave-one-out credit, repaired reports, planner not blamed',
+  'loo-likelihood': 'leave-one-out credit, gold-answer likelihood',
+  'shapley-likelihood': 'Shapley credit, gold-answer likelihood',
+  'loo-likelihood-seq': 'sequential gain of the gold-answer likelihood',
   oracle: 'CEILING: oracle worker reward (gold sub-answers)',
   single: 'single-agent GRPO',
 };

@@ -11,6 +11,10 @@ const ABLATION_METHODS = [
   'shapley',
   'loo-resample',
   'loo-repair',
+  'loo-repair-workers',
+  'loo-likelihood',
+  'shapley-likelihood',
+  'loo-likelihood-seq',
   'oracle',
   'single',
 ] as const;
@@ -41,7 +45,9 @@ export const ablationSection = z
           "every agent; matpo: MATPO's reward (accuracy + 0.1 x tool-format validity of the trajectory), " +
           'broadcast; loo: SHARP leave-one-out credit; shapley: SHARP Shapley credit; loo-resample: leave-one-out ' +
           'credit with credit.counterfactual resample; loo-repair: leave-one-out credit with credit.counterfactual ' +
-          'repair (gold sub-answers); oracle: the CEILING credit.method oracle (1 for a right report, 0 otherwise), ' +
+          'repair (gold sub-answers); loo-repair-workers: the same with the planner left out of the blame ' +
+          '(credit.repairPlanner false); loo-likelihood, shapley-likelihood, loo-likelihood-seq: credit.value ' +
+          'likelihood with form coalition (LOO, Shapley) or sequential; oracle: the CEILING credit.method oracle (1 for a right report, 0 otherwise), ' +
           'not a method; single: single-agent GRPO (one agent with the worker tools answers alone) on the accuracy ' +
           'reward.',
       ),

@@ -101,6 +101,14 @@ export const creditSection = z
         'Sampling temperature of the counterfactual replays; null = rollout.temperature; 0 = greedy, which makes ' +
           'v(S) exact for a given context.',
       ),
+    repairPlanner: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Counterfactual repair: also blame the planner for each delegation the rule judge finds wrong ' +
+          '(v(N) - v(N with its subtask repaired), replayed); false leaves the planner out of the blame, with ' +
+          "SHARP's planner credit only, and replays no repaired subtask.",
+      ),
     placeholder: z.string().default('[no report]').describe('Text that replaces a masked worker report.'),
     shapleyExactMaxWorkers: z
       .number()

@@ -25,7 +25,7 @@ import {
   type PairRow,
   type RunOutcome,
 } from '../../report/ablation.ts';
-import { heldOutSplits, loadTrainData } from './train-data.ts';
+import { finalSplit, heldOutSplits, loadTrainData } from './train-data.ts';
 import { checkTrainDecompositions } from './preflight.ts';
 import { readSummary, writeSummary } from '../../eval/train-summary.ts';
 import { trainPipeline } from './train-pipeline.ts';
@@ -68,13 +68,22 @@ export function methodConfig(base: Config, method: AblationMethod, seed: number)
   cfg.run.seed = seed;
   cfg.run.name = `${base.run.name}-${method}-s${seed}`;
   cfg.ablation = ablationSection.parse({ methods: [method], seeds: [seed] });
+  // Only the likelihood arms value coalitions by the gold answer's likelihood; the base config's scale stays.
+  cfg.credit.value = 'outcome';
   if (method === 'single') {
     cfg.rollout.agents = 'single';
     cfg.credit.method = 'broadcast'; // one agent: its reward is the accuracy
-  } else if (method === 'loo-resample' || method === 'loo-repair') {
+  } else if (method === 'loo-resample' || method === 'loo-repair' || method === 'loo-repair-workers') {
     cfg.rollout.agents = 'multi';
     cfg.credit.method = 'loo';
     cfg.credit.counterfactual = method === 'loo-resample' ? 'resample' : 'repair';
+    if (method === 'loo-repair-workers') cfg.credit.repairPlanner = false;
+  } else if (method === 'loo-likelihood' || method === 'shapley-likelihood' || method === 'loo-likelihood-seq') {
+    cfg.rollout.agents = 'multi';
+    cfg.credit.method = method === 'shapley-likelihood' ? 'shapley' : 'loo';
+    cfg.credit.counterfactual = 'mask';
+    cfg.credit.value = 'likelihood';
+    cfg.credit.likelihood.form = method === 'loo-likelihood-seq' ? 'sequential' : 'coalition';
   } else {
     cfg.rollout.agents = 'multi';
     cfg.credit.method = method;
@@ -115,7 +124,8 @@ async function beforeAccuracy(
   cache: Map<string, AccuracyResult>,
   log: Logger,
 ): Promise<AccuracyResult> {
-  const key = cfg.rollout.agents;
+  // A validation sweep (eval.finalSplit validation) keeps its before-RL accuracy apart from the test split's.
+  const key = cfg.eval.finalSplit === 'test' ? cfg.rollout.agents : `${cfg.rollout.agents}-${cfg.eval.finalSplit}`;
   const hit = cache.get(key);
   if (hit) return hit;
   const file = join(dir, `before-${key}.json`);
@@ -130,7 +140,7 @@ async function beforeAccuracy(
       acc = await heldOutAccuracy(
         model,
         tokenizer,
-        heldOutSplits(data.heldOut, cfg.eval.validationShare).test,
+        finalSplit(heldOutSplits(data.heldOut, cfg.eval.validationShare), cfg.eval.finalSplit),
         cfg,
         testSamples(cfg),
       );

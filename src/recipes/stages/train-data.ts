@@ -31,6 +31,11 @@ export interface HeldOutSplits {
 }
 
 /** The first floor(n x share) held-out episodes are validation, the rest test (never empty). */
+/** The split measured before and after RL (eval.finalSplit): test, or validation for a sweep that chooses. */
+export function finalSplit(splits: HeldOutSplits, which: 'test' | 'validation'): Episode[] {
+  return which === 'test' ? splits.test : splits.validation;
+}
+
 export function heldOutSplits(heldOut: readonly Episode[], validationShare: number): HeldOutSplits {
   const v = Math.floor(heldOut.length * validationShare);
   if (heldOut.length - v < 1)

@@ -17,7 +17,7 @@ import { stagesFor } from '../../distributed/choose.ts';
 import { runGrpo } from '../../train/grpo/loop.ts';
 import { bf16BaseOf } from '../../train/optim/trainable.ts';
 import { heldOutAccuracy, heldOutMetrics, testSamples, type AccuracyResult } from '../../eval/held-out-accuracy.ts';
-import { heldOutSplits, loadTrainData } from './train-data.ts';
+import { finalSplit, heldOutSplits, loadTrainData } from './train-data.ts';
 import { ensureTranscripts } from './expert-transcripts.ts';
 import { ensureModel, tokenizerCorpus } from './ensure-model.ts';
 import { companionFiles } from './save-model.ts';
@@ -188,7 +188,9 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       `held-out accuracy (${summary.beforeLabel}) read from ${SUMMARY_FILE}`,
     );
   } else {
-    summary.heldOutBefore = await timed(stages, 'eval_before', () => accuracyOf(startDir, tokenizer, o, split.test));
+    summary.heldOutBefore = await timed(stages, 'eval_before', () =>
+      accuracyOf(startDir, tokenizer, o, finalSplit(split, cfg.eval.finalSplit)),
+    );
     writeSummary(runDir, summary);
     log.info({ ...summary.heldOutBefore, questions: undefined }, `held-out accuracy (${summary.beforeLabel})`);
   }
@@ -238,7 +240,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       return { summary, step: grpo.step, stopped: true };
     }
     summary.heldOutAfterRl = await timed(stages, 'eval_after', () =>
-      heldOutAccuracy(grpo.model, tokenizer, split.test, cfg, testSamples(cfg)),
+      heldOutAccuracy(grpo.model, tokenizer, finalSplit(split, cfg.eval.finalSplit), cfg, testSamples(cfg)),
     );
   } finally {
     grpo.model.dispose();
