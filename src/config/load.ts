@@ -25,13 +25,18 @@ type Tree = Record<string, unknown>;
 export interface LoadOptions {
   /** YAML file overriding the schema defaults; none = defaults only. */
   file?: string;
+  /**
+   * The same as an object, instead of a file (the library's loadConfig): copied, never changed; it
+   * must hold data only, as parsed YAML would.
+   */
+  tree?: Readonly<Record<string, unknown>>;
   /** `a.b.c=value` overrides applied last; values parsed as YAML scalars. */
   sets?: readonly string[];
 }
 
 /** Defaults <- YAML file <- --set overrides, validated by the schema and the cross-field rules. */
 export function loadConfig(opts: LoadOptions = {}): Config {
-  const tree = opts.file ? readYamlFile(opts.file) : {};
+  const tree = opts.file ? readYamlFile(opts.file) : opts.tree !== undefined ? copyTree(opts.tree) : {};
   // Key paths each --set gave a value to (every leaf of a mapping value), the last --set winning.
   const setPaths = new Map<string, string>();
   for (const assignment of opts.sets ?? []) {
@@ -52,6 +57,21 @@ export function loadConfig(opts: LoadOptions = {}): Config {
  * a generated monster from tying up the parser (parsing is linear, about 1 s per MiB here).
  */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** A config given as an object: checked as a file's tree is, then deep-copied (the --set overrides write into it). */
+function copyTree(given: unknown): Tree {
+  if (!isMapping(given)) throw new ConfigError('config: the config object must be a mapping of sections');
+  const bad = badKeyIn(given, []);
+  if (bad) throw new ConfigError(`config: ${bad}`);
+  try {
+    return structuredClone(given);
+  } catch (err) {
+    // A function, class instance with private state, symbol, ...: nothing a YAML file can hold.
+    throw new ConfigError(`config: the config object holds a value that is not data (${firstLine(err)})`);
+  }
+}
+
+const firstLine = (err: unknown): string => String(err instanceof Error ? err.message : err).split('\n')[0] ?? '';
 
 function readYamlFile(file: string): Tree {
   if (!existsSync(file)) throw new ConfigError(`config: file not found: ${file}`);
