@@ -127,13 +127,13 @@ describe('jsonl (the user format)', () => {
   const eps = b.read(join(repo, b.sample));
 
   it('scores answers against every alias and the cited paragraphs against the marked ones (hand-computed)', () => {
-    // Episode 0: answers Thornwick / Thornwick-on-Lume; paragraphs 0 and 1 support.
-    expect(eps[0].answers).toEqual(['Thornwick', 'Thornwick-on-Lume']);
-    const pred = { id: eps[0].id, answer: 'thornwick-on-lume', supportIdx: [1, 4], answerable: true };
+    // Episode 3: answers Daikux Zhusto / Zhusto; paragraphs 10 and 16 support.
+    expect(eps[3].answers).toEqual(['Daikux Zhusto', 'Zhusto']);
+    const pred = { id: eps[3].id, answer: 'zhusto', supportIdx: [10, 4], answerable: true };
     // support: 1 of 2 cited is gold, 1 of 2 gold cited -> P = R = 1/2, F1 1/2.
-    expect(b.score(pred, eps[0])).toEqual({ em: 1, f1: 1, cover_em: 1, support_f1: 0.5 });
-    // "born in Thornwick" covers the gold answer but is not it: EM 0; F1 against "Thornwick" P 1/3, R 1 -> 1/2.
-    expect(b.score({ ...pred, answer: 'born in Thornwick', supportIdx: [] }, eps[0])).toEqual({
+    expect(b.score(pred, eps[3])).toEqual({ em: 1, f1: 1, cover_em: 1, support_f1: 0.5 });
+    // "founded by Zhusto" covers an alias but is not one: EM 0; F1 against "Zhusto" P 1/3, R 1 -> 1/2.
+    expect(b.score({ ...pred, answer: 'founded by Zhusto', supportIdx: [] }, eps[3])).toEqual({
       em: 0,
       f1: 0.5,
       cover_em: 1,
@@ -142,14 +142,14 @@ describe('jsonl (the user format)', () => {
   });
 
   it('an episode without marked paragraphs has no support score; hops come from the decomposition', () => {
-    const bare = { ...eps[0], paragraphs: eps[0].paragraphs.map(({ isSupporting: _, ...p }) => p) };
+    const bare = { ...eps[3], paragraphs: eps[3].paragraphs.map(({ isSupporting: _, ...p }) => p) };
     expect(Object.keys(b.score({ id: bare.id, answer: '', supportIdx: [], answerable: true }, bare))).toEqual([
       'em',
       'f1',
       'cover_em',
     ]);
-    expect(b.groups(eps[0])).toEqual({ hops: ['2hop'] });
-    expect(b.groups(eps[8])).toEqual({ hops: ['3hop'] });
+    expect(b.groups(eps[0])).toEqual({ hops: ['3hop'] });
+    expect(b.groups(eps[2])).toEqual({ hops: ['2hop'] });
     expect(b.groups({ ...eps[0], decomposition: undefined })).toEqual({});
   });
 });

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../errors.ts';
-import { readMusique } from './musique.ts';
+import { generateSynth } from '../synth/generate.ts';
+import { musiqueToEpisode } from './musique.ts';
 import { readUserJsonl } from './user-jsonl.ts';
 
 const repo = resolve(import.meta.dirname, '../../..');
@@ -68,11 +69,10 @@ describe('readUserJsonl', () => {
     expect(readUserJsonl(file, 2).map((e) => e.id)).toEqual(['q1', 'q2']);
   });
 
-  it('the shipped sample holds the first ten MuSiQue sample questions, field for field', () => {
-    const mine = readUserJsonl(join(repo, 'data/jsonl/questions_sample.jsonl'));
-    const musique = readMusique(join(repo, 'data/musique/musique_ans_v1.0_sample.jsonl')).slice(0, 10);
-    expect(mine).toEqual(
-      musique.map((e) => ({
+  it('the shipped sample holds the synthetic world of `sharp data synth --seed 1 --n 10 --max-hops 3`', () => {
+    const synth = generateSynth({ seed: 1, n: 10, minHops: 2, maxHops: 3 }).map(musiqueToEpisode);
+    expect(readUserJsonl(join(repo, 'data/jsonl/questions_sample.jsonl'))).toEqual(
+      synth.map((e) => ({
         id: e.id,
         question: e.question,
         answers: e.answers,
@@ -80,6 +80,24 @@ describe('readUserJsonl', () => {
         decomposition: e.decomposition?.map((d, i) => ({ ...d, id: i + 1, paragraphSupportIdx: null })),
       })),
     );
+  });
+
+  it("docs/extending.md's example reads into the episodes it describes", () => {
+    const doc = readFileSync(join(repo, 'docs/extending.md'), 'utf8');
+    const lines = doc.split('\n').filter((l) => l.startsWith('{"id": '));
+    expect(lines).toHaveLength(2);
+    const [q1, q2] = readUserJsonl(fileOf(lines));
+    expect([q1?.answers, q1?.paragraphs.filter((p) => p.isSupporting).map((p) => p.idx)]).toEqual([['1957'], [0, 1]]);
+    expect(q1?.decomposition?.map((d) => [d.id, d.answer])).toEqual([
+      [1, 'Zhukath Vlalom'],
+      [2, '1957'],
+    ]);
+    expect(q2).toEqual({
+      id: 'q2',
+      question: 'Who founded the company that employed Zhekre Travlend?',
+      answers: ['Daikux Zhusto', 'Zhusto'],
+      paragraphs: [],
+    });
   });
 
   it('a line that is not JSON names the file and line', () => {

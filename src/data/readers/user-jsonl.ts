@@ -80,7 +80,7 @@ function parseUserRecord(rec: RawRecord, file: string): UserRecord {
  * position (the idx the search tool reports and support metrics compare); hops numbered from 1, with
  * no supporting paragraph named (the format has none).
  */
-export function userRecordToEpisode(r: UserRecord): Episode {
+function userRecordToEpisode(r: UserRecord): Episode {
   const ep: Episode = {
     id: r.id,
     question: r.question,
