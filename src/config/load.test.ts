@@ -136,6 +136,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ file: 'configs/qwen3-0.6b-lora-cpu.yaml' }).train.lora.rank).toBe(16);
   });
 
+  it('refuses a step whose rollouts and replays together could not fit in memory, though each count is in bounds', () => {
+    const big = ['train.batchQuestions=1000', 'data.synthetic.train=1000', 'rollout.groupSize=64'];
+    expect(errorOf(() => loadConfig({ sets: [...big, 'credit.replays=8'] }))).toBe(
+      'config: a step of train.batchQuestions 1000 x rollout.groupSize 64 x (1 + credit.replays 8 x ' +
+        '(rollout.maxDelegations 4 + 1)) holds 2624000 rollouts in memory; at most 2000000',
+    );
+    // Without replays the same step holds its 64,000 trajectories; the shipped configs are far below.
+    expect(() => loadConfig({ sets: [...big, 'credit.method=broadcast'] })).not.toThrow();
+    expect(() => loadConfig({ file: 'configs/qwen3-0.6b-gpu.yaml' })).not.toThrow();
+  });
+
   it('parses --set values', () => {
     expect(parseSet('a.b=1')).toEqual({ path: ['a', 'b'], value: 1 });
     expect(parseSet('a=x=y')).toEqual({ path: ['a'], value: 'x=y' });

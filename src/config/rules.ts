@@ -23,6 +23,13 @@ function redisUrlProblem(url: string): string | null {
     : `rollout.distributed.redis: not a Redis URL: '${url}' (expected redis://host:port)`;
 }
 
+/**
+ * Most rollouts one RL step may hold: its B x G trajectories and, with loo or shapley credit, at
+ * least `replays` replays of each of their K + 1 coalitions. Each count is bounded alone, but their
+ * product is what the step holds in memory; the shipped configs stay under 1,000 (8 x 8 x 2 x 5 at most).
+ */
+const MAX_STEP_ROLLOUTS = 2_000_000;
+
 const configRules: ConfigRule[] = [
   {
     name: 'search-backend-source',
@@ -141,6 +148,25 @@ const configRules: ConfigRule[] = [
     name: 'sft-needs-data',
     check: (c) =>
       c.train.sft.steps > 0 && c.train.sft.data === '' ? 'train.sft.data is required when train.sft.steps > 0' : null,
+  },
+  {
+    name: 'step-fits-memory',
+    check: (c) => {
+      if (c.train.steps === 0) return null;
+      const { batchQuestions: b } = c.train;
+      const g = c.rollout.groupSize;
+      const replayed = c.credit.method === 'loo' || c.credit.method === 'shapley';
+      const perTrajectory = replayed ? 1 + c.credit.replays * (c.rollout.maxDelegations + 1) : 1;
+      const rollouts = b * g * perTrajectory;
+      if (rollouts <= MAX_STEP_ROLLOUTS) return null;
+      return (
+        `a step of train.batchQuestions ${b} x rollout.groupSize ${g}` +
+        (replayed
+          ? ` x (1 + credit.replays ${c.credit.replays} x (rollout.maxDelegations ${c.rollout.maxDelegations} + 1))`
+          : '') +
+        ` holds ${rollouts} rollouts in memory; at most ${MAX_STEP_ROLLOUTS}`
+      );
+    },
   },
   {
     // A step takes each question at most once; benchmark sources are checked once read (their size is the file's).
