@@ -7,12 +7,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config/load.ts';
 
 /**
- * The package as a stranger gets it: `npm pack` (its prepack builds the declarations), then a fresh
- * project that imports 'sharp-rl' from the tarball. The tarball is unpacked into the project's
- * node_modules/sharp-rl, as npm would place it; its dependencies cannot be installed here (an offline
- * `npm install` of the tarball needs the registry's package metadata, which npm's cache does not
- * hold), so the package's own node_modules is a link to this checkout's, the versions package-lock.json
- * pins. Async child processes throughout: a blocking spawnSync would starve vitest's worker RPC.
+ * The package as a stranger gets it: `npm pack` (its prepack builds the declarations into this
+ * checkout's dist/types, ignored by git), then a fresh project that imports 'sharp-rl' from the
+ * tarball. The tarball is unpacked into the project's node_modules/sharp-rl, as npm would place it;
+ * its dependencies cannot be installed here (an offline `npm install` of the tarball needs the
+ * registry's package metadata, which npm's cache does not hold), so the package's own node_modules
+ * is a link to this checkout's, the versions package-lock.json pins. Async child processes
+ * throughout: a blocking spawnSync would starve vitest's worker RPC.
  */
 const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, '..');
