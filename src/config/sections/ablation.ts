@@ -47,9 +47,9 @@ export const ablationSection = z
           'credit with credit.counterfactual resample; loo-repair: leave-one-out credit with credit.counterfactual ' +
           'repair (gold sub-answers); loo-repair-workers: the same with the planner left out of the blame ' +
           '(credit.repairPlanner false); loo-likelihood, shapley-likelihood, loo-likelihood-seq: credit.value ' +
-          'likelihood with form coalition (LOO, Shapley) or sequential; oracle: the CEILING credit.method oracle (1 for a right report, 0 otherwise), ' +
-          'not a method; single: single-agent GRPO (one agent with the worker tools answers alone) on the accuracy ' +
-          'reward.',
+          'likelihood with form coalition (LOO, Shapley) or sequential; oracle: the CEILING credit.method ' +
+          'oracle (1 for a right report, 0 otherwise), not a method; single: single-agent GRPO (one agent with ' +
+          'the worker tools answers alone) on the accuracy reward.',
       ),
     seeds: z
       .array(z.number().int().nonnegative())
