@@ -132,6 +132,16 @@ describe('claimOutFile / recordOutFile', () => {
     expect(() => claimOutFile(f, { command: 'data synth', flag: '--out' })).toThrow(/was changed since sharp wrote it/);
   });
 
+  it('refuses a folder output that is a link, even to an empty folder, and writes nothing through it', () => {
+    const base = tmp();
+    mkdirSync(join(base, 'empty'));
+    symlinkSync(join(base, 'empty'), join(base, 'out'));
+    expect(() => claimOutDir(join(base, 'out'), { command: 'export', flag: '--out', force: true })).toThrow(
+      `--out ${join(base, 'out')}: is a link; it is not followed or replaced (choose another path)`,
+    );
+    expect(readdirSync(join(base, 'empty'))).toEqual([]);
+  });
+
   it('refuses links, devices and the input itself', () => {
     const base = tmp();
     const target = join(base, 't');

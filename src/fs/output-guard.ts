@@ -118,14 +118,26 @@ export function assertApart(out: string, flag: string, inputs: readonly Guarded[
   }
 }
 
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Checks an output folder before any work: returns its absolute path and whether it exists.
- * Refused (one line): a path that is not a folder; a non-empty folder without this command's
+ * Refused (one line): a link; a path that is not a folder; a non-empty folder without this command's
  * manifest, unless `force`; see assertApart. A missing folder's parent is created (mkdirOut).
  */
 export function claimOutDir(dir: string, o: ClaimOptions): { dir: string; existed: boolean } {
   const abs = resolve(dir);
   assertApart(dir, o.flag, o.inputs);
+  // A link is refused as a file output's is: the command would write into, and replace files of,
+  // whatever folder it names (stat below follows it).
+  if (isLink(abs))
+    throw new UserError(`${o.flag} ${dir}: is a link; it is not followed or replaced (choose another path)`);
   let st;
   try {
     st = statSync(abs);

@@ -117,21 +117,11 @@ function corpusBytes(corpus: string, given: string): number {
 }
 
 /**
- * Refuses an `out` that is a link (rebuilding would write through it into whatever it names) and,
- * in an earlier index, a database or manifest that is not as this command wrote it: replaced by
- * hand, edited since (its size changed), or a link, pipe or device. The same test as every file
- * output (fs/output-guard.ts claimOutFile).
+ * Refuses, in an earlier index, a database or manifest that is not as this command wrote it:
+ * replaced by hand, edited since (its size changed), or a link, pipe or device. The same test as
+ * every file output (fs/output-guard.ts claimOutFile); `out` itself was claimed (a link refused).
  */
-function checkOut(out: string, given: string, corpus: string): void {
-  let st;
-  try {
-    st = lstatSync(out);
-  } catch {
-    return;
-  }
-  if (st.isSymbolicLink())
-    throw new UserError(`--out ${given}: is a link; it is not followed or replaced (choose another path)`);
-  if (!st.isDirectory()) return; // claimOutDir names it
+function checkOutFiles(out: string, given: string, corpus: string): void {
   for (const f of [DB_FILE, MANIFEST_FILE]) {
     try {
       lstatSync(join(out, f));
@@ -153,7 +143,6 @@ export async function buildIndex(opts: BuildOptions): Promise<IndexManifest> {
   const out = resolve(opts.out);
   const totalBytes = corpusBytes(corpus, opts.corpus);
   const t0 = performance.now();
-  checkOut(out, opts.out, corpus);
   // An earlier index (its manifest says so) is replaced, file by file; any other non-empty folder is refused.
   const earlier = existsSync(out) && statSync(out).isDirectory() && readManifest(out) !== null;
   claimOutDir(out, {
@@ -164,6 +153,7 @@ export async function buildIndex(opts: BuildOptions): Promise<IndexManifest> {
     inputs: [{ path: corpus, what: '--corpus' }],
     writes: [DB_FILE, MANIFEST_FILE],
   });
+  checkOutFiles(out, opts.out, corpus);
   clearLeftovers(out);
   const sha256 = fileSha256(corpus);
   const tmp = join(dirname(out), `.${basename(out)}.building-${process.pid}`);
