@@ -91,7 +91,7 @@ function readBody(req: IncomingMessage, max: number): Promise<string> {
  * loses the answer. Past DRAIN_BYTES the answer goes out anyway (the connection is closed after it).
  */
 function drain(req: IncomingMessage): Promise<void> {
-  if (req.complete) return Promise.resolve();
+  if (req.complete || req.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     let dropped = 0;
     const done = (): void => {
