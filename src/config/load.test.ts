@@ -156,6 +156,26 @@ describe('loadConfig', () => {
   });
 });
 
+describe('the likelihood value in the config', () => {
+  it('needs loo or shapley, the mask counterfactual, and loo for the sequential form: one line each', () => {
+    expect(loadConfig({ sets: ['credit.value=likelihood'] }).credit).toMatchObject({
+      value: 'likelihood',
+      likelihood: { form: 'coalition', scale: 1 },
+    });
+    expect(() => loadConfig({ sets: ['credit.value=likelihood', 'credit.method=broadcast'] })).toThrow(
+      'credit.value likelihood values coalitions, which credit.method broadcast does not use; use loo or shapley',
+    );
+    expect(() => loadConfig({ sets: ['credit.value=likelihood', 'credit.counterfactual=resample'] })).toThrow(
+      /credit\.counterfactual resample needs sampled replays \(use mask, or credit\.value outcome\)$/,
+    );
+    expect(() =>
+      loadConfig({ sets: ['credit.value=likelihood', 'credit.method=shapley', 'credit.likelihood.form=sequential'] }),
+    ).toThrow(/form sequential is a per-worker gain, not a coalition value: it needs credit\.method loo$/);
+    expect(() => loadConfig({ sets: ['credit.value=gain'] })).toThrow(/credit\.value/);
+    expect(() => loadConfig({ sets: ['credit.likelihood.scale=0'] })).toThrow(/credit\.likelihood\.scale/);
+  });
+});
+
 describe('loadConfig --set of a section and prototype keys', () => {
   it('a mapping-valued --set merges into the section instead of resetting the rest of it', () => {
     const f = tmpYaml('train:\n  lr: 0.001\n  steps: 3\n');

@@ -63,14 +63,20 @@ const configRules: ConfigRule[] = [
       const cr = c.credit;
       if (cr.value !== 'likelihood') return null;
       if (cr.method !== 'loo' && cr.method !== 'shapley')
-        return `credit.value likelihood values coalitions, which credit.method ${cr.method} does not use; use loo or shapley`;
+        return (
+          `credit.value likelihood values coalitions, which credit.method ${cr.method} does not use; use loo ` +
+          'or shapley'
+        );
       if (cr.counterfactual !== 'mask')
         return (
           `credit.value likelihood scores the recorded contexts with reports masked; credit.counterfactual ` +
           `${cr.counterfactual} needs sampled replays (use mask, or credit.value outcome)`
         );
       if (cr.likelihood.form === 'sequential' && cr.method !== 'loo')
-        return 'credit.likelihood.form sequential is a per-worker gain, not a coalition value: it needs credit.method loo';
+        return (
+          'credit.likelihood.form sequential is a per-worker gain, not a coalition value: it needs ' +
+          'credit.method loo'
+        );
       return null;
     },
   },

@@ -46,9 +46,13 @@ export function goldAnswerIds(episode: Episode, tokenizer: Pick<Tokenizer, 'enco
   return kept;
 }
 
-/** Refuses, before anything runs, data the likelihood value cannot score (goldAnswerIds' reasons). */
-export function checkLikelihoodData(episodes: readonly Episode[], tokenizer: Pick<Tokenizer, 'encode'>): void {
-  for (const e of episodes) goldAnswerIds(e, tokenizer);
+/**
+ * Refuses, before anything runs, data the likelihood value cannot score, without a tokenizer: every
+ * tokenizer gives tokens to text that is not blank, so a blank alias is the one that tokenises to nothing.
+ */
+export function checkLikelihoodData(episodes: readonly Episode[]): void {
+  const blankTokens = { encode: (text: string): number[] => (text.trim() === '' ? [] : [0]) };
+  for (const e of episodes) goldAnswerIds(e, blankTokens);
 }
 
 export interface LmLikelihoodOptions {

@@ -73,6 +73,23 @@ describe('checkDecompositions', () => {
     expect(() => checkDecompositions([ep('b', 0)], loadConfig().credit, 'f.jsonl', 'train')).not.toThrow();
   });
 
+  it('refuses data the likelihood value cannot score: no gold answer, or one that tokenises to nothing', () => {
+    const lik = loadConfig({ sets: ['credit.value=likelihood'] }).credit;
+    const noGold = { ...ep('c', 2), answers: [] };
+    expect(() => checkDecompositions([ep('a', 2), noGold], lik, 'f.jsonl', 'train')).toThrow(
+      new UserError(
+        'train: f.jsonl: credit.value=likelihood: episode c has no gold answer (the likelihood value scores the gold ' +
+          'final answer)',
+      ),
+    );
+    expect(() => checkDecompositions([{ ...ep('d', 0), answers: [' '] }], lik, 'f.jsonl', 'eval --credit')).toThrow(
+      /^eval --credit: f\.jsonl: credit\.value=likelihood: episode d: its gold answer " " tokenises to nothing$/,
+    );
+    // Without a decomposition the likelihood value still scores: it needs only the final answer.
+    expect(() => checkDecompositions([ep('e', 0)], lik, 'f.jsonl', 'train')).not.toThrow();
+    expect(() => checkDecompositions([noGold], loadConfig().credit, 'f.jsonl', 'train')).not.toThrow();
+  });
+
   it('reads a benchmark training split before any run folder (train, ablate)', () => {
     const bare = withoutDecomposition(0);
     const sets = ['data.source=musique', `data.path=${bare}`, 'data.benchmarkHeldOut=1'];

@@ -7,6 +7,7 @@ import { bf16Ready } from '../../model/bf16.ts';
 import { bf16BaseOf } from '../../train/optim/trainable.ts';
 import { startBackend } from './run-setup.ts';
 import { loadTrainData } from './train-data.ts';
+import { checkLikelihoodData } from '../../credit/likelihood-scorer.ts';
 
 /**
  * Checks that need more than the config (the backend's kernels, the data's decompositions) but
@@ -39,13 +40,28 @@ export function goldCreditUse(c: Config['credit']): string | null {
   return null;
 }
 
-/** Refuses `episodes` when the credit config needs gold decompositions and one of them has none. */
+/** Whether the credit config scores the gold final answer's likelihood (credit.value likelihood). */
+const usesLikelihood = (c: Config['credit']): boolean =>
+  c.value === 'likelihood' && (c.method === 'loo' || c.method === 'shapley');
+
+/**
+ * Refuses `episodes` when the credit config needs gold decompositions and one of them has none, or
+ * scores the gold answer's likelihood and one of them has no gold answer to score.
+ */
 export function checkDecompositions(
   episodes: readonly Episode[],
   credit: Config['credit'],
   where: string,
   command: string,
 ): void {
+  if (usesLikelihood(credit)) {
+    try {
+      checkLikelihoodData(episodes);
+    } catch (err) {
+      if (err instanceof UserError) throw new UserError(`${command}: ${where}: ${err.message}`);
+      throw err;
+    }
+  }
   const what = goldCreditUse(credit);
   if (what === null) return;
   const bare = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
@@ -62,7 +78,7 @@ export function checkDecompositions(
  * has decompositions. Reads the file once more than the run does, which is cheap beside a run.
  */
 export function checkTrainDecompositions(cfg: Config, command: string): void {
-  if (cfg.data.source === 'synthetic' || goldCreditUse(cfg.credit) === null) return;
+  if (cfg.data.source === 'synthetic' || (goldCreditUse(cfg.credit) === null && !usesLikelihood(cfg.credit))) return;
   let train: Episode[];
   try {
     train = loadTrainData(cfg.data).train;
@@ -81,7 +97,7 @@ export function checkEvalCredit(
   cfg: Config,
   o: { bench: string; data: string | undefined; limit: number; repoRoot: string },
 ): void {
-  if (goldCreditUse(cfg.credit) === null) return;
+  if (goldCreditUse(cfg.credit) === null && !usesLikelihood(cfg.credit)) return;
   const bench = getBenchmark(o.bench);
   const file = benchmarkFile(bench, o.data, o.repoRoot);
   let episodes: Episode[];
