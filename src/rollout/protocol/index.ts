@@ -1,5 +1,6 @@
-import { jsonProtocol } from './json.ts';
-import { tagsProtocol } from './tags.ts';
+import { createJsonProtocol, jsonProtocol } from './json.ts';
+import { createTagsProtocol, tagsProtocol } from './tags.ts';
+import { DEFAULT_CATALOG, type ToolCatalog } from './tool-catalog.ts';
 import type { Protocol, ProtocolName } from './types.ts';
 
 export type { Protocol, ProtocolName } from './types.ts';
@@ -10,8 +11,10 @@ export const PROTOCOLS: Readonly<Record<ProtocolName, Protocol>> = {
   json: jsonProtocol,
 };
 
-export function getProtocol(name: string): Protocol {
+/** The protocol `name` over `tools` (default: the built-in tools, the protocols of PROTOCOLS). */
+export function getProtocol(name: string, tools: ToolCatalog = DEFAULT_CATALOG): Protocol {
   const p = (PROTOCOLS as Record<string, Protocol | undefined>)[name];
   if (!p) throw new Error(`rollout.protocol: unknown protocol '${name}' (known: ${Object.keys(PROTOCOLS).join(', ')})`);
-  return p;
+  if (tools === DEFAULT_CATALOG) return p;
+  return p.name === 'tags' ? createTagsProtocol(tools) : createJsonProtocol(tools);
 }

@@ -1,12 +1,15 @@
 import type { ChatMessage } from '../types.ts';
 import type { ParsedAction, Protocol } from './types.ts';
-import { isActionName, TOOL_SPECS, type ToolSpec } from './tool-specs.ts';
+import { TOOL_SPECS, type ToolSpec } from './tool-specs.ts';
+import { DEFAULT_CATALOG, type ToolCatalog } from './tool-catalog.ts';
+import { userArguments } from './user-arguments.ts';
 import { preview, stripThinking } from './text.ts';
 
 /**
  * The `json` protocol for chat models: Hermes / Qwen3 function calling,
  * `<tool_call>{"name": "search", "arguments": {"query": "..."}}</tool_call>`, results inside
- * `<tool_response>`. The final answer is `<answer>a</answer>` or a call of the `answer` function.
+ * `<tool_response>`. The final answer is `<answer>a</answer>` or a call of the `answer` function. A
+ * user tool's `arguments` are checked against its schema.
  */
 
 const CALL_OPEN = '<tool_call>';
@@ -52,7 +55,7 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false; erro
 }
 
 /** Reads `{"name": ..., "arguments": {...}}`; models sometimes emit arguments as a JSON string: accepted. */
-function parseCall(inner: string): ParsedAction {
+function parseCall(c: ToolCatalog, inner: string): ParsedAction {
   const parsed = tryJson(inner.trim());
   if (!parsed.ok)
     return { kind: 'invalid', name: '', rawArgs: inner, error: `bad JSON in <tool_call>: ${parsed.error}` };
@@ -73,9 +76,15 @@ function parseCall(inner: string): ParsedAction {
     args = inner2.ok ? inner2.value : args;
   }
   const rawArgs = JSON.stringify(args) ?? '';
-  if (!isActionName(name)) return { kind: 'invalid', name, rawArgs, error: `unknown tool '${preview(name, 30)}'` };
+  const spec = c.spec(name);
+  if (!spec) return { kind: 'invalid', name, rawArgs, error: `unknown tool '${preview(name, 30)}'` };
   if (!isRecord(args)) return { kind: 'invalid', name, rawArgs, error: `"arguments" of ${name} must be a JSON object` };
-  const param = TOOL_SPECS[name].param;
+  if (c.check(name)) {
+    const checked = userArguments(c, name, args);
+    if ('error' in checked) return { kind: 'invalid', name, rawArgs, error: checked.error };
+    return { kind: 'call', name, args: checked.args, rawArgs };
+  }
+  const param = spec.param;
   const value = args[param];
   const text =
     typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null;
@@ -85,14 +94,14 @@ function parseCall(inner: string): ParsedAction {
   return { kind: 'call', name, args: text.trim(), rawArgs };
 }
 
-function parseJsonProtocol(raw: string): ParsedAction {
+function parseJsonProtocol(c: ToolCatalog, raw: string): ParsedAction {
   const text = stripThinking(raw);
   if (text.trim() === '') return { kind: 'none' };
   const blocks = scanBlocks(text);
   if (blocks.length > 1) {
     // Several well-formed <tool_call> blocks, as Qwen3's template renders parallel calls: the engine decides whether
     // they may run together.
-    const parsed = blocks.map((b) => (b.kind === 'tool_call' && b.inner !== null ? parseCall(b.inner) : null));
+    const parsed = blocks.map((b) => (b.kind === 'tool_call' && b.inner !== null ? parseCall(c, b.inner) : null));
     if (parsed.every((p): p is Extract<ParsedAction, { kind: 'call' }> => p?.kind === 'call')) {
       return { kind: 'calls', calls: parsed.map((p) => ({ name: p.name, args: p.args, rawArgs: p.rawArgs })) };
     }
@@ -118,11 +127,11 @@ function parseJsonProtocol(raw: string): ParsedAction {
         return { kind: 'invalid', name: 'answer', rawArgs: block.inner, error: 'empty <answer></answer>' };
       return { kind: 'answer', text: answer };
     }
-    return parseCall(block.inner);
+    return parseCall(c, block.inner);
   }
   if (text.includes(CALL_CLOSE))
     return { kind: 'invalid', name: '', rawArgs: '', error: `${CALL_CLOSE} without an opening ${CALL_OPEN}` };
-  const tag = /<(delegate|search|calculate|code)>/.exec(text);
+  const tag = c.names.length === DEFAULT_CATALOG.names.length ? BUILTIN_TAG.exec(text) : anyTag(c, text);
   if (tag)
     return {
       kind: 'invalid',
@@ -140,7 +149,21 @@ function parseJsonProtocol(raw: string): ParsedAction {
   };
 }
 
+const BUILTIN_TAG = /<(delegate|search|calculate|code)>/;
+
+/** A call written as a tag of the catalog's tools (the tags protocol's syntax): the same hint. */
+function anyTag(c: ToolCatalog, text: string): RegExpExecArray | null {
+  const names = c.names.filter((n) => n !== 'answer').map((n) => n.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'));
+  return new RegExp(`<(${names.join('|')})>`).exec(text);
+}
+
+/** One function's line in <tools>: a user tool's schema as given; the built-ins' exactly as trained on. */
 function functionSchema(t: ToolSpec): string {
+  if (t.schema)
+    return JSON.stringify({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.schema },
+    });
   return JSON.stringify({
     type: 'function',
     function: {
@@ -185,25 +208,37 @@ function unwrapResult(content: string): string {
   return m ? (m[1] ?? '') : content;
 }
 
-export const jsonProtocol: Protocol = {
-  name: 'json',
-  systemPrompt,
-  parse: parseJsonProtocol,
-  formatResult,
-  unwrapResult,
-  formatCall: (name, input) =>
-    `${CALL_OPEN}\n${JSON.stringify({ name, arguments: { [TOOL_SPECS[name].param]: input } })}\n${CALL_CLOSE}`,
-  formatCalls: (calls) =>
-    calls
-      .map((c) =>
-        [
-          CALL_OPEN,
-          JSON.stringify({ name: c.name, arguments: { [TOOL_SPECS[c.name].param]: c.input } }),
-          CALL_CLOSE,
-        ].join('\n'),
-      )
-      .join('\n'),
-  formatAnswer: (text) => `<answer>${text}</answer>`,
-  stop: [CALL_CLOSE, '</answer>'],
-  parallelStop: ['</answer>'],
-};
+/**
+ * The `arguments` object of a call whose input is the engine's argument text: a one-string tool's
+ * string under its parameter name, a several-argument user tool's JSON object as it is.
+ */
+function callArguments(c: ToolCatalog, name: string, input: string): unknown {
+  const spec = c.spec(name) ?? TOOL_SPECS.answer;
+  return spec.param === '' ? (JSON.parse(input) as unknown) : { [spec.param]: input };
+}
+
+/** The json protocol over a catalog's tools. */
+export function createJsonProtocol(c: ToolCatalog): Protocol {
+  return {
+    name: 'json',
+    systemPrompt,
+    parse: (text) => parseJsonProtocol(c, text),
+    formatResult,
+    unwrapResult,
+    formatCall: (name, input) =>
+      `${CALL_OPEN}\n${JSON.stringify({ name, arguments: callArguments(c, name, input) })}\n${CALL_CLOSE}`,
+    formatCalls: (calls) =>
+      calls
+        .map((k) =>
+          [CALL_OPEN, JSON.stringify({ name: k.name, arguments: callArguments(c, k.name, k.input) }), CALL_CLOSE].join(
+            '\n',
+          ),
+        )
+        .join('\n'),
+    formatAnswer: (text) => `<answer>${text}</answer>`,
+    stop: [CALL_CLOSE, '</answer>'],
+    parallelStop: ['</answer>'],
+  };
+}
+
+export const jsonProtocol: Protocol = createJsonProtocol(DEFAULT_CATALOG);

@@ -1,17 +1,28 @@
+import type { ObjectSchema } from '../../tools/user/schema.ts';
 import type { Role } from '../types.ts';
 
 /**
- * The actions agents can take, with the one string argument each takes. Both protocols render these
- * (tags: `<name>arg</name>`; json: a function schema with one required string property).
+ * The built-in actions agents can take, with the one string argument each takes. Both protocols render
+ * these (tags: `<name>arg</name>`; json: a function schema with one required string property); user
+ * tools (rollout.tools) add specs with their own JSON Schema (tool-catalog.ts).
  */
 export type ActionName = 'delegate' | 'search' | 'calculate' | 'code' | 'answer';
 
 export interface ToolSpec {
-  name: ActionName;
-  /** Name of the single string argument (json protocol `arguments` key). */
+  /** An ActionName for the built-ins; a user tool's own name otherwise. */
+  name: string;
+  /**
+   * Name of the single string argument (json protocol `arguments` key); for a user tool with several
+   * arguments, '' (the tags protocol then takes a JSON object inside the tag).
+   */
   param: string;
   description: string;
   paramDescription: string;
+  /**
+   * A user tool's arguments schema, rendered as given in the json protocol. Absent for the built-ins,
+   * whose prompts stay byte-identical to those the shipped models were trained on.
+   */
+  schema?: ObjectSchema;
 }
 
 export const TOOL_SPECS: Readonly<Record<ActionName, ToolSpec>> = {

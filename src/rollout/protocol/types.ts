@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../types.ts';
-import type { ActionName, ToolSpec } from './tool-specs.ts';
+import type { ToolSpec } from './tool-specs.ts';
 
 /**
  * A tool-call protocol: how tools are described to an agent, how its message is
@@ -10,7 +10,9 @@ export type ProtocolName = 'tags' | 'json';
 
 /**
  * What one assistant message does. `parse` never throws: every string maps to exactly one of these.
- * - call: one well-formed call of a known tool (the engine still checks the role may use it);
+ * - call: one well-formed call of a known tool (the engine still checks the role may use it); `name`
+ *   is a built-in action other than `answer`, or a user tool of the protocol's catalog, whose `args`
+ *   fit its schema (tool-catalog.ts);
  * - calls: several well-formed calls of known tools (the engine runs them only when all are
  *   delegations of an agent allowed to delegate side by side; otherwise it is an invalid call);
  * - answer: a final answer;
@@ -19,8 +21,8 @@ export type ProtocolName = 'tags' | 'json';
  * - none: an empty message (nothing to answer; the agent ends with `no_action`).
  */
 export type ParsedAction =
-  | { kind: 'call'; name: Exclude<ActionName, 'answer'>; args: string; rawArgs: string }
-  | { kind: 'calls'; calls: { name: Exclude<ActionName, 'answer'>; args: string; rawArgs: string }[] }
+  | { kind: 'call'; name: string; args: string; rawArgs: string }
+  | { kind: 'calls'; calls: { name: string; args: string; rawArgs: string }[] }
   | { kind: 'answer'; text: string }
   | { kind: 'invalid'; error: string; name: string; rawArgs: string }
   | { kind: 'none' };
@@ -39,9 +41,9 @@ export interface Protocol {
   /** Inverse of formatResult's content (for scripted policies reading their context). */
   unwrapResult(content: string): string;
   /** A well-formed call, as an agent should write it (scripted policies, tests). */
-  formatCall(name: Exclude<ActionName, 'answer'>, input: string): string;
+  formatCall(name: string, input: string): string;
   /** One message with several well-formed calls (parallel delegations), as an agent should write it. */
-  formatCalls(calls: readonly { name: Exclude<ActionName, 'answer'>; input: string }[]): string;
+  formatCalls(calls: readonly { name: string; input: string }[]): string;
   /** A well-formed final answer. */
   formatAnswer(text: string): string;
   /** Generation stops after any of these (they close a call or an answer). */
