@@ -43,7 +43,8 @@ import('sharp-rl').then((m) => {
 
 /** A TypeScript consumer: it type-checks only if the package's declarations give real types. */
 const CONSUMER_TS = `
-import { loadConfig, train, evaluate, audit, type Config, type Trajectory, type TrainResult } from 'sharp-rl';
+import { loadConfig, train, evaluate, audit, defineReward } from 'sharp-rl';
+import type { Config, Trajectory, TrainResult } from 'sharp-rl';
 
 const cfg: Config = loadConfig('node_modules/sharp-rl/configs/quickstart.yaml', ['train.steps=2']);
 export const steps: number = cfg.train.steps;
@@ -55,6 +56,12 @@ export const later = (): Promise<TrainResult> => train(cfg, { backend: 'wasm' })
 export const f1 = async (): Promise<number | undefined> => (await evaluate({ bench: 'jsonl' })).report.metrics.f1;
 export const arms = async (): Promise<number> => (await audit({ n: 2 })).report.arms.length;
 export const none: Trajectory | undefined = undefined;
+export const exact = defineReward(({ answer, gold, trajectory }) =>
+  answer === gold[0] ? 1 : trajectory.agents.length === 0 ? -1 : 0,
+);
+export const withReward = (): Promise<TrainResult> => train(cfg, { rewards: [{ reward: exact, weight: 2 }] });
+// @ts-expect-error a reward returns a number
+defineReward(() => 'yes');
 `;
 
 describe('the packed package', () => {
@@ -90,7 +97,7 @@ describe('the packed package', () => {
     const imported = await run(process.execPath, ['--input-type=module', '-e', IMPORT_CHECK], { cwd: project });
     const got = JSON.parse(imported.stdout) as { names: string[]; kinds: string[]; config: unknown; error: unknown };
     // The values src/index.ts exports (src/index.test.ts checks the same list there), and nothing else.
-    expect(got.names).toEqual(['UserError', 'audit', 'evaluate', 'loadConfig', 'train']);
+    expect(got.names).toEqual(['UserError', 'audit', 'defineReward', 'evaluate', 'loadConfig', 'train']);
     expect(got.kinds).toEqual(got.names.map(() => 'function'));
     expect(got.config).toEqual(
       JSON.parse(JSON.stringify(loadConfig({ file: join(repo, 'configs/quickstart.yaml'), sets: ['train.steps=3'] }))),

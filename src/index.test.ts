@@ -34,12 +34,13 @@ describe('the entry', () => {
     expect(Object.keys(await import('./index.ts')).sort()).toEqual([
       'UserError',
       'audit',
+      'defineReward',
       'evaluate',
       'loadConfig',
       'train',
     ]);
     expect(readFileSync(join(repo, 'index.js'), 'utf8')).toContain(
-      'export const { loadConfig, train, evaluate, audit, UserError } = api;',
+      'export const { loadConfig, train, evaluate, audit, defineReward, UserError } = api;',
     );
   });
 });

@@ -14,6 +14,14 @@ export { UserError } from './errors.ts';
 export { train, type TrainOptions, type TrainResult } from './recipes/train.ts';
 export { evaluate, type EvaluateOptions, type EvaluateResult } from './recipes/eval.ts';
 export { audit, type AuditOptions, type AuditResult } from './recipes/audit.ts';
+export {
+  defineReward,
+  type Reward,
+  type RewardFunction,
+  type RewardInput,
+  type RewardSpec,
+  type WeightedReward,
+} from './credit/user-reward.ts';
 export type { BackendChoice } from './recipes/commands.ts';
 export type { BackendInfo } from './recipes/stages/run-setup.ts';
 export type { TrainSummary } from './eval/train-summary.ts';

@@ -5,7 +5,7 @@ import { assignCredit, type AssignOptions, type AssignedGroup } from '../src/cre
 import type { CreditConfig } from '../src/credit/config.ts';
 import { planReplays } from '../src/credit/plan.ts';
 import { groupRecord, ReplayAnswers, type GroupRecord } from '../src/credit/record.ts';
-import { successFunction } from '../src/credit/success.ts';
+import { type OutcomeFn, outcomeFunction } from '../src/credit/outcome.ts';
 import type { Episode } from '../src/data/episode.ts';
 import type { CreditedTrajectory } from '../src/credit/credited.ts';
 import type { AgentCredit } from '../src/credit/reward.ts';
@@ -135,10 +135,11 @@ export async function creditAndRecord(
   runner: ReplayRunner,
   cfg: CreditConfig,
   opts: AssignOptions = {},
+  outcome: OutcomeFn = outcomeFunction(cfg),
 ): Promise<{ res: AssignedGroup; record: GroupRecord }> {
   const plan = planReplays(group, episode, cfg);
   const replayed = plan.items.length > 0 ? await runner(plan.items) : [];
-  const { tables } = evaluateReplays(plan, replayed, successFunction(cfg.success, { f1Threshold: cfg.f1Threshold }));
+  const { tables } = evaluateReplays(plan, replayed, outcome);
   const res = await assignCredit(plan, tables, cfg, opts);
   return { res, record: groupRecord(episode, res.credited, new ReplayAnswers(plan, replayed), cfg, res.pairs) };
 }

@@ -20,7 +20,7 @@ import { type Label, trajectoryMessageRewards } from './message-shares.ts';
 import type { GroupPlan, TrajectoryPlan } from './plan.ts';
 import { agentCredits, type RewardRule } from './reward.ts';
 import { efficiencyResidual, exactShapley, sampledShapley } from './shapley.ts';
-import { successFunction } from './success.ts';
+import { type OutcomeFn, outcomeFunction } from './outcome.ts';
 import { toolRewards, trajectoryToolReward } from './tool-reward.ts';
 
 /**
@@ -38,6 +38,11 @@ export interface AssignOptions {
   /** Needed when credit.failurePairs is on: the erring agent's context and the policy's resampler. */
   contextOf?: ContextOf;
   resample?: Resampler;
+  /**
+   * The outcome reward R (outcome.ts): the user's rewards, checked and weighted (user-reward.ts);
+   * default the accuracy of credit.success.
+   */
+  outcome?: OutcomeFn;
 }
 
 export interface AssignedGroup {
@@ -197,9 +202,9 @@ export function evaluatePlan(
   replayed: readonly Trajectory[],
   scored: readonly number[],
   cfg: CreditConfig,
+  outcome: OutcomeFn = outcomeFunction(cfg),
 ): { tables: ValueTable[]; stats: EvaluateStats } {
-  const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
-  return plan.scores.length > 0 ? evaluateLikelihoods(plan, scored, success) : evaluateReplays(plan, replayed, success);
+  return plan.scores.length > 0 ? evaluateLikelihoods(plan, scored, outcome) : evaluateReplays(plan, replayed, outcome);
 }
 
 /**
@@ -219,7 +224,7 @@ export async function assignStep(
     throw new Error(`credit: ${scored.length} groups of likelihood values for ${plans.length} plans`);
   const out: StepCredit = { groups: [], pairs: [], tables: [], replayItems: 0, cachedCoalitions: 0 };
   for (const [q, plan] of plans.entries()) {
-    const { tables, stats } = evaluatePlan(plan, replayed[q], scored[q], cfg);
+    const { tables, stats } = evaluatePlan(plan, replayed[q], scored[q], cfg, opts.outcome);
     const assigned = await assignCredit(plan, tables, cfg, opts);
     out.groups.push({ trajectories: assigned.credited });
     out.pairs.push(...assigned.pairs);

@@ -71,6 +71,6 @@ export async function computeCredits(
   const plan = planReplays(group, episode, cfg, opts);
   const replayed = plan.items.length > 0 ? await runner(plan.items) : [];
   const scored = plan.scores.length > 0 ? await scoreOf(opts)(likelihoodItems(plan)) : [];
-  const { tables, stats } = evaluatePlan(plan, replayed, scored, cfg);
+  const { tables, stats } = evaluatePlan(plan, replayed, scored, cfg, opts.outcome);
   return withViews(await assignCredit(plan, tables, cfg, opts), stats);
 }

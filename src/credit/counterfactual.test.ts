@@ -4,6 +4,7 @@ import { allCoalitions, leaveOneOutCoalitions, maskedDelegations, workerCount } 
 import { CoalitionCache, evaluateCoalitions, valueOf } from './counterfactual.ts';
 import { gameRunner, makeTrajectory } from '../../test/credit-fixtures.ts';
 import { emSuccess } from './success.ts';
+import { accuracyOutcome } from './outcome.ts';
 
 const episode: Episode = { id: 'ep', question: 'q', answers: ['yes'], paragraphs: [] };
 
@@ -49,7 +50,7 @@ describe('evaluateCoalitions', () => {
         { traj: b, episode, coalitions: leaveOneOutCoalitions(1) },
       ],
       runner,
-      { success: emSuccess, replays: 1 },
+      { outcome: accuracyOutcome(emSuccess), replays: 1 },
       cache,
     );
     expect(runner.batches).toHaveLength(1);
@@ -67,7 +68,7 @@ describe('evaluateCoalitions', () => {
     const again = await evaluateCoalitions(
       [{ traj: a, episode, coalitions: allCoalitions(3) }],
       runner,
-      { success: emSuccess, replays: 1 },
+      { outcome: accuracyOutcome(emSuccess), replays: 1 },
       cache,
     );
     expect(again.stats.runnerCalls).toBe(0);
@@ -87,7 +88,7 @@ describe('evaluateCoalitions', () => {
     const { tables, stats } = await evaluateCoalitions(
       [{ traj: a, episode, coalitions: [0b01, 0b10] }],
       runner,
-      { success: emSuccess, replays: 4 },
+      { outcome: accuracyOutcome(emSuccess), replays: 4 },
       new CoalitionCache(),
     );
     expect(stats.replayItems).toBe(12); // (N + 2 coalitions) x 4
@@ -105,19 +106,19 @@ describe('evaluateCoalitions', () => {
       evaluateCoalitions(
         [{ traj: a, episode, coalitions: [4] }],
         gameRunner(() => true),
-        { success: emSuccess, replays: 1 },
+        { outcome: accuracyOutcome(emSuccess), replays: 1 },
       ),
     ).rejects.toThrow(/coalition 4 is not a subset of its 1 workers/);
     await expect(
       evaluateCoalitions(
         [{ traj: a, episode, coalitions: [0] }],
         gameRunner(() => true),
-        { success: emSuccess, replays: 0 },
+        { outcome: accuracyOutcome(emSuccess), replays: 0 },
       ),
     ).rejects.toThrow(/credit.replays/);
     await expect(
       evaluateCoalitions([{ traj: a, episode, coalitions: [0] }], () => Promise.resolve([]), {
-        success: emSuccess,
+        outcome: accuracyOutcome(emSuccess),
         replays: 1,
       }),
     ).rejects.toThrow(/returned 0 trajectories for 2 items/);
@@ -126,7 +127,7 @@ describe('evaluateCoalitions', () => {
     const lone = makeTrajectory({ id: 'lone', workers: [], finalAnswer: 'yes' });
     const runner = gameRunner(() => false);
     const { tables, stats } = await evaluateCoalitions([{ traj: lone, episode, coalitions: [] }], runner, {
-      success: emSuccess,
+      outcome: accuracyOutcome(emSuccess),
       replays: 2,
     });
     expect(stats.replayItems).toBe(0);

@@ -3,7 +3,7 @@ import type { ReplayItem } from '../rollout/replay.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { type Coalition, coalitionSize, fullCoalition, maskedDelegations, workerCount } from './coalitions.ts';
 import type { GroupPlan } from './plan.ts';
-import type { SuccessFn } from './success.ts';
+import type { OutcomeFn } from './outcome.ts';
 
 /**
  * Counterfactual values v(S) through replays (SHARP). The replay runner is injected so this module
@@ -62,7 +62,8 @@ export interface CoalitionRequest {
 }
 
 export interface EvaluateOptions {
-  success: SuccessFn;
+  /** R of a trajectory, recorded or replayed (outcome.ts): the accuracy or the user's reward. */
+  outcome: OutcomeFn;
   /** Replays averaged per coalition (the SHARP n). */
   replays: number;
 }
@@ -78,7 +79,7 @@ export interface EvaluateStats {
 
 /**
  * Fills the value tables for every requested coalition of every trajectory of a group with ONE
- * runner call. Every v(S), v(N) included, is the mean success of the same `replays` replays that
+ * runner call. Every v(S), v(N) included, is the mean outcome reward of the same `replays` replays that
  * mask the workers outside S; replay r of every coalition of a trajectory carries replica r, which
  * names its sampling stream (common random numbers: with nothing masked every Delta is exactly 0).
  * v(N) is always evaluated, so the table also holds the replay noise floor. A trajectory without
@@ -97,7 +98,7 @@ export async function evaluateCoalitions(
   const tables: ValueTable[] = [];
   let cachedCoalitions = 0;
   for (const req of requests) {
-    const table = cache.table(req.traj, opts.success(req.traj.finalAnswer, req.episode.answers));
+    const table = cache.table(req.traj, opts.outcome(req.traj, req.episode));
     tables.push(table);
     const full = fullCoalition(table.k);
     if (table.k === 0) table.values.set(full, table.recorded);
@@ -128,7 +129,7 @@ export async function evaluateCoalitions(
     let off = 0;
     for (let r = 0; r < opts.replays; r++) {
       const idx = i * opts.replays + r;
-      const v = opts.success(replayed[idx].finalAnswer, items[idx].episode.answers);
+      const v = opts.outcome(replayed[idx], items[idx].episode);
       sum += v;
       off += Math.abs(v - slot.table.recorded);
     }
@@ -148,19 +149,20 @@ export function valueOf(table: ValueTable, s: Coalition): number {
 
 /**
  * Stage "evaluate" of credit: the values v(S) of a group plan (plan.ts) from its replays, `replayed[i]`
- * the outcome of `plan.items[i]`. Every value is the mean success of its `replays` replays; the full
- * coalition's also gives the noise floor. A trajectory without workers replays nothing: v(N) = v(empty)
- * is its recorded outcome.
+ * the outcome of `plan.items[i]`. Every value is the mean outcome reward of its `replays` replays, each
+ * replayed trajectory scored whole (a user reward sees what the replay did, not only its answer); the
+ * full coalition's also gives the noise floor. A trajectory without workers replays nothing:
+ * v(N) = v(empty) is its recorded outcome.
  */
 export function evaluateReplays(
   plan: GroupPlan,
   replayed: readonly Trajectory[],
-  success: SuccessFn,
+  outcome: OutcomeFn,
 ): { tables: ValueTable[]; stats: EvaluateStats } {
   if (replayed.length !== plan.items.length)
     throw new Error(`replay runner returned ${replayed.length} trajectories for ${plan.items.length} items`);
   const tables: ValueTable[] = plan.trajectories.map((p) => {
-    const recorded = success(p.traj.finalAnswer, plan.episode.answers);
+    const recorded = outcome(p.traj, plan.episode);
     const t: ValueTable = { trajectoryId: p.traj.id, k: p.k, recorded, values: new Map(), noise: 0 };
     if (p.k === 0) t.values.set(fullCoalition(0), recorded);
     return t;
@@ -173,7 +175,7 @@ export function evaluateReplays(
     let off = 0;
     for (let r = 0; r < plan.replays; r++) {
       const idx = i * plan.replays + r;
-      const v = success(replayed[idx].finalAnswer, plan.episode.answers);
+      const v = outcome(replayed[idx], plan.episode);
       sum += v;
       off += Math.abs(v - table.recorded);
     }

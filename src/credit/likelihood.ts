@@ -7,17 +7,17 @@
 import type { EvaluateStats, ValueTable } from './counterfactual.ts';
 import { fullCoalition } from './coalitions.ts';
 import type { GroupPlan } from './plan.ts';
-import type { SuccessFn } from './success.ts';
+import type { OutcomeFn } from './outcome.ts';
 
 export function evaluateLikelihoods(
   plan: GroupPlan,
   scored: readonly number[],
-  success: SuccessFn,
+  outcome: OutcomeFn,
 ): { tables: ValueTable[]; stats: EvaluateStats } {
   if (scored.length !== plan.scores.length)
     throw new Error(`likelihood scorer returned ${scored.length} values for ${plan.scores.length} contexts`);
   const tables: ValueTable[] = plan.trajectories.map((p) => {
-    const recorded = success(p.traj.finalAnswer, plan.episode.answers);
+    const recorded = outcome(p.traj, plan.episode);
     const t: ValueTable = { trajectoryId: p.traj.id, k: p.k, recorded, values: new Map(), noise: 0 };
     if (p.k === 0) t.values.set(fullCoalition(0), 0);
     return t;

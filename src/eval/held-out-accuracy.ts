@@ -5,6 +5,7 @@ import { looDeltas } from '../credit/loo.ts';
 import { engineReplayRunner } from '../credit/engine-adapters.ts';
 import { creditReport, type TrajectoryCreditSummary } from '../credit/report.ts';
 import { successFunction } from '../credit/success.ts';
+import { accuracyOutcome } from '../credit/outcome.ts';
 import type { Episode } from '../data/episode.ts';
 import { plantedByEpisode, plantedTotal, type PlantedReports } from './planted.ts';
 import { plantedOf } from '../data/synth/record.ts';
@@ -177,8 +178,12 @@ async function looWorkerCalls(
   const tables: ValueTable[] = [];
   for (let i = 0; i < requests.length; i += EVAL_CHUNK)
     tables.push(
-      ...(await evaluateCoalitions(requests.slice(i, i + EVAL_CHUNK), runner, { success, replays: cfg.credit.replays }))
-        .tables,
+      ...(
+        await evaluateCoalitions(requests.slice(i, i + EVAL_CHUNK), runner, {
+          outcome: accuracyOutcome(success),
+          replays: cfg.credit.replays,
+        })
+      ).tables,
     );
   const summaries: TrajectoryCreditSummary[] = requests.map((req, i) => {
     const table = tables[i] as (typeof tables)[number];

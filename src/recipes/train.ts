@@ -18,6 +18,8 @@ import { inRunDir, resumableConfig, withRun, type BackendInfo } from './stages/r
 import { checkPositions } from './stages/positions.ts';
 import { checkInitSize } from './stages/model-size.ts';
 import { checkBf16Base, checkTrainDecompositions } from './stages/preflight.ts';
+import { userRewards } from '../credit/reward-modules.ts';
+import type { RewardSpec } from '../credit/user-reward.ts';
 
 /** The exit status of a run stopped by Ctrl-C after saving its checkpoint: 128 + SIGINT. */
 const SIGINT_EXIT = 130;
@@ -37,6 +39,12 @@ export interface TrainOptions {
    * what `sharp train` does (default false: a library leaves the process's signals alone).
    */
   sigint?: boolean;
+  /**
+   * User rewards in place of the accuracy of credit.success, summed with their weights
+   * (docs/extending.md): `defineReward(fn)`, plain functions, or `{ reward, weight }`. The config's
+   * credit.rewards names reward modules instead; giving both is refused.
+   */
+  rewards?: readonly RewardSpec[];
 }
 
 export interface TrainResult {
@@ -67,6 +75,7 @@ export async function train(cfg: Config, opts: TrainOptions = {}): Promise<Train
     checkInitSize(cfg.model.init, 'model.init');
   checkTrainDecompositions(cfg, 'train');
   await checkBf16Base(cfg, opts.backend, 'train');
+  const rewards = await userRewards(cfg.credit, opts.rewards);
   let result: TrainResult | undefined;
   await inRunDir(opts, cfg, resuming, (runDir) =>
     withRun(
@@ -84,7 +93,7 @@ export async function train(cfg: Config, opts: TrainOptions = {}): Promise<Train
         const t0 = performance.now();
         try {
           // The result line is the caller's to print (run below): a library writes nothing to stdout.
-          const res = await trainPipeline({ cfg, runDir, log, stop, print: () => {} });
+          const res = await trainPipeline({ cfg, runDir, log, stop, rewards, print: () => {} });
           result = { runDir, ...res, seconds: (performance.now() - t0) / 1000, backend };
         } finally {
           opts.signal?.removeEventListener('abort', onAbort);

@@ -6,6 +6,9 @@ import { z } from 'zod';
  */
 export const MAX_EXACT_SHAPLEY_WORKERS = 12;
 
+/** Most user rewards credit.rewards may name: each is called on every recorded and replayed trajectory. */
+const MAX_USER_REWARDS = 16;
+
 /**
  * What a coalition does to the delegations it leaves out (credit.counterfactual; rollout/replay.ts
  * carries it out): `mask` replaces their reports by the placeholder (SHARP); `resample` runs their
@@ -136,6 +139,28 @@ export const creditSection = z
       .default('em')
       .describe('Success function R: exact match, F1 >= threshold, or cover-EM.'),
     f1Threshold: z.number().min(0).max(1).default(0.5).describe('F1 needed for success when success = f1.'),
+    rewards: z
+      .array(
+        z.strictObject({
+          module: z
+            .string()
+            .min(1)
+            .describe('Path of a JS or TS module, relative to the working directory (as model.path).'),
+          export: z
+            .string()
+            .min(1)
+            .default('default')
+            .describe('The export that holds the reward: defineReward(fn) or a plain function.'),
+          weight: z.number().default(1).describe('Its weight in the sum (TRL reward_weights).'),
+        }),
+      )
+      .max(MAX_USER_REWARDS)
+      .default([])
+      .describe(
+        'User rewards in place of the accuracy of credit.success as the outcome reward R that credit decomposes: ' +
+          'R = sum of weight x reward ({question, answer, gold, trajectory, episode}) -> finite number; ' +
+          'docs/extending.md. Each is checked on a probe before training. train() takes them as rewards too.',
+      ),
     weights: z
       .strictObject({
         broadcast: z

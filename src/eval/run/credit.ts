@@ -32,7 +32,7 @@ import { planReplays } from '../../credit/plan.ts';
 import { evaluateReplays } from '../../credit/counterfactual.ts';
 import { assignCredit } from '../../credit/assign.ts';
 import { ReplayAnswers } from '../../credit/record.ts';
-import { successFunction } from '../../credit/success.ts';
+import { outcomeFunction } from '../../credit/outcome.ts';
 
 export interface EpisodeCredit {
   summary: TrajectoryCreditSummary;
@@ -59,13 +59,13 @@ export async function creditOf(
   // Evaluation replays share one fixed base of common random numbers: trajectory ids tell the streams apart.
   const replays = engineReplayRunner(policy, engine, replaySettings(cfg, 0));
   const judged = judgeOptions(cfg, policy, getProtocol(engine.cfg.protocol), engine.cfg.maxNewTokens, score);
-  const success = successFunction(cfg.success, { f1Threshold: cfg.f1Threshold });
+  const outcome = outcomeFunction(cfg);
   const out: EpisodeCredit[] = [];
   // Sequential: the policy serves one batched engine run at a time. The same stages as training's step.
   for (const [i, traj] of trajs.entries()) {
     const plan = planReplays([traj], eps[i], cfg);
     const replayed = plan.items.length > 0 ? await replays(plan.items) : [];
-    const { tables } = evaluateReplays(plan, replayed, success);
+    const { tables } = evaluateReplays(plan, replayed, outcome);
     const { credited, pairs } = await assignCredit(plan, tables, cfg, judged);
     if (records) records.push(groupRecord(eps[i], credited, new ReplayAnswers(plan, replayed), cfg, pairs));
     const t = credited[0].credit;

@@ -22,6 +22,8 @@ import { ensureTranscripts } from './expert-transcripts.ts';
 import { ensureModel, tokenizerCorpus } from './ensure-model.ts';
 import { companionFiles } from './save-model.ts';
 import { sftStage } from './sft-on-transcripts.ts';
+import { userOutcome } from '../../credit/reward-modules.ts';
+import { probeRewards, type NamedReward } from '../../credit/user-reward.ts';
 import { accuracyLine, readSummary, SUMMARY_FILE, writeSummary, type TrainSummary } from '../../eval/train-summary.ts';
 
 /**
@@ -46,6 +48,8 @@ export interface TrainPipelineOptions {
   progress?: boolean;
   /** Where the result line goes (default stdout). */
   print?: (line: string) => void;
+  /** User rewards (credit/reward-modules.ts): the outcome reward in place of credit.success when any. */
+  rewards?: readonly NamedReward[];
 }
 
 export interface TrainPipelineResult {
@@ -107,6 +111,14 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       `train.batchQuestions (${cfg.train.batchQuestions}) must be <= the ${data.train.length} training questions ` +
         `of ${cfg.data.path || cfg.data.source}: a step takes each question at most once`,
     );
+  }
+
+  const rewards = o.rewards ?? [];
+  if (rewards.length > 0) {
+    // Before SFT and the accuracy before RL: a reward that cannot score a trajectory stops the run
+    // while its folder holds nothing but the setup files.
+    probeRewards(rewards, data.train);
+    log.info({ rewards: rewards.map((r) => ({ name: r.name, weight: r.weight })) }, 'user rewards');
   }
 
   const sftDir = join(runDir, SFT_MODEL_DIR);
@@ -212,6 +224,7 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
       data: data.train,
       stages: stepStages,
       credit: cfg.credit,
+      outcome: userOutcome(rewards),
       enc: tokenizer,
       padId: tokenizer.padId,
       maxTokens: cfg.rollout.maxContext,

@@ -25,6 +25,7 @@ import type { CreditConfig } from '../../credit/config.ts';
 import type { Episode } from '../../data/episode.ts';
 import { planStep } from '../../credit/plan.ts';
 import { assignStep } from '../../credit/assign.ts';
+import { answerAccuracy, type OutcomeFn } from '../../credit/outcome.ts';
 import { stepReport } from './step-report.ts';
 import { createAdamW, learningRateAt, optimizerSettings } from '../optim/optimizer.ts';
 import { pairSequences, type ChatEncoder } from '../batches/sequences.ts';
@@ -58,6 +59,8 @@ export interface GrpoRunOptions {
   stages: StepStages;
   /** How credit is assigned (plan replays, assign credit). */
   credit: CreditConfig;
+  /** The user's outcome reward (credit/user-reward.ts); default the accuracy of credit.success. */
+  outcome?: OutcomeFn;
   enc: ChatEncoder;
   padId: number;
   /** Context limit: longer training sequences are dropped (rollout.maxContext). */
@@ -173,7 +176,8 @@ export async function runGrpo(o: GrpoRunOptions): Promise<GrpoRunResult> {
       const plans = planStep(rolled.groups, o.credit, stepSeed);
       const replayed = await run.runReplays(plans);
       const scored = await run.scoreLikelihoods(plans);
-      const credited = await assignStep(plans, replayed, scored, o.credit, run.assignOptions);
+      const assign = o.outcome ? { ...run.assignOptions, outcome: o.outcome } : run.assignOptions;
+      const credited = await assignStep(plans, replayed, scored, o.credit, assign);
       const tc = performance.now();
       const collected = stepReport(o.credit, rolled, plans, replayed, credited, {
         generateS: (t1 - t0) / 1000,
@@ -188,6 +192,7 @@ export async function runGrpo(o: GrpoRunOptions): Promise<GrpoRunResult> {
         'train/lr': lr,
         'batch/dropped': batch.dropped,
       };
+      if (o.outcome) record.accuracy = answerAccuracy(rolled.groups, o.credit);
       if (batch.sequences.length > 0) {
         const update = atStep(state.step + 1, 'train: RL', () =>
           grpoUpdate(
