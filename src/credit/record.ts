@@ -86,6 +86,11 @@ export interface TrajectoryRecord {
   }[];
   /** Counterfactual repair: v(N) - v(N with delegation d's subtask repaired), per delegation the judge found wrong. */
   plannerRepairs?: [number, number][];
+  /**
+   * credit.value likelihood: coalition values are v_lik(S), the mean log-probability per token of the gold answer
+   * (nats, scored, not replayed); `readThrough` is the sequential form's v_lik after j reports were read.
+   */
+  likelihood?: { readThrough?: number[] };
   pair?: { messageIndex: number; chosen: string; rejected: string; attempts: number };
 }
 
@@ -233,6 +238,8 @@ export function groupRecord(
           delegationWrong: r.delegationLabel === -1,
         }));
       if (tc.plannerRepairs) rec.plannerRepairs = tc.plannerRepairs.map(([d, x]) => [d, x]);
+      if (cfg.value === 'likelihood' && tc.k > 0)
+        rec.likelihood = tc.readThrough ? { readThrough: [...tc.readThrough] } : {};
       if (tc.firstError)
         rec.firstError = {
           index: tc.firstError.index,

@@ -7,6 +7,7 @@ import type { Config } from '../config/schema.ts';
 import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
 import { successFunction } from '../credit/success.ts';
 import { lmCandidateScorer, writePreferencePairs, type CandidateScorer } from '../credit/index.ts';
+import { stepScorer, type LikelihoodScorer } from '../credit/likelihood-scorer.ts';
 import { breakdownMarkdown, mergeBreakdowns } from '../eval/breakdown.ts';
 import { CreditLog, creditMarkdown } from '../eval/run/credit.ts';
 import { StageLog } from '../eval/run/stages.ts';
@@ -176,7 +177,15 @@ export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResu
           `expert follows one; use --policy lm)`,
       );
   }
-  const credit: { cfg: typeof cfg.credit; log: CreditLog; recordDir: string; score?: CandidateScorer } | undefined =
+  const credit:
+    | {
+        cfg: typeof cfg.credit;
+        log: CreditLog;
+        recordDir: string;
+        score?: CandidateScorer;
+        likelihood?: LikelihoodScorer;
+      }
+    | undefined =
     opts.credit === true
       ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out }
       : undefined;
@@ -201,6 +210,7 @@ export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResu
         dispose = () => lm.dispose();
         // The llm judge (credit.messageLevel / credit.failurePairs) scores with the evaluated model.
         if (credit && cfg.credit.judge === 'llm') credit.score = lmCandidateScorer(lm, tokenizer, r.maxContext);
+        if (credit) credit.likelihood = stepScorer(lm, tokenizer, r, cfg.credit);
         policy = new LmPolicy(lm, tokenizer, {
           temperature: cfg.eval.temperature,
           topK: r.topK,

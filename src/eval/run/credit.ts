@@ -28,7 +28,9 @@ import type { Trajectory } from '../../rollout/types.ts';
 import { readJsonl } from '../../fs/jsonl.ts';
 import { dropTornTail } from '../../fs/torn-tail.ts';
 import { groupRecord, type GroupRecord } from '../../credit/record.ts';
-import { planReplays } from '../../credit/plan.ts';
+import { likelihoodItems, planReplays } from '../../credit/plan.ts';
+import { evaluateLikelihoods } from '../../credit/likelihood.ts';
+import type { LikelihoodScorer } from '../../credit/likelihood-scorer.ts';
 import { evaluateReplays } from '../../credit/counterfactual.ts';
 import { assignCredit } from '../../credit/assign.ts';
 import { ReplayAnswers } from '../../credit/record.ts';
@@ -47,6 +49,11 @@ export interface EpisodeCredit {
  * pushed there too (for `sharp view`). credit.messageLevel and credit.failurePairs use the judge
  * credit.judge names (`score` serves the llm judge).
  */
+function needScorer(s: LikelihoodScorer | undefined): LikelihoodScorer {
+  if (!s) throw new Error('eval --credit: credit.value likelihood needs the checkpoint as a scorer');
+  return s;
+}
+
 export async function creditOf(
   policy: Policy,
   engine: EngineOptions,
@@ -55,6 +62,7 @@ export async function creditOf(
   eps: readonly Episode[],
   records?: GroupRecord[],
   score?: CandidateScorer,
+  likelihood?: LikelihoodScorer,
 ): Promise<EpisodeCredit[]> {
   // Evaluation replays share one fixed base of common random numbers: trajectory ids tell the streams apart.
   const replays = engineReplayRunner(policy, engine, replaySettings(cfg, 0));
@@ -65,7 +73,11 @@ export async function creditOf(
   for (const [i, traj] of trajs.entries()) {
     const plan = planReplays([traj], eps[i], cfg);
     const replayed = plan.items.length > 0 ? await replays(plan.items) : [];
-    const { tables } = evaluateReplays(plan, replayed, outcome);
+    // credit.value likelihood: the checkpoint scores the planned contexts instead of replaying them.
+    const { tables } =
+      plan.scores.length > 0
+        ? evaluateLikelihoods(plan, await needScorer(likelihood)(likelihoodItems(plan)), outcome)
+        : evaluateReplays(plan, replayed, outcome);
     const { credited, pairs } = await assignCredit(plan, tables, cfg, judged);
     if (records) records.push(groupRecord(eps[i], credited, new ReplayAnswers(plan, replayed), cfg, pairs));
     const t = credited[0].credit;

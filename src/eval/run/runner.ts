@@ -5,6 +5,7 @@
  * engine decodes every generating agent of every episode in one policy call per step,
  * which is what makes eval fast; the batch size bounds memory and resume granularity.
  */
+import type { LikelihoodScorer } from '../../credit/likelihood-scorer.ts';
 import type { CandidateScorer, CreditConfig } from '../../credit/index.ts';
 import { runTrajectories, type EngineOptions, type RunItem } from '../../rollout/engine.ts';
 import type { Policy } from '../../rollout/policy.ts';
@@ -38,6 +39,8 @@ export interface EvalLoopOptions {
     recordDir?: string;
     /** Scorer of the llm judge (credit.judge = llm with credit.messageLevel / credit.failurePairs). */
     score?: CandidateScorer;
+    /** credit.value likelihood: scores the planned contexts with the evaluated checkpoint. */
+    likelihood?: LikelihoodScorer;
   };
   /** Per-episode stage breakdown (benchmarks with a gold decomposition), scored with `success`. */
   stages?: { log: StageLog; success: (answer: string | null, golds: readonly string[]) => number };
@@ -78,6 +81,7 @@ export async function runEvalLoop(o: EvalLoopOptions): Promise<EvalLoopStats> {
           batch.map((b) => b.episode),
           records,
           o.credit.score,
+          o.credit.likelihood,
         )
       : undefined;
     if (o.credit?.recordDir && records) {

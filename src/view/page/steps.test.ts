@@ -48,4 +48,18 @@ describe('trajectory filters', () => {
     expect(replaySentence(t, 0)).toBe('without worker 0: no answer, wrong (v = 0.00; Delta = +0.00, neutral)');
     expect(replaySentence(t, 2)).toBeNull();
   });
+
+  it('the likelihood value: v_lik in nats, scored, and the sequential gain of reading a report', () => {
+    const coalitions = [
+      { coalition: 3, members: [0, 1], masked: [], value: -0.5, answers: [] },
+      { coalition: 2, members: [1], masked: [0], value: -0.25, answers: [] },
+      { coalition: 1, members: [0], masked: [1], value: -4, answers: [] },
+    ];
+    const t = { ...traj('t', 1, [-0.25, 3.5]), coalitions, likelihood: {} } as TrajectoryRecord;
+    expect(replaySentence(t, 0)).toBe('without worker 0: v_lik = -0.25 (Delta = -0.25 nats, harmful)');
+    expect(replaySentence(t, 1)).toBe('without worker 1: v_lik = -4.00 (Delta = +3.50 nats, helpful)');
+    const seq = { ...traj('s', 0, [2, -1]), likelihood: { readThrough: [-5, -3, -4] } } as TrajectoryRecord;
+    expect(replaySentence(seq, 1)).toBe("reading worker 1's report: gold-answer log-likelihood -1.00 nats, harmful");
+    expect(replaySentence(seq, 2)).toBeNull();
+  });
 });

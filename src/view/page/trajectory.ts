@@ -40,13 +40,21 @@ function looCoalition(t: TrajectoryRecord, m: number): CoalitionRecord | undefin
 
 /** "without worker 2: 'Zhobrel', wrong (v = 0.00; Delta = +1.00, helpful)" */
 export function replaySentence(t: TrajectoryRecord, m: number): string | null {
+  const d = t.deltas[m];
+  if (t.likelihood) {
+    // Nats of the gold answer's likelihood, scored on the recorded context: nothing was replayed.
+    if (d === undefined) return null;
+    const gain = `${d >= 0 ? '+' : ''}${fmt(d, 2)} nats, ${creditWord(d)}`;
+    if (t.likelihood.readThrough) return `reading worker ${m}'s report: gold-answer log-likelihood ${gain}`;
+    const lc = looCoalition(t, m);
+    return lc ? `without worker ${m}: v_lik = ${fmt(lc.value, 2)} (Delta = ${gain})` : null;
+  }
   const c = looCoalition(t, m);
   if (!c) return null;
   const answers =
     c.answers.length === 0
       ? 'not replayed'
       : c.answers.map((a) => `${quote(a.answer)}, ${verdict(a.success)}`).join('; ');
-  const d = t.deltas[m];
   const delta = d === undefined ? '' : `; Delta = ${d >= 0 ? '+' : ''}${fmt(d, 2)}, ${creditWord(d)}`;
   return `without worker ${m}: ${answers} (v = ${fmt(c.value, 2)}${delta})`;
 }
@@ -84,7 +92,36 @@ function creditTable(t: TrajectoryRecord): HTMLElement {
   );
 }
 
+/** The sequential form: the gold answer's log-likelihood as the planner reads each report. */
+function readThroughTable(t: TrajectoryRecord): HTMLElement | null {
+  const r = t.likelihood?.readThrough;
+  if (!r) return null;
+  return el(
+    'table',
+    { class: 'grid', testid: 'read-through' },
+    el(
+      'thead',
+      {},
+      el('tr', {}, ...['reports read', 'v_lik (nats)', 'gain of that report'].map((h) => el('th', {}, h))),
+    ),
+    el(
+      'tbody',
+      {},
+      ...r.map((v, j) =>
+        el(
+          'tr',
+          {},
+          el('td', {}, String(j)),
+          el('td', {}, fmt(v, 3)),
+          el('td', {}, j === 0 ? '-' : `worker ${j - 1}: ${fmt(v - (r[j - 1] as number), 3)}`),
+        ),
+      ),
+    ),
+  );
+}
+
 function coalitionTable(t: TrajectoryRecord): HTMLElement {
+  const vFull = t.coalitions.find((c) => c.masked.length === 0)?.value ?? 0;
   const name = (c: CoalitionRecord): string =>
     c.members.length === 0 ? '{} (no worker reports)' : `{${c.members.join(', ')}}`;
   return el(
@@ -96,7 +133,12 @@ function coalitionTable(t: TrajectoryRecord): HTMLElement {
       el(
         'tr',
         {},
-        ...['coalition S (reporting workers)', 'masked', 'v(S)', 'replayed answers'].map((h) => el('th', {}, h)),
+        ...[
+          'coalition S (reporting workers)',
+          'masked',
+          t.likelihood ? 'v_lik(S), nats' : 'v(S)',
+          'replayed answers',
+        ].map((h) => el('th', {}, h)),
       ),
     ),
     el(
@@ -108,11 +150,16 @@ function coalitionTable(t: TrajectoryRecord): HTMLElement {
           { data: { coalition: String(c.coalition) } },
           el('td', {}, name(c), c.masked.length === 0 ? ' (nothing masked)' : ''),
           el('td', {}, c.masked.length === 0 ? '-' : c.masked.map((m) => `worker ${m}`).join(', ')),
-          el('td', { style: { background: creditColour(c.value - t.success) } }, fmt(c.value, 2)),
+          el(
+            'td',
+            { style: { background: creditColour(c.value - (t.likelihood ? vFull : t.success)) } },
+            fmt(c.value, 2),
+          ),
           el(
             'td',
             { class: 'text' },
-            ...c.answers.map((a) =>
+            t.likelihood ? 'scored on the recorded context (nothing replayed)' : null,
+            ...(t.likelihood ? [] : c.answers).map((a) =>
               el('div', { class: a.success >= 1 ? 'ok' : 'bad' }, `${quote(a.answer)}: ${verdict(a.success)}`),
             ),
           ),
@@ -310,13 +357,17 @@ export function trajectoryView(
       el(
         'dd',
         {},
-        `${step.credit.method}, replay mode ${step.credit.replayMode}, ${step.credit.replays} replay(s) per ` +
-          `coalition, ` +
-          `${
-            step.credit.counterfactual === 'resample'
-              ? 'workers left out of a coalition are run again on their subtask'
-              : `masked reports read '${step.credit.placeholder}'`
-          }`,
+        t.likelihood
+          ? `${step.credit.method} over the gold answer's likelihood (${
+              t.likelihood.readThrough ? 'sequential gain' : 'coalition values'
+            }, nats, nothing replayed), masked reports read '${step.credit.placeholder}'`
+          : `${step.credit.method}, replay mode ${step.credit.replayMode}, ${step.credit.replays} replay(s) per ` +
+              `coalition, ` +
+              `${
+                step.credit.counterfactual === 'resample'
+                  ? 'workers left out of a coalition are run again on their subtask'
+                  : `masked reports read '${step.credit.placeholder}'`
+              }`,
       ),
       harmful.length > 0 ? el('dt', {}, 'harmful') : null,
       harmful.length > 0
@@ -329,8 +380,14 @@ export function trajectoryView(
     ),
     el('h3', {}, 'Credit per agent'),
     creditTable(t),
-    el('h3', {}, 'Counterfactual replays v(S)'),
-    coalitionTable(t),
+    el(
+      'h3',
+      {},
+      t.likelihood
+        ? "Coalition values v_lik(S): the policy's mean log-probability per token of the gold answer"
+        : 'Counterfactual replays v(S)',
+    ),
+    t.likelihood?.readThrough ? readThroughTable(t) : coalitionTable(t),
     shapleyTable(t),
     t.firstError
       ? el(
