@@ -9,26 +9,21 @@ import type { Episode } from '../data/episode.ts';
 import { mixedHash32 } from '../random/hash.ts';
 import { createWorkerTools } from '../tools/registry.ts';
 import { capToolResult } from '../tools/result-cap.ts';
-import type { Tool, ToolName, ToolOutcome } from '../tools/types.ts';
+import type { Tool, ToolOutcome } from '../tools/types.ts';
+import { startUserTools } from '../tools/user/user-tools.ts';
 import { StepBatcher, type BatchStats } from './batcher.ts';
 import { FRESH_PLAN, type Forcing, type TrajectoryPlan } from './plan.ts';
 import type { Policy, PolicyRequest, PolicyResponse, RequestMeta } from './policy.ts';
 import { getProtocol, type Protocol } from './protocol/index.ts';
-import {
-  ROLE_TOOLS,
-  ROOT_TOOLS,
-  roleSpecs,
-  toolSpecs,
-  type ActionName,
-  type AgentsMode,
-} from './protocol/tool-specs.ts';
+import { catalog, catalogSpecs } from './protocol/tool-catalog.ts';
+import { ROLE_TOOLS, ROOT_TOOLS, type AgentsMode } from './protocol/tool-specs.ts';
 import { TrajectoryBuilder } from './record.ts';
 import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from './types.ts';
 
 export type RolloutConfig = Config['rollout'];
 export type { AgentsMode } from './protocol/tool-specs.ts';
-/** Worker tools of one episode. */
-type ToolFactory = (episode: Episode) => Record<ToolName, Tool>;
+/** Worker tools of one episode, by name. */
+type ToolFactory = (episode: Episode) => Record<string, Tool>;
 
 export interface EngineOptions {
   cfg: RolloutConfig;
@@ -82,22 +77,26 @@ export async function runTrajectories(
   items: readonly RunItem[],
   opts: EngineOptions,
 ): Promise<RunResult> {
-  const protocol = getProtocol(opts.cfg.protocol);
+  // The user tools of rollout.tools: started by the command already, or here (a `sharp worker`'s first job).
+  const userTools = await startUserTools(opts.cfg.tools);
+  const tools = catalog(userTools.tools, userTools.workerTools);
+  const protocol = getProtocol(opts.cfg.protocol, tools);
   const mode = opts.agents ?? 'multi';
-  const rootTools = ROOT_TOOLS[mode];
+  const roleTools: Record<Role, readonly string[]> = { planner: ROLE_TOOLS.planner, worker: tools.workerTools };
+  const rootTools = mode === 'single' ? tools.workerTools : ROOT_TOOLS[mode];
   const rootPrompt = { multi: opts.cfg.plannerPrompt, single: opts.cfg.singlePrompt, direct: opts.cfg.directPrompt }[
     mode
   ];
   const prompts = {
     planner: protocol.systemPrompt(
       rootPrompt,
-      toolSpecs(rootTools),
-      (rootTools as readonly string[]).includes('delegate') ? opts.cfg.maxParallelDelegations : 1,
+      catalogSpecs(tools, rootTools),
+      rootTools.includes('delegate') ? opts.cfg.maxParallelDelegations : 1,
     ),
-    worker: protocol.systemPrompt(opts.cfg.workerPrompt, roleSpecs('worker')),
+    worker: protocol.systemPrompt(opts.cfg.workerPrompt, catalogSpecs(tools, tools.workerTools)),
   };
-  const toolCache = new Map<Episode, Record<ToolName, Tool>>();
-  const toolsOf = (e: Episode): Record<ToolName, Tool> => {
+  const toolCache = new Map<Episode, Record<string, Tool>>();
+  const toolsOf = (e: Episode): Record<string, Tool> => {
     let t = toolCache.get(e);
     if (!t) toolCache.set(e, (t = opts.tools ? opts.tools(e) : createWorkerTools(e, opts.cfg)));
     return t;
@@ -111,6 +110,7 @@ export async function runTrajectories(
           protocol,
           prompts,
           rootTools,
+          roleTools,
           gen,
           branch: (fns) => batcher.branch(fns),
           tools: () => toolsOf(item.episode),
@@ -150,11 +150,13 @@ interface RunContext {
   protocol: Protocol;
   prompts: Record<Role, string>;
   /** Tools of the root agent (agent 0) under the run's agent system. */
-  rootTools: readonly Exclude<ActionName, 'answer'>[];
+  rootTools: readonly string[];
+  /** Tools of each role (the workers': rollout.tools, built-ins and user tools). */
+  roleTools: Readonly<Record<Role, readonly string[]>>;
   gen: Generate;
   /** Runs the parallel delegations of one message as branches of this trajectory's task (batcher.ts). */
   branch: <T>(fns: readonly (() => Promise<T>)[]) => Promise<T[]>;
-  tools: () => Record<ToolName, Tool>;
+  tools: () => Record<string, Tool>;
 }
 
 /** Result of executing one call; `stop` ends the calling agent (a limit was hit). */
@@ -202,11 +204,11 @@ class TrajectoryRun {
   private async agentLoop(
     agent: AgentRecord,
     forcing: (turn: number) => Forcing | undefined,
-    exec: (name: Exclude<ActionName, 'answer'>, args: string) => Promise<ExecOutcome>,
+    exec: (name: string, args: string) => Promise<ExecOutcome>,
   ): Promise<void> {
     const { cfg, protocol } = this.ctx;
     const limit = agent.role === 'planner' ? cfg.maxPlannerTurns : cfg.maxWorkerTurns;
-    const allowed = agent.id === 0 ? this.ctx.rootTools : ROLE_TOOLS[agent.role];
+    const allowed = agent.id === 0 ? this.ctx.rootTools : this.ctx.roleTools[agent.role];
     const results: RequestMeta['results'] = [];
     const end = (reason: EndReason): void => {
       agent.endReason = reason;
@@ -241,7 +243,7 @@ class TrajectoryRun {
             : [{ name: action.calls[0]?.name ?? '', args: '', rawArgs: action.calls[0]?.rawArgs ?? '' }];
       } else {
         pending = [action];
-        if (!(allowed as readonly string[]).includes(action.name))
+        if (!allowed.includes(action.name))
           error =
             `tool '${action.name}' is not available to the ${agent.role} (its tools: ` +
             `${[...allowed, 'answer'].join(', ')})`;
@@ -267,7 +269,7 @@ class TrajectoryRun {
       } else {
         // Whatever the tool, one result adds a bounded number of characters to the prompt. Several
         // delegations run concurrently, so their workers share the engine's decoding steps.
-        const run = pending.map((c) => () => exec(c.name as Exclude<ActionName, 'answer'>, c.args));
+        const run = pending.map((c) => () => exec(c.name, c.args));
         outs = (
           pending.length === 1 ? [await (run[0] as () => Promise<ExecOutcome>)()] : await this.ctx.branch(run)
         ).map(capToolResult);
@@ -314,8 +316,8 @@ class TrajectoryRun {
 
   /** Delegations one message of this agent may carry (1: one call per message). */
   private maxParallel(agent: AgentRecord): number {
-    const allowed = agent.id === 0 ? this.ctx.rootTools : ROLE_TOOLS[agent.role];
-    return (allowed as readonly string[]).includes('delegate') ? this.ctx.cfg.maxParallelDelegations : 1;
+    const allowed = agent.id === 0 ? this.ctx.rootTools : this.ctx.roleTools[agent.role];
+    return allowed.includes('delegate') ? this.ctx.cfg.maxParallelDelegations : 1;
   }
 
   /** The next assistant message: copied or text-forced from a record, or generated (possibly token-forced). */
@@ -399,9 +401,10 @@ class TrajectoryRun {
     return { ok: true, output: worker.answer ?? cfg.workerFailureText, workerAgent: worker.id };
   }
 
-  private async useTool(name: Exclude<ActionName, 'answer'>, args: string): Promise<ExecOutcome> {
+  private async useTool(name: string, args: string): Promise<ExecOutcome> {
     if (name === 'delegate') return { ok: false, output: errorText('delegate is not a worker tool') };
     const tool = this.ctx.tools()[name];
+    if (!tool) return { ok: false, output: errorText(`${name} is not a tool of this run`) };
     try {
       return await tool(args);
     } catch (err) {

@@ -5,14 +5,16 @@ import { createCode } from './code.ts';
 import { retrieverFor } from './retrieval/open.ts';
 import { createCorpusSearch } from './retrieval/search-tool.ts';
 import { createSearch, type PooledCorpus, type SearchOptions } from './search.ts';
-import type { Tool, ToolName } from './types.ts';
+import type { Tool } from './types.ts';
+import { startedUserTools } from './user/user-tools.ts';
 
 /**
  * The worker's toolbox for one episode: `search` over the episode's paragraphs
  * or the pooled corpus (`rollout.search.corpus`), or through the index or remote backend
  * (`rollout.search.backend`, docs/retrieval.md), `calculate` (locked mathjs) and `code` (QuickJS),
- * with the limits of `rollout.search` / `rollout.code`. The planner's only tool, `delegate`, is the
- * engine's, not a function of text, so it is not here.
+ * with the limits of `rollout.search` / `rollout.code`, and the user tools of `rollout.tools`
+ * (tools/user/), started before (startUserTools). With a tool list only the listed built-ins are made.
+ * The planner's only tool, `delegate`, is the engine's, not a function of text, so it is not here.
  */
 export interface WorkerToolsExtras {
   /** Required when `rollout.search.corpus` is 'pooled': built once with `poolParagraphs(episodes)`. */
@@ -23,17 +25,23 @@ export function createWorkerTools(
   episode: Episode,
   cfg: Config['rollout'],
   extras: WorkerToolsExtras = {},
-): Record<ToolName, Tool> {
+): Record<string, Tool> {
   const searchOpts = { topK: cfg.search.topK, maxChars: cfg.search.maxChars, snippet: cfg.search.snippet };
-  return {
-    search: createSearchTool(episode, cfg.search, searchOpts, extras),
-    calculate: createCalculate(),
-    code: createCode({
-      timeoutMs: cfg.code.timeoutMs,
-      memoryBytes: cfg.code.memoryBytes,
-      maxOutputChars: cfg.code.maxOutputChars,
-    }),
+  const builtins = {
+    search: () => createSearchTool(episode, cfg.search, searchOpts, extras),
+    calculate: () => createCalculate(),
+    code: () =>
+      createCode({
+        timeoutMs: cfg.code.timeoutMs,
+        memoryBytes: cfg.code.memoryBytes,
+        maxOutputChars: cfg.code.maxOutputChars,
+      }),
   };
+  const tools: Record<string, Tool> = {};
+  for (const entry of cfg.tools ?? Object.keys(builtins))
+    if (typeof entry === 'string') tools[entry] = builtins[entry as keyof typeof builtins]();
+  for (const t of startedUserTools(cfg.tools).tools) tools[t.name] = t.run;
+  return tools;
 }
 
 function createSearchTool(

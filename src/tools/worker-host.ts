@@ -38,12 +38,16 @@ const STDERR_TAIL_CHARS = 4096;
  * `recycle`: the worker answered but must not be reused (it left state it could not free).
  * `{ started }`: the worker took job `started` up (optional; the deadline then counts from here).
  */
-type Reply = { id: number; outcome: ToolOutcome; recycle?: boolean } | { started: number } | { ready: true };
+type Reply =
+  | { id: number; outcome: ToolOutcome; recycle?: boolean }
+  | { started: number }
+  /** `info`: what the worker says of itself once loaded (a user tool module: its name and schema). */
+  | { ready: true; info?: unknown };
 
 type Isolation =
   | { kind: 'thread'; resourceLimits: ResourceLimits }
-  /** `heapMb`: the child's V8 old-space limit (--max-old-space-size). */
-  | { kind: 'process'; heapMb: number };
+  /** `heapMb`: the child's V8 old-space limit (--max-old-space-size); `args`: its argv after the entry. */
+  | { kind: 'process'; heapMb: number; args?: readonly string[] };
 
 export interface WorkerHostOptions {
   /** The worker's entry: a plain JavaScript ES module. */
@@ -118,11 +122,11 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null, stderr
   return `sandbox exited with code ${code}`;
 }
 
-function processChannel(entry: URL, heapMb: number): Channel {
+function processChannel(entry: URL, heapMb: number, args: readonly string[]): Channel {
   const env = { ...process.env };
   // The child is plain JavaScript: it needs none of the parent's loader flags (tsx, vitest).
   delete env.NODE_OPTIONS;
-  const child: ChildProcess = fork(fileURLToPath(entry), [], {
+  const child: ChildProcess = fork(fileURLToPath(entry), [...args], {
     execArgv: [`--max-old-space-size=${heapMb}`],
     env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -180,10 +184,14 @@ function processChannel(entry: URL, heapMb: number): Channel {
 export class WorkerHost<Req extends object> {
   private worker: Channel | undefined;
   private starting: Promise<Channel> | undefined;
+  /** The worker being started, until it is ready: close() must stop one that hangs while loading. */
+  private loading: Channel | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private nextId = 0;
   /** Workers started so far (tests check that a kill leads to exactly one restart). */
   started = 0;
+  /** The `info` of the last worker's ready message. */
+  private info: unknown;
 
   constructor(private readonly opts: WorkerHostOptions) {}
 
@@ -205,12 +213,13 @@ export class WorkerHost<Req extends object> {
       throw new Error(`${fileURLToPath(entry)} is missing (run npm run build:tools)`);
     return isolation.kind === 'thread'
       ? threadChannel(entry, isolation.resourceLimits)
-      : processChannel(entry, isolation.heapMb);
+      : processChannel(entry, isolation.heapMb, isolation.args ?? []);
   }
 
   private start(): Promise<Channel> {
     this.starting ??= new Promise<Channel>((resolve, reject) => {
       const w = this.spawn();
+      this.loading = w;
       this.started++;
       const timer = setTimeout(() => {
         void w.kill();
@@ -228,12 +237,15 @@ export class WorkerHost<Req extends object> {
         w.onDown(() => {
           if (this.worker === w) this.worker = undefined;
         });
-        if ('ready' in m) resolve(w);
-        else reject(new Error('worker sent a reply before it was ready'));
+        if ('ready' in m) {
+          this.info = m.info;
+          resolve(w);
+        } else reject(new Error('worker sent a reply before it was ready'));
       };
       w.on('message', onReady);
     }).finally(() => {
       this.starting = undefined;
+      this.loading = undefined;
     });
     return this.starting.then((w) => (this.worker = w));
   }
@@ -286,10 +298,21 @@ export class WorkerHost<Req extends object> {
     });
   }
 
+  /**
+   * Starts the worker now (or finds it running) and returns what it said of itself when ready: a
+   * caller that must know a worker loads (a user's tool module) finds out before any job.
+   */
+  async ready(): Promise<unknown> {
+    if (!this.worker) await this.start();
+    return this.info;
+  }
+
   /** Stops the worker (tests, shutdown). A later call starts a new one. */
   async close(): Promise<void> {
     const w = this.worker;
+    const loading = this.loading;
     this.worker = undefined;
     if (w) await w.kill();
+    if (loading) await loading.kill();
   }
 }

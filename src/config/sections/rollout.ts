@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { count, MAX_POSITIONS, MAX_VOCAB, timerMs } from './bounds.ts';
 import { distributedSection } from './distributed.ts';
+import { toolsSection } from './tools.ts';
 
 /**
  * Most characters one tool result adds to a prompt (src/tools/result-cap.ts cuts it there), so a
@@ -93,6 +94,7 @@ export const rolloutSection = z
     temperature: z.number().nonnegative().default(1).describe('Sampling temperature (0 = greedy).'),
     topK: count(0, MAX_VOCAB, 0, 'Top-k sampling; 0 = off.'),
     topP: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass; 1 = off.'),
+    tools: toolsSection,
     search: z
       .strictObject({
         topK: count(1, 1000, 2, 'Paragraphs a search returns (their text is cut at 16,384 characters in all).'),

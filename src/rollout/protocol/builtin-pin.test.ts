@@ -69,8 +69,8 @@ describe('built-in tools are rendered and read exactly as before user tools', ()
   it('pins a worker prompt byte for byte (tags)', () => {
     expect(pin.prompts['tags/worker']).toBe(
       'W.\n\nTools (one per message):\n<search>query</search>: Search the paragraphs. Returns the best matching ' +
-        'paragraphs as [idx] Title: text.\n<calculate>expression</calculate>: Evaluate an arithmetic expression, e.g. ' +
-        '1987 - 1950.\n<code>code</code>: Run a JavaScript program in a sandbox. Returns what it prints with ' +
+        'paragraphs as [idx] Title: text.\n<calculate>expression</calculate>: Evaluate an arithmetic expression, ' +
+        'e.g. 1987 - 1950.\n<code>code</code>: Run a JavaScript program in a sandbox. Returns what it prints with ' +
         'console.log.\n<answer>answer</answer>: Give your final answer and stop.\nTool output comes back as ' +
         '<result>...</result>.',
     );
