@@ -7,6 +7,8 @@ import { loadConfig } from '../config/load.ts';
 import { defineReward } from '../credit/user-reward.ts';
 import { UserError } from '../errors.ts';
 import { readMetrics } from '../train/metrics/jsonl.ts';
+import { createLogger } from '../run/logger.ts';
+import { ablate } from './stages/run-ablation.ts';
 import { train } from './train.ts';
 
 /**
@@ -91,5 +93,21 @@ describe('train with user rewards', () => {
     expect(readFileSync(join(res.runDir, 'log.jsonl'), 'utf8')).toContain(
       '"rewards":[{"name":"quarter","weight":2}],"msg":"user rewards"',
     );
+  });
+
+  it('`sharp ablate` loads the same credit.rewards: a missing module stops it before its folder exists', async () => {
+    const module = join(root, 'missing.ts');
+    const cfg = loadConfig({
+      tree: { ...tree('abl'), credit: { rewards: [{ module }] }, ablation: { methods: ['loo', 'broadcast'] } },
+    });
+    const dir = join(root, 'ablation');
+    const { log, close } = createLogger({ level: 'fatal', terminal: null });
+    try {
+      const msg = await userErrorOf(ablate({ cfg, dir, log, stop: { requested: false }, command: 'test' }));
+      expect(msg).toBe(`credit.rewards[0] (${module}): no such file ${module}`);
+    } finally {
+      await close();
+    }
+    expect(existsSync(dir)).toBe(false);
   });
 });

@@ -29,6 +29,7 @@ import { finalSplit, heldOutSplits, loadTrainData } from './train-data.ts';
 import { checkTrainDecompositions } from './preflight.ts';
 import { readSummary, writeSummary } from '../../eval/train-summary.ts';
 import { trainPipeline } from './train-pipeline.ts';
+import { userRewards } from '../../credit/reward-modules.ts';
 
 /**
  * `sharp ablate --config X`: the SHARP ablation. For every seed and method (ablation.*), one
@@ -161,6 +162,8 @@ export async function ablate(o: AblateOptions): Promise<AblateResult> {
   const { cfg, dir, log } = o;
   const print = o.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   checkAblationConfig(cfg);
+  // The arms differ only in the credit term: every arm decomposes the same outcome reward.
+  const rewards = await userRewards(cfg.credit);
   mkdirSync(dir, { recursive: true });
   const { methods, seeds } = cfg.ablation;
   const before = new Map<string, AccuracyResult>();
@@ -191,6 +194,7 @@ export async function ablate(o: AblateOptions): Promise<AblateResult> {
         log: log.child({ method, seed }),
         stop: o.stop,
         progress: false,
+        rewards,
         print: () => {},
       });
       const s = res.summary;
