@@ -29,6 +29,7 @@ export type { AccuracyResult } from './eval/held-out-accuracy.ts';
 export type { EvalReport } from './eval/report.ts';
 export type { AuditReport } from './eval/audit/report.ts';
 export type { Episode, Paragraph, SubQuestion } from './data/episode.ts';
+export { defineTool, type ToolArgs, type ToolContext, type ToolDefinition } from './tools/user/define.ts';
 export type {
   AgentRecord,
   ChatMessage,

@@ -21,7 +21,7 @@ import { LmPolicy, samplingAt } from '../rollout/lm-policy.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import { createProgress } from '../run/progress.ts';
 import { auditFlags, type AuditFlags, type BackendChoice } from './commands.ts';
-import { configFrom, withRun } from './stages/run-setup.ts';
+import { configFrom, startTools, withRun } from './stages/run-setup.ts';
 import { firstTrainEpisodes } from './stages/train-data.ts';
 
 /**
@@ -159,6 +159,7 @@ export async function audit(given: AuditOptions = {}): Promise<AuditResult> {
   const modelHash = checkpointHashOf(model.dir);
   // The questions first: data that cannot be audited is refused before the output folder is claimed.
   const episodes = auditEpisodes(cfg, opts.n);
+  await startTools(cfg);
   const out = outDir(opts, cfg, model.dir);
   const seed = cfg.run.seed;
   const match = successFunction(cfg.credit.success, { f1Threshold: cfg.credit.f1Threshold });

@@ -24,7 +24,7 @@ import type { AgentsMode } from '../rollout/engine.ts';
 import type { Policy } from '../rollout/policy.ts';
 import { expertPolicy } from '../rollout/scripted/expert.ts';
 import type { BackendChoice, EvalFlags } from './commands.ts';
-import { configFrom, withRun } from './stages/run-setup.ts';
+import { configFrom, startTools, withRun } from './stages/run-setup.ts';
 import { evalRetrieval } from './stages/eval-retrieval.ts';
 import { checkEvalCredit } from './stages/preflight.ts';
 import { UserError } from '../errors.ts';
@@ -147,6 +147,8 @@ export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResu
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
   // Credit the data cannot give is refused before the output folder is claimed.
   if (opts.credit === true) checkEvalCredit(cfg, { bench, data, limit, repoRoot });
+  // The user tools start before the output folder is claimed: one that cannot start leaves none.
+  await startTools(cfg);
   const out = evalOutDir(
     opts.out || cfg.eval.out || join(cfg.run.dir, 'eval', `${bench}-${agents}-${basename(model.dir)}`),
     policyName === 'lm' ? [{ path: model.dir, what: '--model' }] : [],

@@ -27,7 +27,7 @@ import { MAX_SYNTHETIC_EPISODES } from '../config/sections/data.ts';
 import { createProgress } from '../run/progress.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import type { RolloutFlags } from './commands.ts';
-import { configFrom, withRun } from './stages/run-setup.ts';
+import { configFrom, startTools, withRun } from './stages/run-setup.ts';
 
 async function lmPolicy(cfg: Config): Promise<{ policy: Policy; dispose: () => void }> {
   const dir = cfg.model.path;
@@ -85,6 +85,7 @@ export async function run(opts: RolloutFlags): Promise<void> {
     { path: cfg.model.path, what: 'model.path' },
     ...(cfg.data.path !== '' ? [{ path: cfg.data.path, what: 'data.path' }] : []),
   ];
+  await startTools(cfg);
   const file = claimOutFile(opts.out, { command: 'rollout', flag: 'rollout: --out', force: opts.force, inputs });
   const episodes = firstTrainEpisodes(cfg.data, n, 'rollout');
   if (policyName === 'lm' && !existsSync(resolve(cfg.model.path, 'config.json'))) {

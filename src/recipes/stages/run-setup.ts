@@ -16,6 +16,7 @@ import { assertRunDir, createRunDir, latestRunDir, RUN_CONFIG_FILE } from '../..
 import { acquireRunLock, LOCK_FILE } from '../../run/run-lock.ts';
 import { closeCalculateWorker } from '../../tools/calculate.ts';
 import { closeCodeSandbox } from '../../tools/code.ts';
+import { closeUserTools, startUserTools } from '../../tools/user/user-tools.ts';
 
 /**
  * The one run setup every command recipe starts from: read the config (file <- --set), start the
@@ -157,6 +158,7 @@ export async function inRunDir(
   resuming: boolean,
   body: (runDir: string) => Promise<void>,
 ): Promise<void> {
+  await startTools(cfg);
   const runDir = runDirFor(opts, cfg, resuming);
   const lock = acquireRunLock(runDir);
   try {
@@ -216,10 +218,20 @@ export interface RunContext {
   stop: { requested: boolean };
 }
 
-/** Ends the QuickJS and mathjs workers so the process can exit. */
+/** Ends the QuickJS and mathjs workers, the user tools' processes and MCP connections, so the process can exit. */
 async function closeTools(): Promise<void> {
   await closeCodeSandbox();
   await closeCalculateWorker();
+  await closeUserTools();
+}
+
+/**
+ * Starts the user tools of rollout.tools (tools/user/) before a command claims its folder: a module
+ * that exports no tool, a name taken twice, an MCP server that does not start or list its tools in
+ * time is one line and no folder. They stay up for the command's engine runs; withRun closes them.
+ */
+export async function startTools(cfg: Config): Promise<void> {
+  await startUserTools(cfg.rollout.tools);
 }
 
 /**

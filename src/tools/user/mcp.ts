@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ChildProcess } from 'node:child_process';
 import type { McpServerEntry } from '../../config/sections/tools.ts';
 import { UserError } from '../../errors.ts';
 import { MAX_TOOL_RESULT_CHARS } from '../result-cap.ts';
@@ -36,6 +37,26 @@ function transportFor(entry: McpServerEntry, secrets: Secrets): Transport {
     // The server's stderr may echo its settings, secrets among them: it goes nowhere.
     stderr: 'ignore',
   });
+}
+
+/**
+ * Holds the process open only while a call waits on the server: an idle server must not keep a
+ * command from exiting (as the built-ins' workers do not, worker-host.ts), whatever error ends the
+ * command before it closes its tools. The SDK keeps its spawned child in `_process`; absent (HTTP, or
+ * another SDK layout) there is nothing to hold.
+ */
+function keepAlive(transport: Transport): (on: boolean) => void {
+  const child = (transport as unknown as { _process?: ChildProcess })._process;
+  const handles = [child, child?.stdin, child?.stdout] as ({ ref?: () => void; unref?: () => void } | undefined)[];
+  let calls = 0;
+  const set = (on: boolean): void => {
+    for (const h of handles) (on ? h?.ref : h?.unref)?.call(h);
+  };
+  set(false);
+  return (on) => {
+    calls += on ? 1 : -1;
+    set(calls > 0);
+  };
 }
 
 /** The text of a tool result: its text parts, other parts named by their type. */
@@ -86,6 +107,7 @@ export async function startMcpServer(
     if (err instanceof UserError) throw err;
     throw new UserError(`rollout.tools: ${origin} did not start: ${secrets.scrub(firstLine(err))}`);
   }
+  const hold = keepAlive(transport);
   const offered = new Map(listed.map((t) => [t.name, t]));
   for (const name of entry.allow ?? [])
     if (!offered.has(name)) {
@@ -98,7 +120,7 @@ export async function startMcpServer(
   const chosen = entry.allow ? entry.allow.map((n) => offered.get(n) as (typeof listed)[number]) : listed;
   let tools: UserTool[];
   try {
-    tools = chosen.map((t) => userTool(t, entry, origin, client, secrets, () => down));
+    tools = chosen.map((t) => userTool(t, { entry, origin, client, secrets, hold, down: () => down }));
   } catch (err) {
     await client.close().catch(() => undefined);
     throw err;
@@ -112,13 +134,18 @@ export async function startMcpServer(
   };
 }
 
+interface Server {
+  entry: McpServerEntry;
+  origin: string;
+  client: Client;
+  secrets: Secrets;
+  hold: (on: boolean) => void;
+  down: () => string | null;
+}
+
 function userTool(
   listed: { name: string; description?: string; inputSchema: unknown },
-  entry: McpServerEntry,
-  origin: string,
-  client: Client,
-  secrets: Secrets,
-  down: () => string | null,
+  { entry, origin, client, secrets, hold, down }: Server,
 ): UserTool {
   const tool = describedTool(
     { name: listed.name, description: listed.description ?? '', parameters: listed.inputSchema },
@@ -132,6 +159,7 @@ function userTool(
     const args = argumentsOf(param, text);
     if (!args) return fail('arguments are not a JSON object');
     const ms = entry.timeoutMs;
+    hold(true);
     try {
       const r = await within(
         client.callTool({ name: tool.name, arguments: args }, undefined, { timeout: ms, maxTotalTimeout: ms }),
@@ -145,6 +173,8 @@ function userTool(
     } catch (err) {
       const msg = firstLine(err);
       return fail(/timed out|no answer within/i.test(msg) ? `no answer within ${ms} ms (timeoutMs)` : msg);
+    } finally {
+      hold(false);
     }
   };
   return { ...tool, run, origin };
