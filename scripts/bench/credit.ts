@@ -27,15 +27,23 @@ import type { BenchRow } from './types.ts';
 /**
  * Credit section of `npm run bench` (`--only credit`): one RL step of configs/quickstart.yaml
  * (4 questions x 8 trajectories, rollout, counterfactual replays, credit, update) under broadcast,
- * LOO and Shapley, with the KV prefix cache (src/generation/prefix-cache.ts) off and on, in one
- * process from the same starting policy. Prints each arm's seconds and its ratio to broadcast with
- * the same cache setting (in CPU seconds of this process, which other processes' load changes far
- * less than wall time; the wall seconds are printed beside them), prefill tokens computed against needed, and the
- * cache's hit rate; then how many tokens a multi-turn rollout computes per token it adds to the conversations, and the
- * rollout decode speed at batch 8 and 16.
+ * LOO, Shapley and LOO over the gold answer's likelihood (no replays), with the KV prefix cache
+ * (src/generation/prefix-cache.ts) off and on, in one process from the same starting policy. Prints
+ * each arm's seconds and its ratio to broadcast with the same cache setting (in CPU seconds of this
+ * process, which other processes' load changes far less than wall time; the wall seconds are printed
+ * beside them), the credit stage's share of the step, prefill tokens computed against needed, and the
+ * cache's hit rate; then how many tokens a multi-turn rollout computes per token it adds to the
+ * conversations, and the rollout decode speed at batch 8 and 16.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const METHODS = ['broadcast', 'loo', 'shapley'] as const;
+/** likelihood: LOO over the gold answer's likelihood (credit.value likelihood): no replays, K + 1 scored contexts. */
+const METHODS = ['broadcast', 'loo', 'shapley', 'likelihood'] as const;
+
+/** The credit section of an arm. */
+function armCredit(base: Config['credit'], arm: (typeof METHODS)[number]): Config['credit'] {
+  if (arm === 'likelihood') return { ...base, method: 'loo', counterfactual: 'mask', value: 'likelihood' };
+  return { ...base, method: arm, value: 'outcome' };
+}
 
 interface Arm {
   /**
@@ -71,7 +79,7 @@ export async function rlStep(
   tokenizer: Tokenizer,
   train: ReturnType<typeof loadTrainData>['train'],
 ): Promise<Arm> {
-  const cfg: Config = { ...base, credit: { ...base.credit, method }, train: { ...base.train, steps: 1 } };
+  const cfg: Config = { ...base, credit: armCredit(base.credit, method), train: { ...base.train, steps: 1 } };
   cacheOn(cfg, on);
   const runDir = await mkdtemp(join(tmpdir(), 'sharp-bench-credit-'));
   const g0 = generationTotals();
@@ -246,8 +254,10 @@ export async function benchCredit(quick = false): Promise<BenchRow[]> {
         const a = arms.get(method) as Arm;
         const ratio = a.cpu / bArm.cpu;
         const collectRatio = a.collectCpu / bArm.collectCpu;
-        const name = method === 'loo' ? 'LOO' : method === 'shapley' ? 'Shapley' : 'broadcast';
-        const target = !on ? undefined : method === 'loo' ? '<= 1.25' : method === 'shapley' ? '<= 1.6' : undefined;
+        const name = { loo: 'LOO', shapley: 'Shapley', broadcast: 'broadcast', likelihood: 'likelihood' }[method];
+        const target = !on
+          ? undefined
+          : { loo: '<= 1.25', shapley: '<= 1.6', likelihood: '<= 1.3', broadcast: undefined }[method];
         console.log(
           `${name.padEnd(9)} ${label}: ${ratio.toFixed(2)}x broadcast (CPU ${a.cpu.toFixed(1)} s; rollout + ` +
             `replays alone ${collectRatio.toFixed(2)}x, CPU ${a.collectCpu.toFixed(1)} s); wall ` +
@@ -265,6 +275,13 @@ export async function benchCredit(quick = false): Promise<BenchRow[]> {
         row(`${name} / broadcast (CPU), ${label}`, ratio, 'x', target);
         row(`${name} / broadcast, rollout + replays alone (CPU), ${label}`, collectRatio, 'x');
         row(`${name} replays + credit, ${label}`, a.credit, 's');
+        // The credit stage's share of the step's seconds (replays or scoring, and assigning credit).
+        row(
+          `${name} credit stage / step seconds, ${label}`,
+          (100 * a.credit) / a.seconds,
+          '%',
+          on && method === 'likelihood' ? '<= 10' : undefined,
+        );
         row(`${name} prefill tokens computed, ${label}`, a.gen.prefillTokens, 'tokens');
         row(`${name} prefill tokens needed, ${label}`, a.gen.promptTokens, 'tokens');
         if (a.cache)

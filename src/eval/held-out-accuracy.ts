@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.ts';
+import { hedgedReports } from './hedging.ts';
 import { fullCoalition, leaveOneOutCoalitions, workerCount } from '../credit/coalitions.ts';
 import { evaluateCoalitions, valueOf, type ValueTable } from '../credit/counterfactual.ts';
 import { looDeltas } from '../credit/loo.ts';
@@ -56,6 +57,8 @@ export interface AccuracyResult {
   workerCalls?: { n: number; helpful: number; neutral: number; harmful: number; noiseFloor?: number };
   /** Worker reports that repeat a planted wrong claim (src/eval/planted.ts); absent when no episode has one. */
   planted?: PlantedReports;
+  /** Worker reports that name several candidate answers (src/eval/hedging.ts); absent without workers. */
+  hedged?: { calls: number; hedged: number };
   /** Generated tokens per trajectory. */
   tokensPerTrajectory: number;
   seconds: number;
@@ -147,6 +150,7 @@ export async function policyAccuracy(
     seconds: 0,
   };
   const hasWorkers = trajectories.some((tr) => tr.agents.length > 1);
+  if (hasWorkers) out.hedged = hedgedReports(trajectories);
   if (cfg.eval.creditReport && hasWorkers)
     out.workerCalls = await looWorkerCalls(policy, engine, trajectories, byId, cfg);
   out.seconds = (performance.now() - t0) / 1000;

@@ -140,5 +140,25 @@ describe('ablation report for worlds with several question shapes and planted cl
     expect(plain).not.toContain('planted');
     expect(summarise('broadcast', chainOnly)).not.toHaveProperty('shapes');
     expect(summarise('broadcast', chainOnly)).not.toHaveProperty('planted');
+    expect(summarise('broadcast', chainOnly)).not.toHaveProperty('hedged');
+    expect(plain).not.toContain('hedge');
+  });
+
+  it('the share of hedged worker reports before and after RL, mean over seeds (hand-computed)', () => {
+    const hedged = (a: AccuracyResult, calls: number, h: number): AccuracyResult => ({
+      ...a,
+      hedged: { calls, hedged: h },
+    });
+    const m = measured([['2hop__1_2', 1, 2, 0]], false);
+    const two = [
+      run('loo-likelihood', 0, hedged(m, 10, 1), hedged(m, 10, 3)),
+      run('loo-likelihood', 1, hedged(m, 20, 2), hedged(m, 0, 0)),
+    ];
+    const s = summarise('loo-likelihood', two);
+    // Before: 1/10 and 2/20 -> 0.1; after: 3/10 and a measurement without reports (left out) -> 0.3.
+    expect(s.hedged?.before).toBeCloseTo(0.1, 12);
+    expect(s.hedged?.after).toBeCloseTo(0.3, 12);
+    const md = ablationMarkdown([s], two, { command: 'c', machine: 'm', date: 'd' });
+    expect(md).toContain('| leave-one-out credit, gold-answer likelihood | 10.0% | 30.0% | +20.0% |');
   });
 });

@@ -89,6 +89,11 @@ export interface MethodSummary {
    * Share of worker calls repeating a planted claim before and after RL (mean over seeds); only with planted claims.
    */
   planted?: { before: number | null; after: number | null };
+  /**
+   * Share of worker reports naming several candidate answers before and after RL (mean over seeds; hedging.ts):
+   * how a worker could raise a likelihood credit without being right. Absent in runs measured before it was recorded.
+   */
+  hedged?: { before: number | null; after: number | null };
 }
 
 /** Mean and sample standard deviation (n - 1): NaN for no values, std 0 for one. */
@@ -226,6 +231,10 @@ export function shapePairs(
  */
 const plantedShare = (a: AccuracyResult): number | null => a.planted?.share ?? null;
 
+/** Share of worker reports that hedge in a measurement; null when it recorded none. */
+const hedgedShare = (a: AccuracyResult): number | null =>
+  a.hedged && a.hedged.calls > 0 ? a.hedged.hedged / a.hedged.calls : null;
+
 /** Per-question planted reports and worker calls of a run's test measurement; null when it has none. */
 function plantedCells(r: RunOutcome): Map<string, RatioCell> | null {
   if (!r.after.planted) return null;
@@ -290,6 +299,14 @@ export function summarise(method: AblationMethod, runs: readonly RunOutcome[]): 
               },
             ]),
           ) as NonNullable<MethodSummary['shapes']>,
+        }
+      : {}),
+    ...(runs.some((r) => r.after.hedged)
+      ? {
+          hedged: {
+            before: meanOf(runs.map((r) => hedgedShare(r.before))),
+            after: meanOf(runs.map((r) => hedgedShare(r.after))),
+          },
         }
       : {}),
     ...(runs.some((r) => r.after.planted)
@@ -365,6 +382,18 @@ function worldMarkdown(
       if (sub.pairs.length === 0) continue;
       out.push('', `### Paired differences on ${sub.subset} questions (A - B)`, '');
       out.push(...pairTable(sub.pairs, signed));
+    }
+  }
+  if (summaries.some((s) => (s.hedged?.after ?? null) !== null)) {
+    out.push('', '## Worker reports that hedge (several candidate answers; share, mean over seeds)', '');
+    out.push('| method | before RL | after RL | change |');
+    out.push('| --- | --- | --- | --- |');
+    for (const s of summaries) {
+      const h = s.hedged;
+      if (!h || h.after === null) continue;
+      out.push(
+        `| ${s.label} | ${pct(h.before)} | ${pct(h.after)} | ${h.before === null ? '-' : signedPct(h.after - h.before)} |`,
+      );
     }
   }
   if (summaries.some((s) => (s.planted?.after ?? null) !== null)) {
