@@ -137,7 +137,7 @@ function coalitionTable(t: TrajectoryRecord): HTMLElement {
           'coalition S (reporting workers)',
           'masked',
           t.likelihood ? 'v_lik(S), nats' : 'v(S)',
-          'replayed answers',
+          t.likelihood ? 'how' : 'replayed answers',
         ].map((h) => el('th', {}, h)),
       ),
     ),
