@@ -9,4 +9,4 @@ import { tsImport } from 'tsx/esm/api';
 
 const api = await tsImport('./src/index.ts', import.meta.url);
 
-export const { loadConfig, train, evaluate, audit, defineReward, UserError } = api;
+export const { loadConfig, train, evaluate, audit, defineReward, defineTool, UserError } = api;

@@ -97,7 +97,7 @@ describe('the packed package', () => {
     const imported = await run(process.execPath, ['--input-type=module', '-e', IMPORT_CHECK], { cwd: project });
     const got = JSON.parse(imported.stdout) as { names: string[]; kinds: string[]; config: unknown; error: unknown };
     // The values src/index.ts exports (src/index.test.ts checks the same list there), and nothing else.
-    expect(got.names).toEqual(['UserError', 'audit', 'defineReward', 'evaluate', 'loadConfig', 'train']);
+    expect(got.names).toEqual(['UserError', 'audit', 'defineReward', 'defineTool', 'evaluate', 'loadConfig', 'train']);
     expect(got.kinds).toEqual(got.names.map(() => 'function'));
     expect(got.config).toEqual(
       JSON.parse(JSON.stringify(loadConfig({ file: join(repo, 'configs/quickstart.yaml'), sets: ['train.steps=3'] }))),

@@ -35,12 +35,13 @@ describe('the entry', () => {
       'UserError',
       'audit',
       'defineReward',
+      'defineTool',
       'evaluate',
       'loadConfig',
       'train',
     ]);
     expect(readFileSync(join(repo, 'index.js'), 'utf8')).toContain(
-      'export const { loadConfig, train, evaluate, audit, defineReward, UserError } = api;',
+      'export const { loadConfig, train, evaluate, audit, defineReward, defineTool, UserError } = api;',
     );
   });
 });
