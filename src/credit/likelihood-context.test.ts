@@ -55,6 +55,30 @@ describe('likelihood contexts', () => {
     expect(() => likelihoodContext(traj, tags, 'x', { masked: [2] })).toThrow(/masked delegation 2 does not exist/);
   });
 
+  it('a report the planner never read (stopped by a limit while its worker ran): masking it changes nothing', () => {
+    const stopped = makeTrajectory({
+      id: 'w',
+      workers: [
+        { subtask: 'a', answer: 'x' },
+        { subtask: 'b', answer: 'y' },
+      ],
+      finalAnswer: null,
+    });
+    // The engine shows no result once the planner is stopped: drop the second report and the last turn.
+    stopped.messages = stopped.messages.filter(
+      (m) => !(m.agent === 0 && (m.text === '<result>y</result>' || m.text === 'I am not sure.')),
+    );
+    const full = texts(likelihoodContext(stopped, tags, 'P', { masked: [] }).messages);
+    expect(texts(likelihoodContext(stopped, tags, 'P', { masked: [1] }).messages)).toEqual(full);
+    expect(full.at(-1)).toBe('<delegate>b</delegate>');
+    const at = (j: number): string[] =>
+      texts(likelihoodContext(stopped, tags, 'P', { masked: [], readThrough: j }).messages);
+    // Report 1 is read nowhere: before it and after every report are the same context, so its gain is 0.
+    expect(at(1)).toEqual(full);
+    expect(at(2)).toEqual(full);
+    expect(at(0)).toEqual(full.slice(0, 3));
+  });
+
   it('a planner that never answered is asked after its whole conversation; an invalid delegation is no report', () => {
     const open = makeTrajectory({ id: 'u', workers: [{ subtask: 's', answer: 'a' }], finalAnswer: null });
     expect(texts(likelihoodContext(open, tags, 'x', { masked: [] }).messages).at(-1)).toBe('I am not sure.');

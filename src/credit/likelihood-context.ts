@@ -73,25 +73,28 @@ export function likelihoodContext(
   point: LikelihoodPoint,
 ): LikelihoodContext {
   const entries = plannerEntries(traj);
-  const delegations = entries.filter((e) => e.delegation !== null).length;
+  // Executed delegations, whether or not their report was shown: a planner stopped by a limit while its
+  // workers ran never reads their reports, so masking one changes nothing and its gain is 0.
+  const delegations = executedDelegations(traj);
   for (const d of point.masked)
     if (!Number.isInteger(d) || d < 0 || d >= delegations)
       throw new Error(
-        `likelihood ${traj.id}: masked delegation ${d} does not exist (the trajectory has ${delegations} reports)`,
+        `likelihood ${traj.id}: masked delegation ${d} does not exist (the trajectory has ${delegations} delegations)`,
       );
-  let end = entries.length;
-  if (point.readThrough === undefined) {
-    const last = entries.findLastIndex((e) => e.message.chatRole === 'assistant');
-    if (last >= 0 && protocol.parse(entries[last]?.message.text ?? '').kind === 'answer') end = last;
-  } else {
+  const last = entries.findLastIndex((e) => e.message.chatRole === 'assistant');
+  const answerCut =
+    last >= 0 && protocol.parse(entries[last]?.message.text ?? '').kind === 'answer' ? last : entries.length;
+  let end = answerCut;
+  if (point.readThrough !== undefined) {
     const j = point.readThrough;
     if (!Number.isInteger(j) || j < 0 || j > delegations)
       throw new Error(`likelihood ${traj.id}: readThrough ${j} is outside [0, ${delegations}]`);
-    // j = delegations: after the last report; else just before report j is shown.
-    end =
-      j === delegations
-        ? entries.findLastIndex((e) => e.delegation !== null) + 1
-        : entries.findIndex((e) => e.delegation === j);
+    const shown = entries.filter((e) => e.delegation !== null).length;
+    // After every report (j = K): just after the last one when all were shown, else the answer turn.
+    const afterAll = shown === delegations ? entries.findLastIndex((e) => e.delegation !== null) + 1 : answerCut;
+    // Just before report j is shown; a report never shown is read nowhere: its cut is the next one's.
+    const next = entries.findIndex((e) => e.delegation !== null && e.delegation >= j);
+    end = j === delegations || next < 0 ? afterAll : next;
   }
   const masked = new Set(point.masked);
   const shownPlaceholder = protocol.formatResult(placeholder);
@@ -100,4 +103,13 @@ export function likelihoodContext(
     return { role: message.chatRole, content: message.text };
   });
   return { messages, opener: answerOpener(protocol) };
+}
+
+/** Executed delegations: the planner's valid delegate calls (rollout/replay.ts numbers them the same way). */
+function executedDelegations(traj: Trajectory): number {
+  let n = 0;
+  for (const m of traj.messages)
+    if (m.agent === 0 && m.chatRole === 'assistant')
+      for (const c of m.toolCalls) if (c.name === 'delegate' && c.valid) n += 1;
+  return n;
 }
