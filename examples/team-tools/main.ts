@@ -16,7 +16,7 @@ const pkg = 'node_modules/sharp-rl';
 // The quickstart's settings (the role prompts the shipped policy was trained with), shortened to
 // run in seconds, on questions.jsonl: the last 4 questions are held out for the accuracy
 // before and after RL, the first 6 are trained on.
-const config = loadConfig(join(pkg, 'configs/quickstart.yaml'), [
+const settings = [
   'run.name=team-tools',
   'run.dir=runs',
   `model.path=${join(pkg, 'models/sharp-tiny-sft')}`,
@@ -30,11 +30,14 @@ const config = loadConfig(join(pkg, 'configs/quickstart.yaml'), [
   'train.steps=2',
   'train.batchQuestions=2',
   'train.checkpointEvery=2',
-  // TOOLS: the place for the workers' own tools. When the library has user tools (`defineTool`,
-  // `rollout.tools`), a tool module of this example (./tool.ts) and a tiny MCP server of its own
-  // (./mcp-server.ts) join the built-ins here, e.g.
-  // 'rollout.tools=[search, calculate, {module: ./tool.ts}, {mcp: lookup, command: [npx, tsx, ./mcp-server.ts]}]'
-]);
+];
+const config = loadConfig(join(pkg, 'configs/quickstart.yaml'), settings);
+// The workers' tools beside the built-ins: a tool module of this example (tool.ts, `defineTool`) and
+// a tiny MCP server of its own (mcp-server.mjs, started on stdio). The shipped policy was trained
+// with the built-ins alone, so RL runs with those and the trained checkpoint is evaluated both ways.
+const tools =
+  'rollout.tools=[search, calculate, code, {module: tool.ts}, {mcp: calendar, command: node, args: [mcp-server.mjs]}]';
+const withTools = loadConfig(join(pkg, 'configs/quickstart.yaml'), [...settings, tools]);
 
 // The outcome reward: correct answers, plus a little for answers found in what the workers read.
 // TRL's reward_funcs=[correct, grounded], reward_weights=[1, 0.2].
@@ -65,17 +68,23 @@ console.log(
     `after RL ${pct(after?.accuracy)}`,
 );
 
-// The trained checkpoint on all ten questions: official metrics, predictions and a report on disk.
+// The trained checkpoint on all ten questions, with the built-in tools and with the example's own
+// added: official metrics, predictions and a report on disk for each.
 const checkpoint = join(trained.runDir, 'checkpoints', `step-${String(trained.step).padStart(8, '0')}`);
-const evaluated = await evaluate({
-  config,
-  bench: 'jsonl',
-  data: 'questions.jsonl',
-  model: checkpoint,
-  out: join(trained.runDir, 'eval'),
-});
-const metrics = evaluated.report.metrics;
-console.log(
-  `eval of ${checkpoint} on ${evaluated.episodes} questions: em ${pct(metrics.em)}, f1 ${pct(metrics.f1)}, ` +
-    `cover_em ${pct(metrics.cover_em)} -> ${evaluated.files.report}`,
-);
+for (const [label, cfg, out] of [
+  ['built-in tools', config, 'eval'],
+  ['+ years_between, calendar MCP', withTools, 'eval-tools'],
+] as const) {
+  const evaluated = await evaluate({
+    config: cfg,
+    bench: 'jsonl',
+    data: 'questions.jsonl',
+    model: checkpoint,
+    out: join(trained.runDir, out),
+  });
+  const metrics = evaluated.report.metrics;
+  console.log(
+    `eval on ${evaluated.episodes} questions (${label}): em ${pct(metrics.em)}, f1 ${pct(metrics.f1)}, ` +
+      `cover_em ${pct(metrics.cover_em)} -> ${evaluated.files.report}`,
+  );
+}
