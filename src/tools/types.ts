@@ -13,7 +13,4 @@ export interface ToolOutcome {
   retrievedIds?: string[];
 }
 
-/** The built-in worker tools; user tools (rollout.tools, tools/user/) have names of their own. */
-export type ToolName = 'search' | 'calculate' | 'code';
-
 export type Tool = (args: string) => Promise<ToolOutcome>;

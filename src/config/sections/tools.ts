@@ -67,7 +67,7 @@ const mcpServer = z.strictObject({
   startTimeoutMs: startTimeout,
 });
 
-export const toolEntry = z.union([z.enum(['search', 'calculate', 'code']), moduleTool, mcpServer]);
+const toolEntry = z.union([z.enum(['search', 'calculate', 'code']), moduleTool, mcpServer]);
 
 export const toolsSection = z
   .array(toolEntry)

@@ -60,7 +60,10 @@ export const TOOL_SPECS: Readonly<Record<ActionName, ToolSpec>> = {
 
 export const ACTION_NAMES: readonly ActionName[] = ['delegate', 'search', 'calculate', 'code', 'answer'];
 
-/** Tools each role may call (the planner only delegates). `answer` is always allowed. */
+/**
+ * Tools each role may call (the planner only delegates). `answer` is always allowed. The workers' are
+ * the default of rollout.tools; a tool list replaces them (tool-catalog.ts).
+ */
 export const ROLE_TOOLS: Readonly<Record<Role, readonly Exclude<ActionName, 'answer'>[]>> = {
   planner: ['delegate'],
   worker: ['search', 'calculate', 'code'],
@@ -81,15 +84,11 @@ export const ROOT_TOOLS: Readonly<Record<AgentsMode, readonly Exclude<ActionName
 };
 
 /** Specs shown for a tool set: the tools, then `answer`. */
-export function toolSpecs(tools: readonly Exclude<ActionName, 'answer'>[]): ToolSpec[] {
+function toolSpecs(tools: readonly Exclude<ActionName, 'answer'>[]): ToolSpec[] {
   return [...tools.map((n) => TOOL_SPECS[n]), TOOL_SPECS.answer];
 }
 
 /** Specs shown to a role: its tools, then `answer`. */
 export function roleSpecs(role: Role): ToolSpec[] {
   return toolSpecs(ROLE_TOOLS[role]);
-}
-
-export function isActionName(name: string): name is ActionName {
-  return (ACTION_NAMES as readonly string[]).includes(name);
 }

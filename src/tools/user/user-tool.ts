@@ -19,7 +19,7 @@ export interface UserTool {
 }
 
 /** A tool name: a plain word, a tag in the tags protocol and a function name in json. */
-export const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,40}$/;
+const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,40}$/;
 
 /**
  * The checked description of a tool as its server or module gave it (bad ones stop the command in

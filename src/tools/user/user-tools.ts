@@ -18,7 +18,7 @@ export interface UserToolSet {
 }
 
 /** The built-ins: what a config without a tool list gives the workers. */
-export const BUILTIN_TOOLS = ['search', 'calculate', 'code'] as const;
+const BUILTIN_TOOLS = ['search', 'calculate', 'code'] as const;
 
 /** Names no user tool may take: the built-ins (listed or not, the parsers know them) and the engine's actions. */
 const RESERVED = new Set<string>([...BUILTIN_TOOLS, 'delegate', 'answer']);
