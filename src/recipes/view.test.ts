@@ -113,6 +113,11 @@ describe('sharp view (CLI)', () => {
           `with --credit to view its trajectories and credit`,
       ],
       [['view', join(dir, 'run'), '--port', '70000'], 'sharp: sharp view: --port 70000 is not a port number (0-65535)'],
+      [
+        ['view', join(dir, 'run'), '--port', '6000'],
+        "sharp: sharp view: --port 6000 is a port that fetch clients refuse to connect to (the Fetch standard's " +
+          '"bad ports"); choose another',
+      ],
       [['view', join(dir, 'run'), '--port', 'x'], "sharp: --port expects an integer, got 'x'"],
       [
         ['view', join(dir, 'run'), '--export', dir],

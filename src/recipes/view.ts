@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { listStepRecordsAsync, parseStepRecord, type StepRecord } from '../credit/record.ts';
 import { UserError } from '../errors.ts';
+import { listenPortProblem } from '../tools/retrieval/ports.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { claimOutFile, recordOutFile } from '../fs/output-guard.ts';
 import { MAX_TEXT_BYTES, readRegularFileAsync } from '../fs/read-file.ts';
@@ -329,8 +330,9 @@ export async function run(opts: ViewFlags): Promise<void> {
     throw new UserError(`sharp view: ${(err as Error).message}`);
   }
   const { port } = opts;
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UserError(`sharp view: --port ${port} is not a port number (0-65535)`);
+  // A browser refuses the Fetch standard's bad ports as Node's fetch does: the page would never load.
+  const portProblem = listenPortProblem(port);
+  if (portProblem !== null) throw new UserError(`sharp view: --port ${portProblem}`);
   if (opts.export !== undefined) {
     if (existsSync(opts.export) && statSync(opts.export).isDirectory())
       throw new UserError(`sharp view --export: ${opts.export} is a folder (give a file name, e.g. run.html)`);
