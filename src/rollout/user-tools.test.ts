@@ -95,6 +95,21 @@ describe('a defineTool module with two arguments', () => {
   });
 });
 
+describe('a job config', () => {
+  it('a config that crossed the wire (a distributed job) starts the same tools in a fresh process state', async () => {
+    await closeUserTools();
+    const cfg = JSON.parse(
+      JSON.stringify(rolloutConfig({ protocol: 'tags', tools: ['search', LOOKUP] })),
+    ) as ReturnType<typeof rolloutConfig>;
+    const { trajectories } = await runTrajectories(
+      new ScriptedPolicy(script('tags', 'lookup', { city: 'Oslo', year: 1990 })),
+      [{ id: 't0', episode: handEpisode(), sample: 0 }],
+      { cfg },
+    );
+    expect(trajectories[0]!.finalAnswer).toBe('Oslo had 458364 inhabitants in 1990.');
+  });
+});
+
 describe('misbehaving MCP servers: the call is invalid, the wait bounded, the rollout goes on', () => {
   const server = (tool: string) => ({
     mcp: `fx-${tool}`,
