@@ -15,7 +15,7 @@ import { StepBatcher, type BatchStats } from './batcher.ts';
 import { FRESH_PLAN, type Forcing, type TrajectoryPlan } from './plan.ts';
 import type { Policy, PolicyRequest, PolicyResponse, RequestMeta } from './policy.ts';
 import { getProtocol, type Protocol } from './protocol/index.ts';
-import { catalog, catalogSpecs } from './protocol/tool-catalog.ts';
+import { catalogOf, catalogSpecs } from './protocol/tool-catalog.ts';
 import { ROLE_TOOLS, ROOT_TOOLS, type AgentsMode } from './protocol/tool-specs.ts';
 import { TrajectoryBuilder } from './record.ts';
 import type { AgentRecord, EndReason, Message, Role, ToolCall, Trajectory } from './types.ts';
@@ -78,8 +78,7 @@ export async function runTrajectories(
   opts: EngineOptions,
 ): Promise<RunResult> {
   // The user tools of rollout.tools: started by the command already, or here (a `sharp worker`'s first job).
-  const userTools = await startUserTools(opts.cfg.tools);
-  const tools = catalog(userTools.tools, userTools.workerTools);
+  const tools = catalogOf(await startUserTools(opts.cfg.tools));
   const protocol = getProtocol(opts.cfg.protocol, tools);
   const mode = opts.agents ?? 'multi';
   const roleTools: Record<Role, readonly string[]> = { planner: ROLE_TOOLS.planner, worker: tools.workerTools };

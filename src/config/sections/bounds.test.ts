@@ -72,7 +72,15 @@ describe('every count of the config is bounded', () => {
 
   it('every millisecond key is at most 2^31 - 1, every seconds key at most (2^31 - 1) / 1000', () => {
     const ms = keys.filter((k) => /Ms$/.test(k.path));
-    expect(ms.map((k) => k.path).sort()).toEqual(['rollout.code.timeoutMs', 'rollout.search.timeoutMs']);
+    // rollout.tools' timers twice: a module entry's and an MCP server entry's.
+    expect(ms.map((k) => k.path).sort()).toEqual([
+      'rollout.code.timeoutMs',
+      'rollout.search.timeoutMs',
+      'rollout.tools.[].startTimeoutMs',
+      'rollout.tools.[].startTimeoutMs',
+      'rollout.tools.[].timeoutMs',
+      'rollout.tools.[].timeoutMs',
+    ]);
     for (const k of ms) expect(k.maximum, k.path).toBe(MAX_TIMER_MS);
     const s = keys.filter((k) => /S$/.test(k.path));
     expect(s.map((k) => k.path)).toEqual(['rollout.distributed.jobTimeoutS']);

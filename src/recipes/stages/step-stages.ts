@@ -8,6 +8,7 @@ import { Rng } from '../../random/rng.ts';
 import { rollout, type EngineOptions } from '../../rollout/engine.ts';
 import { LmPolicy, samplingAt } from '../../rollout/lm-policy.ts';
 import { getProtocol } from '../../rollout/protocol/index.ts';
+import { configCatalog } from '../../rollout/protocol/tool-catalog.ts';
 import type { Tokenizer } from '../../tokenizer/tokenizer.ts';
 import type { StepRun, StepSeeds, StepStages } from '../../train/grpo/types.ts';
 
@@ -71,7 +72,7 @@ export function inProcessStages(setup: InProcessSetup): StepStages {
       assignOptions: judgeOptions(
         c,
         judgePolicy,
-        getProtocol(r.protocol),
+        getProtocol(r.protocol, configCatalog(r)),
         r.maxNewTokens,
         c.judge === 'llm' ? lmCandidateScorer(model, setup.tokenizer, r.maxContext) : undefined,
       ),

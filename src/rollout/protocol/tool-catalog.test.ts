@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { argumentsCheck, asObjectSchema, type ObjectSchema } from '../../tools/user/schema.ts';
 import { getProtocol } from './index.ts';
-import { catalog, catalogSpecs, type UserToolSpec } from './tool-catalog.ts';
+import { catalog, catalogOf, catalogSpecs, configCatalog, DEFAULT_CATALOG, type UserToolSpec } from './tool-catalog.ts';
 
 /** User tools in both protocols: rendered from their schemas, their calls checked against them. */
 function userTool(name: string, description: string, parameters: unknown): UserToolSpec {
@@ -122,6 +122,11 @@ describe('json protocol with user tools', () => {
 });
 
 describe('catalog', () => {
+  it('a config without user tools has the default catalog (the built-ins as trained)', () => {
+    expect(configCatalog({})).toBe(DEFAULT_CATALOG);
+    expect(catalogOf({ tools: [], workerTools: ['search', 'calculate', 'code'] })).toBe(DEFAULT_CATALOG);
+    expect(catalogOf({ tools: [], workerTools: ['search'] }).workerTools).toEqual(['search']);
+  });
   it('refuses a worker tool it does not know', () => {
     expect(() => catalog([], ['search', 'browse'])).toThrow("tool catalog: no tool named 'browse'");
   });

@@ -1,5 +1,7 @@
+import type { ToolEntry } from '../../config/sections/tools.ts';
 import type { ArgumentsCheck, ObjectSchema } from '../../tools/user/schema.ts';
 import { singleStringParam } from '../../tools/user/schema.ts';
+import { startedUserTools, type UserToolSet } from '../../tools/user/user-tools.ts';
 import { ACTION_NAMES, ROLE_TOOLS, TOOL_SPECS, type ToolSpec } from './tool-specs.ts';
 
 /**
@@ -53,6 +55,22 @@ export function catalog(user: readonly UserToolSpec[], workerTools: readonly str
     spec: (name) => specs.get(name),
     check: (name) => checks.get(name),
   };
+}
+
+/** The catalog of a started tool set (tools/user/user-tools.ts). */
+export function catalogOf(set: UserToolSet): ToolCatalog {
+  return set.tools.length === 0 && set.workerTools.join() === ROLE_TOOLS.worker.join()
+    ? DEFAULT_CATALOG
+    : catalog(set.tools, set.workerTools);
+}
+
+/**
+ * The catalog of a rollout config whose user tools are started (the command started them): what
+ * reads or writes the messages of its trajectories outside the engine (the judge's resamples) knows
+ * the same tools.
+ */
+export function configCatalog(rollout: { tools?: readonly ToolEntry[] | undefined }): ToolCatalog {
+  return catalogOf(startedUserTools(rollout.tools));
 }
 
 /** Specs shown for a tool set: the tools, then `answer`. */
