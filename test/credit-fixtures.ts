@@ -135,13 +135,15 @@ export async function creditAndRecord(
   runner: ReplayRunner,
   cfg: CreditConfig,
   opts: AssignOptions = {},
-  outcome: OutcomeFn = outcomeFunction(cfg),
+  outcome?: OutcomeFn,
 ): Promise<{ res: AssignedGroup; record: GroupRecord }> {
   const plan = planReplays(group, episode, cfg);
   const replayed = plan.items.length > 0 ? await runner(plan.items) : [];
-  const { tables } = evaluateReplays(plan, replayed, outcome);
+  const { tables } = evaluateReplays(plan, replayed, outcome ?? outcomeFunction(cfg));
   const res = await assignCredit(plan, tables, cfg, opts);
-  return { res, record: groupRecord(episode, res.credited, new ReplayAnswers(plan, replayed), cfg, res.pairs) };
+  // The record scores replays as credit did: by the user's outcome when one is given.
+  const answers = new ReplayAnswers(plan, replayed, outcome);
+  return { res, record: groupRecord(episode, res.credited, answers, cfg, res.pairs) };
 }
 
 /** Hand-made credit attached to trajectories (advantage and loop tests): agents' credits by trajectory id and agent. */

@@ -6,6 +6,7 @@ import { creditSection } from '../config/sections/credit.ts';
 import type { Episode } from '../data/episode.ts';
 import { getProtocol } from '../rollout/protocol/index.ts';
 import { createJudge } from './judges/index.ts';
+import { combinedOutcome, defineReward, namedRewards } from './user-reward.ts';
 import { creditAndRecord, gameRunner, makeTrajectory } from '../../test/credit-fixtures.ts';
 import {
   GZIP_ABOVE,
@@ -59,6 +60,32 @@ describe('trajectory records for sharp view', () => {
       toolCalls: [{ name: 'delegate', valid: true, workerAgent: 1 }],
     });
     expect(Object.keys(t.messages[2])).not.toContain('tokenIds');
+  });
+
+  it("under a user reward, each replay shows the reward v(S) averages, not the answer's accuracy", async () => {
+    const cfg = creditSection.parse({ method: 'loo', replays: 1 });
+    // 1 for 'yes', minus 0.5 for every delegation whose report the planner read (none is masked here).
+    const reward = defineReward(({ answer, trajectory }) => {
+      const read = trajectory.messages.flatMap((m) => m.toolCalls).filter((c) => c.name === 'delegate' && !c.masked);
+      return (answer === 'yes' ? 1 : 0) - 0.5 * read.length;
+    }, 'yesShort');
+    const outcome = combinedOutcome(namedRewards([reward]));
+    const { record: g } = await creditAndRecord([a], episode, gameRunner(game), cfg, {}, outcome);
+    const t = g.trajectories[0];
+    // gameRunner keeps the recorded messages, so both reports count: 'no' -> -1, 'yes' -> 0.
+    expect(t.success).toBe(-1);
+    expect(t.coalitions.map((c) => [c.coalition, c.value, c.answers])).toEqual([
+      [3, -1, [{ answer: 'no', success: -1 }]],
+      [2, -1, [{ answer: 'no', success: -1 }]],
+      [1, 0, [{ answer: 'yes', success: 0 }]],
+    ]);
+    // Without workers nothing is replayed: the recorded answer shows its reward (0.25), not its accuracy (1).
+    const alone = makeTrajectory({ id: 'b', workers: [], finalAnswer: 'yes' });
+    const quarter = combinedOutcome(namedRewards([() => 0.25]));
+    const solo = (await creditAndRecord([alone], episode, gameRunner(game), cfg, {}, quarter)).record.trajectories[0];
+    expect(solo.coalitions).toEqual([
+      { coalition: 0, members: [], masked: [], value: 0.25, answers: [{ answer: 'yes', success: 0.25 }] },
+    ]);
   });
 
   it('shapley with two replays per coalition: every replay answer is kept', async () => {

@@ -12,6 +12,7 @@ import type { CreditedTrajectory } from './credited.ts';
 import type { PreferencePair } from './first-error.ts';
 import type { GroupPlan } from './plan.ts';
 import type { AgentCredit } from './reward.ts';
+import type { OutcomeFn } from './outcome.ts';
 import { successFunction } from './success.ts';
 
 /**
@@ -130,19 +131,34 @@ const replayKey = (trajId: string, masked: readonly number[]): string =>
  */
 export class ReplayAnswers {
   private readonly answers = new Map<string, (string | null)[]>();
+  private readonly scores = new Map<string, number[]>();
+  /** Whether a user reward scored the replays (and the recorded trajectory's value is that reward). */
+  readonly scored: boolean;
 
-  constructor(plan: GroupPlan, replayed: readonly Trajectory[]) {
+  /**
+   * `outcome`: the user's reward (outcome.ts), which scores a replay whole, so each replay's value
+   * is kept here while its trajectory is at hand; without it the viewer scores answers by credit.success.
+   */
+  constructor(plan: GroupPlan, replayed: readonly Trajectory[], outcome?: OutcomeFn) {
+    this.scored = outcome !== undefined;
     plan.items.forEach((it, i) => {
       if (it.substitutes?.some((s) => s.subtask !== undefined)) return;
       const key = replayKey(it.traj.id, it.masked);
       const list = this.answers.get(key) ?? [];
       list.push(replayed[i]?.finalAnswer ?? null);
       this.answers.set(key, list);
+      const r = replayed[i];
+      if (outcome && r) this.scores.set(key, [...(this.scores.get(key) ?? []), outcome(r, plan.episode)]);
     });
   }
 
   answersOf(trajId: string, masked: readonly number[]): (string | null)[] {
     return this.answers.get(replayKey(trajId, masked)) ?? [];
+  }
+
+  /** The outcome reward of each replay of answersOf, when a user reward scored them. */
+  scoresOf(trajId: string, masked: readonly number[]): number[] | undefined {
+    return this.scores.get(replayKey(trajId, masked));
   }
 }
 
@@ -185,7 +201,12 @@ export function groupRecord(
           const masked = maskedDelegations(s, tc.k);
           // v(N) is replayed like every coalition; only a trajectory that replayed nothing shows its recorded answer.
           const replayed = replays.answersOf(traj.id, masked);
-          const answers = s === full && replayed.length === 0 ? [score(traj.finalAnswer)] : replayed.map(score);
+          // Under a user reward a replay's value is its reward (scoresOf), the number v(S) averages.
+          const scores = replays.scoresOf(traj.id, masked);
+          const answers =
+            s === full && replayed.length === 0
+              ? [replays.scored ? { answer: traj.finalAnswer, success: tc.success } : score(traj.finalAnswer)]
+              : replayed.map((a, r) => (scores ? { answer: a, success: scores[r] as number } : score(a)));
           return {
             coalition: s,
             members: Array.from({ length: tc.k }, (_, m) => m).filter((m) => hasWorker(s, m)),

@@ -179,10 +179,15 @@ export async function runGrpo(o: GrpoRunOptions): Promise<GrpoRunResult> {
       const assign = o.outcome ? { ...run.assignOptions, outcome: o.outcome } : run.assignOptions;
       const credited = await assignStep(plans, replayed, scored, o.credit, assign);
       const tc = performance.now();
-      const collected = stepReport(o.credit, rolled, plans, replayed, credited, {
-        generateS: (t1 - t0) / 1000,
-        creditS: (tc - t1) / 1000,
-      });
+      const collected = stepReport(
+        o.credit,
+        rolled,
+        plans,
+        replayed,
+        credited,
+        { generateS: (t1 - t0) / 1000, creditS: (tc - t1) / 1000 },
+        o.outcome,
+      );
       const batch = buildRlBatch(collected.groups, o.enc, cfg.advEps, o.maxTokens, cfg.scaleRewards);
       const pairs = cfg.dpoWeight > 0 ? collected.pairs.map((p) => pairSequences(p, o.enc)) : [];
       const lr = learningRateAt(state.step, settings);

@@ -13,6 +13,7 @@ import {
   type StepRecord,
 } from '../../credit/record.ts';
 import type { StepCredit } from '../../credit/assign.ts';
+import type { OutcomeFn } from '../../credit/outcome.ts';
 import type { Trajectory } from '../../rollout/types.ts';
 import type { RolledOut } from './types.ts';
 
@@ -38,6 +39,7 @@ export function stepReport(
   replayed: readonly (readonly Trajectory[])[],
   c: StepCredit,
   seconds: { generateS: number; creditS: number },
+  outcome?: OutcomeFn,
 ): StepOutput {
   const credited = c.groups.flatMap((g) => g.trajectories);
   const trajectories = credited.map((ct) => ct.trajectory);
@@ -64,7 +66,13 @@ export function stepReport(
   let record: StepRecord | undefined;
   if (credit.recordGroups > 0) {
     const recorded = plans.map((plan, q) =>
-      groupRecord(plan.episode, c.groups[q].trajectories, new ReplayAnswers(plan, replayed[q]), credit, c.pairs),
+      groupRecord(
+        plan.episode,
+        c.groups[q].trajectories,
+        new ReplayAnswers(plan, replayed[q], outcome),
+        credit,
+        c.pairs,
+      ),
     );
     record = {
       version: RECORD_VERSION,
