@@ -26,7 +26,7 @@ import { expertPolicy } from '../rollout/scripted/expert.ts';
 import type { BackendChoice, EvalFlags } from './commands.ts';
 import { configFrom, startTools, withRun } from './stages/run-setup.ts';
 import { evalRetrieval } from './stages/eval-retrieval.ts';
-import { checkEvalCredit } from './stages/preflight.ts';
+import { checkEvalCredit, checkExpertData } from './stages/preflight.ts';
 import { UserError } from '../errors.ts';
 
 /**
@@ -145,8 +145,12 @@ export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResu
   const policyName = opts.policy ?? 'lm';
   const model = policyName === 'lm' ? resolveModelDir(opts.model, cfg, repoRoot) : { dir: 'scripted-expert' };
   if (model.note) process.stderr.write(`sharp eval: ${model.note}\n`);
-  // Credit the data cannot give is refused before the output folder is claimed.
+  // Credit the data cannot give, and an expert without decompositions to follow, are refused before the output
+  // folder is claimed.
+  if (opts.credit === true && (cfg.credit.method === 'broadcast' || cfg.credit.method === 'matpo'))
+    throw new UserError(`--credit needs credit.method loo or shapley (it is ${cfg.credit.method})`);
   if (opts.credit === true) checkEvalCredit(cfg, { bench, data, limit, repoRoot });
+  if (policyName === 'expert') checkExpertData({ bench, data, limit, repoRoot });
   // The user tools start before the output folder is claimed: one that cannot start leaves none.
   await startTools(cfg);
   const out = evalOutDir(
@@ -170,15 +174,6 @@ export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResu
   };
   checkSetup(out, setup);
 
-  const pending = session.pending();
-  if (policyName === 'expert') {
-    const bad = pending.find(({ episode }) => !episode.decomposition || episode.decomposition.length === 0);
-    if (bad)
-      throw new UserError(
-        `eval --policy expert: episode ${bad.episode.id} of ${bench} has no gold decomposition (the scripted ` +
-          `expert follows one; use --policy lm)`,
-      );
-  }
   const credit:
     | {
         cfg: typeof cfg.credit;
@@ -191,8 +186,6 @@ export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResu
     opts.credit === true
       ? { cfg: cfg.credit, log: CreditLog.open(join(out, 'credit.log.jsonl')), recordDir: out }
       : undefined;
-  if (credit && (cfg.credit.method === 'broadcast' || cfg.credit.method === 'matpo'))
-    throw new UserError(`--credit needs credit.method loo or shapley (it is ${cfg.credit.method})`);
   // A resumed --credit run also needs credit for episodes predicted earlier without it: those are reported as missing.
   // Benchmarks with a gold decomposition (MuSiQue, the synthetic world) also get the per-stage breakdown.
   const decomposed = session.episodes.some((e) => (e.decomposition?.length ?? 0) > 0);
@@ -203,6 +196,7 @@ export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResu
       }
     : undefined;
   let stats: EvalLoopStats = { ran: 0, steps: 0, requests: 0, maxBatch: 0, seconds: 0 };
+  const pending = session.pending();
   if (pending.length > 0) {
     stats = await withRun({ cfg, backendFlag: opts.backend, tensors: policyName === 'lm' }, async () => {
       let policy: Policy = expertPolicy();

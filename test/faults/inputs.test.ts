@@ -361,5 +361,29 @@ describe('refusals that need more than the config come before the run or output 
       evalOut,
     );
     expect(existsSync(evalOut)).toBe(false);
+    // --credit with a method that values no coalition, and the expert on data it cannot follow: refused first too.
+    const broadcastOut = join(root, 'eval-broadcast');
+    await refusedEarly(
+      [
+        'eval',
+        '--credit',
+        '--set',
+        'credit.method=broadcast',
+        '--model',
+        join(REPO, 'models/tiny-random'),
+        '--out',
+        broadcastOut,
+      ],
+      /^sharp: --credit needs credit\.method loo or shapley \(it is broadcast\)$/,
+      broadcastOut,
+    );
+    expect(existsSync(broadcastOut)).toBe(false);
+    const expertOut = join(root, 'eval-expert');
+    await refusedEarly(
+      ['eval', '--bench', 'musique', '--data', bare, '--policy', 'expert', '--out', expertOut],
+      /^sharp: eval --policy expert: episode \S+ of musique has no gold decomposition/,
+      expertOut,
+    );
+    expect(existsSync(expertOut)).toBe(false);
   }, 300_000);
 });

@@ -9,6 +9,7 @@ import {
   checkBf16Base,
   checkDecompositions,
   checkEvalCredit,
+  checkExpertData,
   checkTrainDecompositions,
   goldCreditUse,
 } from './preflight.ts';
@@ -119,6 +120,15 @@ describe('checkDecompositions', () => {
     expect(() => checkEvalCredit(loadConfig(), { ...o, bench: 'hotpotqa' })).not.toThrow();
     // A file the session cannot read is the session's to report.
     expect(() => checkEvalCredit(repair, { ...o, bench: 'musique', data: '/nonexistent' })).not.toThrow();
+  });
+
+  it('refuses the scripted expert on data without decompositions, before the output folder', () => {
+    const o = { bench: 'musique', data: withoutDecomposition(1), limit: 0, repoRoot: repo };
+    expect(() => checkExpertData(o)).toThrow(
+      /^eval --policy expert: episode \S+ of musique has no gold decomposition \(the scripted expert follows one; use --policy lm\)$/,
+    );
+    expect(() => checkExpertData({ ...o, limit: 1 })).not.toThrow();
+    expect(() => checkExpertData({ ...o, data: MUSIQUE })).not.toThrow();
   });
 });
 

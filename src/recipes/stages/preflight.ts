@@ -108,3 +108,24 @@ export function checkEvalCredit(
   }
   checkDecompositions(episodes, cfg.credit, file, 'eval --credit');
 }
+
+/**
+ * `sharp eval --policy expert`: the scripted expert follows each episode's gold decomposition, so an
+ * episode without one is refused before the output folder is claimed. A file that cannot be read is
+ * left to the session, which names the problem.
+ */
+export function checkExpertData(o: { bench: string; data: string | undefined; limit: number; repoRoot: string }): void {
+  const bench = getBenchmark(o.bench);
+  let episodes: Episode[];
+  try {
+    episodes = readLimited(bench, benchmarkFile(bench, o.data, o.repoRoot), o.limit);
+  } catch {
+    return;
+  }
+  const bad = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
+  if (bad)
+    throw new UserError(
+      `eval --policy expert: episode ${bad.id} of ${o.bench} has no gold decomposition (the scripted expert ` +
+        'follows one; use --policy lm)',
+    );
+}
