@@ -40,6 +40,22 @@ describe('an MCP server over stdio', () => {
   });
 });
 
+describe('a stdio server that exits', () => {
+  it('fails the call that broke it, and is started again by the next call', async () => {
+    const s = await startMcpServer(entry({ mcp: 'fx', ...stdio(), allow: ['crash', 'weather'], timeoutMs: 20_000 }));
+    open.push(s);
+    const [crash, weather] = s.tools;
+    expect(await crash!.run('{}')).toMatchObject({ ok: false, output: expect.stringMatching(/^crash error: /) });
+    expect(await weather!.run('Oslo')).toEqual({ ok: true, output: 'Sunny in Oslo (key unset)' });
+    // Closed with the command: calls after that are errors, and nothing starts again.
+    await s.close();
+    expect(await weather!.run('Oslo')).toEqual({
+      ok: false,
+      output: 'weather error: mcp server fx is not available (the run ended)',
+    });
+  });
+});
+
 describe('an MCP server over streamable HTTP (loopback)', () => {
   it('sends the headers, ${ENV} expanded, and answers calls', async () => {
     const http = await serveHttp(['authorization', 'Bearer s3cret-token']);

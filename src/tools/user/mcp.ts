@@ -71,26 +71,86 @@ function resultText(content: readonly { type: string; text?: unknown }[]): strin
   return out;
 }
 
+/**
+ * The client session with one server. A stdio server that exits (or crashes) is spawned again by the
+ * next call, within that call's timeout, so one bad call does not take a tool away for the rest of
+ * a training run; calls that find it down while it restarts wait for the same restart.
+ */
+class Connection {
+  private client: Client | undefined;
+  private hold: (on: boolean) => void = () => undefined;
+  private live = false;
+  private ended = false;
+  private restarting: Promise<void> | undefined;
+
+  constructor(
+    private readonly entry: McpServerEntry,
+    readonly origin: string,
+    readonly secrets: Secrets,
+  ) {}
+
+  /** Connects (initialize) within `ms`; a failure closes what it opened and throws. */
+  async open(ms: number): Promise<Client> {
+    const transport = transportFor(this.entry, this.secrets);
+    const client = new Client({ name: 'sharp-rl', version: '0.1.0' }, { capabilities: {} });
+    // Transport errors come back through the calls they break; none may become an unhandled error.
+    client.onerror = () => undefined;
+    client.onclose = () => {
+      if (this.client === client) this.live = false;
+    };
+    try {
+      await within(
+        client.connect(transport, { timeout: ms }),
+        ms,
+        () => new Error(`no answer to initialize within ${ms} ms`),
+      );
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw err;
+    }
+    this.client = client;
+    this.hold = keepAlive(transport);
+    this.live = true;
+    return client;
+  }
+
+  /** The live session, restarted within `ms` when the server went away; null once the run ended. */
+  async session(ms: number): Promise<Client | null> {
+    if (this.ended) return null;
+    if (this.live && this.client) return this.client;
+    this.restarting ??= this.open(ms)
+      .then(() => undefined)
+      .finally(() => {
+        this.restarting = undefined;
+      });
+    await this.restarting;
+    return this.client ?? null;
+  }
+
+  /** Keeps the process up while a call waits (keepAlive). */
+  holding(on: boolean): void {
+    this.hold(on);
+  }
+
+  async close(): Promise<void> {
+    this.ended = true;
+    this.live = false;
+    await this.client?.close().catch(() => undefined);
+  }
+}
+
 export async function startMcpServer(
   entry: McpServerEntry,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<StartedTools> {
   const origin = `mcp server ${entry.mcp}`;
-  const secrets = new Secrets(env, origin);
-  const transport = transportFor(entry, secrets);
-  const client = new Client({ name: 'sharp-rl', version: '0.1.0' }, { capabilities: {} });
-  let down: string | null = null;
-  // Transport errors come back through the calls they break; none may become an unhandled error.
-  client.onerror = () => undefined;
-  client.onclose = () => {
-    down ??= 'the server closed the connection';
-  };
+  const conn = new Connection(entry, origin, new Secrets(env, origin));
   const timeout = entry.startTimeoutMs;
   const listed: { name: string; description?: string; inputSchema: unknown }[] = [];
   try {
     await within(
       (async () => {
-        await client.connect(transport, { timeout });
+        const client = await conn.open(timeout);
         let cursor: string | undefined;
         for (let page = 0; page < MAX_LIST_PAGES; page++) {
           const r = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
@@ -103,15 +163,14 @@ export async function startMcpServer(
       () => new Error(`no answer to initialize and tools/list within ${timeout} ms (startTimeoutMs)`),
     );
   } catch (err) {
-    await client.close().catch(() => undefined);
+    await conn.close();
     if (err instanceof UserError) throw err;
-    throw new UserError(`rollout.tools: ${origin} did not start: ${secrets.scrub(firstLine(err))}`);
+    throw new UserError(`rollout.tools: ${origin} did not start: ${conn.secrets.scrub(firstLine(err))}`);
   }
-  const hold = keepAlive(transport);
   const offered = new Map(listed.map((t) => [t.name, t]));
   for (const name of entry.allow ?? [])
     if (!offered.has(name)) {
-      await client.close().catch(() => undefined);
+      await conn.close();
       throw new UserError(
         `rollout.tools: ${origin} has no tool '${name}' (allow); it offers: ` +
           `${[...offered.keys()].join(', ') || 'none'}`,
@@ -120,33 +179,20 @@ export async function startMcpServer(
   const chosen = entry.allow ? entry.allow.map((n) => offered.get(n) as (typeof listed)[number]) : listed;
   let tools: UserTool[];
   try {
-    tools = chosen.map((t) => userTool(t, { entry, origin, client, secrets, hold, down: () => down }));
+    tools = chosen.map((t) => userTool(t, entry, conn));
   } catch (err) {
-    await client.close().catch(() => undefined);
+    await conn.close();
     throw err;
   }
-  return {
-    tools,
-    close: async () => {
-      down = 'the run ended';
-      await client.close().catch(() => undefined);
-    },
-  };
-}
-
-interface Server {
-  entry: McpServerEntry;
-  origin: string;
-  client: Client;
-  secrets: Secrets;
-  hold: (on: boolean) => void;
-  down: () => string | null;
+  return { tools, close: () => conn.close() };
 }
 
 function userTool(
   listed: { name: string; description?: string; inputSchema: unknown },
-  { entry, origin, client, secrets, hold, down }: Server,
+  entry: McpServerEntry,
+  conn: Connection,
 ): UserTool {
+  const { origin, secrets } = conn;
   const tool = describedTool(
     { name: listed.name, description: listed.description ?? '', parameters: listed.inputSchema },
     origin,
@@ -154,12 +200,17 @@ function userTool(
   const param = singleStringParam(tool.schema)?.name ?? null;
   const fail = (why: string): ToolOutcome => ({ ok: false, output: `${tool.name} error: ${secrets.scrub(why)}` });
   const run = async (text: string): Promise<ToolOutcome> => {
-    const gone = down();
-    if (gone !== null) return fail(`${origin} is not available (${gone})`);
     const args = argumentsOf(param, text);
     if (!args) return fail('arguments are not a JSON object');
     const ms = entry.timeoutMs;
-    hold(true);
+    let client: Client | null;
+    try {
+      client = await conn.session(ms);
+    } catch (err) {
+      return fail(`${origin} is down and did not start again: ${firstLine(err)}`);
+    }
+    if (!client) return fail(`${origin} is not available (the run ended)`);
+    conn.holding(true);
     try {
       const r = await within(
         client.callTool({ name: tool.name, arguments: args }, undefined, { timeout: ms, maxTotalTimeout: ms }),
@@ -174,7 +225,7 @@ function userTool(
       const msg = firstLine(err);
       return fail(/timed out|no answer within/i.test(msg) ? `no answer within ${ms} ms (timeoutMs)` : msg);
     } finally {
-      hold(false);
+      conn.holding(false);
     }
   };
   return { ...tool, run, origin };
