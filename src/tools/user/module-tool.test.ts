@@ -99,6 +99,14 @@ describe('bad tool modules are one line before anything runs', () => {
       expect((err as Error).message).toBe(message);
     });
 
+  it('a module that never finishes loading, within startTimeoutMs (its process is stopped)', async () => {
+    const t0 = performance.now();
+    await expect(startModuleTool(entry('test/fixtures/user-tools/hang.ts', { startTimeoutMs: 3000 }))).rejects.toThrow(
+      'rollout.tools: module test/fixtures/user-tools/hang.ts did not load within 3000 ms (startTimeoutMs)',
+    );
+    expect(performance.now() - t0).toBeLessThan(8000);
+  });
+
   it('a missing file', async () => {
     await expect(startModuleTool(entry('test/fixtures/user-tools/nope.ts'))).rejects.toThrow(
       /^rollout\.tools: module test\/fixtures\/user-tools\/nope\.ts: no such file /,
