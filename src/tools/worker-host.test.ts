@@ -62,3 +62,35 @@ describe('WorkerHost in a child process', () => {
     );
   });
 });
+
+describe('WorkerHost ready()', () => {
+  const entry = new URL('../../test/tools/info-worker.mjs', import.meta.url);
+  it('starts the worker with its argv and returns what its ready message said of it', async () => {
+    const host = new WorkerHost<{ text: string }>({
+      entry,
+      errorPrefix: 'info error',
+      isolation: { kind: 'process', heapMb: 64, args: ['a', 'b c'] },
+    });
+    try {
+      expect(await host.ready()).toEqual({ args: ['a', 'b c'] });
+      expect(await host.run({ text: 'x' }, 5_000, 'info error: timeout')).toEqual({ ok: true, output: 'echo x' });
+      expect(host.started).toBe(1);
+    } finally {
+      await host.close();
+    }
+  });
+  it('close() stops a worker that never finishes starting', async () => {
+    const host = new WorkerHost<{ text: string }>({
+      entry,
+      errorPrefix: 'info error',
+      isolation: { kind: 'process', heapMb: 64, args: ['hang'] },
+    });
+    const ready = host.ready().then(
+      () => 'ready',
+      (e: unknown) => `failed: ${(e as Error).message}`,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    await host.close();
+    expect(await ready).toMatch(/^failed: sandbox crashed: killed by SIGKILL while starting$/);
+  });
+});
