@@ -167,7 +167,7 @@ function toolLine(t: ToolSpec): string {
   const required = new Set((t.schema['required'] as string[] | undefined) ?? []);
   const notes = Object.entries(props)
     .filter(([, p]) => typeof p.description === 'string')
-    .map(([k, p]) => `${k}${required.has(k) ? '' : ' (optional)'}: ${String(p.description)}`);
+    .map(([k, p]) => `${k}${required.has(k) ? '' : ' (optional)'}: ${String(p.description).replace(/\.$/, '')}`);
   return `<${t.name}>${exampleArgs(t)}</${t.name}>: ${t.description}${notes.length ? ` (${notes.join('; ')})` : ''}`;
 }
 

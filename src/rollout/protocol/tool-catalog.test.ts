@@ -29,7 +29,7 @@ describe('tags protocol with user tools', () => {
     expect(tags.systemPrompt('W.', catalogSpecs(c, c.workerTools))).toBe(
       'W.\n\nTools (one per message):\n' +
         '<search>query</search>: Search the paragraphs. Returns the best matching paragraphs as [idx] Title: text.\n' +
-        '<lookup>{"city": string, "year": integer}</lookup>: Population of a city in a year. (city: City name.)\n' +
+        '<lookup>{"city": string, "year": integer}</lookup>: Population of a city in a year. (city: City name)\n' +
         '<weather>city</weather>: The weather in a city.\n' +
         '<answer>answer</answer>: Give your final answer and stop.\n' +
         'Tool output comes back as <result>...</result>.',
