@@ -55,7 +55,8 @@ describe('credit.counterfactual: resample', () => {
         expect(failed).toBeDefined();
         const n = 2000;
         const run = (counterfactual: 'mask' | 'resample', method: 'loo' | 'shapley') => {
-          const c = creditSection.parse({ method, counterfactual, replays: n });
+          // More replays than a run may ask (credit.replays <= 64): the test estimates a probability to 1e-2.
+          const c = { ...creditSection.parse({ method, counterfactual }), replays: n };
           return computeCredits(
             [failed],
             episode,
@@ -89,7 +90,7 @@ describe('credit.counterfactual: resample', () => {
     const policy = new ScriptedPolicy(game(new Rng(3)));
     const { trajectories } = await rollout(policy, [episode], { cfg, groupSize: 16 });
     const solved = trajectories.find((t) => t.finalAnswer === 'Alin Marek and 1950') as Trajectory;
-    const c = creditSection.parse({ method: 'loo', counterfactual: 'resample', replays: 400 });
+    const c = { ...creditSection.parse({ method: 'loo', counterfactual: 'resample' }), replays: 400 };
     const r = await computeCredits(
       [solved],
       episode,

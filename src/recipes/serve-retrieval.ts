@@ -3,7 +3,7 @@ import { UserError } from '../errors.ts';
 import { listenPortProblem } from '../tools/retrieval/ports.ts';
 import { SearchPool } from '../tools/retrieval/search-pool.ts';
 import { createRetrievalServer } from '../tools/retrieval/server.ts';
-import { isLoopback } from '../view/server.ts';
+import { isLoopback } from '../net/loopback.ts';
 import type { ServeRetrievalFlags } from './commands.ts';
 
 /**

@@ -27,7 +27,9 @@ describe('capToolResult', () => {
 
 describe('tool results in prompts', () => {
   it('a code tool set to keep 1,000,000 characters adds at most the cap to the prompt', async () => {
-    const cfg = rolloutConfig({ agents: 'single', code: { maxOutputChars: 1_000_000 } });
+    // Past the config's bound (rollout.code.maxOutputChars <= 16,384): the cap holds whatever a tool returns.
+    const cfg = rolloutConfig({ agents: 'single' });
+    cfg.code.maxOutputChars = 1_000_000;
     const policy = new ScriptedPolicy((req) => {
       const m = requestMeta(req);
       const p = PROTOCOLS[m.protocol];

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { extname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { isLoopback, loopbackHostAllowed } from '../net/loopback.ts';
 import { pageHtml, pagePolicy } from './html.ts';
 import type { ViewIndex } from './types.ts';
 
@@ -32,7 +33,6 @@ export interface ViewServer {
 }
 
 const STEP_NAME = /^(step|eval)-\d{6}$/;
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** Run files are shown as what they are, never as HTML or script of this origin. */
 const FILE_TYPES: Record<string, string> = {
@@ -43,22 +43,6 @@ const FILE_TYPES: Record<string, string> = {
   '.yaml': 'text/plain; charset=utf-8',
   '.txt': 'text/plain; charset=utf-8',
 };
-
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/**
- * Whether a request with this Host header may reach a server that listens on loopback port `port`:
- * only a loopback name with that port (no port: 80). A page of another site that rebinds its DNS
- * name to 127.0.0.1 reaches the server under its own name, so its Host gives it away; a missing
- * Host is refused as well. Shared by every server of this program that listens on loopback.
- */
-export function loopbackHostAllowed(host: string | undefined, port: number): boolean {
-  const m = /^(\[[^\]]*\]|[^:[\]]*)(?::(\d{1,5}))?$/.exec(host ?? '');
-  if (!m) return false;
-  return isLoopback((m[1] as string).toLowerCase()) && Number(m[2] ?? 80) === port;
-}
 
 /** Longest request target answered: far past any path of a run folder, short of the system's PATH_MAX (4096). */
 const MAX_URL_CHARS = 2048;

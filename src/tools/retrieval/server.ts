@@ -17,7 +17,7 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { isLoopback, loopbackHostAllowed } from '../../view/server.ts';
+import { isLoopback, loopbackHostAllowed } from '../../net/loopback.ts';
 import { DEFAULT_LIMITS, parseRetrieveRequest, retrieveResponse, type RequestLimits } from './protocol.ts';
 import { SearchStopped, type Retriever } from './retriever.ts';
 
