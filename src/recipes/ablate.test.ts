@@ -83,7 +83,10 @@ describe('methodConfig', () => {
       value: 'likelihood',
       likelihood: { form: 'coalition' },
     });
-    expect(methodConfig(base, 'shapley-likelihood', 0).credit).toMatchObject({ method: 'shapley', value: 'likelihood' });
+    expect(methodConfig(base, 'shapley-likelihood', 0).credit).toMatchObject({
+      method: 'shapley',
+      value: 'likelihood',
+    });
     expect(methodConfig(base, 'loo-likelihood-seq', 0).credit).toMatchObject({
       method: 'loo',
       value: 'likelihood',
