@@ -148,6 +148,19 @@ export function valueOf(table: ValueTable, s: Coalition): number {
 }
 
 /**
+ * A group plan's value tables before any value: each trajectory's recorded outcome (the broadcast
+ * reward), and for a trajectory without workers v(N) = v(empty) = that outcome (nothing to leave out).
+ */
+export function recordedTables(plan: GroupPlan, outcome: OutcomeFn): ValueTable[] {
+  return plan.trajectories.map((p) => {
+    const recorded = outcome(p.traj, plan.episode);
+    const t: ValueTable = { trajectoryId: p.traj.id, k: p.k, recorded, values: new Map(), noise: 0 };
+    if (p.k === 0) t.values.set(fullCoalition(0), recorded);
+    return t;
+  });
+}
+
+/**
  * Stage "evaluate" of credit: the values v(S) of a group plan (plan.ts) from its replays, `replayed[i]`
  * the outcome of `plan.items[i]`. Every value is the mean outcome reward of its `replays` replays, each
  * replayed trajectory scored whole (a user reward sees what the replay did, not only its answer); the
@@ -161,12 +174,7 @@ export function evaluateReplays(
 ): { tables: ValueTable[]; stats: EvaluateStats } {
   if (replayed.length !== plan.items.length)
     throw new Error(`replay runner returned ${replayed.length} trajectories for ${plan.items.length} items`);
-  const tables: ValueTable[] = plan.trajectories.map((p) => {
-    const recorded = outcome(p.traj, plan.episode);
-    const t: ValueTable = { trajectoryId: p.traj.id, k: p.k, recorded, values: new Map(), noise: 0 };
-    if (p.k === 0) t.values.set(fullCoalition(0), recorded);
-    return t;
-  });
+  const tables = recordedTables(plan, outcome);
   if (plan.scores.length > 0) throw new Error('credit: a likelihood plan has no replays to evaluate (likelihood.ts)');
   plan.values.forEach((key, i) => {
     if ('readThrough' in key) throw new Error('credit: a sequential likelihood value in a replay plan');

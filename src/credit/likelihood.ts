@@ -4,8 +4,7 @@
  * is v_lik of `plan.scores[i]` (likelihood-scorer.ts). Nothing is sampled, so there is no replay noise:
  * with nothing masked every coalition's context is the same and every Delta and phi is exactly 0.
  */
-import type { EvaluateStats, ValueTable } from './counterfactual.ts';
-import { fullCoalition } from './coalitions.ts';
+import { recordedTables, type EvaluateStats, type ValueTable } from './counterfactual.ts';
 import type { GroupPlan } from './plan.ts';
 import type { OutcomeFn } from './outcome.ts';
 
@@ -16,12 +15,7 @@ export function evaluateLikelihoods(
 ): { tables: ValueTable[]; stats: EvaluateStats } {
   if (scored.length !== plan.scores.length)
     throw new Error(`likelihood scorer returned ${scored.length} values for ${plan.scores.length} contexts`);
-  const tables: ValueTable[] = plan.trajectories.map((p) => {
-    const recorded = outcome(p.traj, plan.episode);
-    const t: ValueTable = { trajectoryId: p.traj.id, k: p.k, recorded, values: new Map(), noise: 0 };
-    if (p.k === 0) t.values.set(fullCoalition(0), 0);
-    return t;
-  });
+  const tables = recordedTables(plan, outcome);
   plan.values.forEach((key, i) => {
     const v = scored[i] as number;
     if (!Number.isFinite(v)) throw new Error(`likelihood: value ${i} of episode ${plan.episode.id} is ${v}`);

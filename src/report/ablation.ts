@@ -324,6 +324,22 @@ const f2 = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : 
 const f3 = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : x.toFixed(3));
 const pct = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`);
 
+/** A share before and after RL per arm (mean over seeds), under its heading; arms without it are left out. */
+function shareTable(
+  heading: string,
+  summaries: readonly MethodSummary[],
+  pick: (s: MethodSummary) => { before: number | null; after: number | null } | undefined,
+): string[] {
+  const out = ['', heading, '', '| method | before RL | after RL | change |', '| --- | --- | --- | --- |'];
+  for (const s of summaries) {
+    const p = pick(s);
+    if (!p || p.after === null) continue;
+    const change = p.before === null ? '-' : signedPct(p.after - p.before);
+    out.push(`| ${s.label} | ${pct(p.before)} | ${pct(p.after)} | ${change} |`);
+  }
+  return out;
+}
+
 /** The markdown report: the comparison table, the per-stage table, and every run with its interval. */
 const signed = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
 
@@ -384,28 +400,22 @@ function worldMarkdown(
       out.push(...pairTable(sub.pairs, signed));
     }
   }
-  if (summaries.some((s) => (s.hedged?.after ?? null) !== null)) {
-    out.push('', '## Worker reports that hedge (several candidate answers; share, mean over seeds)', '');
-    out.push('| method | before RL | after RL | change |');
-    out.push('| --- | --- | --- | --- |');
-    for (const s of summaries) {
-      const h = s.hedged;
-      if (!h || h.after === null) continue;
-      out.push(
-        `| ${s.label} | ${pct(h.before)} | ${pct(h.after)} | ${h.before === null ? '-' : signedPct(h.after - h.before)} |`,
-      );
-    }
-  }
+  if (summaries.some((s) => (s.hedged?.after ?? null) !== null))
+    out.push(
+      ...shareTable(
+        '## Worker reports that hedge (several candidate answers; share, mean over seeds)',
+        summaries,
+        (s) => s.hedged,
+      ),
+    );
   if (summaries.some((s) => (s.planted?.after ?? null) !== null)) {
-    out.push('', '## Worker calls that repeat the planted claim (share of all worker calls, mean over seeds)', '');
-    out.push('| method | before RL | after RL | change |');
-    out.push('| --- | --- | --- | --- |');
-    for (const s of summaries) {
-      const p = s.planted;
-      if (!p || p.after === null) continue;
-      const change = p.before === null ? '-' : signedPct(p.after - p.before);
-      out.push(`| ${s.label} | ${pct(p.before)} | ${pct(p.after)} | ${change} |`);
-    }
+    out.push(
+      ...shareTable(
+        '## Worker calls that repeat the planted claim (share of all worker calls, mean over seeds)',
+        summaries,
+        (s) => s.planted,
+      ),
+    );
     if (world.plantedPairs.length > 0) {
       out.push(
         '',
