@@ -36,7 +36,10 @@ const SEED = 0;
  */
 function corpus(): string[] {
   const texts: string[] = [];
-  for (const b of Object.values(BENCHMARKS)) {
+  for (const [name, b] of Object.entries(BENCHMARKS)) {
+    // The user-format sample came after the shipped model and is the synthetic world's text, which the
+    // benchmark samples already cover: the model stays what it was, byte for byte.
+    if (name === 'jsonl') continue;
     for (const ep of b.read(join(repo, b.sample))) {
       texts.push(ep.question, ...ep.answers);
       for (const p of ep.paragraphs) texts.push(`${p.title}: ${p.text}`);
