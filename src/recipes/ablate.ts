@@ -15,7 +15,7 @@ import { acquireRunLock, LOCK_FILE } from '../run/run-lock.ts';
 import type { AblateFlags } from './commands.ts';
 import { ablate, checkAblationConfig } from './stages/run-ablation.ts';
 import { checkBf16Base } from './stages/preflight.ts';
-import { configFrom, withRun } from './stages/run-setup.ts';
+import { configFrom, startTools, withRun } from './stages/run-setup.ts';
 
 /**
  * An ablation folder: marked by an earlier `sharp ablate`, or holding its report or one of its `<method>-s<seed>` runs.
@@ -55,6 +55,8 @@ export async function run(opts: AblateFlags): Promise<void> {
   const cfg = configFrom(opts);
   checkAblationConfig(cfg);
   if (opts.report !== true) await checkBf16Base(cfg, opts.backend, 'ablate');
+  // The user tools start before the ablation folder is claimed: one that cannot start leaves none.
+  if (opts.report !== true) await startTools(cfg);
   const dir = ablationDir(
     resolve(opts.out || cfg.ablation.out || join(cfg.run.dir, cfg.run.name)),
     opts.report === true,

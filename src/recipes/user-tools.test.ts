@@ -66,6 +66,22 @@ describe('bad user tools, before any run folder', () => {
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(/rollout\.tools: module .*no-tool\.ts exports no tool/);
     expect(existsSync(join(root, 'cli-runs')) ? readdirSync(join(root, 'cli-runs')) : []).toEqual([]);
   });
+
+  it('sharp ablate: the one line before its ablation folder exists', async () => {
+    const file = join(root, 'ablate.yaml');
+    const out = join(root, 'ablate-out');
+    writeFileSync(
+      file,
+      `run: {name: abl, dir: ${join(root, 'abl-runs')}}\nmodel: {path: ${join(REPO, 'models/sharp-tiny-sft')}}\n` +
+        `rollout: {tools: [search, {module: ${join(FIXTURES, 'no-tool.ts')}}]}\n` +
+        'ablation: {methods: [broadcast], seeds: [0]}\n',
+    );
+    const r = await sharp(root, ['ablate', '--config', file, '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr.trim()).toMatch(/rollout\.tools: module .*no-tool\.ts exports no tool/);
+    expect(existsSync(out)).toBe(false);
+  });
 });
 
 describe('secrets in the config', () => {
