@@ -2,8 +2,8 @@ import type { Episode } from '../data/episode.ts';
 import { type AssignOptions, type AssignedGroup, assignCredit, evaluatePlan } from './assign.ts';
 import type { CreditConfig } from './config.ts';
 import type { EvaluateStats, ReplayRunner } from './counterfactual.ts';
-import type { LikelihoodScorer } from './likelihood-scorer.ts';
-import { type PlanOptions, likelihoodItems, planReplays } from './plan.ts';
+import { type LikelihoodScorer, scorePlan } from './likelihood-scorer.ts';
+import { type PlanOptions, planReplays } from './plan.ts';
 import { reportInputs, type TrajectoryCredit } from './credited.ts';
 import type { MessageReward } from './message-shares.ts';
 import { creditReport, type CreditReport } from './report.ts';
@@ -56,11 +56,6 @@ function withViews(g: AssignedGroup, stats: EvaluateStats): GroupCredit {
   };
 }
 
-function scoreOf(opts: CreditOptions): LikelihoodScorer {
-  if (!opts.scorer) throw new Error('credit: credit.value likelihood needs a scorer (opts.scorer)');
-  return opts.scorer;
-}
-
 export async function computeCredits(
   group: readonly Trajectory[],
   episode: Episode,
@@ -70,7 +65,7 @@ export async function computeCredits(
 ): Promise<GroupCredit> {
   const plan = planReplays(group, episode, cfg, opts);
   const replayed = plan.items.length > 0 ? await runner(plan.items) : [];
-  const scored = plan.scores.length > 0 ? await scoreOf(opts)(likelihoodItems(plan)) : [];
+  const scored = await scorePlan(plan, opts.scorer);
   const { tables, stats } = evaluatePlan(plan, replayed, scored, cfg, opts.outcome);
   return withViews(await assignCredit(plan, tables, cfg, opts), stats);
 }

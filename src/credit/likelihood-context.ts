@@ -41,7 +41,7 @@ interface PlannerEntry {
  * by a limit gets none and says nothing more); the executed delegations (valid delegate calls) are numbered 0.. in
  * order, as the replays number them (rollout/replay.ts).
  */
-function plannerEntries(traj: Trajectory): PlannerEntry[] {
+function plannerEntries(traj: Trajectory): { entries: PlannerEntry[]; delegations: number } {
   const out: PlannerEntry[] = [];
   let pending: (number | null)[] = [];
   let nextDelegation = 0;
@@ -56,7 +56,7 @@ function plannerEntries(traj: Trajectory): PlannerEntry[] {
     const delegation = pending.length > 0 ? (pending.shift() as number | null) : null;
     out.push({ message: m, delegation });
   }
-  return out;
+  return { entries: out, delegations: nextDelegation };
 }
 
 /** The answer opener of a protocol: what formatAnswer writes before the answer text. */
@@ -72,10 +72,9 @@ export function likelihoodContext(
   placeholder: string,
   point: LikelihoodPoint,
 ): LikelihoodContext {
-  const entries = plannerEntries(traj);
   // Executed delegations, whether or not their report was shown: a planner stopped by a limit while its
   // workers ran never reads their reports, so masking one changes nothing and its gain is 0.
-  const delegations = executedDelegations(traj);
+  const { entries, delegations } = plannerEntries(traj);
   for (const d of point.masked)
     if (!Number.isInteger(d) || d < 0 || d >= delegations)
       throw new Error(
@@ -103,13 +102,4 @@ export function likelihoodContext(
     return { role: message.chatRole, content: message.text };
   });
   return { messages, opener: answerOpener(protocol) };
-}
-
-/** Executed delegations: the planner's valid delegate calls (rollout/replay.ts numbers them the same way). */
-function executedDelegations(traj: Trajectory): number {
-  let n = 0;
-  for (const m of traj.messages)
-    if (m.agent === 0 && m.chatRole === 'assistant')
-      for (const c of m.toolCalls) if (c.name === 'delegate' && c.valid) n += 1;
-  return n;
 }

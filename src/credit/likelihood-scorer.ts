@@ -105,6 +105,17 @@ export function lmLikelihoodScorer(model: CausalLM, tokenizer: Tokenizer, o: LmL
 }
 
 /**
+ * Stage "score likelihoods" of one group (evaluation and the audit credit one group at a time): its
+ * planned contexts, [] for a plan of the outcome value. A likelihood plan without a scorer is a
+ * programming error: the recipes pass one over the checkpoint whenever credit.value is likelihood.
+ */
+export async function scorePlan(plan: GroupPlan, scorer: LikelihoodScorer | undefined): Promise<number[]> {
+  if (plan.scores.length === 0) return [];
+  if (!scorer) throw new Error('credit: credit.value likelihood needs a scorer');
+  return scorer(likelihoodItems(plan));
+}
+
+/**
  * Stage "score likelihoods" of a whole step: every group's planned contexts in one scorer call (one
  * batched forward of all of them), split back per group; groups of the outcome value get [].
  */

@@ -28,11 +28,9 @@ import type { Trajectory } from '../../rollout/types.ts';
 import { readJsonl } from '../../fs/jsonl.ts';
 import { dropTornTail } from '../../fs/torn-tail.ts';
 import { groupRecord, type GroupRecord } from '../../credit/record.ts';
-import { likelihoodItems, planReplays } from '../../credit/plan.ts';
-import { evaluateLikelihoods } from '../../credit/likelihood.ts';
-import type { LikelihoodScorer } from '../../credit/likelihood-scorer.ts';
-import { evaluateReplays } from '../../credit/counterfactual.ts';
-import { assignCredit } from '../../credit/assign.ts';
+import { planReplays } from '../../credit/plan.ts';
+import { scorePlan, type LikelihoodScorer } from '../../credit/likelihood-scorer.ts';
+import { assignCredit, evaluatePlan } from '../../credit/assign.ts';
 import { ReplayAnswers } from '../../credit/record.ts';
 import { outcomeFunction } from '../../credit/outcome.ts';
 
@@ -47,13 +45,8 @@ export interface EpisodeCredit {
  * Credit of one trajectory per episode (eval runs groups of one); replays of each episode are batched
  * by the credit module. With `records`, each episode's trajectory, credit and replayed answers are
  * pushed there too (for `sharp view`). credit.messageLevel and credit.failurePairs use the judge
- * credit.judge names (`score` serves the llm judge).
+ * credit.judge names (`score` serves the llm judge); credit.value likelihood scores with `likelihood`.
  */
-function needScorer(s: LikelihoodScorer | undefined): LikelihoodScorer {
-  if (!s) throw new Error('eval --credit: credit.value likelihood needs the checkpoint as a scorer');
-  return s;
-}
-
 export async function creditOf(
   policy: Policy,
   engine: EngineOptions,
@@ -74,10 +67,7 @@ export async function creditOf(
     const plan = planReplays([traj], eps[i], cfg);
     const replayed = plan.items.length > 0 ? await replays(plan.items) : [];
     // credit.value likelihood: the checkpoint scores the planned contexts instead of replaying them.
-    const { tables } =
-      plan.scores.length > 0
-        ? evaluateLikelihoods(plan, await needScorer(likelihood)(likelihoodItems(plan)), outcome)
-        : evaluateReplays(plan, replayed, outcome);
+    const { tables } = evaluatePlan(plan, replayed, await scorePlan(plan, likelihood), cfg, outcome);
     const { credited, pairs } = await assignCredit(plan, tables, cfg, judged);
     if (records) records.push(groupRecord(eps[i], credited, new ReplayAnswers(plan, replayed), cfg, pairs));
     const t = credited[0].credit;
