@@ -14,7 +14,12 @@ import { Tokenizer } from '../tokenizer/tokenizer.ts';
 import { makeTrajectory } from '../../test/credit-fixtures.ts';
 import { computeCredits } from './compute.ts';
 import { likelihoodContext } from './likelihood-context.ts';
-import { goldAnswerIds, lmLikelihoodScorer, type LikelihoodScorer } from './likelihood-scorer.ts';
+import {
+  checkGoldAnswerTokens,
+  goldAnswerIds,
+  lmLikelihoodScorer,
+  type LikelihoodScorer,
+} from './likelihood-scorer.ts';
 
 /**
  * The likelihood value on the shipped starting policy of the parallel world (models/sharp-tiny-sft-parallel), which
@@ -131,5 +136,38 @@ describe('the likelihood value over a causal LM', () => {
       /gold answer " {2}" tokenises to nothing$/,
     );
     expect(goldAnswerIds({ ...episode, answers: ['', 'Zhoskaic', 'Zhoskaic '] }, tok)).toHaveLength(1);
+  });
+
+  it("an alias longer than the planner's answer turn is not forced; with no other alias, one line before any step", async () => {
+    const n = tok.encode('Zhoskaic', { addSpecialTokens: false }).length;
+    const long = 'Zhoskaic '.repeat(60).trim(); // more tokens than any answer turn of 48
+    expect(tok.encode(long, { addSpecialTokens: false }).length).toBeGreaterThan(48);
+    expect(goldAnswerIds({ ...episode, answers: [long, 'Zhoskaic'] }, tok, 48)).toEqual([
+      tok.encode('Zhoskaic', { addSpecialTokens: false }),
+    ]);
+    expect(() => goldAnswerIds({ ...episode, answers: [long] }, tok, 48)).toThrow(
+      /^credit.value=likelihood: episode ep: its shortest gold answer has \d+ tokens, more than the 48 of the planner's answer turn \(rollout.maxNewTokens\)/,
+    );
+    expect(() => goldAnswerIds({ ...episode, answers: ['Zhoskaic'] }, tok, n - 1)).toThrow(
+      new RegExp(`shortest gold answer has ${n} tokens, more than the ${n - 1} `),
+    );
+    expect(() =>
+      checkGoldAnswerTokens([episode, { ...episode, id: 'far', answers: [long] }], tok, 48, 'train'),
+    ).toThrow(/^train: credit.value=likelihood: episode far: its shortest gold answer/);
+    // The scorer drops the long alias: the value is the short alias's alone.
+    const t = chain('a', 'Zhoskaic');
+    const point = { masked: [] as number[] };
+    const bounded = lmLikelihoodScorer(model, tok, { protocol: tags, placeholder, maxAnswerTokens: 48 });
+    const [both] = await bounded([{ traj: t, episode: { ...episode, answers: [long, 'Zhoskaic'] }, point }]);
+    const [alone] = await score([{ traj: t, episode, point }]);
+    expect(both).toBe(alone);
+  });
+
+  it("without a bound, an alias longer than the model's positions is refused in one line, not forced past them", async () => {
+    const huge = 'Zhoskaic '.repeat(model.config.maxPositions).trim();
+    const t = chain('a', 'Zhoskaic');
+    await expect(score([{ traj: t, episode: { ...episode, answers: [huge] }, point: { masked: [] } }])).rejects.toThrow(
+      new RegExp(`more than the ${model.config.maxPositions - 1} of the planner's answer turn`),
+    );
   });
 });

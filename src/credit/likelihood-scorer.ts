@@ -31,19 +31,52 @@ export interface LikelihoodItem {
 export type LikelihoodScorer = (items: readonly LikelihoodItem[]) => Promise<number[]>;
 
 /**
- * The token ids of each gold alias (distinct, non-empty), as the scorer forces them: the reason in one
- * line when there is nothing to force (no gold answer, or every alias tokenises to nothing).
+ * The token ids of each gold alias (distinct, non-empty, at most `maxTokens` long), as the scorer forces
+ * them: the reason in one line when there is nothing to force (no gold answer, every alias tokenises
+ * to nothing, or every alias is longer than the planner's answer turn can be: rollout.maxNewTokens).
  */
-export function goldAnswerIds(episode: Episode, tokenizer: Pick<Tokenizer, 'encode'>): number[][] {
+export function goldAnswerIds(
+  episode: Episode,
+  tokenizer: Pick<Tokenizer, 'encode'>,
+  maxTokens = Number.POSITIVE_INFINITY,
+): number[][] {
   const what = `credit.value=likelihood: episode ${episode.id}`;
   if (episode.answers.length === 0)
     throw new UserError(`${what} has no gold answer (the likelihood value scores the gold final answer)`);
   const aliases = [...new Set(episode.answers.map((a) => a.trim()))];
   const ids = aliases.filter((a) => a !== '').map((a) => tokenizer.encode(a, { addSpecialTokens: false }));
-  const kept = ids.filter((x) => x.length > 0);
-  if (kept.length === 0)
+  const nonEmpty = ids.filter((x) => x.length > 0);
+  if (nonEmpty.length === 0)
     throw new UserError(`${what}: its gold answer ${JSON.stringify(episode.answers[0])} tokenises to nothing`);
+  const kept = nonEmpty.filter((x) => x.length <= maxTokens);
+  if (kept.length === 0) {
+    const shortest = Math.min(...nonEmpty.map((x) => x.length));
+    throw new UserError(
+      `${what}: its shortest gold answer has ${shortest} tokens, more than the ${maxTokens} of the planner's ` +
+        'answer turn (rollout.maxNewTokens); shorten the answer or raise rollout.maxNewTokens',
+    );
+  }
   return kept;
+}
+
+/**
+ * Refuses, before the first step, episodes whose gold answers the scorer over `tokenizer` could not
+ * force within `maxTokens` (rollout.maxNewTokens): the same line as the scorer would give mid-run.
+ */
+export function checkGoldAnswerTokens(
+  episodes: readonly Episode[],
+  tokenizer: Pick<Tokenizer, 'encode'>,
+  maxTokens: number,
+  where: string,
+): void {
+  for (const e of episodes) {
+    try {
+      goldAnswerIds(e, tokenizer, maxTokens);
+    } catch (err) {
+      if (err instanceof UserError) throw new UserError(`${where}: ${err.message}`);
+      throw err;
+    }
+  }
 }
 
 /**
@@ -59,11 +92,15 @@ export interface LmLikelihoodOptions {
   protocol: Protocol;
   /** credit.placeholder: what a masked report reads. */
   placeholder: string;
+  /** rollout.maxNewTokens: the longest gold alias forced (a longer one is one the planner cannot write). */
+  maxAnswerTokens?: number;
 }
 
 export function lmLikelihoodScorer(model: CausalLM, tokenizer: Tokenizer, o: LmLikelihoodOptions): LikelihoodScorer {
   const opener = (text: string): number[] => (text === '' ? [] : tokenizer.encode(text, { addSpecialTokens: false }));
   const maxPositions = model.config.maxPositions;
+  // An alias must leave the context at least one position.
+  const maxAnswer = Math.min(o.maxAnswerTokens ?? Number.POSITIVE_INFINITY, maxPositions - 1);
   return async (items) => {
     if (items.length === 0) return [];
     const requests: GenerateRequest[] = [];
@@ -74,7 +111,7 @@ export function lmLikelihoodScorer(model: CausalLM, tokenizer: Tokenizer, o: LmL
     items.forEach((item, i) => {
       const ctx = likelihoodContext(item.traj, o.protocol, o.placeholder, item.point);
       const prompt = [...cachedPromptIds(tokenizer, ctx.messages), ...opener(ctx.opener)];
-      for (const gold of goldAnswerIds(item.episode, tokenizer)) {
+      for (const gold of goldAnswerIds(item.episode, tokenizer, maxAnswer)) {
         // A context too long for the model keeps its last tokens (where the reports and the answer turn are).
         const room = Math.max(1, maxPositions - gold.length);
         const promptIds = prompt.length > room ? prompt.slice(prompt.length - room) : prompt;
@@ -132,11 +169,12 @@ export async function scorePlans(plans: readonly GroupPlan[], scorer: Likelihood
 export function stepScorer(
   model: CausalLM,
   tokenizer: Tokenizer,
-  rollout: { protocol: ProtocolName },
+  rollout: { protocol: ProtocolName; maxNewTokens: number },
   credit: { placeholder: string },
 ): LikelihoodScorer {
   return lmLikelihoodScorer(model, tokenizer, {
     protocol: getProtocol(rollout.protocol),
     placeholder: credit.placeholder,
+    maxAnswerTokens: rollout.maxNewTokens,
   });
 }

@@ -3,7 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { engineReplayRunner, replaySettings } from '../credit/engine-adapters.ts';
-import { stepScorer } from '../credit/likelihood-scorer.ts';
+import { checkGoldAnswerTokens, stepScorer } from '../credit/likelihood-scorer.ts';
 import { successFunction } from '../credit/success.ts';
 import type { Episode } from '../data/episode.ts';
 import { UserError } from '../errors.ts';
@@ -181,6 +181,7 @@ export async function audit(given: AuditOptions = {}): Promise<AuditResult> {
       });
       const streamSeed = rng.int(0, 0x7fffffff);
       // The likelihood arms score the recorded contexts with the same weights: no sampling, no stream.
+      checkGoldAnswerTokens(episodes, tokenizer, r.maxNewTokens, 'audit');
       const scorer = stepScorer(lm, tokenizer, r, cfg.credit);
       const engine: EngineOptions = { cfg: r, agents: 'multi' };
 

@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.ts';
 import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
 import { successFunction } from '../credit/success.ts';
 import { lmCandidateScorer, writePreferencePairs, type CandidateScorer } from '../credit/index.ts';
-import { stepScorer, type LikelihoodScorer } from '../credit/likelihood-scorer.ts';
+import { checkGoldAnswerTokens, stepScorer, type LikelihoodScorer } from '../credit/likelihood-scorer.ts';
 import { breakdownMarkdown, mergeBreakdowns } from '../eval/breakdown.ts';
 import { CreditLog, creditMarkdown } from '../eval/run/credit.ts';
 import { StageLog } from '../eval/run/stages.ts';
@@ -26,7 +26,7 @@ import { expertPolicy } from '../rollout/scripted/expert.ts';
 import type { BackendChoice, EvalFlags } from './commands.ts';
 import { configFrom, startTools, withRun } from './stages/run-setup.ts';
 import { evalRetrieval } from './stages/eval-retrieval.ts';
-import { checkEvalCredit, checkExpertData } from './stages/preflight.ts';
+import { checkEvalCredit, checkExpertData, usesLikelihood } from './stages/preflight.ts';
 import { UserError } from '../errors.ts';
 
 /**
@@ -206,7 +206,10 @@ export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResu
         dispose = () => lm.dispose();
         // The llm judge (credit.messageLevel / credit.failurePairs) scores with the evaluated model.
         if (credit && cfg.credit.judge === 'llm') credit.score = lmCandidateScorer(lm, tokenizer, r.maxContext);
-        if (credit) credit.likelihood = stepScorer(lm, tokenizer, r, cfg.credit);
+        if (credit && usesLikelihood(cfg.credit)) {
+          checkGoldAnswerTokens(session.episodes, tokenizer, r.maxNewTokens, `eval --credit: ${bench}`);
+          credit.likelihood = stepScorer(lm, tokenizer, r, cfg.credit);
+        }
         policy = new LmPolicy(lm, tokenizer, {
           temperature: cfg.eval.temperature,
           topK: r.topK,

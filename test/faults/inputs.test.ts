@@ -267,6 +267,40 @@ describe('sizes and names nobody could mean, through `sharp train`', () => {
     );
     expect(readdirSync(join(root, 'runs'))).toEqual([]);
   }, 300_000);
+
+  it('a gold answer longer than the answer turn under credit.value likelihood: one line before the first step', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'sharp-long-gold-'));
+    const repo = resolve(import.meta.dirname, '../..');
+    const lines = readFileSync(join(repo, 'data/jsonl/questions_sample.jsonl'), 'utf8').trim().split('\n');
+    const long = JSON.parse(lines[2] as string) as { id: string; answers: string[] };
+    long.answers = ['Krigraix '.repeat(20000).trim()];
+    lines[2] = JSON.stringify(long);
+    const data = join(root, 'long.jsonl');
+    writeFileSync(data, lines.join('\n') + '\n');
+    const r = await sharp(root, [
+      'train',
+      '--config',
+      join(repo, 'configs/quickstart.yaml'),
+      ...[
+        `model.path=${join(repo, 'models/sharp-tiny-sft')}`,
+        'run.dir=runs',
+        'data.source=jsonl',
+        `data.path=${data}`,
+        'data.benchmarkHeldOut=2',
+      ].flatMap((s) => ['--set', s]),
+      ...['eval.validationShare=0', 'train.steps=1', 'credit.value=likelihood'].flatMap((s) => ['--set', s]),
+    ]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      new RegExp(
+        `^sharp: train: data\\.path ${data.replace(/[.]/g, '\\.')}: credit\\.value=likelihood: ` +
+          `episode ${long.id}: its shortest gold answer has \\d+ tokens, more than the 48 of the planner's ` +
+          'answer turn \\(rollout\\.maxNewTokens\\)',
+      ),
+    );
+    // Refused before the evaluation and the first step: the run folder it had made is gone again.
+    expect(readdirSync(join(root, 'runs'))).toEqual([]);
+  }, 180_000);
 });
 
 describe('refusals that need more than the config come before the run or output folder', () => {

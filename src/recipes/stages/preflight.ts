@@ -41,7 +41,7 @@ export function goldCreditUse(c: Config['credit']): string | null {
 }
 
 /** Whether the credit config scores the gold final answer's likelihood (credit.value likelihood). */
-const usesLikelihood = (c: Config['credit']): boolean =>
+export const usesLikelihood = (c: Config['credit']): boolean =>
   c.value === 'likelihood' && (c.method === 'loo' || c.method === 'shapley');
 
 /**

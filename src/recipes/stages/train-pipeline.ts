@@ -23,6 +23,8 @@ import { ensureModel, tokenizerCorpus } from './ensure-model.ts';
 import { companionFiles } from './save-model.ts';
 import { sftStage } from './sft-on-transcripts.ts';
 import { userOutcome } from '../../credit/reward-modules.ts';
+import { checkGoldAnswerTokens } from '../../credit/likelihood-scorer.ts';
+import { usesLikelihood } from './preflight.ts';
 import { probeRewards, type NamedReward } from '../../credit/user-reward.ts';
 import { accuracyLine, readSummary, SUMMARY_FILE, writeSummary, type TrainSummary } from '../../eval/train-summary.ts';
 
@@ -156,6 +158,15 @@ export async function trainPipeline(o: TrainPipelineOptions): Promise<TrainPipel
     );
   }
   const tokenizer = await Tokenizer.load(init.dir);
+  // The gold answers the likelihood value forces, against the tokenizer the run trains with: refused
+  // here, before the evaluation and the first step, rather than at the step that samples one.
+  if (usesLikelihood(cfg.credit))
+    checkGoldAnswerTokens(
+      data.train,
+      tokenizer,
+      cfg.rollout.maxNewTokens,
+      `train: ${cfg.data.source === 'synthetic' ? 'the synthetic world' : `data.path ${cfg.data.path}`}`,
+    );
 
   if (sftOn && !sftDone) {
     const res = await timed(stages, 'sft', () =>
