@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AblationMethod } from '../config/sections/ablation.ts';
 import type { StageBreakdown } from '../eval/breakdown.ts';
@@ -5,6 +8,7 @@ import { accuracyOn } from '../eval/shapes.ts';
 import {
   ablationMarkdown,
   plantedPairs,
+  readRun,
   shapeCounts,
   shapePairs,
   shapesOf,
@@ -12,6 +16,7 @@ import {
   type RunOutcome,
 } from './ablation.ts';
 import type { AccuracyResult } from '../eval/held-out-accuracy.ts';
+import { writeSummary } from '../eval/train-summary.ts';
 
 const rate = (num: number, den: number) => ({ num, den, rate: den === 0 ? null : num / den });
 const breakdown = {
@@ -58,6 +63,7 @@ const run = (method: AblationMethod, seed: number, before: AccuracyResult, after
   zeroGroups: 0,
   groups: 1,
   rlSeconds: 1,
+  creditSeconds: 0,
   wallSeconds: 1,
 });
 
@@ -160,5 +166,39 @@ describe('ablation report for worlds with several question shapes and planted cl
     expect(s.hedged?.after).toBeCloseTo(0.3, 12);
     const md = ablationMarkdown([s], two, { command: 'c', machine: 'm', date: 'd' });
     expect(md).toContain('| leave-one-out credit, gold-answer likelihood | 10.0% | 30.0% | +20.0% |');
+  });
+});
+
+describe('a run read back for the report', () => {
+  it("RL seconds are the steps' rollout and update seconds from metrics.jsonl, the credit share beside them", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sharp-ablation-run-'));
+    const m = measured([['2hop__1_2', 1, 2, 0]]);
+    // A resumed run: its summary holds only the last process's RL stage (3 s, validation evaluations included).
+    writeSummary(dir, {
+      beforeLabel: 'before RL',
+      heldOutBefore: m,
+      heldOutAfterRl: m,
+      rlSteps: 2,
+      stages: { rl: 3, eval_after: 5 },
+      info: {},
+    });
+    const line = (step: number, rollout: number, credit: number, update: number): string =>
+      JSON.stringify({
+        step,
+        'perf/generate_s': rollout - credit,
+        'perf/credit_s': credit,
+        'perf/rollout_s': rollout,
+        'perf/update_s': update,
+      });
+    writeFileSync(join(dir, 'metrics.jsonl'), `${line(1, 2, 0.5, 4)}\n${line(2, 3, 1, 1)}\n`);
+    const r = readRun(dir, 'loo-likelihood', 0);
+    expect(r?.rlSeconds).toBeCloseTo(2 + 4 + 3 + 1, 12);
+    expect(r?.creditSeconds).toBeCloseTo(1.5, 12);
+    expect(r?.wallSeconds).toBe(8);
+    const other = { ...(r as RunOutcome), seed: 1, rlSeconds: 10, creditSeconds: 0 };
+    expect(summarise('loo-likelihood', [r as RunOutcome, other]).creditShare).toBeCloseTo((1.5 / 10 + 0) / 2, 12);
+    // Lines without timings (runs written before them): the summary's RL stage.
+    writeFileSync(join(dir, 'metrics.jsonl'), `${JSON.stringify({ step: 1 })}\n`);
+    expect(readRun(dir, 'loo-likelihood', 0)?.rlSeconds).toBe(3);
   });
 });

@@ -55,7 +55,14 @@ export interface RunOutcome {
   /** Groups skipped because every advantage was zero (no signal), over all steps. */
   zeroGroups: number;
   groups: number;
+  /**
+   * Seconds of the RL steps: rollout, credit and update (perf/rollout_s + perf/update_s) summed over metrics.jsonl,
+   * where a resumed run keeps each step once; the `rl` stage of summary.json (which also holds the validation
+   * evaluations, and only the last process's share of a resumed run) for runs whose lines carry no timings.
+   */
   rlSeconds: number;
+  /** Seconds of the credit stage (replays, likelihood scoring, credit) within rlSeconds (perf/credit_s). */
+  creditSeconds: number;
   /** Seconds of the whole run (every stage: RL and its test evaluations). */
   wallSeconds: number;
 }
@@ -79,6 +86,8 @@ export interface MethodSummary {
   replays: number;
   zeroGroupShare: number;
   rlSeconds: number;
+  /** Mean over seeds of a run's credit seconds over its RL seconds. */
+  creditShare: number;
   wallSeconds: number;
   /**
    * Test accuracy before and after RL per question shape (mean over seeds; null for a shape the split lacks); only when
@@ -108,6 +117,15 @@ export function meanSampleStd(xs: readonly number[]): { mean: number; std: numbe
 const sum = (lines: readonly MetricsLine[], key: string): number =>
   lines.reduce((a, l) => a + (typeof l[key] === 'number' ? (l[key] as number) : 0), 0);
 
+/** A run's RL and credit seconds from its metrics lines (`rl` when they carry no timings). */
+function stepSeconds(lines: readonly MetricsLine[], rl: number): { rlSeconds: number; creditSeconds: number } {
+  const timed = lines.some((l) => typeof l['perf/rollout_s'] === 'number');
+  return {
+    rlSeconds: timed ? sum(lines, 'perf/rollout_s') + sum(lines, 'perf/update_s') : rl,
+    creditSeconds: sum(lines, 'perf/credit_s'),
+  };
+}
+
 /** One finished run (summary with both accuracies), or null when the run is not finished. */
 export function readRun(dir: string, method: AblationMethod, seed: number): RunOutcome | null {
   const s = existsSync(join(dir, 'summary.json')) ? readSummary(dir) : undefined;
@@ -132,7 +150,7 @@ export function readRun(dir: string, method: AblationMethod, seed: number): RunO
     replays: sum(lines, 'credit/replays'),
     zeroGroups: sum(lines, 'groups/skipped'),
     groups: sum(lines, 'groups/total'),
-    rlSeconds: s.stages.rl ?? 0,
+    ...stepSeconds(lines, s.stages.rl ?? 0),
     wallSeconds: Object.values(s.stages).reduce((a, b) => a + b, 0),
   };
 }
@@ -287,6 +305,7 @@ export function summarise(method: AblationMethod, runs: readonly RunOutcome[]): 
     replays: meanOf(runs.map((r) => r.replays)) ?? 0,
     zeroGroupShare: meanOf(runs.map((r) => (r.groups > 0 ? r.zeroGroups / r.groups : 0))) ?? 0,
     rlSeconds: meanOf(runs.map((r) => r.rlSeconds)) ?? 0,
+    creditShare: meanOf(runs.map((r) => (r.rlSeconds > 0 ? r.creditSeconds / r.rlSeconds : 0))) ?? 0,
     wallSeconds: meanOf(runs.map((r) => r.wallSeconds)) ?? 0,
     ...(shapesOf(runs).length > 1
       ? {
@@ -443,20 +462,22 @@ export function ablationMarkdown(
   const nq = (runs[0]?.after.total ?? 0) / k;
   out.push(
     `Test accuracy after RL: mean and sample std over seeds; each run samples ${k} ` +
-      `trajector${k === 1 ? 'y' : 'ies'} per test question (${nq} questions; per-run 95% intervals below).`,
+      `trajector${k === 1 ? 'y' : 'ies'} per test question (${nq} questions; per-run 95% intervals below). ` +
+      'RL s: the RL steps alone (rollout, credit and update, summed from metrics.jsonl), mean over seeds.',
     '',
   );
   out.push(
     '| method | seeds | before RL | after RL (mean ± std) | gain | harmful calls before -> after | invalid calls | ' +
-      'tokens generated / run | replays / run | all-zero groups | RL s / run | wall s / run |',
+      'tokens generated / run | replays / run | all-zero groups | RL s / run | credit share of RL s | wall s / run |',
   );
-  out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const s of summaries) {
     out.push(
       `| ${s.label} | ${s.seeds.length} | ${f3(s.before)} | ${f3(s.mean)} ± ${f3(s.std)} | ` +
         `${s.gain >= 0 ? '+' : ''}${f3(s.gain)} | ${pct(s.harmfulBefore)} -> ${pct(s.harmfulAfter)} | ` +
         `${pct(s.invalidAfter)} | ${Math.round(s.generatedTokens)} | ${Math.round(s.replays)} | ` +
-        `${pct(s.zeroGroupShare)} | ${Math.round(s.rlSeconds)} | ${Math.round(s.wallSeconds)} |`,
+        `${pct(s.zeroGroupShare)} | ${Math.round(s.rlSeconds)} | ${pct(s.creditShare)} | ` +
+        `${Math.round(s.wallSeconds)} |`,
     );
   }
   if (pairs.length > 0) {
