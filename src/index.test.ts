@@ -96,6 +96,23 @@ describe('loadConfig', () => {
       "config: key '__proto__' is not allowed (it would reach Object.prototype)",
     );
   });
+
+  it('train, evaluate and audit check the config they are given as loadConfig does, before any folder', async () => {
+    const cfg = loadConfig({ run: { dir: join(root, 'checked-runs') } });
+    const changed = { ...cfg, train: { ...cfg.train, steps: 'x' } } as never;
+    const steps = 'config: train.steps: Invalid input: expected number, received string';
+    expect(await userErrorOf(() => train(changed))).toBe(steps);
+    expect(await userErrorOf(() => evaluate({ config: changed }))).toBe(steps);
+    expect(await userErrorOf(() => audit({ config: changed }))).toBe(steps);
+    const mapping = 'config: the config object must be a mapping of sections (loadConfig)';
+    for (const bad of [undefined, null, 42, {}.toString()])
+      expect(await userErrorOf(() => train(bad as never))).toBe(mapping);
+    expect(await userErrorOf(() => evaluate({ config: null as never }))).toBe(mapping);
+    // A config with a cross-field rule broken by hand gets the rule's line.
+    const rule = { ...cfg, credit: { ...cfg.credit, value: 'likelihood', method: 'broadcast' } } as never;
+    expect(await userErrorOf(() => train(rule))).toMatch(/^config: credit\.value likelihood values coalitions/);
+    expect(existsSync(join(root, 'checked-runs'))).toBe(false);
+  });
 });
 
 describe('evaluate', () => {

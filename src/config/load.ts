@@ -53,6 +53,16 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 }
 
 /**
+ * A config object handed to a recipe, checked again as loadConfig checks a file: the library's
+ * callers may build one by hand or change a loaded one (`{ ...cfg, train: { ...cfg.train, steps } }`).
+ * A config loadConfig returned comes back equal (the schema's output parses to itself).
+ */
+export function checkedConfig(cfg: unknown): Config {
+  if (!isMapping(cfg)) throw new ConfigError('config: the config object must be a mapping of sections (loadConfig)');
+  return loadConfig({ tree: cfg });
+}
+
+/**
  * Largest config file read (bytes). Real configs are a few KiB; the bound keeps a pasted data file or
  * a generated monster from tying up the parser (parsing is linear, about 1 s per MiB here).
  */

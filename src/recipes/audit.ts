@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { loadConfig } from '../config/load.ts';
+import { checkedConfig, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { engineReplayRunner, replaySettings } from '../credit/engine-adapters.ts';
 import { checkGoldAnswerTokens, stepScorer } from '../credit/likelihood-scorer.ts';
@@ -147,7 +147,7 @@ export async function audit(given: AuditOptions = {}): Promise<AuditResult> {
   // The CLI refuses these as it parses (src/recipes/commands.ts); a direct call gets the same bounds.
   inBounds('--n', opts.n, auditFlags.n);
   inBounds('--reps', opts.reps, auditFlags.reps);
-  const cfg = opts.config ?? loadConfig();
+  const cfg = opts.config === undefined ? loadConfig() : checkedConfig(opts.config);
   const r = cfg.rollout;
   if (r.agents !== 'multi')
     throw new UserError(

@@ -2,7 +2,7 @@ import { basename, join, resolve } from 'node:path';
 import { checkpointHash } from '../eval/run/checkpoint-hash.ts';
 import { existsSync } from 'node:fs';
 import { claimOutDir, markOutDir } from '../fs/output-guard.ts';
-import { loadConfig } from '../config/load.ts';
+import { checkedConfig, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { listBenchmarks, benchmarkNames } from '../eval/benchmarks.ts';
 import { successFunction } from '../credit/success.ts';
@@ -135,7 +135,7 @@ export interface EvaluateResult {
  * `credit` the credit report) in the output folder; an interrupted evaluation resumes there.
  */
 export async function evaluate(opts: EvaluateOptions = {}): Promise<EvaluateResult> {
-  const cfg = opts.config ?? loadConfig();
+  const cfg = opts.config === undefined ? loadConfig() : checkedConfig(opts.config);
   const bench = opts.bench ?? cfg.eval.bench;
   if (!benchmarkNames().includes(bench))
     throw new UserError(`eval: unknown benchmark '${bench}' (known: ${benchmarkNames().join(', ')})`);

@@ -9,6 +9,7 @@
  * flags -> config -> train -> the result lines. Flags: src/recipes/commands.ts.
  */
 import { existsSync } from 'node:fs';
+import { checkedConfig } from '../config/load.ts';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { accuracyLine, type TrainSummary } from '../eval/train-summary.ts';
@@ -67,7 +68,8 @@ export interface TrainResult {
  * checkpoints and viewer records. Bad input is a UserError before the run folder exists where it can
  * be found that early.
  */
-export async function train(cfg: Config, opts: TrainOptions = {}): Promise<TrainResult> {
+export async function train(given: Config, opts: TrainOptions = {}): Promise<TrainResult> {
+  const cfg = checkedConfig(given);
   const resuming = opts.resume !== undefined;
   // What cannot work is refused before the run folder exists.
   await checkPositions(cfg, 'train');
