@@ -61,7 +61,7 @@ export function goldAnswerIds(
 
 /**
  * Refuses, before the first step, episodes whose gold answers the scorer over `tokenizer` could not
- * force within `maxTokens` (rollout.maxNewTokens): the same line as the scorer would give mid-run.
+ * force within `maxTokens` (rollout.maxNewTokens): the scorer's line, after `where`.
  */
 export function checkGoldAnswerTokens(
   episodes: readonly Episode[],
@@ -83,9 +83,9 @@ export function checkGoldAnswerTokens(
  * Refuses, before anything runs, data the likelihood value cannot score, without a tokenizer: every
  * tokenizer gives tokens to text that is not blank, so a blank alias is the one that tokenises to nothing.
  */
-export function checkLikelihoodData(episodes: readonly Episode[]): void {
+export function checkLikelihoodData(episodes: readonly Episode[], where: string): void {
   const blankTokens = { encode: (text: string): number[] => (text.trim() === '' ? [] : [0]) };
-  for (const e of episodes) goldAnswerIds(e, blankTokens);
+  checkGoldAnswerTokens(episodes, blankTokens, Number.POSITIVE_INFINITY, where);
 }
 
 export interface LmLikelihoodOptions {

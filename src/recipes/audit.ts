@@ -180,8 +180,8 @@ export async function audit(given: AuditOptions = {}): Promise<AuditResult> {
         rng: rng.fork(),
       });
       const streamSeed = rng.int(0, 0x7fffffff);
-      // The likelihood arms score the recorded contexts with the same weights: no sampling, no stream.
       checkGoldAnswerTokens(episodes, tokenizer, r.maxNewTokens, 'audit');
+      // The likelihood arms score the recorded contexts with the same weights: no sampling, no stream.
       const scorer = stepScorer(lm, tokenizer, r, cfg.credit);
       const engine: EngineOptions = { cfg: r, agents: 'multi' };
 

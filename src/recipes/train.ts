@@ -9,8 +9,8 @@
  * flags -> config -> train -> the result lines. Flags: src/recipes/commands.ts.
  */
 import { existsSync } from 'node:fs';
-import { checkedConfig } from '../config/load.ts';
 import { join } from 'node:path';
+import { checkedConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { accuracyLine, type TrainSummary } from '../eval/train-summary.ts';
 import type { BackendChoice, TrainFlags } from './commands.ts';

@@ -54,14 +54,7 @@ export function checkDecompositions(
   where: string,
   command: string,
 ): void {
-  if (usesLikelihood(credit)) {
-    try {
-      checkLikelihoodData(episodes);
-    } catch (err) {
-      if (err instanceof UserError) throw new UserError(`${command}: ${where}: ${err.message}`);
-      throw err;
-    }
-  }
+  if (usesLikelihood(credit)) checkLikelihoodData(episodes, `${command}: ${where}`);
   const what = goldCreditUse(credit);
   if (what === null) return;
   const bare = episodes.find((e) => !e.decomposition || e.decomposition.length === 0);
