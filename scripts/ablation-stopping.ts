@@ -117,17 +117,21 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error('usage: npx tsx scripts/ablation-stopping.ts --config C.yaml DIR [DIR ...] [--against ARM]');
     process.exit(2);
   }
-  const cfg = loadConfig({ file: config });
-  const methods = cfg.ablation.methods;
-  const runs = finishedRuns(args, methods);
-  for (const m of methods)
-    console.log(
-      `${m}: finished seeds ${runs
-        .filter((r) => r.method === m)
-        .map((r) => r.seed)
-        .join(', ')}`,
-    );
-  const planned = cfg.ablation.seeds;
-  for (const line of stoppingLines(runs, methods, against, planned, rule, { reps: cfg.ablation.bootstrap, seed: 0 }))
-    console.log(line);
+  try {
+    const cfg = loadConfig({ file: config });
+    const methods = cfg.ablation.methods;
+    const runs = finishedRuns(args, methods);
+    for (const m of methods)
+      console.log(
+        `${m}: finished seeds ${runs
+          .filter((r) => r.method === m)
+          .map((r) => r.seed)
+          .join(', ')}`,
+      );
+    const bootstrap = { reps: cfg.ablation.bootstrap, seed: 0 };
+    for (const line of stoppingLines(runs, methods, against, cfg.ablation.seeds, rule, bootstrap)) console.log(line);
+  } catch (e) {
+    console.error(`ablation-stopping: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(2);
+  }
 }

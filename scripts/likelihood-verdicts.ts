@@ -103,6 +103,8 @@ const hedgedShare = (r: Run): number | null =>
   r.after.hedged && r.after.hedged.calls > 0 ? r.after.hedged.hedged / r.after.hedged.calls : null;
 
 export function verdicts(report: Report): Verdict[] {
+  if (!Array.isArray(report.pairs) || !Array.isArray(report.runs))
+    throw new Error('not an ablation report (no pairs or runs: sharp ablate --report writes ablation.json)');
   const lik = againstBase(report.pairs, LIK);
   const repair = againstBase(report.pairs, REPAIR);
   const oracle = againstBase(report.pairs, ORACLE);
@@ -184,7 +186,13 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error('usage: npx tsx scripts/likelihood-verdicts.ts ABLATION.json');
     process.exit(2);
   }
-  const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
-  console.log('| # | prediction | numbers | verdict |\n| --- | --- | --- | --- |');
-  for (const v of verdicts(report)) console.log(`| ${v.n} | ${v.claim} | ${v.numbers} | **${v.outcome}** |`);
+  try {
+    const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
+    const rows = verdicts(report);
+    console.log('| # | prediction | numbers | verdict |\n| --- | --- | --- | --- |');
+    for (const v of rows) console.log(`| ${v.n} | ${v.claim} | ${v.numbers} | **${v.outcome}** |`);
+  } catch (e) {
+    console.error(`likelihood-verdicts: ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(2);
+  }
 }
