@@ -7,6 +7,7 @@ import type { StageBreakdown } from '../src/eval/breakdown.ts';
 import type { AccuracyResult } from '../src/eval/held-out-accuracy.ts';
 import { writeSummary } from '../src/eval/train-summary.ts';
 import type { RunOutcome } from '../src/report/ablation.ts';
+import { runOutcome } from '../test/ablation-fixtures.ts';
 import { decide, finishedRuns, stoppingLines } from './ablation-stopping.ts';
 
 const rule = { target: 0.03, cap: 24, step: 4 };
@@ -31,22 +32,8 @@ function measured(correct: number[]): AccuracyResult {
   };
 }
 
-const run = (method: AblationMethod, seed: number, correct: number[]): RunOutcome => ({
-  method,
-  seed,
-  dir: `${method}-s${seed}`,
-  before: measured(correct.map(() => 0)),
-  after: measured(correct),
-  curve: [],
-  steps: 1,
-  generatedTokens: 0,
-  replays: 0,
-  zeroGroups: 0,
-  groups: 1,
-  rlSeconds: 1,
-  creditSeconds: 0,
-  wallSeconds: 1,
-});
+const run = (method: AblationMethod, seed: number, correct: number[]): RunOutcome =>
+  runOutcome(method, seed, measured(correct.map(() => 0)), measured(correct));
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -11,6 +11,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load.ts';
 import type { AblationMethod } from '../src/config/sections/ablation.ts';
 import { pairwise, readRun, type RunOutcome } from '../src/report/ablation.ts';
@@ -96,27 +97,36 @@ export function stoppingLines(
   return lines;
 }
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i < 0) return undefined;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-}
-
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const args = process.argv.slice(2);
-  const config = option(args, '--config');
-  const against = (option(args, '--against') ?? 'broadcast') as AblationMethod;
-  const rule = {
-    target: Number(option(args, '--target') ?? 0.03),
-    cap: Number(option(args, '--cap') ?? 24),
-    step: Number(option(args, '--step') ?? 4),
+  const usage = (why: string): never => {
+    console.error(
+      `ablation-stopping: ${why}; usage: npx tsx scripts/ablation-stopping.ts --config C.yaml DIR [DIR ...]`,
+    );
+    return process.exit(2);
   };
-  if (!config || args.length === 0 || !Object.values(rule).every((x) => Number.isFinite(x) && x > 0)) {
-    console.error('usage: npx tsx scripts/ablation-stopping.ts --config C.yaml DIR [DIR ...] [--against ARM]');
-    process.exit(2);
-  }
+  const parse = () => {
+    try {
+      return parseArgs({
+        allowPositionals: true,
+        options: {
+          config: { type: 'string' },
+          against: { type: 'string', default: 'broadcast' },
+          target: { type: 'string', default: '0.03' },
+          cap: { type: 'string', default: '24' },
+          step: { type: 'string', default: '4' },
+        },
+      });
+    } catch (e) {
+      return usage((e instanceof Error ? e.message : String(e)).replace(/\s*\n\s*/g, ' '));
+    }
+  };
+  const { values, positionals: args } = parse();
+  const config = values.config;
+  const against = values.against as AblationMethod;
+  const rule = { target: Number(values.target), cap: Number(values.cap), step: Number(values.step) };
+  if (!config || args.length === 0) usage('--config and at least one folder are needed');
+  if (!Object.values(rule).every((x) => Number.isFinite(x) && x > 0))
+    usage('--target, --cap and --step must be positive numbers');
   try {
     const cfg = loadConfig({ file: config });
     const methods = cfg.ablation.methods;

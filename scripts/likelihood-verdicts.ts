@@ -11,29 +11,20 @@
  */
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import type { PairedDifference } from '../src/eval/paired-bootstrap.ts';
+import type { AccuracyResult } from '../src/eval/held-out-accuracy.ts';
+import { hedgedShare, meanOf, type RunOutcome } from '../src/report/ablation.ts';
 
-export interface Diff {
-  mean: number;
-  low: number;
-  high: number;
-  mde: number;
-  seeds: number;
-}
+/** The parts of `sharp ablate --report`'s ablation.json the verdicts read. */
+export type Diff = Pick<PairedDifference, 'mean' | 'low' | 'high' | 'mde' | 'seeds'>;
 interface Pair {
   a: string;
   b: string;
   diff: Diff;
 }
-interface Measured {
-  breakdown: { subQuestion: { rate: number | null } };
-  hedged?: { calls: number; hedged: number };
-}
-interface Run {
+interface Run extends Pick<RunOutcome, 'seed' | 'rlSeconds' | 'creditSeconds'> {
   method: string;
-  seed: number;
-  after: Measured;
-  rlSeconds: number;
-  creditSeconds: number;
+  after: Pick<AccuracyResult, 'hedged'> & { breakdown: { subQuestion: { rate: number | null } } };
 }
 export interface Report {
   pairs: Pair[];
@@ -99,9 +90,6 @@ function decided(d: Diff, holds: boolean): Outcome {
   return holds ? 'holds' : 'fails';
 }
 
-const hedgedShare = (r: Run): number | null =>
-  r.after.hedged && r.after.hedged.calls > 0 ? r.after.hedged.hedged / r.after.hedged.calls : null;
-
 export function verdicts(report: Report): Verdict[] {
   if (!Array.isArray(report.pairs) || !Array.isArray(report.runs))
     throw new Error('not an ablation report (no pairs or runs: sharp ablate --report writes ablation.json)');
@@ -143,14 +131,11 @@ export function verdicts(report: Report): Verdict[] {
     outcome: decided(oracle, oracle.low > 0 && oracle.mean > oracle.mde),
   });
   const arms = [...new Set(report.runs.map((r) => r.method))];
-  const hedged = pairedMeans(report.runs, LIK, hedgedShare);
-  const perArm = arms.map((m) => {
-    const xs = report.runs
-      .filter((r) => r.method === m)
-      .map(hedgedShare)
-      .filter((x): x is number => x !== null);
-    return { m, mean: xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length };
-  });
+  const hedged = pairedMeans(report.runs, LIK, (r) => hedgedShare(r.after));
+  const perArm = arms.map((m) => ({
+    m,
+    mean: meanOf(report.runs.filter((r) => r.method === m).map((r) => hedgedShare(r.after))) ?? Number.NaN,
+  }));
   out.push({
     n: 6,
     claim: 'no hedging (loo-likelihood at most 2 points above broadcast; under 5% in every arm)',

@@ -17,6 +17,7 @@ import {
 } from './ablation.ts';
 import type { AccuracyResult } from '../eval/held-out-accuracy.ts';
 import { writeSummary } from '../eval/train-summary.ts';
+import { runOutcome as run } from '../../test/ablation-fixtures.ts';
 
 const rate = (num: number, den: number) => ({ num, den, rate: den === 0 ? null : num / den });
 const breakdown = {
@@ -49,23 +50,6 @@ function measured(qs: [string, number, number, number][], withClaims = true): Ac
     seconds: 1,
   };
 }
-
-const run = (method: AblationMethod, seed: number, before: AccuracyResult, after: AccuracyResult): RunOutcome => ({
-  method,
-  seed,
-  dir: `${method}-s${seed}`,
-  before,
-  after,
-  curve: [],
-  steps: 1,
-  generatedTokens: 0,
-  replays: 0,
-  zeroGroups: 0,
-  groups: 1,
-  rlSeconds: 1,
-  creditSeconds: 0,
-  wallSeconds: 1,
-});
 
 // Questions: two comparisons, one aggregation, one chain.
 const ids = ['3hopcmp__1_2_3', '3hopcmp__4_5_6', '3hopagg__7_8_9', '2hop__10_11'];

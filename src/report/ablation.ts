@@ -250,7 +250,7 @@ export function shapePairs(
 const plantedShare = (a: AccuracyResult): number | null => a.planted?.share ?? null;
 
 /** Share of worker reports that hedge in a measurement; null when it recorded none. */
-const hedgedShare = (a: AccuracyResult): number | null =>
+export const hedgedShare = (a: Pick<AccuracyResult, 'hedged'>): number | null =>
   a.hedged && a.hedged.calls > 0 ? a.hedged.hedged / a.hedged.calls : null;
 
 /** Per-question planted reports and worker calls of a run's test measurement; null when it has none. */
